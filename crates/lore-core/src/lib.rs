@@ -1,0 +1,29 @@
+//! Lore's core: the domain model, the ports (Store, Clock) and the Engine.
+//!
+//! Everything a user of Lore does goes through [`Engine`]: recording what an agent did, correcting
+//! it, learning a lesson from the correction, curating lessons and assembling the prompt that
+//! carries them back. The crate holds no SQL driver, HTTP framework or CLI parser: adapters
+//! (`lore-sqlite`, `lore-cli`) depend on it, never the other way round, so the compiler keeps the
+//! layers honest.
+
+pub mod clock;
+pub mod distill;
+pub mod engine;
+mod error;
+mod fingerprint;
+pub mod id;
+pub mod interchange;
+pub mod model;
+pub mod prompt;
+pub mod scope;
+pub mod skills;
+pub mod store;
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
+// pub use engine::{Engine, EngineConfig};
+pub use error::{Error, Result};
+pub use fingerprint::fingerprint;
+pub use scope::{Scope, SkillPath};
+pub use store::Store;

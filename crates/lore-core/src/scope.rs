@@ -1,0 +1,228 @@
+//! Where a record belongs, and what a caller may see and write.
+//!
+//! Every record names a skill as `domain/skill`. The path is validated once, here, because it
+//! becomes a folder under `skills/`: `..`, backslashes and absolute paths would let a caller
+//! write outside it. A [`Scope`] narrows an Engine handle to some domains and skills (seed 000's
+//! `DomainScopedStore`): reads outside it return nothing, writes outside it are refused.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// A validated `domain/skill` path.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct SkillPath {
+    full: String,
+    slash: usize,
+}
+
+fn check_segment(raw: &str, segment: &str, which: &str) -> Result<()> {
+    let bad = |why: String| Err(Error::invalid("skill path", format!("{raw:?}: {why}")));
+    if segment.is_empty() {
+        return bad(format!("the {which} is empty; use `domain/skill`"));
+    }
+    if segment == "." || segment == ".." {
+        return bad(format!("the {which} is {segment:?}; relative segments are not allowed"));
+    }
+    if segment.starts_with('.') {
+        return bad(format!("the {which} starts with '.'"));
+    }
+    if segment.len() > 64 {
+        return bad(format!("the {which} is longer than 64 characters"));
+    }
+    if let Some(c) = segment
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return bad(format!(
+            "the {which} has the character {c:?}; use letters, digits, '-', '_' and '.'"
+        ));
+    }
+    Ok(())
+}
+
+impl SkillPath {
+    /// Parses `domain/skill`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for anything but two plain segments: an absolute path, a backslash,
+    /// `..`, an empty segment, or characters outside letters, digits, `-`, `_` and `.`.
+    pub fn parse(raw: &str) -> Result<Self> {
+        let bad = |why: &str| Err(Error::invalid("skill path", format!("{raw:?}: {why}")));
+        if raw.contains('\\') {
+            return bad("backslashes are not allowed; use `domain/skill`");
+        }
+        if raw.starts_with('/') {
+            return bad("absolute paths are not allowed; use `domain/skill`");
+        }
+        let Some((domain, skill)) = raw.split_once('/') else {
+            return bad("expected `domain/skill`");
+        };
+        if skill.contains('/') {
+            if raw.split('/').any(|s| s == "..") {
+                return bad("relative segments ('..') are not allowed");
+            }
+            return bad("expected exactly two segments, `domain/skill`");
+        }
+        check_segment(raw, domain, "domain")?;
+        check_segment(raw, skill, "skill name")?;
+        Ok(Self {
+            full: raw.to_owned(),
+            slash: domain.len(),
+        })
+    }
+
+    /// The domain, the part before the slash.
+    pub fn domain(&self) -> &str {
+        &self.full[..self.slash]
+    }
+
+    /// The skill name, the part after the slash.
+    pub fn name(&self) -> &str {
+        &self.full[self.slash + 1..]
+    }
+
+    /// The whole path, `domain/skill`.
+    pub fn as_str(&self) -> &str {
+        &self.full
+    }
+}
+
+impl fmt::Display for SkillPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.full)
+    }
+}
+
+impl TryFrom<String> for SkillPath {
+    type Error = Error;
+    fn try_from(raw: String) -> Result<Self> {
+        Self::parse(&raw)
+    }
+}
+
+impl From<SkillPath> for String {
+    fn from(path: SkillPath) -> String {
+        path.full
+    }
+}
+
+impl std::str::FromStr for SkillPath {
+    type Err = Error;
+    fn from_str(raw: &str) -> Result<Self> {
+        Self::parse(raw)
+    }
+}
+
+/// The part of memory a handle may read and write.
+///
+/// `domains` and `skills` are allow-lists; `None` means unrestricted. A skill is inside the scope
+/// when its domain is allowed (or domains are unrestricted) and, if skills are listed, it is one
+/// of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scope {
+    /// The tenant whose memory this is; `None` for the single-tenant embedded default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    /// Allowed domains; `None` allows all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domains: Option<BTreeSet<String>>,
+    /// Allowed skills; `None` allows every skill of the allowed domains.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<BTreeSet<SkillPath>>,
+    /// The agent acting through this handle, recorded on what it writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+impl Scope {
+    /// A scope that allows everything.
+    pub fn unrestricted() -> Self {
+        Self::default()
+    }
+
+    /// A scope limited to the given domains.
+    pub fn domains<I, S>(domains: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            domains: Some(domains.into_iter().map(Into::into).collect()),
+            ..Self::default()
+        }
+    }
+
+    /// Whether records of `skill` are inside this scope.
+    pub fn allows(&self, skill: &SkillPath) -> bool {
+        let domain_ok = self
+            .domains
+            .as_ref()
+            .is_none_or(|d| d.contains(skill.domain()) || d.contains("*"));
+        let skill_ok = self.skills.as_ref().is_none_or(|s| s.contains(skill));
+        domain_ok && skill_ok
+    }
+
+    /// Refuses a write to `skill` when it lies outside this scope.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`] naming the skill.
+    pub fn check_write(&self, skill: &SkillPath) -> Result<()> {
+        if self.allows(skill) {
+            Ok(())
+        } else {
+            Err(Error::Forbidden(format!("{skill} is outside this handle's scope")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_domain_and_skill() {
+        let p = SkillPath::parse("hr/resume-screen").unwrap();
+        assert_eq!((p.domain(), p.name()), ("hr", "resume-screen"));
+    }
+
+    #[test]
+    fn refuses_paths_that_escape_the_skills_folder() {
+        for (raw, needle) in [
+            ("../etc/passwd", "relative"),
+            ("hr/..", "relative"),
+            ("..\\x", "backslash"),
+            ("hr\\x", "backslash"),
+            ("/etc/passwd", "absolute"),
+            ("hr", "domain/skill"),
+            ("hr/", "empty"),
+            ("hr/a/b", "two segments"),
+            ("hr/a b", "character"),
+            ("hr/.hidden", "starts with"),
+        ] {
+            let err = SkillPath::parse(raw).unwrap_err().to_string();
+            assert!(err.contains(needle), "{raw:?} gave {err:?}");
+        }
+    }
+
+    #[test]
+    fn scope_filters_by_domain_and_skill() {
+        let hr = SkillPath::parse("hr/screen").unwrap();
+        let fin = SkillPath::parse("finance/audit").unwrap();
+        let scope = Scope::domains(["hr"]);
+        assert!(scope.allows(&hr));
+        assert!(!scope.allows(&fin));
+        assert!(matches!(scope.check_write(&fin), Err(Error::Forbidden(_))));
+        assert!(Scope::unrestricted().allows(&fin));
+        let one_skill = Scope {
+            skills: Some([hr.clone()].into()),
+            ..Scope::default()
+        };
+        assert!(one_skill.allows(&hr));
+        assert!(!one_skill.allows(&SkillPath::parse("hr/other").unwrap()));
+    }
+}

@@ -1,0 +1,246 @@
+//! The Store port: what Lore needs from a database, and nothing about how it is done.
+//!
+//! The trait is synchronous. The embedded default (SQLite) is synchronous by nature, and an
+//! async server calls the Engine from a blocking task, so one trait serves the CLI, tests and
+//! servers alike. Every implementation runs the same conformance suite
+//! (`lore_core::conformance`, behind the `conformance` feature).
+//!
+//! Writes go through [`Store::write`], which is atomic: a batch lands whole or not at all. That
+//! is what makes the correction pipeline (correction + lesson + audit) and imports safe against a
+//! failure halfway.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::id::{CorrectionId, ExecutionId, LessonId};
+use crate::model::{
+    AuditEntry, Correction, ErrorEvent, Execution, Lesson, LessonStatus, RecordKind,
+};
+use crate::scope::{Scope, SkillPath};
+
+/// Any record a store keeps.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Record {
+    /// An execution.
+    Execution(Execution),
+    /// A correction.
+    Correction(Correction),
+    /// A lesson.
+    Lesson(Lesson),
+    /// An error event.
+    ErrorEvent(ErrorEvent),
+    /// An audit entry.
+    Audit(AuditEntry),
+}
+
+impl Record {
+    /// The record's ID as text.
+    pub fn id(&self) -> &str {
+        match self {
+            Record::Execution(r) => r.id.as_str(),
+            Record::Correction(r) => r.id.as_str(),
+            Record::Lesson(r) => r.id.as_str(),
+            Record::ErrorEvent(r) => r.id.as_str(),
+            Record::Audit(r) => r.id.as_str(),
+        }
+    }
+
+    /// The record's kind name, for messages.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Record::Execution(_) => "execution",
+            Record::Correction(_) => "correction",
+            Record::Lesson(_) => "lesson",
+            Record::ErrorEvent(_) => "error event",
+            Record::Audit(_) => "audit entry",
+        }
+    }
+}
+
+/// What a write does when a record's ID is already stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnDuplicate {
+    /// Refuse the whole batch with [`crate::Error::Conflict`].
+    #[default]
+    Fail,
+    /// Skip a record whose stored copy is identical; refuse one that differs.
+    SkipIdentical,
+}
+
+/// What a write did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct WriteReport {
+    /// Records newly stored.
+    pub written: usize,
+    /// Records skipped because an identical copy was stored.
+    pub skipped: usize,
+}
+
+/// Which records a listing returns.
+#[derive(Clone, Debug, Default)]
+pub struct ListFilter {
+    /// Only what this scope allows.
+    pub scope: Scope,
+    /// Only this skill.
+    pub skill: Option<SkillPath>,
+    /// Only lessons in these states (ignored for other kinds).
+    pub statuses: Option<BTreeSet<LessonStatus>>,
+    /// Only the corrections of this execution (ignored for other kinds).
+    pub execution_id: Option<ExecutionId>,
+    /// At most this many, oldest first.
+    pub limit: Option<usize>,
+    /// Skip this many first.
+    pub offset: usize,
+}
+
+impl ListFilter {
+    /// A filter for one skill inside `scope`.
+    pub fn skill(scope: &Scope, skill: &SkillPath) -> Self {
+        Self {
+            scope: scope.clone(),
+            skill: Some(skill.clone()),
+            ..Self::default()
+        }
+    }
+}
+
+/// One search result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// Lesson or execution.
+    pub kind: RecordKind,
+    /// The record's ID.
+    pub id: String,
+    /// Its skill.
+    pub skill: SkillPath,
+    /// Higher is better; comparable only within one result list.
+    pub score: f64,
+    /// The text that matched, shortened.
+    pub snippet: String,
+}
+
+/// How many records a store holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StoreCounts {
+    /// Executions.
+    pub executions: u64,
+    /// Corrections.
+    pub corrections: u64,
+    /// Lessons, in any state.
+    pub lessons: u64,
+    /// Error events.
+    pub error_events: u64,
+    /// Audit entries.
+    pub audit_entries: u64,
+    /// Distinct generated tests named by lessons.
+    pub tests: u64,
+}
+
+/// What a store is, for `lore memory status`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StoreInfo {
+    /// The backend (`sqlite`, `postgres`).
+    pub backend: &'static str,
+    /// Where it lives, with any secret removed.
+    pub location: String,
+    /// The schema version in use.
+    pub schema_version: u32,
+}
+
+/// Persistence for every Lore record.
+///
+/// Implementations must pass the conformance suite. They filter by the [`Scope`] in each
+/// [`ListFilter`]; the Engine checks scope as well, so isolation never rests on one layer.
+pub trait Store: Send + Sync {
+    /// What and where this store is.
+    fn info(&self) -> StoreInfo;
+
+    /// Stores a batch atomically: all of it or none of it.
+    ///
+    /// # Errors
+    /// [`crate::Error::Conflict`] when an ID is taken (and, with
+    /// [`OnDuplicate::SkipIdentical`], its stored copy differs); [`crate::Error::Store`] when the
+    /// backend fails. Nothing is written in either case.
+    fn write(&self, records: &[Record], on_duplicate: OnDuplicate) -> Result<WriteReport>;
+
+    /// Replaces a stored lesson and appends its audit entry, atomically.
+    ///
+    /// `expected_updated_at` is the `updated_at` the caller read: a lesson changed by someone
+    /// else in between is not overwritten.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] for an unknown ID, [`crate::Error::Conflict`] when the stored
+    /// lesson's `updated_at` differs from `expected_updated_at`.
+    fn update_lesson(
+        &self,
+        lesson: &Lesson,
+        expected_updated_at: DateTime<Utc>,
+        audit: &AuditEntry,
+    ) -> Result<()>;
+
+    /// One execution by ID.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn execution(&self, id: &ExecutionId) -> Result<Option<Execution>>;
+
+    /// One correction by ID.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn correction(&self, id: &CorrectionId) -> Result<Option<Correction>>;
+
+    /// One lesson by ID.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn lesson(&self, id: &LessonId) -> Result<Option<Lesson>>;
+
+    /// Executions matching `filter`, oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn executions(&self, filter: &ListFilter) -> Result<Vec<Execution>>;
+
+    /// Corrections matching `filter`, oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn corrections(&self, filter: &ListFilter) -> Result<Vec<Correction>>;
+
+    /// Lessons matching `filter`, oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn lessons(&self, filter: &ListFilter) -> Result<Vec<Lesson>>;
+
+    /// Error events matching `filter`, oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn error_events(&self, filter: &ListFilter) -> Result<Vec<ErrorEvent>>;
+
+    /// The audit entries about `subject` (all when `None`), oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn audit(&self, subject: Option<&str>) -> Result<Vec<AuditEntry>>;
+
+    /// Full-text search over lessons and executions, best first.
+    ///
+    /// `query` is plain words, never backend syntax. Lessons are limited to
+    /// `filter.statuses` when set; everything to `filter.scope` and `filter.skill`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn search(&self, query: &str, filter: &ListFilter, limit: usize) -> Result<Vec<SearchHit>>;
+
+    /// How many records of each kind are inside `scope`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn counts(&self, scope: &Scope) -> Result<StoreCounts>;
+}
