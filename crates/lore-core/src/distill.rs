@@ -31,16 +31,62 @@ pub struct Distilled {
 }
 
 const DIRECTIVE_MARKERS: &[&str] = &[
-    "should", "must", "always", "never", "need to", "needs to", "do not", "don't", "avoid",
-    "ensure", "make sure", "instead", "required", "prefer", "only", "has to", "have to",
+    "should",
+    "must",
+    "always",
+    "never",
+    "need to",
+    "needs to",
+    "do not",
+    "don't",
+    "avoid",
+    "ensure",
+    "make sure",
+    "instead",
+    "required",
+    "prefer",
+    "only",
+    "has to",
+    "have to",
 ];
 const IMPERATIVE_VERBS: &[&str] = &[
-    "use", "check", "include", "exclude", "return", "set", "add", "remove", "score", "weight",
-    "weigh", "treat", "flag", "ask", "verify", "keep", "write", "reject", "accept", "cap", "limit",
-    "mention", "list", "cite", "prioritize", "rank",
+    "use",
+    "check",
+    "include",
+    "exclude",
+    "return",
+    "set",
+    "add",
+    "remove",
+    "score",
+    "weight",
+    "weigh",
+    "treat",
+    "flag",
+    "ask",
+    "verify",
+    "keep",
+    "write",
+    "reject",
+    "accept",
+    "cap",
+    "limit",
+    "mention",
+    "list",
+    "cite",
+    "prioritize",
+    "rank",
 ];
 const CONDITION_OPENERS: &[&str] = &["when ", "whenever ", "if ", "unless ", "for ", "in case "];
-const VAGUE_MARKERS: &[&str] = &["wrong", "bad", "incorrect", "not right", "fix", "redo", "no"];
+const VAGUE_MARKERS: &[&str] = &[
+    "wrong",
+    "bad",
+    "incorrect",
+    "not right",
+    "fix",
+    "redo",
+    "no",
+];
 
 /// Splits text into sentences at `.`, `!`, `?` or a line break followed by space or the end, so
 /// that numbers such as `0.5` stay whole.
@@ -79,7 +125,10 @@ fn words(text: &str) -> Vec<String> {
 
 fn is_directive(sentence: &str) -> bool {
     let lower = format!(" {} ", sentence.to_lowercase());
-    if DIRECTIVE_MARKERS.iter().any(|m| lower.contains(&format!(" {m} "))) {
+    if DIRECTIVE_MARKERS
+        .iter()
+        .any(|m| lower.contains(&format!(" {m} ")))
+    {
         return true;
     }
     let first = words(sentence).into_iter().next().unwrap_or_default();
@@ -116,8 +165,20 @@ fn has_specifics(text: &str) -> bool {
 fn root_cause(lower: &str) -> (&'static str, &'static str) {
     let any = |keys: &[&str]| keys.iter().any(|k| lower.contains(k));
     if any(&["score", "weight", "rank", "rating", "priorit"]) {
-        ("scoring", "Mis-weighted criteria: the output weighed factors that the correction separates.")
-    } else if any(&["missing", "missed", "forgot", "omit", "ignor", "didn't include", "lack", "without"]) {
+        (
+            "scoring",
+            "Mis-weighted criteria: the output weighed factors that the correction separates.",
+        )
+    } else if any(&[
+        "missing",
+        "missed",
+        "forgot",
+        "omit",
+        "ignor",
+        "didn't include",
+        "lack",
+        "without",
+    ]) {
         ("omission", "Missed a required consideration.")
     } else if any(&["format", "json", "field", "schema", "structure", "markdown"]) {
         ("format", "Wrong output format or structure.")
@@ -138,9 +199,16 @@ fn confidence(text: &str, directives: usize, condition: bool) -> f64 {
         0.8 + step(condition)
             + step(has_specifics(text))
             + step(word_count >= 20)
-            + step(["always", "never", "must"].iter().any(|m| lower.contains(m)))
+            + step(
+                ["always", "never", "must"]
+                    .iter()
+                    .any(|m| lower.contains(m)),
+            )
     } else {
-        let vague = word_count <= 5 && VAGUE_MARKERS.iter().any(|m| words(text).iter().any(|w| w == m));
+        let vague = word_count <= 5
+            && VAGUE_MARKERS
+                .iter()
+                .any(|m| words(text).iter().any(|w| w == m));
         0.5 + step(!vague && word_count >= 8) + step(!vague && has_specifics(text))
     };
     (score.clamp(0.5, 1.0) * 100.0).round() / 100.0
@@ -174,13 +242,20 @@ pub fn distill(skill: &SkillPath, correction: &str, original_output: &Value) -> 
     let rule = if directives.is_empty() {
         correction.trim().to_owned()
     } else {
-        directives.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
+        directives
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     let applies_when = match conditions.first() {
         Some(c) => format!("When executing {skill}, {}.", lowercase_first(c)),
         None => format!("When executing {skill}."),
     };
-    let output = shorten(&serde_json::to_string(original_output).unwrap_or_default(), 160);
+    let output = shorten(
+        &serde_json::to_string(original_output).unwrap_or_default(),
+        160,
+    );
     let what = observations
         .first()
         .map(|s| s.to_string())
@@ -229,7 +304,11 @@ mod tests {
     #[test]
     fn detailed_correction_gives_a_confident_rule_with_conditions() {
         let d = distill(&skill(), DETAILED, &json!({"overall_score": 72}));
-        assert!(d.confidence >= 0.8 && d.confidence <= 1.0, "{}", d.confidence);
+        assert!(
+            d.confidence >= 0.8 && d.confidence <= 1.0,
+            "{}",
+            d.confidence
+        );
         assert!(d.rule.contains("weighted separately"), "{}", d.rule);
         assert!(d.rule.contains("below 60"), "{}", d.rule);
         assert_eq!(
@@ -256,7 +335,12 @@ mod tests {
             "The summary ignored the salary band. Always mention the salary band.",
             &json!("text"),
         );
-        assert!(d.mistake.starts_with("The summary ignored the salary band."), "{}", d.mistake);
+        assert!(
+            d.mistake
+                .starts_with("The summary ignored the salary band."),
+            "{}",
+            d.mistake
+        );
         assert_eq!(d.rule, "Always mention the salary band.");
         assert_eq!(d.tags, vec!["omission".to_owned()]);
     }
@@ -266,6 +350,9 @@ mod tests {
         let text = "Scores must use 0.5 steps. Never round up.";
         let a = distill(&skill(), text, &json!(1));
         assert_eq!(a, distill(&skill(), text, &json!(1)));
-        assert_eq!(sentences(text), vec!["Scores must use 0.5 steps.", "Never round up."]);
+        assert_eq!(
+            sentences(text),
+            vec!["Scores must use 0.5 steps.", "Never round up."]
+        );
     }
 }

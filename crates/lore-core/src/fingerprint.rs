@@ -19,7 +19,10 @@ pub fn fingerprint(error: &str) -> String {
                 push_token(&mut out, "<str>");
             }
             c if c.is_ascii_digit() => {
-                while chars.peek().is_some_and(|n| n.is_ascii_alphanumeric() || *n == '.') {
+                while chars
+                    .peek()
+                    .is_some_and(|n| n.is_ascii_alphanumeric() || *n == '.')
+                {
                     chars.next();
                 }
                 push_token(&mut out, "<num>");
@@ -83,7 +86,10 @@ mod tests {
             "file not found <path>"
         );
         assert_eq!(fingerprint("missing src/main.rs"), "missing <path>");
-        assert_eq!(fingerprint("timeout after 30.5s id a1b2"), "timeout after <num> id <id>");
+        assert_eq!(
+            fingerprint("timeout after 30.5s id a1b2"),
+            "timeout after <num> id <id>"
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub mod store;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
-// pub use engine::{Engine, EngineConfig};
+pub use engine::{Engine, EngineConfig};
 pub use error::{Error, Result};
 pub use fingerprint::fingerprint;
 pub use scope::{Scope, SkillPath};

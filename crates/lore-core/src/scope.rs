@@ -26,7 +26,9 @@ fn check_segment(raw: &str, segment: &str, which: &str) -> Result<()> {
         return bad(format!("the {which} is empty; use `domain/skill`"));
     }
     if segment == "." || segment == ".." {
-        return bad(format!("the {which} is {segment:?}; relative segments are not allowed"));
+        return bad(format!(
+            "the {which} is {segment:?}; relative segments are not allowed"
+        ));
     }
     if segment.starts_with('.') {
         return bad(format!("the {which} starts with '.'"));
@@ -175,7 +177,9 @@ impl Scope {
         if self.allows(skill) {
             Ok(())
         } else {
-            Err(Error::Forbidden(format!("{skill} is outside this handle's scope")))
+            Err(Error::Forbidden(format!(
+                "{skill} is outside this handle's scope"
+            )))
         }
     }
 }

@@ -22,6 +22,9 @@ use crate::model::{
 use crate::scope::{Scope, SkillPath};
 
 /// Any record a store keeps.
+// Records travel in batches that are written and dropped at once; boxing the larger variants
+// would add an allocation per record for no saving.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
     /// An execution.

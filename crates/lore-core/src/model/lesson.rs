@@ -74,7 +74,10 @@ impl LessonStatus {
             .find(|s| s.as_str() == raw)
             .ok_or_else(|| {
                 let names: Vec<_> = Self::ALL.iter().map(|s| s.as_str()).collect();
-                crate::Error::invalid("status", format!("{raw:?}; expected one of {}", names.join(", ")))
+                crate::Error::invalid(
+                    "status",
+                    format!("{raw:?}; expected one of {}", names.join(", ")),
+                )
             })
     }
 

@@ -66,7 +66,10 @@ impl Outcome {
             .find(|o| o.as_str() == raw)
             .ok_or_else(|| {
                 let names: Vec<_> = Self::ALL.iter().map(|o| o.as_str()).collect();
-                crate::Error::invalid("outcome", format!("{raw:?}; expected one of {}", names.join(", ")))
+                crate::Error::invalid(
+                    "outcome",
+                    format!("{raw:?}; expected one of {}", names.join(", ")),
+                )
             })
     }
 }

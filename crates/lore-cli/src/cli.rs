@@ -1,0 +1,220 @@
+//! The command line, parsed once into typed values.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use lore_core::SkillPath;
+use lore_core::id::{ExecutionId, LessonId};
+use lore_core::model::{LessonStatus, Outcome};
+
+/// Lore: a learning memory for AI agents.
+#[derive(Debug, Parser)]
+#[command(name = "lore", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// The store folder (default: the nearest `.lore/` above the working directory, else `./.lore`).
+    #[arg(long, global = true, env = "LORE_HOME", value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// The skills folder (default: `skills/` in the project root).
+    #[arg(long, global = true, env = "LORE_SKILLS_DIR", value_name = "DIR")]
+    pub skills: Option<PathBuf>,
+    /// Print machine-readable JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create `.lore/` and an example skill.
+    Init,
+    /// Log an execution an agent made; prints its ID.
+    Record(RecordArgs),
+    /// Correct an execution: stores the correction, learns a lesson, appends a guardrail.
+    Correct(CorrectArgs),
+    /// Inspect memory.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
+    /// Review and fix learned lessons.
+    #[command(subcommand)]
+    Lessons(LessonsCommand),
+    /// Import seed-format `.agentura/` files or a Lore JSONL export.
+    Import(ImportArgs),
+    /// Export memory as `.agentura/` files or JSONL.
+    Export(ExportArgs),
+    /// Measure Lore on this machine.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The skill that ran, `domain/skill`.
+    pub skill: SkillPath,
+    /// The input as JSON, or `@FILE` to read it from a file (`@-` for standard input).
+    #[arg(long)]
+    pub input: String,
+    /// The output as JSON, or `@FILE`.
+    #[arg(long)]
+    pub output: String,
+    /// accepted, rejected, pending_review, success or failure.
+    #[arg(long, default_value = "pending_review", value_parser = parse_outcome)]
+    pub outcome: Outcome,
+    /// Total model cost in US dollars.
+    #[arg(long, allow_negative_numbers = true)]
+    pub cost_usd: Option<f64>,
+    /// Wall-clock milliseconds.
+    #[arg(long, allow_negative_numbers = true)]
+    pub latency_ms: Option<f64>,
+    /// The model that produced the output.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The session this run belongs to.
+    #[arg(long)]
+    pub session: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CorrectArgs {
+    /// The skill of the execution, `domain/skill`.
+    pub skill: SkillPath,
+    /// The execution being corrected.
+    #[arg(long)]
+    pub execution_id: ExecutionId,
+    /// What was wrong and what should change.
+    #[arg(long)]
+    pub correction: String,
+    /// Who is correcting (recorded in the audit log).
+    #[arg(long, env = "LORE_ACTOR")]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Store type and counts.
+    Status,
+    /// Full-text search over lessons and executions.
+    Search {
+        /// Plain words.
+        query: String,
+        /// How many results.
+        #[arg(short = 'n', long, default_value_t = 5)]
+        limit: usize,
+        /// Only this skill.
+        #[arg(long)]
+        skill: Option<SkillPath>,
+    },
+    /// The assembled 4-layer prompt with the learned rules.
+    Prompt {
+        /// `domain/skill`.
+        skill: SkillPath,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LessonsCommand {
+    /// List lessons.
+    List {
+        /// Only this skill.
+        #[arg(long)]
+        skill: Option<SkillPath>,
+        /// Only these statuses (comma-separated).
+        #[arg(long, value_delimiter = ',', value_parser = parse_status)]
+        status: Vec<LessonStatus>,
+    },
+    /// Show one lesson and its audit trail.
+    Show {
+        /// The lesson ID.
+        id: LessonId,
+    },
+    /// Edit a lesson's text or numbers (audited).
+    Edit(EditArgs),
+    /// Retire a lesson: it is archived and never reaches a prompt again (audited).
+    Retire {
+        /// The lesson ID.
+        id: LessonId,
+        /// Why.
+        #[arg(long, default_value = "")]
+        reason: String,
+        /// Who (recorded in the audit log).
+        #[arg(long, env = "LORE_ACTOR")]
+        by: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// The lesson ID.
+    pub id: LessonId,
+    /// A new rule.
+    #[arg(long)]
+    pub rule: Option<String>,
+    /// New conditions.
+    #[arg(long)]
+    pub applies_when: Option<String>,
+    /// A new mistake description.
+    #[arg(long)]
+    pub mistake: Option<String>,
+    /// A new root cause.
+    #[arg(long)]
+    pub root_cause: Option<String>,
+    /// A new confidence between 0 and 1.
+    #[arg(long, allow_negative_numbers = true)]
+    pub confidence: Option<f64>,
+    /// New tags (comma-separated), replacing the old ones.
+    #[arg(long, value_delimiter = ',')]
+    pub tags: Option<Vec<String>>,
+    /// Why.
+    #[arg(long, default_value = "")]
+    pub reason: String,
+    /// Who (recorded in the audit log).
+    #[arg(long, env = "LORE_ACTOR")]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A folder holding `episodic_memory.json`, `corrections.json`, `reflexion_entries.json`.
+    #[arg(long, default_value = ".agentura", conflicts_with = "jsonl")]
+    pub from: PathBuf,
+    /// A Lore JSONL export to restore instead (`-` for standard input).
+    #[arg(long)]
+    pub jsonl: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The folder to write the three seed-format files into.
+    #[arg(long, default_value = ".agentura-export", conflicts_with = "jsonl")]
+    pub to: PathBuf,
+    /// Write every record as JSON lines to this file instead (`-` for standard output).
+    #[arg(long)]
+    pub jsonl: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Latency of recording one execution, and import throughput.
+    Ingest {
+        /// How many records to time for the recording latency.
+        #[arg(long, default_value_t = 2000)]
+        records: usize,
+        /// Import sizes, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+        sizes: Vec<usize>,
+    },
+}
+
+fn parse_outcome(raw: &str) -> Result<Outcome, String> {
+    Outcome::parse(raw).map_err(|e| e.to_string())
+}
+
+fn parse_status(raw: &str) -> Result<LessonStatus, String> {
+    LessonStatus::parse(raw).map_err(|e| e.to_string())
+}

@@ -1,0 +1,84 @@
+//! `lore record` and `lore correct`: what agents did, and what people said about it.
+
+use std::io::Read;
+
+use anyhow::{Context, Result, bail};
+use lore_core::engine::{NewCorrection, NewExecution};
+use lore_core::model::AuthorKind;
+use lore_sqlite::OpenMode;
+use serde_json::Value;
+
+use crate::cli::{CorrectArgs, RecordArgs};
+use crate::config::Paths;
+use crate::output;
+
+/// Reads a JSON argument: inline JSON, `@FILE`, or `@-` for standard input.
+fn json_arg(flag: &str, raw: &str) -> Result<Value> {
+    let (text, source) = match raw.strip_prefix('@') {
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .with_context(|| format!("{flag}: cannot read standard input"))?;
+            (text, "standard input".to_owned())
+        }
+        Some(path) => (
+            std::fs::read_to_string(path).with_context(|| format!("{flag}: cannot read {path}"))?,
+            path.to_owned(),
+        ),
+        None => (raw.to_owned(), "the argument".to_owned()),
+    };
+    serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{flag}: malformed JSON in {source}: {e}"))
+}
+
+pub fn record(paths: &Paths, args: RecordArgs, json: bool) -> Result<()> {
+    let input = json_arg("--input", &args.input)?;
+    let output = json_arg("--output", &args.output)?;
+    let engine = paths.engine(OpenMode::Create)?;
+    let execution = engine.record_execution(NewExecution {
+        skill: args.skill,
+        input,
+        output,
+        outcome: args.outcome,
+        cost_usd: args.cost_usd,
+        latency_ms: args.latency_ms,
+        model: args.model,
+        session: args.session,
+    })?;
+    if json {
+        output::json(&execution)
+    } else {
+        output::line(execution.id.as_str())
+    }
+}
+
+pub fn correct(paths: &Paths, args: CorrectArgs, json: bool) -> Result<()> {
+    if args.correction.trim().is_empty() {
+        bail!("--correction is empty: say what was wrong and what should change");
+    }
+    let engine = paths.engine(OpenMode::Existing)?;
+    let outcome = engine.correct(NewCorrection {
+        skill: args.skill,
+        execution_id: args.execution_id,
+        text: args.correction,
+        author_kind: AuthorKind::Human,
+        author: args.by,
+    })?;
+    if json {
+        return output::json(&outcome);
+    }
+    let lesson = &outcome.lesson;
+    output::line(format!("correction {}", outcome.correction.id))?;
+    output::line(format!(
+        "lesson     {} ({}, confidence {:.0}%)",
+        lesson.id,
+        lesson.status.as_str(),
+        lesson.confidence * 100.0
+    ))?;
+    match (&outcome.guardrail, &outcome.guardrail_skipped) {
+        (Some(path), _) => output::line(format!("guardrail  {path}")),
+        (None, Some(why)) => output::line(format!("guardrail  not written: {why}")),
+        (None, None) => Ok(()),
+    }
+}

@@ -1,0 +1,59 @@
+//! One function per command: call the Engine, print the result.
+
+mod bench;
+mod capture;
+mod lessons;
+mod memory;
+mod transfer;
+
+use anyhow::Result;
+use lore_core::SkillPath;
+use lore_sqlite::OpenMode;
+
+use crate::cli::{Cli, Command};
+use crate::config::Paths;
+use crate::output;
+
+/// The skill `lore init` writes as an example.
+const EXAMPLE_SKILL: &str = "support/summarize-ticket";
+
+/// Runs one parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    let paths = Paths::resolve(&cli.global)?;
+    let json = cli.global.json;
+    match cli.command {
+        Command::Init => init(&paths, json),
+        Command::Record(args) => capture::record(&paths, args, json),
+        Command::Correct(args) => capture::correct(&paths, args, json),
+        Command::Memory(cmd) => memory::run(&paths, cmd, json),
+        Command::Lessons(cmd) => lessons::run(&paths, cmd, json),
+        Command::Import(args) => transfer::import(&paths, args, json),
+        Command::Export(args) => transfer::export(&paths, args, json),
+        Command::Bench(cmd) => bench::run(cmd, json),
+    }
+}
+
+fn init(paths: &Paths, json: bool) -> Result<()> {
+    let engine = paths.engine(OpenMode::Create)?;
+    let skill = SkillPath::parse(EXAMPLE_SKILL)?;
+    let written = match engine.skills() {
+        Some(skills) => skills.write_example(&skill)?,
+        None => Vec::new(),
+    };
+    if json {
+        return output::json(&serde_json::json!({
+            "home": paths.home,
+            "store": paths.db(),
+            "skills": paths.skills,
+            "written": written,
+        }));
+    }
+    output::line(format!("Lore store: {}", paths.db().display()))?;
+    output::line(format!("Skills:     {}", paths.skills.display()))?;
+    for path in written {
+        output::line(format!("  wrote {}", path.display()))?;
+    }
+    output::line(format!(
+        "Next: lore record {EXAMPLE_SKILL} --input '{{\"ticket\": \"...\"}}' --output '{{\"summary\": \"...\"}}'"
+    ))
+}

@@ -1,0 +1,87 @@
+//! Where Lore keeps things, resolved once from flags, the environment and the working directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use lore_core::skills::SkillLibrary;
+use lore_core::{Engine, EngineConfig};
+use lore_sqlite::{OpenMode, SqliteStore};
+
+use crate::cli::Global;
+
+/// The store file's name inside the home folder.
+pub const DB_FILE: &str = "lore.db";
+const HOME_DIR: &str = ".lore";
+
+/// Resolved locations.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    /// The `.lore/` folder.
+    pub home: PathBuf,
+    /// The `skills/` folder.
+    pub skills: PathBuf,
+    /// Where `WORKSPACE.md` lookups stop.
+    pub project_root: PathBuf,
+}
+
+impl Paths {
+    /// `--home`/`LORE_HOME` wins; otherwise the nearest `.lore/` above the working directory;
+    /// otherwise `./.lore`. The project root is the folder holding `.lore/`.
+    pub fn resolve(global: &Global) -> Result<Self> {
+        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        let (home, project_root) = match &global.home {
+            Some(home) => {
+                let home = absolute(&cwd, home);
+                let root = if home.file_name().is_some_and(|n| n == HOME_DIR) {
+                    home.parent()
+                        .map(Path::to_path_buf)
+                        .unwrap_or_else(|| cwd.clone())
+                } else {
+                    cwd.clone()
+                };
+                (home, root)
+            }
+            None => match cwd.ancestors().find(|d| d.join(HOME_DIR).is_dir()) {
+                Some(root) => (root.join(HOME_DIR), root.to_path_buf()),
+                None => (cwd.join(HOME_DIR), cwd.clone()),
+            },
+        };
+        let skills = global
+            .skills
+            .as_ref()
+            .map(|s| absolute(&cwd, s))
+            .unwrap_or_else(|| project_root.join("skills"));
+        Ok(Self {
+            home,
+            skills,
+            project_root,
+        })
+    }
+
+    /// The store file.
+    pub fn db(&self) -> PathBuf {
+        self.home.join(DB_FILE)
+    }
+
+    /// An Engine over the store; `mode` says whether a missing store may be created.
+    pub fn engine(&self, mode: OpenMode) -> Result<Engine> {
+        let store = SqliteStore::open(self.db(), mode).map_err(|err| match err {
+            lore_core::Error::NotFound { .. } => anyhow::anyhow!(
+                "no Lore store at {}; run `lore init` (or `lore record`) first",
+                self.db().display()
+            ),
+            other => other.into(),
+        })?;
+        Ok(Engine::new(Arc::new(store), EngineConfig::default())
+            .with_skills(SkillLibrary::new(&self.skills, &self.project_root)))
+    }
+}
+
+fn absolute(cwd: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    }
+}

@@ -1,0 +1,673 @@
+//! The `lore` binary end to end, on real SQLite files in temporary projects.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// A temporary project with its own `.lore/` store.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn db(&self) -> PathBuf {
+        self.path().join(".lore/lore.db")
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_lore"))
+            .args(args)
+            .current_dir(self.path())
+            .env_remove("LORE_HOME")
+            .env_remove("LORE_SKILLS_DIR")
+            .env_remove("LORE_ACTOR")
+            .output()
+            .unwrap()
+    }
+
+    /// Runs and expects success; returns stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "lore {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs and expects failure; returns stderr.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            !out.status.success(),
+            "lore {args:?} should have failed; stdout: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        serde_json::from_str(&self.ok(&all)).unwrap()
+    }
+
+    fn counts(&self) -> Value {
+        self.json(&["memory", "status"])["counts"].clone()
+    }
+
+    fn record(&self, skill: &str) -> String {
+        self.ok(&[
+            "record",
+            skill,
+            "--input",
+            r#"{"ticket": "Checkout returns 500 for EU customers"}"#,
+            "--output",
+            r#"{"summary": "A checkout problem.", "priority": "normal"}"#,
+            "--outcome",
+            "rejected",
+        ])
+        .trim()
+        .to_owned()
+    }
+
+    fn correct(&self, skill: &str, execution: &str, text: &str) -> Value {
+        self.json(&[
+            "correct",
+            skill,
+            "--execution-id",
+            execution,
+            "--correction",
+            text,
+        ])
+    }
+}
+
+const SKILL: &str = "support/summarize-ticket";
+const CORRECTION: &str = "The summary hid the outage. When a ticket reports errors for many \
+    customers, priority must be urgent and the summary should name the failing page.";
+
+fn initialized() -> Project {
+    let p = Project::new();
+    p.ok(&["init"]);
+    p
+}
+
+#[test]
+fn init_creates_the_store_and_an_example_skill() {
+    let p = Project::new();
+    let out = p.ok(&["init"]);
+    assert!(out.contains("lore.db"), "{out}");
+    assert!(p.db().is_file());
+    assert!(
+        p.path()
+            .join("skills/support/summarize-ticket/SKILL.md")
+            .is_file()
+    );
+    assert!(p.path().join("skills/WORKSPACE.md").is_file());
+    // A second init keeps what is there.
+    fs::write(p.path().join("skills/WORKSPACE.md"), "mine").unwrap();
+    p.ok(&["init"]);
+    assert_eq!(
+        fs::read_to_string(p.path().join("skills/WORKSPACE.md")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn the_correction_loop_puts_the_learned_rule_into_the_next_prompt() {
+    let p = initialized();
+    let before = p.ok(&["memory", "prompt", SKILL]);
+    assert!(!before.contains("Learned Rules"), "{before}");
+
+    let exec = p.record(SKILL);
+    assert!(exec.starts_with("EXEC-"), "{exec}");
+    let out = p.correct(SKILL, &exec, CORRECTION);
+    let lesson_id = out["lesson"]["id"].as_str().unwrap().to_owned();
+    assert!(
+        out["correction"]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("CORR-")
+    );
+    assert_eq!(out["lesson"]["status"], "approved");
+    let confidence = out["lesson"]["confidence"].as_f64().unwrap();
+    assert!((0.8..=1.0).contains(&confidence), "{confidence}");
+
+    let prompt = p.ok(&["memory", "prompt", SKILL]);
+    assert!(
+        prompt.contains("## Learned Rules (from past corrections)"),
+        "{prompt}"
+    );
+    assert!(prompt.contains(&lesson_id), "{prompt}");
+    assert!(
+        prompt.contains("> When a ticket reports errors for many customers"),
+        "{prompt}"
+    );
+    // Seed 000's order: workspace, domain, learned rules, skill.
+    let order = [
+        "Workspace policies",
+        "# Domain: support",
+        "Learned Rules",
+        "# Skill:",
+    ]
+    .map(|needle| {
+        prompt
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle} in {prompt}"))
+    });
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+
+    let guardrails = fs::read_to_string(
+        p.path()
+            .join("skills/support/summarize-ticket/GUARDRAILS.md"),
+    )
+    .unwrap();
+    assert!(guardrails.contains(&lesson_id), "{guardrails}");
+    assert!(
+        guardrails.contains("Avoid: The summary hid the outage."),
+        "{guardrails}"
+    );
+
+    let counts = p.counts();
+    assert_eq!(
+        (
+            counts["executions"].as_u64(),
+            counts["corrections"].as_u64(),
+            counts["lessons"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1))
+    );
+}
+
+#[test]
+fn correct_prints_the_ids_it_made() {
+    let p = initialized();
+    let exec = p.record(SKILL);
+    let out = p.ok(&[
+        "correct",
+        SKILL,
+        "--execution-id",
+        &exec,
+        "--correction",
+        CORRECTION,
+    ]);
+    assert!(out.contains("correction CORR-"), "{out}");
+    assert!(out.contains("lesson     REFL-"), "{out}");
+    assert!(out.contains("GUARDRAILS.md"), "{out}");
+}
+
+#[test]
+fn record_reads_json_from_files_and_keeps_every_field() {
+    let p = initialized();
+    fs::write(p.path().join("in.json"), r#"{"candidate": "Zoë 山田"}"#).unwrap();
+    let e = p.json(&[
+        "record",
+        "hr/screen",
+        "--input",
+        "@in.json",
+        "--output",
+        "[1, 2]",
+        "--outcome",
+        "accepted",
+        "--cost-usd",
+        "0.0093",
+        "--latency-ms",
+        "1062",
+        "--model",
+        "m-1",
+        "--session",
+        "s-9",
+    ]);
+    assert_eq!(e["input"]["candidate"], "Zoë 山田");
+    assert_eq!(e["output"], serde_json::json!([1, 2]));
+    assert_eq!(e["outcome"], "accepted");
+    assert_eq!(e["cost_usd"], 0.0093);
+    assert_eq!(e["model"], "m-1");
+    assert_eq!(e["session"], "s-9");
+}
+
+#[test]
+fn executions_recorded_in_one_second_get_distinct_ids() {
+    let p = initialized();
+    let ids: std::collections::HashSet<String> = (0..15).map(|_| p.record(SKILL)).collect();
+    assert_eq!(ids.len(), 15);
+    assert_eq!(p.counts()["executions"], 15);
+}
+
+#[test]
+fn bad_record_input_is_refused_and_nothing_is_stored() {
+    let p = initialized();
+    p.record(SKILL);
+    let before = p.counts();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["record", SKILL, "--input", "{not json", "--output", "{}"],
+            "malformed JSON",
+        ),
+        (
+            &["record", SKILL, "--input", "{}", "--output", "[1,"],
+            "--output: malformed JSON",
+        ),
+        (
+            &[
+                "record",
+                SKILL,
+                "--input",
+                "@missing.json",
+                "--output",
+                "{}",
+            ],
+            "cannot read missing.json",
+        ),
+        (
+            &["record", "../etc", "--input", "{}", "--output", "{}"],
+            "relative",
+        ),
+        (
+            &["record", "hr\\x", "--input", "{}", "--output", "{}"],
+            "backslash",
+        ),
+        (
+            &["record", "/etc/passwd", "--input", "{}", "--output", "{}"],
+            "absolute",
+        ),
+        (
+            &[
+                "record",
+                SKILL,
+                "--input",
+                "{}",
+                "--output",
+                "{}",
+                "--outcome",
+                "maybe",
+            ],
+            "pending_review",
+        ),
+        (
+            &[
+                "record",
+                SKILL,
+                "--input",
+                "{}",
+                "--output",
+                "{}",
+                "--cost-usd",
+                "-1",
+            ],
+            "non-negative",
+        ),
+    ];
+    for (args, needle) in cases {
+        let err = p.fails(args);
+        assert!(err.contains(needle), "lore {args:?}: {err}");
+    }
+    assert_eq!(p.counts(), before);
+}
+
+#[test]
+fn bad_corrections_are_refused_and_nothing_is_stored() {
+    let p = initialized();
+    let exec = p.record(SKILL);
+    p.correct(SKILL, &exec, CORRECTION);
+    let before = p.counts();
+    let lessons_before = p.json(&["lessons", "list"]);
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "correct",
+                SKILL,
+                "--execution-id",
+                "EXEC-20990101000000",
+                "--correction",
+                "x must y",
+            ],
+            "execution not found",
+        ),
+        (
+            &[
+                "correct",
+                SKILL,
+                "--execution-id",
+                &exec,
+                "--correction",
+                "   ",
+            ],
+            "empty",
+        ),
+        (
+            &[
+                "correct",
+                "hr/other",
+                "--execution-id",
+                &exec,
+                "--correction",
+                "x must y",
+            ],
+            "belongs to",
+        ),
+        (
+            &[
+                "correct",
+                "hr/..",
+                "--execution-id",
+                &exec,
+                "--correction",
+                "x must y",
+            ],
+            "relative",
+        ),
+        (
+            &[
+                "correct",
+                SKILL,
+                "--execution-id",
+                "bad id",
+                "--correction",
+                "x",
+            ],
+            "invalid execution ID",
+        ),
+    ];
+    for (args, needle) in cases {
+        let err = p.fails(args);
+        assert!(err.contains(needle), "lore {args:?}: {err}");
+    }
+    assert_eq!(p.counts(), before);
+    assert_eq!(p.json(&["lessons", "list"]), lessons_before);
+}
+
+#[test]
+fn memory_status_and_search() {
+    let p = initialized();
+    let exec = p.record(SKILL);
+    p.correct(SKILL, &exec, CORRECTION);
+    let status = p.ok(&["memory", "status"]);
+    assert!(status.contains("Store: sqlite"), "{status}");
+    assert!(
+        status.contains("Executions: 1  |  Corrections: 1  |  Lessons: 1  |  Tests: 0"),
+        "{status}"
+    );
+
+    let hits = p.json(&["memory", "search", "urgent priority", "-n", "3"]);
+    let hits = hits.as_array().unwrap();
+    assert!(!hits.is_empty() && hits.len() <= 3);
+    assert_eq!(hits[0]["kind"], "lesson");
+    let none = p.json(&["memory", "search", "zebra xylophone"]);
+    assert_eq!(none, serde_json::json!([]));
+    // Search text is words, never query syntax.
+    p.ok(&["memory", "search", "\"unbalanced* NEAR( -x:"]);
+    assert!(
+        p.fails(&["memory", "search", "x", "-n", "0"])
+            .contains("limit")
+    );
+}
+
+#[test]
+fn prompt_for_a_skill_without_skill_md_is_a_clear_error() {
+    let p = initialized();
+    let err = p.fails(&["memory", "prompt", "hr/none"]);
+    assert!(err.contains("no SKILL.md at"), "{err}");
+}
+
+#[test]
+fn reading_commands_without_a_store_say_how_to_make_one() {
+    let p = Project::new();
+    let err = p.fails(&["memory", "status"]);
+    assert!(err.contains("run `lore init`"), "{err}");
+    assert!(!p.db().exists(), "a read must not create a store");
+}
+
+#[test]
+fn lessons_can_be_listed_shown_edited_and_retired_with_an_audit_trail() {
+    let p = initialized();
+    let exec = p.record(SKILL);
+    let id = p.correct(SKILL, &exec, CORRECTION)["lesson"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let list = p.ok(&["lessons", "list", "--skill", SKILL]);
+    assert!(list.contains(&id) && list.contains("approved"), "{list}");
+
+    let edited = p.json(&[
+        "lessons",
+        "edit",
+        &id,
+        "--rule",
+        "Mark multi-customer outages urgent.",
+        "--confidence",
+        "0.7",
+        "--by",
+        "ana",
+        "--reason",
+        "shorter",
+    ]);
+    assert_eq!(edited["rule"], "Mark multi-customer outages urgent.");
+    assert_eq!(edited["confidence"], 0.7);
+    let prompt = p.ok(&["memory", "prompt", SKILL]);
+    assert!(
+        prompt.contains("> Mark multi-customer outages urgent."),
+        "{prompt}"
+    );
+
+    let shown = p.json(&["lessons", "show", &id]);
+    let audit = shown["audit"].as_array().unwrap();
+    assert_eq!(audit.len(), 2, "{audit:?}");
+    assert_eq!(audit[1]["action"], "edited");
+    assert_eq!(audit[1]["actor"], "ana");
+    assert_eq!(audit[1]["evidence"]["confidence"]["after"], 0.7);
+
+    p.ok(&["lessons", "retire", &id, "--reason", "wrong rule"]);
+    let prompt = p.ok(&["memory", "prompt", SKILL]);
+    assert!(
+        !prompt.contains(&id),
+        "a retired lesson reached the prompt: {prompt}"
+    );
+    let archived = p.json(&["lessons", "list", "--status", "archived"]);
+    assert_eq!(archived[0]["id"], id.as_str());
+    let text = p.ok(&["lessons", "show", &id]);
+    assert!(
+        text.contains("approved -> archived") && text.contains("wrong rule"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_lesson_edits_are_refused_and_change_nothing() {
+    let p = initialized();
+    let exec = p.record(SKILL);
+    let id = p.correct(SKILL, &exec, CORRECTION)["lesson"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let before = p.json(&["lessons", "show", &id]);
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["lessons", "edit", &id, "--confidence", "1.5"],
+            "outside 0.0 to 1.0",
+        ),
+        (&["lessons", "edit", &id, "--rule", "  "], "empty"),
+        (&["lessons", "edit", &id], "nothing to change"),
+        (
+            &["lessons", "edit", "REFL-404", "--rule", "x"],
+            "lesson not found",
+        ),
+        (&["lessons", "retire", "REFL-404"], "lesson not found"),
+        (&["lessons", "list", "--status", "bogus"], "needs_review"),
+    ];
+    for (args, needle) in cases {
+        let err = p.fails(args);
+        assert!(err.contains(needle), "lore {args:?}: {err}");
+    }
+    assert_eq!(p.json(&["lessons", "show", &id]), before);
+    p.ok(&["lessons", "retire", &id]);
+    assert!(
+        p.fails(&["lessons", "retire", &id])
+            .contains("already archived")
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_lore_store_is_refused_and_left_alone() {
+    let p = Project::new();
+    fs::create_dir_all(p.path().join(".lore")).unwrap();
+    let garbage = b"this is not a database, just text that happens to be here\n".repeat(100);
+    fs::write(p.db(), &garbage).unwrap();
+    for args in [
+        &["memory", "status"][..],
+        &["record", SKILL, "--input", "{}", "--output", "{}"],
+    ] {
+        let err = p.fails(args);
+        assert!(err.contains("not a Lore database"), "{err}");
+    }
+    assert_eq!(fs::read(p.db()).unwrap(), garbage);
+}
+
+#[test]
+fn a_store_from_a_newer_lore_is_refused_and_left_alone() {
+    let p = initialized();
+    p.record(SKILL);
+    {
+        let conn = rusqlite::Connection::open(p.db()).unwrap();
+        conn.pragma_update(None, "user_version", 999).unwrap();
+        conn.pragma_update(None, "journal_mode", "DELETE").unwrap();
+    }
+    let before = fs::read(p.db()).unwrap();
+    let err = p.fails(&["memory", "status"]);
+    assert!(err.contains("newer Lore"), "{err}");
+    let err = p.fails(&["record", SKILL, "--input", "{}", "--output", "{}"]);
+    assert!(err.contains("newer Lore"), "{err}");
+    assert_eq!(fs::read(p.db()).unwrap(), before);
+}
+
+#[test]
+fn lore_home_overrides_the_store_location() {
+    let p = Project::new();
+    let home = p.path().join("elsewhere");
+    let out = Command::new(env!("CARGO_BIN_EXE_lore"))
+        .args(["record", SKILL, "--input", "{}", "--output", "{}"])
+        .current_dir(p.path())
+        .env("LORE_HOME", &home)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(home.join("lore.db").is_file());
+    assert!(!p.db().exists());
+    let out = p.ok(&["--home", home.to_str().unwrap(), "memory", "status"]);
+    assert!(out.contains("Executions: 1"), "{out}");
+}
+
+fn seed_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../lore-core/tests/fixtures/agentura/seed")
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn seed_files_import_and_export_unchanged_and_twice_is_a_no_op() {
+    let p = Project::new();
+    let from = seed_fixture();
+    let report = p.json(&["import", "--from", from.to_str().unwrap()]);
+    assert_eq!(report["write"]["skipped"], 0);
+    let again = p.json(&["import", "--from", from.to_str().unwrap()]);
+    assert_eq!(again["write"]["written"], 0, "{again}");
+    p.ok(&["export", "--to", "out"]);
+    for file in [
+        "episodic_memory.json",
+        "corrections.json",
+        "reflexion_entries.json",
+    ] {
+        assert_eq!(
+            read_json(&p.path().join("out").join(file)),
+            read_json(&from.join(file)),
+            "{file}"
+        );
+    }
+    // Imported reflexions are live: they reach the prompt once the skill exists on disk.
+    let skill_dir = p.path().join("skills/hr/resume-screen");
+    fs::create_dir_all(&skill_dir).unwrap();
+    fs::write(skill_dir.join("SKILL.md"), "Screen the resume.").unwrap();
+    assert!(
+        p.ok(&["memory", "prompt", "hr/resume-screen"])
+            .contains("REFL-003")
+    );
+}
+
+#[test]
+fn jsonl_export_restores_everything_into_a_new_store() {
+    let p = initialized();
+    let exec = p.record(SKILL);
+    p.correct(SKILL, &exec, CORRECTION);
+    p.ok(&["export", "--jsonl", "all.jsonl"]);
+    let q = Project::new();
+    let report = q.json(&[
+        "import",
+        "--jsonl",
+        p.path().join("all.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(report["write"]["written"], 5, "{report}"); // 3 records + 2 audit entries
+    q.ok(&["export", "--jsonl", "again.jsonl"]);
+    assert_eq!(
+        fs::read_to_string(p.path().join("all.jsonl")).unwrap(),
+        fs::read_to_string(q.path().join("again.jsonl")).unwrap()
+    );
+}
+
+#[test]
+fn bad_imports_are_refused_and_nothing_is_stored() {
+    let p = initialized();
+    p.record(SKILL);
+    let before = p.counts();
+    let bad = p.path().join("bad");
+    fs::create_dir_all(&bad).unwrap();
+    fs::write(bad.join("episodic_memory.json"), "{\"entries\": [").unwrap();
+    assert!(
+        p.fails(&["import", "--from", "bad"])
+            .contains("malformed JSON")
+    );
+    fs::write(
+        bad.join("episodic_memory.json"),
+        r#"{"entries": [
+            {"execution_id": "EXEC-1", "skill": "hr/a", "timestamp": "2026-02-20T12:43:41+00:00", "outcome": "accepted"},
+            {"execution_id": "EXEC-2", "skill": "hr/..", "timestamp": "2026-02-20T12:43:41+00:00", "outcome": "accepted"}
+        ]}"#,
+    )
+    .unwrap();
+    let err = p.fails(&["import", "--from", "bad"]);
+    assert!(err.contains("entry 1") && err.contains("relative"), "{err}");
+    assert!(
+        p.fails(&["import", "--from", "nowhere"])
+            .contains("holds none of")
+    );
+    fs::write(
+        p.path().join("bad.jsonl"),
+        "{\"type\": \"execution\", \"record\": {}}\n",
+    )
+    .unwrap();
+    assert!(
+        p.fails(&["import", "--jsonl", "bad.jsonl"])
+            .contains("line 1")
+    );
+    assert_eq!(p.counts(), before);
+}

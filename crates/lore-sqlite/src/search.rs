@@ -1,0 +1,222 @@
+//! Full-text search over lessons and executions with FTS5.
+//!
+//! A user's query is words, never FTS5 syntax: it is cut into alphanumeric terms, each term is
+//! quoted and the terms are joined with `OR`, so `"`, `*`, `NEAR(`, `-` or `column:` can neither
+//! fail a search nor change its meaning. Results are ranked with bm25, negated so that higher is
+//! better, and the two kinds are merged into one list.
+
+use lore_core::model::RecordKind;
+use lore_core::store::{ListFilter, SearchHit};
+use lore_core::{Result, SkillPath};
+use rusqlite::types::Value;
+use rusqlite::{Connection, params_from_iter};
+use serde_json::Value as Json;
+
+use crate::Db;
+use crate::filter::Where;
+use crate::rows::Table;
+
+/// At most this many terms of a query are searched; the rest add little but cost.
+const MAX_TERMS: usize = 32;
+
+/// A snippet is at most this many characters.
+const SNIPPET_CHARS: usize = 160;
+
+/// Lesson columns weigh in this order: rule, applies_when, mistake, root_cause, tags, summary.
+/// The rule and its conditions are what a search is usually after.
+const LESSON_RANK: &str = "bm25(lessons_fts, 2.0, 1.5, 1.0, 1.0, 1.0, 1.5)";
+
+/// Searches lessons and executions for `query`, best first, at most `limit` hits.
+///
+/// # Errors
+/// [`lore_core::Error::Store`] when a query fails.
+pub(crate) fn search(
+    conn: &Connection,
+    query: &str,
+    filter: &ListFilter,
+    limit: usize,
+) -> Result<Vec<SearchHit>> {
+    let Some(expr) = fts_query(query) else {
+        return Ok(Vec::new());
+    };
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let lessons = SearchIn {
+        table: Table::Lessons,
+        fts: "lessons_fts",
+        rank: LESSON_RANK,
+        kind: RecordKind::Lesson,
+    };
+    let executions = SearchIn {
+        table: Table::Executions,
+        fts: "executions_fts",
+        rank: "bm25(executions_fts)",
+        kind: RecordKind::Execution,
+    };
+    let mut hits = lessons.run(conn, &expr, filter, limit)?;
+    hits.extend(executions.run(conn, &expr, filter, limit)?);
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits.truncate(limit);
+    Ok(hits)
+}
+
+/// One searched kind: its record table, full-text table and rank expression.
+struct SearchIn {
+    table: Table,
+    fts: &'static str,
+    rank: &'static str,
+    kind: RecordKind,
+}
+
+impl SearchIn {
+    fn run(
+        &self,
+        conn: &Connection,
+        expr: &str,
+        filter: &ListFilter,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
+        let mut w = Where::default();
+        w.push(
+            &format!("{} MATCH ?", self.fts),
+            [Value::Text(expr.to_owned())],
+        );
+        let scoped = Where::listing(self.table, filter);
+        w.push_all(scoped);
+        let sql = format!(
+            "SELECT t.id, t.skill, -{rank}, snippet({fts}, -1, '', '', '…', 24) \
+             FROM {fts} JOIN {table} t ON t.seq = {fts}.rowid{where_} \
+             ORDER BY 3 DESC, t.seq LIMIT ?",
+            rank = self.rank,
+            fts = self.fts,
+            table = self.table.name(),
+            where_ = w.sql(),
+        );
+        let values = w
+            .params()
+            .iter()
+            .cloned()
+            .chain([Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX))]);
+        let rows: Vec<(String, String, f64, String)> = conn
+            .prepare_cached(&sql)
+            .and_then(|mut s| {
+                s.query_map(params_from_iter(values), |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
+                .collect()
+            })
+            .db()?;
+        rows.into_iter()
+            .map(|(id, skill, score, snippet)| {
+                Ok(SearchHit {
+                    kind: self.kind,
+                    id,
+                    skill: SkillPath::parse(&skill)?,
+                    score,
+                    snippet: shorten(&snippet, SNIPPET_CHARS),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The FTS5 expression for plain words: each alphanumeric term quoted, joined with `OR`.
+/// `None` when the query has no term at all.
+pub(crate) fn fts_query(query: &str) -> Option<String> {
+    let mut terms: Vec<&str> = Vec::new();
+    for term in query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty())
+    {
+        if !terms.contains(&term) && terms.len() < MAX_TERMS {
+            terms.push(term);
+        }
+    }
+    if terms.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> = terms.iter().map(|t| format!("\"{t}\"")).collect();
+    Some(quoted.join(" OR "))
+}
+
+/// The searchable text of a JSON value: keys and string values, `key: value` where a string sits
+/// under a key, so that a snippet still reads well.
+pub(crate) fn flatten(value: &Json) -> String {
+    let mut parts = Vec::new();
+    collect(value, &mut parts);
+    parts.join("; ")
+}
+
+fn collect(value: &Json, parts: &mut Vec<String>) {
+    match value {
+        Json::String(s) => parts.push(s.clone()),
+        Json::Array(items) => items.iter().for_each(|v| collect(v, parts)),
+        Json::Object(map) => {
+            for (key, v) in map {
+                match v {
+                    Json::String(s) => parts.push(format!("{key}: {s}")),
+                    _ => {
+                        parts.push(key.clone());
+                        collect(v, parts);
+                    }
+                }
+            }
+        }
+        Json::Null | Json::Bool(_) | Json::Number(_) => {}
+    }
+}
+
+/// `text` on one line, cut to at most `max` characters with an ellipsis.
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= max {
+        return line;
+    }
+    let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
+    cut.truncate(cut.trim_end().len());
+    cut.push('…');
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn query_syntax_becomes_quoted_words() {
+        assert_eq!(
+            fts_query(r#"NEAR(a "b* -c d:e"#).unwrap(),
+            r#""NEAR" OR "a" OR "b" OR "c" OR "d" OR "e""#
+        );
+        assert_eq!(fts_query("Zoë 数据"), Some(r#""Zoë" OR "数据""#.into()));
+        assert_eq!(fts_query(" \"*-: ()"), None);
+        assert_eq!(fts_query(""), None);
+    }
+
+    #[test]
+    fn repeated_terms_are_searched_once_and_capped() {
+        assert_eq!(fts_query("a a A").unwrap(), r#""a" OR "A""#);
+        let many: String = (0..100).map(|i| format!("w{i} ")).collect();
+        assert_eq!(
+            fts_query(&many).unwrap().matches(" OR ").count(),
+            MAX_TERMS - 1
+        );
+    }
+
+    #[test]
+    fn flatten_keeps_keys_and_strings() {
+        let text = flatten(&json!({"candidate": "Zoë", "skills": ["rust", 3], "n": 1}));
+        assert_eq!(text, "candidate: Zoë; skills; rust; n");
+    }
+
+    #[test]
+    fn shorten_cuts_on_characters() {
+        assert_eq!(shorten("a  b\nc", 10), "a b c");
+        let long = "é".repeat(200);
+        let short = shorten(&long, SNIPPET_CHARS);
+        assert_eq!(short.chars().count(), SNIPPET_CHARS);
+        assert!(short.ends_with('…'));
+    }
+}

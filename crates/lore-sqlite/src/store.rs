@@ -1,0 +1,279 @@
+//! [`SqliteStore`]: the [`Store`] port over one SQLite file.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use lore_core::id::{CorrectionId, ExecutionId, LessonId};
+use lore_core::model::{AuditEntry, Correction, ErrorEvent, Execution, Lesson};
+use lore_core::store::{
+    ListFilter, OnDuplicate, Record, SearchHit, StoreCounts, StoreInfo, WriteReport,
+};
+use lore_core::{Error, Result, Scope, Store};
+use rusqlite::types::Value;
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use tracing::instrument;
+
+use crate::Db;
+use crate::filter::Where;
+use crate::rows::{self, Row, Table};
+use crate::schema;
+use crate::search;
+
+/// How long a statement waits for another process's write before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether [`SqliteStore::open`] may create the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create the file (and its parent folders) when it is missing.
+    Create,
+    /// Open only a file that exists; a missing one is [`Error::NotFound`].
+    Existing,
+}
+
+/// A Lore store in one SQLite file.
+///
+/// The connection sits behind a mutex, which makes the store `Send + Sync`; every call holds it
+/// briefly, and a write batch is one transaction.
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+    schema_version: u32,
+}
+
+impl fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .field("schema_version", &self.schema_version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens the Lore database at `path`, migrating it to this build's schema.
+    ///
+    /// The file is inspected before anything is written to it, so a file that is refused is
+    /// left unchanged. An empty file is initialized like a new one.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] (kind `store`) when the file is missing in [`OpenMode::Existing`];
+    /// [`Error::Incompatible`] when it is not SQLite, belongs to another application, or was
+    /// written by a newer Lore; [`Error::Io`] when it or its folder cannot be read or created;
+    /// [`Error::Store`] when SQLite fails.
+    #[instrument(skip_all, fields(path = %path.as_ref().display()))]
+    pub fn open(path: impl AsRef<Path>, mode: OpenMode) -> Result<Self> {
+        let path = path.as_ref();
+        let exists = path.try_exists().map_err(|e| Error::io(path, e))?;
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        match (exists, mode) {
+            (true, _) => schema::inspect(path)?,
+            (false, OpenMode::Existing) => return Err(Error::not_found("store", path.display())),
+            (false, OpenMode::Create) => {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+                }
+                flags |= OpenFlags::SQLITE_OPEN_CREATE;
+            }
+        }
+        let mut conn = Connection::open_with_flags(path, flags).db()?;
+        configure(&conn).db()?;
+        let schema_version = schema::migrate(&mut conn, path)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path: path.to_owned(),
+            schema_version,
+        })
+    }
+
+    /// The file this store lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The connection; a panic in another thread left no transaction open (it rolled back on
+    /// unwinding), so a poisoned lock is safe to take over.
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` in one write transaction, committed only when `f` succeeds.
+    fn in_transaction<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .db()?;
+        let out = f(&tx)?;
+        tx.commit().db()?;
+        Ok(out)
+    }
+
+    fn list<T: serde::de::DeserializeOwned>(
+        &self,
+        table: Table,
+        filter: &ListFilter,
+    ) -> Result<Vec<T>> {
+        let w = Where::listing(table, filter);
+        rows::list(&self.conn(), table, &w, filter.limit, filter.offset)
+    }
+}
+
+/// Per-connection settings: WAL so readers never block the writer, `NORMAL` sync (safe with
+/// WAL), foreign keys, and a wait instead of an immediate "database is locked".
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(%mode, "SQLite did not switch to WAL; concurrent readers may wait");
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+}
+
+/// Stores `row` unless its ID is taken; returns whether it was written (`false`: skipped).
+fn write_row(tx: &Connection, row: &Row, on_duplicate: OnDuplicate) -> Result<bool> {
+    let Some((_, stored)) = rows::stored(tx, row.table, &row.id)? else {
+        rows::insert(tx, row)?;
+        return Ok(true);
+    };
+    match on_duplicate {
+        OnDuplicate::SkipIdentical if same_json(&stored, &row.body)? => Ok(false),
+        OnDuplicate::SkipIdentical => Err(Error::Conflict(format!(
+            "{} {} already exists with different content",
+            row.table.kind(),
+            row.id
+        ))),
+        OnDuplicate::Fail => Err(Error::Conflict(format!(
+            "{} {} already exists",
+            row.table.kind(),
+            row.id
+        ))),
+    }
+}
+
+/// Whether two JSON texts hold the same value (object key order aside).
+fn same_json(a: &str, b: &str) -> Result<bool> {
+    let a: serde_json::Value = rows::from_json(a)?;
+    let b: serde_json::Value = rows::from_json(b)?;
+    Ok(a == b)
+}
+
+impl Store for SqliteStore {
+    fn info(&self) -> StoreInfo {
+        StoreInfo {
+            backend: "sqlite",
+            location: self.path.display().to_string(),
+            schema_version: self.schema_version,
+        }
+    }
+
+    #[instrument(skip_all, fields(records = records.len()))]
+    fn write(&self, records: &[Record], on_duplicate: OnDuplicate) -> Result<WriteReport> {
+        let rows = records.iter().map(Row::new).collect::<Result<Vec<_>>>()?;
+        self.in_transaction(|tx| {
+            let mut report = WriteReport::default();
+            for row in &rows {
+                if write_row(tx, row, on_duplicate)? {
+                    report.written += 1;
+                } else {
+                    report.skipped += 1;
+                }
+            }
+            Ok(report)
+        })
+    }
+
+    #[instrument(skip_all, fields(lesson = %lesson.id))]
+    fn update_lesson(
+        &self,
+        lesson: &Lesson,
+        expected_updated_at: DateTime<Utc>,
+        audit: &AuditEntry,
+    ) -> Result<()> {
+        let row = Row::lesson(lesson)?;
+        let audit = Row::audit(audit)?;
+        self.in_transaction(|tx| {
+            let Some((seq, body)) = rows::stored(tx, Table::Lessons, &row.id)? else {
+                return Err(Error::not_found("lesson", &row.id));
+            };
+            let current: Lesson = rows::from_json(&body)?;
+            if current.updated_at != expected_updated_at {
+                return Err(Error::Conflict(format!(
+                    "lesson {} changed since it was read (updated at {}, expected {})",
+                    row.id,
+                    current.updated_at.to_rfc3339(),
+                    expected_updated_at.to_rfc3339()
+                )));
+            }
+            rows::replace(tx, seq, &row)?;
+            write_row(tx, &audit, OnDuplicate::Fail)?;
+            Ok(())
+        })
+    }
+
+    #[instrument(skip_all)]
+    fn execution(&self, id: &ExecutionId) -> Result<Option<Execution>> {
+        rows::get(&self.conn(), Table::Executions, id.as_str())
+    }
+
+    #[instrument(skip_all)]
+    fn correction(&self, id: &CorrectionId) -> Result<Option<Correction>> {
+        rows::get(&self.conn(), Table::Corrections, id.as_str())
+    }
+
+    #[instrument(skip_all)]
+    fn lesson(&self, id: &LessonId) -> Result<Option<Lesson>> {
+        rows::get(&self.conn(), Table::Lessons, id.as_str())
+    }
+
+    #[instrument(skip_all)]
+    fn executions(&self, filter: &ListFilter) -> Result<Vec<Execution>> {
+        self.list(Table::Executions, filter)
+    }
+
+    #[instrument(skip_all)]
+    fn corrections(&self, filter: &ListFilter) -> Result<Vec<Correction>> {
+        self.list(Table::Corrections, filter)
+    }
+
+    #[instrument(skip_all)]
+    fn lessons(&self, filter: &ListFilter) -> Result<Vec<Lesson>> {
+        self.list(Table::Lessons, filter)
+    }
+
+    #[instrument(skip_all)]
+    fn error_events(&self, filter: &ListFilter) -> Result<Vec<ErrorEvent>> {
+        self.list(Table::ErrorEvents, filter)
+    }
+
+    #[instrument(skip_all)]
+    fn audit(&self, subject: Option<&str>) -> Result<Vec<AuditEntry>> {
+        let mut w = Where::default();
+        if let Some(subject) = subject {
+            w.push("t.subject = ?", [Value::Text(subject.to_owned())]);
+        }
+        rows::list(&self.conn(), Table::Audit, &w, None, 0)
+    }
+
+    #[instrument(skip_all)]
+    fn search(&self, query: &str, filter: &ListFilter, limit: usize) -> Result<Vec<SearchHit>> {
+        search::search(&self.conn(), query, filter, limit)
+    }
+
+    #[instrument(skip_all)]
+    fn counts(&self, scope: &Scope) -> Result<StoreCounts> {
+        let conn = self.conn();
+        let count = |table| rows::count(&conn, table, &Where::scope(scope));
+        Ok(StoreCounts {
+            executions: count(Table::Executions)?,
+            corrections: count(Table::Corrections)?,
+            lessons: count(Table::Lessons)?,
+            error_events: count(Table::ErrorEvents)?,
+            audit_entries: rows::count_audit(&conn, scope)?,
+            tests: rows::count_tests(&conn, scope)?,
+        })
+    }
+}

@@ -1,0 +1,242 @@
+//! What only a file-backed store has to get right: reopening, migrating, and refusing files that
+//! are not its own without touching them.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use chrono::{TimeZone, Utc};
+use lore_core::id::ExecutionId;
+use lore_core::model::{Execution, Outcome};
+use lore_core::store::{ListFilter, OnDuplicate, Record};
+use lore_core::{Error, SkillPath, Store};
+use lore_sqlite::{APPLICATION_ID, OpenMode, SCHEMA_VERSION, SqliteStore};
+use rusqlite::Connection;
+use serde_json::json;
+use tempfile::TempDir;
+
+fn temp() -> (TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lore.db");
+    (dir, path)
+}
+
+fn execution(word: &str) -> Execution {
+    let at = Utc.with_ymd_and_hms(2026, 2, 20, 12, 43, 41).unwrap();
+    Execution {
+        id: ExecutionId::generate(at),
+        skill: SkillPath::parse("hr/resume-screen").unwrap(),
+        timestamp: at,
+        input: json!({"candidate": word}),
+        output: json!({"overall_score": 72}),
+        outcome: Outcome::Accepted,
+        cost_usd: None,
+        latency_ms: None,
+        model: None,
+        agent: None,
+        session: None,
+        extra: Default::default(),
+    }
+}
+
+fn write(store: &SqliteStore, execution: &Execution) {
+    let batch = [Record::Execution(execution.clone())];
+    store.write(&batch, OnDuplicate::Fail).unwrap();
+}
+
+/// The refusal message, after checking that opening in either mode refuses `path`, names it,
+/// and leaves the folder byte-for-byte as it was (no journal or WAL file left behind).
+fn refused(path: &Path) -> String {
+    let folder = path.parent().unwrap();
+    let before = snapshot(folder);
+    let mut messages = Vec::new();
+    for mode in [OpenMode::Create, OpenMode::Existing] {
+        match SqliteStore::open(path, mode) {
+            Err(Error::Incompatible(message)) => messages.push(message),
+            other => panic!("{} was not refused: {other:?}", path.display()),
+        }
+        let after = snapshot(folder);
+        assert!(
+            after == before,
+            "the folder changed: {:?} -> {:?}",
+            sizes(&before),
+            sizes(&after)
+        );
+    }
+    assert_eq!(messages[0], messages[1]);
+    assert!(
+        messages[0].contains(&path.display().to_string()),
+        "{}",
+        messages[0]
+    );
+    messages.remove(0)
+}
+
+fn snapshot(folder: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = fs::read_dir(folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn sizes(files: &[(String, Vec<u8>)]) -> Vec<(&str, usize)> {
+    files
+        .iter()
+        .map(|(name, bytes)| (name.as_str(), bytes.len()))
+        .collect()
+}
+
+fn pragma(path: &Path, name: &str) -> i64 {
+    Connection::open(path)
+        .unwrap()
+        .pragma_query_one(None, name)
+        .unwrap()
+}
+
+#[test]
+fn reopening_keeps_the_data() {
+    let (_dir, path) = temp();
+    let first = execution("Zoë Ünal");
+    write(&SqliteStore::open(&path, OpenMode::Create).unwrap(), &first);
+
+    let store = SqliteStore::open(&path, OpenMode::Existing).unwrap();
+    assert_eq!(store.execution(&first.id).unwrap(), Some(first.clone()));
+    let hits = store.search("zoë", &ListFilter::default(), 5).unwrap();
+    assert_eq!(hits.len(), 1);
+    let info = store.info();
+    assert_eq!(info.backend, "sqlite");
+    assert_eq!(info.location, path.display().to_string());
+    assert_eq!(info.schema_version, SCHEMA_VERSION);
+}
+
+#[test]
+fn migrations_run_once() {
+    let (_dir, path) = temp();
+    for _ in 0..3 {
+        let store = SqliteStore::open(&path, OpenMode::Create).unwrap();
+        write(&store, &execution("again"));
+    }
+    assert_eq!(pragma(&path, "user_version"), i64::from(SCHEMA_VERSION));
+    assert_eq!(pragma(&path, "application_id"), i64::from(APPLICATION_ID));
+    let store = SqliteStore::open(&path, OpenMode::Existing).unwrap();
+    assert_eq!(store.executions(&ListFilter::default()).unwrap().len(), 3);
+}
+
+#[test]
+fn the_file_uses_wal() {
+    let (_dir, path) = temp();
+    let _store = SqliteStore::open(&path, OpenMode::Create).unwrap();
+    let conn = Connection::open(&path).unwrap();
+    let mode: String = conn.pragma_query_one(None, "journal_mode").unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn two_handles_on_one_file_see_each_other() {
+    let (_dir, path) = temp();
+    let a = SqliteStore::open(&path, OpenMode::Create).unwrap();
+    let b = SqliteStore::open(&path, OpenMode::Existing).unwrap();
+    let record = execution("shared");
+    write(&a, &record);
+    assert_eq!(b.execution(&record.id).unwrap(), Some(record));
+    write(&b, &execution("other"));
+    assert_eq!(a.executions(&ListFilter::default()).unwrap().len(), 2);
+}
+
+#[test]
+fn create_makes_the_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/lore.db");
+    SqliteStore::open(&path, OpenMode::Create).unwrap();
+    assert!(path.is_file());
+}
+
+#[test]
+fn an_empty_file_is_initialized() {
+    let (_dir, path) = temp();
+    fs::write(&path, b"").unwrap();
+    let store = SqliteStore::open(&path, OpenMode::Existing).unwrap();
+    write(&store, &execution("fresh"));
+    assert_eq!(pragma(&path, "application_id"), i64::from(APPLICATION_ID));
+}
+
+#[test]
+fn existing_mode_on_a_missing_file_is_not_found() {
+    let (_dir, path) = temp();
+    match SqliteStore::open(&path, OpenMode::Existing) {
+        Err(Error::NotFound { kind: "store", id }) => assert_eq!(id, path.display().to_string()),
+        other => panic!("{other:?}"),
+    }
+    assert!(!path.exists(), "Existing mode must not create the file");
+}
+
+#[test]
+fn a_file_that_is_not_sqlite_is_refused_untouched() {
+    let (_dir, path) = temp();
+    for content in [&b"name,score\nzoe,72\n"[..], b"SQLit", &[0u8; 4096]] {
+        fs::write(&path, content).unwrap();
+        let message = refused(&path);
+        assert!(
+            message.ends_with("is not a Lore database (not an SQLite file)"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn a_damaged_sqlite_file_is_refused_untouched() {
+    let (_dir, path) = temp();
+    let mut content = b"SQLite format 3\0".to_vec();
+    content.extend([0xAB; 4080]);
+    fs::write(&path, content).unwrap();
+    let message = refused(&path);
+    assert!(message.contains("is not a Lore database"), "{message}");
+}
+
+#[test]
+fn another_applications_database_is_refused_untouched() {
+    let (_dir, path) = temp();
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('hi');")
+        .unwrap();
+    drop(conn);
+    let message = refused(&path);
+    assert!(message.contains("is not a Lore database"), "{message}");
+
+    // Another application's ID refuses the file even before it has tables, in WAL mode too.
+    let (_dir, path) = temp();
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA application_id = 1234;")
+        .unwrap();
+    drop(conn);
+    let message = refused(&path);
+    assert!(message.contains("is not a Lore database"), "{message}");
+}
+
+#[test]
+fn a_newer_schema_is_refused_untouched() {
+    let (_dir, path) = temp();
+    write(
+        &SqliteStore::open(&path, OpenMode::Create).unwrap(),
+        &execution("x"),
+    );
+    let newer = SCHEMA_VERSION + 1;
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", newer)
+        .unwrap();
+    let message = refused(&path);
+    let expected = format!(
+        "{} was written by a newer Lore (schema v{newer}; this build knows up to \
+         v{SCHEMA_VERSION})",
+        path.display()
+    );
+    assert_eq!(message, expected);
+}
