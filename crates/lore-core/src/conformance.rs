@@ -409,7 +409,7 @@ pub fn duplicate_id_conflicts_and_names_it(store: &dyn Store) {
     for record in records {
         write(store, vec![record.clone()]);
         expect_conflict(
-            store.write(&[record.clone()], OnDuplicate::Fail),
+            store.write(std::slice::from_ref(&record), OnDuplicate::Fail),
             record.id(),
         );
     }

@@ -49,3 +49,18 @@ fn db_error(error: rusqlite::Error) -> Error {
         other => Error::store(other),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn driver_errors_do_not_carry_the_statement() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let error = conn.prepare("SELEC body FROM secret_table").unwrap_err();
+        assert!(
+            matches!(error, rusqlite::Error::SqlInputError { .. }),
+            "{error:?}"
+        );
+        let message = crate::db_error(error).to_string();
+        assert!(!message.contains("secret_table"), "{message}");
+    }
+}

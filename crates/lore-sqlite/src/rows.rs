@@ -5,7 +5,7 @@
 //! lore-core records back, parsed from the body.
 
 use chrono::{DateTime, Utc};
-use lore_core::model::{AuditEntry, Execution, Lesson, RecordKind};
+use lore_core::model::{AuditEntry, Correction, Execution, Lesson, RecordKind};
 use lore_core::store::Record;
 use lore_core::{Result, Scope, SkillPath};
 use rusqlite::types::Value;
@@ -94,19 +94,27 @@ impl Row {
     pub(crate) fn new(record: &Record) -> Result<Row> {
         let row = match record {
             Record::Execution(e) => Row::execution(e)?,
-            Record::Correction(c) => {
-                let mut row =
-                    Row::scoped(Table::Corrections, c.id.as_str(), &c.skill, c.timestamp, c)?;
-                row.columns
-                    .push(("execution_id", text(c.execution_id.as_str())));
-                row
-            }
+            Record::Correction(c) => Row::correction(c)?,
             Record::Lesson(l) => Row::lesson(l)?,
             Record::ErrorEvent(e) => {
                 Row::scoped(Table::ErrorEvents, e.id.as_str(), &e.skill, e.timestamp, e)?
             }
             Record::Audit(a) => Row::audit(a)?,
         };
+        Ok(row)
+    }
+
+    fn correction(correction: &Correction) -> Result<Row> {
+        let (id, skill) = (correction.id.as_str(), &correction.skill);
+        let mut row = Row::scoped(
+            Table::Corrections,
+            id,
+            skill,
+            correction.timestamp,
+            correction,
+        )?;
+        let execution = text(correction.execution_id.as_str());
+        row.columns.push(("execution_id", execution));
         Ok(row)
     }
 

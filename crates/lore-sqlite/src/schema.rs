@@ -1,16 +1,18 @@
 //! Recognizing a Lore file and bringing its schema up to date.
 //!
-//! Opening is two steps. [`inspect`] looks at the file over a read-only connection (after
-//! checking the SQLite header by hand) and refuses anything that is not an empty file or a Lore
-//! database this build understands; only then does the store open it for writing and call
-//! [`migrate`]. So a refused file is left exactly as it was.
+//! Opening is three steps, so that a file Lore refuses is left exactly as it was. [`inspect`]
+//! reads the 100-byte SQLite header by hand, before SQLite sees the file: anything that is not
+//! SQLite, carries another application's ID, was written by a newer Lore, or already has a
+//! schema without Lore's ID is refused there. The header of a WAL database can lag behind its
+//! `-wal` file, so [`verify`] asks SQLite the same questions again over the opened connection,
+//! before anything is written. Only then does [`migrate`] run.
 
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
 use lore_core::{Error, Result};
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 
 use crate::Db;
 
@@ -24,43 +26,86 @@ const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_init.sql")];
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
 /// The first 16 bytes of every SQLite database file.
-const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
-/// Decides, without writing anything, whether the existing file at `path` may be opened: an
-/// empty file, an SQLite file without tables, or a Lore database no newer than this build.
+/// The length of the SQLite file header.
+const HEADER_LEN: usize = 100;
+
+/// What identifies a database file, wherever it was read from.
+#[derive(Clone, Copy, Debug)]
+struct Identity {
+    application_id: i32,
+    user_version: u32,
+    /// Whether the file has (or once had) tables, indexes or views.
+    has_schema: bool,
+}
+
+impl Identity {
+    /// Reads the header fields (big-endian): schema cookie at 40, user version at 60,
+    /// application ID at 68.
+    fn from_header(header: &[u8; HEADER_LEN]) -> Self {
+        let field = |at: usize| [header[at], header[at + 1], header[at + 2], header[at + 3]];
+        Self {
+            application_id: i32::from_be_bytes(field(68)),
+            user_version: u32::from_be_bytes(field(60)),
+            has_schema: u32::from_be_bytes(field(40)) != 0,
+        }
+    }
+
+    /// Accepts an empty database or a Lore database no newer than this build.
+    fn check(self, path: &Path) -> Result<()> {
+        match self.application_id {
+            APPLICATION_ID if self.user_version > SCHEMA_VERSION => {
+                Err(newer(path, self.user_version))
+            }
+            APPLICATION_ID => Ok(()),
+            0 if !self.has_schema => Ok(()),
+            _ => Err(Error::Incompatible(format!(
+                "{} is not a Lore database (it is an SQLite file of another application)",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// Decides from the file's header alone, without SQLite opening it, whether the existing file
+/// at `path` may be opened: an empty file, an SQLite file without a schema, or a Lore database
+/// no newer than this build.
 ///
 /// # Errors
 /// [`Error::Incompatible`] for a file that is not SQLite, another application's database, or a
 /// newer Lore's; [`Error::Io`] when the file cannot be read.
 pub(crate) fn inspect(path: &Path) -> Result<()> {
-    let mut header = Vec::with_capacity(SQLITE_HEADER.len());
+    let mut bytes = Vec::with_capacity(HEADER_LEN);
     File::open(path)
-        .and_then(|f| f.take(SQLITE_HEADER.len() as u64).read_to_end(&mut header))
+        .and_then(|f| f.take(HEADER_LEN as u64).read_to_end(&mut bytes))
         .map_err(|e| Error::io(path, e))?;
-    if header.is_empty() {
+    if bytes.is_empty() {
         return Ok(());
     }
-    if header != SQLITE_HEADER {
-        return Err(not_sqlite(path));
-    }
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| refusal(path, e))?;
-    let application_id: i32 = conn
-        .pragma_query_one(None, "application_id")
-        .map_err(|e| refusal(path, e))?;
-    let version = user_version(&conn).map_err(|e| refusal(path, e))?;
-    let objects: i64 = conn
-        .query_row("SELECT COUNT(*) FROM sqlite_schema", [], |r| r.get(0))
-        .map_err(|e| refusal(path, e))?;
-    match application_id {
-        APPLICATION_ID if version > SCHEMA_VERSION => Err(newer(path, version)),
-        APPLICATION_ID => Ok(()),
-        0 if objects == 0 => Ok(()),
-        _ => Err(Error::Incompatible(format!(
-            "{} is not a Lore database (it is an SQLite file of another application)",
-            path.display()
-        ))),
-    }
+    let header: &[u8; HEADER_LEN] = match bytes.as_slice().try_into() {
+        Ok(header) if bytes.starts_with(SQLITE_MAGIC) => header,
+        _ => return Err(not_sqlite(path)),
+    };
+    Identity::from_header(header).check(path)
+}
+
+/// Asks SQLite what [`inspect`] read from the header, now counting a `-wal` file's changes;
+/// call it before writing anything.
+///
+/// # Errors
+/// The same refusals as [`inspect`]; [`Error::Store`] when SQLite fails otherwise.
+pub(crate) fn verify(conn: &Connection, path: &Path) -> Result<()> {
+    let read = || -> rusqlite::Result<Identity> {
+        let objects: i64 =
+            conn.query_row("SELECT COUNT(*) FROM sqlite_schema", [], |r| r.get(0))?;
+        Ok(Identity {
+            application_id: conn.pragma_query_one(None, "application_id")?,
+            user_version: user_version(conn)?,
+            has_schema: objects > 0,
+        })
+    };
+    read().map_err(|e| refusal(path, e))?.check(path)
 }
 
 /// Applies the migrations `conn` lacks, each batch in one transaction, and stamps the file.
@@ -102,7 +147,7 @@ fn user_version(conn: &Connection) -> rusqlite::Result<u32> {
 }
 
 /// Why a file that looked like SQLite could not be read.
-fn refusal(path: &Path, error: rusqlite::Error) -> Error {
+pub(crate) fn refusal(path: &Path, error: rusqlite::Error) -> Error {
     match error.sqlite_error_code() {
         Some(rusqlite::ErrorCode::NotADatabase) => not_sqlite(path),
         _ => crate::db_error(error),

@@ -79,7 +79,9 @@ impl SqliteStore {
                 flags |= OpenFlags::SQLITE_OPEN_CREATE;
             }
         }
-        let mut conn = Connection::open_with_flags(path, flags).db()?;
+        let mut conn =
+            Connection::open_with_flags(path, flags).map_err(|e| schema::refusal(path, e))?;
+        schema::verify(&conn, path)?;
         configure(&conn).db()?;
         let schema_version = schema::migrate(&mut conn, path)?;
         Ok(Self {

@@ -240,3 +240,34 @@ fn a_newer_schema_is_refused_untouched() {
     );
     assert_eq!(message, expected);
 }
+
+#[test]
+fn a_schema_still_in_the_wal_is_seen_and_refused() {
+    // Another application holds the file open in WAL mode: its tables are in the `-wal` file,
+    // and the main file's header still looks like an empty database.
+    let (_dir, path) = temp();
+    let other = Connection::open(&path).unwrap();
+    other
+        .execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; \
+             CREATE TABLE notes (body TEXT);",
+        )
+        .unwrap();
+    let before = fs::read(&path).unwrap();
+    let cookie = before.get(40..44);
+    assert!(
+        cookie.is_none_or(|c| c == [0; 4]),
+        "the header alone would refuse the file"
+    );
+    match SqliteStore::open(&path, OpenMode::Create) {
+        Err(Error::Incompatible(message)) => {
+            assert!(message.contains("is not a Lore database"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(fs::read(&path).unwrap() == before, "the main file changed");
+    let tables: i64 = other
+        .query_row("SELECT COUNT(*) FROM sqlite_schema", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(tables, 1);
+}
