@@ -671,3 +671,28 @@ fn bad_imports_are_refused_and_nothing_is_stored() {
     );
     assert_eq!(p.counts(), before);
 }
+
+#[test]
+fn bench_ingest_reports_latency_and_throughput() {
+    let p = Project::new();
+    let report = p.json(&["bench", "ingest", "--records", "50", "--sizes", "200,500"]);
+    let record = &report["record"];
+    assert_eq!(record["records"], 50);
+    let (p50, p99) = (
+        record["p50_us"].as_f64().unwrap(),
+        record["p99_us"].as_f64().unwrap(),
+    );
+    assert!(p50 > 0.0 && p50 <= p99, "{record}");
+    let sizes: Vec<_> = report["import"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["records"].clone())
+        .collect();
+    assert_eq!(sizes, vec![200, 500]);
+    assert!(report["import"][1]["records_per_second"].as_f64().unwrap() > 0.0);
+    assert!(
+        !p.db().exists(),
+        "the benchmark works in its own temporary store"
+    );
+}
