@@ -59,6 +59,14 @@ impl Project {
         String::from_utf8(out.stderr).unwrap()
     }
 
+    /// Runs each command, expecting it to fail with a message containing its needle.
+    fn fails_with_each(&self, cases: &[(&[&str], &str)]) {
+        for (args, needle) in cases {
+            let err = self.fails(args);
+            assert!(err.contains(needle), "lore {args:?}: {err}");
+        }
+    }
+
     fn json(&self, args: &[&str]) -> Value {
         let mut all = args.to_vec();
         all.push("--json");
@@ -312,10 +320,7 @@ fn bad_record_input_is_refused_and_nothing_is_stored() {
             "non-negative",
         ),
     ];
-    for (args, needle) in cases {
-        let err = p.fails(args);
-        assert!(err.contains(needle), "lore {args:?}: {err}");
-    }
+    p.fails_with_each(cases);
     assert_eq!(p.counts(), before);
 }
 
@@ -383,10 +388,7 @@ fn bad_corrections_are_refused_and_nothing_is_stored() {
             "invalid execution ID",
         ),
     ];
-    for (args, needle) in cases {
-        let err = p.fails(args);
-        assert!(err.contains(needle), "lore {args:?}: {err}");
-    }
+    p.fails_with_each(cases);
     assert_eq!(p.counts(), before);
     assert_eq!(p.json(&["lessons", "list"]), lessons_before);
 }
@@ -510,10 +512,7 @@ fn bad_lesson_edits_are_refused_and_change_nothing() {
         (&["lessons", "retire", "REFL-404"], "lesson not found"),
         (&["lessons", "list", "--status", "bogus"], "needs_review"),
     ];
-    for (args, needle) in cases {
-        let err = p.fails(args);
-        assert!(err.contains(needle), "lore {args:?}: {err}");
-    }
+    p.fails_with_each(cases);
     assert_eq!(p.json(&["lessons", "show", &id]), before);
     p.ok(&["lessons", "retire", &id]);
     assert!(
