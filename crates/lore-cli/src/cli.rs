@@ -51,6 +51,8 @@ pub enum Command {
     /// Measure Lore on this machine.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run a skill on the configured model and record the execution.
+    Run(crate::commands::run::RunArgs),
 }
 
 #[derive(Debug, Args)]

@@ -29,9 +29,11 @@ use crate::store::{
 };
 
 mod lessons;
+mod run;
 mod transfer;
 
 pub use lessons::LessonEdit;
+pub use run::{RunOutcome, RunRequest, SkillAnswer};
 pub use transfer::ImportReport;
 
 /// What status a lesson from a person's correction gets.
@@ -203,6 +205,16 @@ impl Engine {
     /// [`Error::Forbidden`] outside the scope, [`Error::Invalid`] for a negative cost or latency.
     #[instrument(skip_all, fields(skill = %new.skill))]
     pub fn record_execution(&self, new: NewExecution) -> Result<Execution> {
+        self.record_execution_with(new, Map::new())
+    }
+
+    /// [`Engine::record_execution`] with details Lore has no field for (a run's provider, usage,
+    /// error) kept in the execution's `extra`.
+    fn record_execution_with(
+        &self,
+        new: NewExecution,
+        extra: Map<String, Value>,
+    ) -> Result<Execution> {
         self.scope.check_write(&new.skill)?;
         check_non_negative("cost_usd", new.cost_usd)?;
         check_non_negative("latency_ms", new.latency_ms)?;
@@ -219,7 +231,7 @@ impl Engine {
             model: new.model,
             agent: self.scope.agent.clone(),
             session: new.session,
-            extra: Map::new(),
+            extra,
         };
         for attempt in 1..=ID_ATTEMPTS {
             match self

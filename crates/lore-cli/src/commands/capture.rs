@@ -13,7 +13,7 @@ use crate::config::Paths;
 use crate::output;
 
 /// Reads a JSON argument: inline JSON, `@FILE`, or `@-` for standard input.
-fn json_arg(flag: &str, raw: &str) -> Result<Value> {
+pub(crate) fn json_arg(flag: &str, raw: &str) -> Result<Value> {
     let (text, source) = match raw.strip_prefix('@') {
         Some("-") => {
             let mut text = String::new();

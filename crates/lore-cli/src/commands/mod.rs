@@ -4,6 +4,7 @@ mod bench;
 mod capture;
 mod lessons;
 mod memory;
+pub mod run;
 mod transfer;
 
 use anyhow::Result;
@@ -23,6 +24,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let json = cli.global.json;
     match cli.command {
         Command::Init => init(&paths, json),
+        Command::Run(args) => run::run(&paths, args, json),
         Command::Record(args) => capture::record(&paths, args, json),
         Command::Correct(args) => capture::correct(&paths, args, json),
         Command::Memory(cmd) => memory::run(&paths, cmd, json),
