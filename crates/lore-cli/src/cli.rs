@@ -51,6 +51,10 @@ pub enum Command {
     /// Measure Lore on this machine.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Serve the REST API (/v1) and MCP (/mcp) over HTTP; loopback only without authentication.
+    Serve(crate::commands::serve::ServeArgs),
+    /// Serve MCP over standard input and output (Claude Desktop, Claude Code, Cursor).
+    Mcp,
     /// Run a skill on the configured model and record the execution.
     Run(crate::commands::run::RunArgs),
 }

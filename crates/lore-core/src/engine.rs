@@ -29,10 +29,12 @@ use crate::store::{
 };
 
 mod lessons;
+mod pages;
 mod run;
 mod transfer;
 
 pub use lessons::LessonEdit;
+pub use pages::{MAX_PAGE, Page, PageRequest};
 pub use run::{RunOutcome, RunRequest, SkillAnswer};
 pub use transfer::ImportReport;
 

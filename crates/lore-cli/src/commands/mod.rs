@@ -5,6 +5,7 @@ mod capture;
 mod lessons;
 mod memory;
 pub mod run;
+pub mod serve;
 mod transfer;
 
 use anyhow::Result;
@@ -24,6 +25,8 @@ pub fn run(cli: Cli) -> Result<()> {
     let json = cli.global.json;
     match cli.command {
         Command::Init => init(&paths, json),
+        Command::Serve(args) => serve::serve(&paths, args),
+        Command::Mcp => serve::mcp(&paths),
         Command::Run(args) => run::run(&paths, args, json),
         Command::Record(args) => capture::record(&paths, args, json),
         Command::Correct(args) => capture::correct(&paths, args, json),

@@ -1,0 +1,174 @@
+//! The one place where an error becomes an HTTP status.
+//!
+//! Every handler returns [`ApiError`], and every [`lore_core::Error`] reaches the client through
+//! the single `From` impl below, so a status code cannot drift between endpoints. The body is
+//! always `{"error": {"code": "...", "message": "..."}}`; `code` is stable and meant for programs,
+//! `message` for people. Server-side failures (the store, files, an incompatible database) are
+//! logged with their details and answered with a bare `internal` error: a path or an SQL message
+//! says nothing useful to a client and something useful to an attacker.
+
+use axum::Json;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// An error answer: a status, a stable code and a message safe to show the client.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// A 404 for a path no route serves.
+    pub fn no_route(path: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no endpoint at {path}; see /v1/openapi.json"),
+        )
+    }
+
+    /// A 500 whose cause has already been logged.
+    pub fn internal() -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "internal error; the server log has the details",
+        )
+    }
+
+    /// A 401 for a request without valid credentials.
+    pub fn unauthenticated(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthenticated", message)
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// A rejection from one of axum's extractors, keeping its status and text.
+    fn rejection(status: StatusCode, text: String) -> Self {
+        let code = match status {
+            StatusCode::UNPROCESSABLE_ENTITY => "invalid",
+            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+            s if s.is_server_error() => {
+                tracing::error!(%status, %text, "request extraction failed");
+                return Self::internal();
+            }
+            _ => "bad_request",
+        };
+        Self::new(status, code, text)
+    }
+}
+
+impl From<lore_core::Error> for ApiError {
+    fn from(err: lore_core::Error) -> Self {
+        use lore_core::Error as E;
+        let (status, code) = match &err {
+            E::NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
+            E::Invalid { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
+            E::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
+            E::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            E::Unsupported(_) => (StatusCode::NOT_IMPLEMENTED, "unsupported"),
+            // Incompatible, Io, Store, and whatever the core adds later: the server's problem.
+            _ => {
+                tracing::error!(error = %err, source = ?std::error::Error::source(&err), "request failed");
+                return Self::internal();
+            }
+        };
+        Self::new(status, code, err.to_string())
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> Self {
+        Self::rejection(rejection.status(), rejection.body_text())
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> Self {
+        // A query string that does not parse is bad input like any other: 422, not axum's 400.
+        Self::rejection(StatusCode::UNPROCESSABLE_ENTITY, rejection.body_text())
+    }
+}
+
+impl From<tokio::task::JoinError> for ApiError {
+    fn from(err: tokio::task::JoinError) -> Self {
+        tracing::error!(error = %err, "a blocking Engine call panicked or was cancelled");
+        Self::internal()
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({ "error": { "code": self.code, "message": self.message } });
+        (self.status, Json(body)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_errors_map_to_their_status_and_code() {
+        let cases = [
+            (
+                lore_core::Error::not_found("lesson", "L-1"),
+                404,
+                "not_found",
+            ),
+            (lore_core::Error::invalid("limit", "zero"), 422, "invalid"),
+            (lore_core::Error::Forbidden("x".into()), 403, "forbidden"),
+            (lore_core::Error::Conflict("x".into()), 409, "conflict"),
+            (
+                lore_core::Error::Unsupported("x".into()),
+                501,
+                "unsupported",
+            ),
+        ];
+        for (err, status, code) in cases {
+            let api = ApiError::from(err);
+            assert_eq!((api.status().as_u16(), api.code()), (status, code));
+        }
+    }
+
+    #[test]
+    fn server_side_failures_do_not_leak_their_details() {
+        let secret = "/srv/lore/.lore/lore.db: disk I/O error near SELECT";
+        for err in [
+            lore_core::Error::store(std::io::Error::other(secret)),
+            lore_core::Error::io(secret, std::io::Error::other("denied")),
+            lore_core::Error::Incompatible(secret.into()),
+        ] {
+            let api = ApiError::from(err);
+            assert_eq!(api.status(), StatusCode::INTERNAL_SERVER_ERROR);
+            assert_eq!(api.code(), "internal");
+            assert!(!api.message().contains("lore.db"), "{}", api.message());
+        }
+    }
+}

@@ -1,0 +1,418 @@
+//! MCP: Lore's tools for a model, over stdio (`lore mcp`) and streamable HTTP (`/mcp`).
+//!
+//! One `#[tool_router]` impl over the same Engine the REST API uses; each tool is a translation,
+//! like a REST handler. What differs is the reader. Parameter docs and error texts are written
+//! for a model deciding what to call next: a tool error is a normal result marked `is_error`
+//! whose text says what to change, because a JSON-RPC error is something a model rarely reads.
+//! Results are structured (`Json<T>`, with an output schema; the macro finds `Json` by its
+//! spelling in the signature, so results are spelled out rather than aliased) and deliberately smaller than the
+//! REST shapes: a model pays for every token, so views carry what it acts on and no more.
+//!
+//! Corrections made through MCP are recorded as written by an agent: the model relays them, and
+//! seed 002 keeps an agent from approving its own lessons. They start on `trial` (auto curation,
+//! shown marked as such) or `needs_review` (review curation).
+
+mod views;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use lore_core::engine::{NewCorrection, NewExecution, PageRequest};
+use lore_core::id::{ExecutionId, LessonId};
+use lore_core::model::{AuthorKind, LessonStatus, Outcome};
+use lore_core::{Engine, SkillPath};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{Json, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+pub use views::{
+    CorrectionResult, LessonList, LessonSummary, LessonView, PromptView, RecordedExecution,
+    SearchResults, StatusView,
+};
+
+/// Parameters of `record_execution`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RecordExecutionParams {
+    /// The skill or task that ran, as `domain/skill` in lowercase words joined by `-`, for
+    /// example `support/summarize-ticket`. Lessons and prompts are filed under this name.
+    pub skill: String,
+    /// What the skill was given: any JSON value (an object with the task's fields, or a string).
+    pub input: Value,
+    /// What the skill produced: any JSON value.
+    pub output: Value,
+    /// How the run ended: `accepted`, `rejected`, `pending_review` (the default when unsure),
+    /// `success` or `failure`.
+    #[serde(default)]
+    pub outcome: Option<String>,
+    /// The model that produced the output, for example `claude-sonnet-4-5`, if known.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// An ID shared by the runs of one conversation or job, if there is one.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+/// Parameters of `correct`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CorrectParams {
+    /// The skill of the execution being corrected, `domain/skill`, exactly as it was recorded.
+    pub skill: String,
+    /// The execution's ID, as returned by `record_execution` (for example
+    /// `EXEC-20260220124341-7K3Q9M2B`).
+    pub execution_id: String,
+    /// What was wrong and what to do instead, in plain sentences; a rule with its condition
+    /// works best: "When a ticket reports errors for many customers, priority must be urgent."
+    pub correction: String,
+    /// Who gave the correction (a person's name or handle), if known.
+    #[serde(default)]
+    pub author: Option<String>,
+}
+
+/// Parameters of `search_memory`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchParams {
+    /// Plain words describing the situation, for example `checkout errors priority`.
+    pub query: String,
+    /// Only this skill, `domain/skill`; omit to search every skill you may read.
+    #[serde(default)]
+    pub skill: Option<String>,
+    /// How many results, 1 to 50; 5 when omitted.
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// Parameters of `list_lessons`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListLessonsParams {
+    /// Only this skill, `domain/skill`; omit for every skill you may read.
+    #[serde(default)]
+    pub skill: Option<String>,
+    /// Only these statuses, for example `["approved", "trial"]`. The statuses are needs_review,
+    /// trial, approved, rejected, suppressed, expired, one_time_exception, sensitive, superseded
+    /// and archived. Omit for all.
+    #[serde(default)]
+    pub statuses: Option<Vec<String>>,
+    /// How many lessons, 1 to 100; 20 when omitted.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Skip this many (use `next_offset` from the previous call to read the next page).
+    #[serde(default)]
+    pub offset: Option<usize>,
+}
+
+/// Parameters of `get_lesson`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GetLessonParams {
+    /// The lesson's ID, as returned by `correct`, `list_lessons` or `search_memory`.
+    pub id: String,
+}
+
+/// Parameters of `memory_prompt`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PromptParams {
+    /// The skill whose system prompt to assemble, `domain/skill`.
+    pub skill: String,
+}
+
+/// Lore's MCP server: the tools, over one Engine.
+#[derive(Clone, Debug)]
+pub struct LoreMcp {
+    engine: Arc<Engine>,
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl LoreMcp {
+    /// Tools over `engine`.
+    pub fn new(engine: Arc<Engine>) -> Self {
+        Self {
+            engine,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Runs a synchronous Engine call on the blocking pool; errors become model-readable text.
+    async fn call<T, F>(&self, call: F) -> Result<T, String>
+    where
+        F: FnOnce(&Engine) -> lore_core::Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let engine = Arc::clone(&self.engine);
+        match tokio::task::spawn_blocking(move || call(&engine)).await {
+            Ok(result) => result.map_err(tool_error),
+            Err(err) => {
+                tracing::error!(error = %err, "an MCP tool's Engine call panicked");
+                Err(INTERNAL.to_owned())
+            }
+        }
+    }
+
+    /// Record one run of a skill: its input, its output and how it ended. Returns the
+    /// execution's ID, which `correct` needs. Call it after finishing a task you may be
+    /// corrected on.
+    #[tool(annotations(
+        title = "Record an execution",
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false,
+        open_world_hint = false
+    ))]
+    async fn record_execution(
+        &self,
+        Parameters(p): Parameters<RecordExecutionParams>,
+    ) -> Result<Json<RecordedExecution>, String> {
+        let recorded = self
+            .call(move |e| {
+                let outcome = p.outcome.as_deref().map(Outcome::parse).transpose()?;
+                e.record_execution(NewExecution {
+                    skill: SkillPath::parse(&p.skill)?,
+                    input: p.input,
+                    output: p.output,
+                    outcome: outcome.unwrap_or(Outcome::PendingReview),
+                    cost_usd: None,
+                    latency_ms: None,
+                    model: p.model,
+                    session: p.session,
+                })
+            })
+            .await?;
+        Ok(Json(RecordedExecution::from(&recorded)))
+    }
+
+    /// Correct a recorded execution. Lore stores the correction and learns a lesson (a rule
+    /// and when it applies) that comes back in future prompts for the skill. Use it when the
+    /// user says an output was wrong; pass their words.
+    #[tool(annotations(
+        title = "Correct an execution",
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false,
+        open_world_hint = false
+    ))]
+    async fn correct(
+        &self,
+        Parameters(p): Parameters<CorrectParams>,
+    ) -> Result<Json<CorrectionResult>, String> {
+        let outcome = self
+            .call(move |e| {
+                e.correct(NewCorrection {
+                    skill: SkillPath::parse(&p.skill)?,
+                    execution_id: ExecutionId::parse(&p.execution_id)?,
+                    text: p.correction,
+                    author_kind: AuthorKind::Agent,
+                    author: p.author,
+                })
+            })
+            .await?;
+        Ok(Json(CorrectionResult::from(&outcome)))
+    }
+
+    /// Search what Lore remembers (learned lessons that may be used, and past executions) by
+    /// plain words. Use it before a task to find rules learned from earlier mistakes.
+    #[tool(annotations(
+        title = "Search memory",
+        read_only_hint = true,
+        open_world_hint = false
+    ))]
+    async fn search_memory(
+        &self,
+        Parameters(p): Parameters<SearchParams>,
+    ) -> Result<Json<SearchResults>, String> {
+        let hits = self
+            .call(move |e| {
+                let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
+                let limit = p.limit.unwrap_or(5);
+                if limit > 50 {
+                    return Err(lore_core::Error::invalid("limit", "at most 50"));
+                }
+                e.search(&p.query, skill.as_ref(), limit)
+            })
+            .await?;
+        Ok(Json(SearchResults::from(hits.as_slice())))
+    }
+
+    /// List learned lessons, oldest first, with their status and one-line summary. Use
+    /// `get_lesson` for a lesson's full rule.
+    #[tool(annotations(title = "List lessons", read_only_hint = true, open_world_hint = false))]
+    async fn list_lessons(
+        &self,
+        Parameters(p): Parameters<ListLessonsParams>,
+    ) -> Result<Json<LessonList>, String> {
+        let page = self
+            .call(move |e| {
+                let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
+                let statuses: Option<BTreeSet<LessonStatus>> = p
+                    .statuses
+                    .map(|s| s.iter().map(|s| LessonStatus::parse(s)).collect())
+                    .transpose()?;
+                let limit = p.limit.unwrap_or(20);
+                if limit > 100 {
+                    return Err(lore_core::Error::invalid("limit", "at most 100"));
+                }
+                let request = PageRequest {
+                    limit,
+                    offset: p.offset.unwrap_or(0),
+                };
+                e.lessons_page(skill.as_ref(), statuses, request)
+            })
+            .await?;
+        Ok(Json(LessonList::from(&page)))
+    }
+
+    /// One lesson in full: its rule, when it applies, the mistake it came from, its status and
+    /// confidence.
+    #[tool(annotations(title = "Get a lesson", read_only_hint = true, open_world_hint = false))]
+    async fn get_lesson(
+        &self,
+        Parameters(p): Parameters<GetLessonParams>,
+    ) -> Result<Json<LessonView>, String> {
+        let lesson = self
+            .call(move |e| e.lesson(&LessonId::parse(&p.id)?))
+            .await?;
+        Ok(Json(LessonView::from(&lesson)))
+    }
+
+    /// The system prompt for a skill with its learned rules: workspace and domain context, the
+    /// rules learned from corrections (quoted, with provenance), then the skill's instructions.
+    /// Needs a `skills/DOMAIN/SKILL/SKILL.md` on the server.
+    #[tool(annotations(
+        title = "Assemble a skill's prompt",
+        read_only_hint = true,
+        open_world_hint = false
+    ))]
+    async fn memory_prompt(
+        &self,
+        Parameters(p): Parameters<PromptParams>,
+    ) -> Result<Json<PromptView>, String> {
+        let prompt = self
+            .call(move |e| e.prompt(&SkillPath::parse(&p.skill)?))
+            .await?;
+        Ok(Json(PromptView::from(&prompt)))
+    }
+
+    /// How much Lore holds: executions, corrections and lessons you may read, and the curation
+    /// mode.
+    #[tool(annotations(
+        title = "Memory status",
+        read_only_hint = true,
+        open_world_hint = false
+    ))]
+    async fn memory_status(&self) -> Result<Json<StatusView>, String> {
+        let status = self.call(|e| e.status()).await?;
+        Ok(Json(StatusView::from(&status)))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for LoreMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("lore", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Lore is a learning memory. Before a task, call search_memory or memory_prompt \
+                 to get rules learned from earlier corrections. After a task, call \
+                 record_execution; when the user says an output was wrong, call correct with \
+                 the execution ID and their words, so the next run avoids the mistake.",
+            )
+    }
+}
+
+const INTERNAL: &str = "Lore failed internally; the details are in the server's log. Retrying \
+                        will not help; carry on without memory and tell the user.";
+
+/// The one mapping from an Engine error to what the model reads.
+fn tool_error(err: lore_core::Error) -> String {
+    use lore_core::Error as E;
+    match &err {
+        E::NotFound { .. } => format!(
+            "{err}. Check the ID: record_execution, list_lessons and search_memory return \
+             valid ones."
+        ),
+        E::Invalid { .. } => format!("{err}. Fix that argument and call the tool again."),
+        E::Forbidden(_) => {
+            format!("{err}. This connection may not write there; use a skill inside your scope.")
+        }
+        E::Conflict(_) => format!("{err}. It changed meanwhile; read it again, then retry."),
+        E::Unsupported(_) => format!("{err}. This Lore server cannot do that; do not retry."),
+        _ => {
+            tracing::error!(error = %err, "an MCP tool failed");
+            INTERNAL.to_owned()
+        }
+    }
+}
+
+/// Serves the tools over standard input and output until the client disconnects.
+///
+/// Standard output carries the protocol, so nothing else may print there: logs go to stderr.
+///
+/// # Errors
+/// When the handshake fails or the transport breaks.
+pub async fn serve_stdio(engine: Arc<Engine>) -> anyhow::Result<()> {
+    let running = LoreMcp::new(engine).serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_only_tools_are_annotated_and_writes_are_not() {
+        let tools = LoreMcp::tool_router().list_all();
+        let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "correct",
+                "get_lesson",
+                "list_lessons",
+                "memory_prompt",
+                "memory_status",
+                "record_execution",
+                "search_memory"
+            ]
+        );
+        for tool in &tools {
+            let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
+            let writes = matches!(tool.name.as_ref(), "record_execution" | "correct");
+            assert_eq!(read_only, Some(!writes), "{}", tool.name);
+            assert!(
+                tool.output_schema.is_some(),
+                "{} has no output schema",
+                tool.name
+            );
+            let description = tool.description.as_deref().unwrap_or_default();
+            assert!(description.len() > 40, "{}: {description:?}", tool.name);
+        }
+    }
+
+    #[test]
+    fn parameter_docs_reach_the_schema() {
+        let tools = LoreMcp::tool_router().list_all();
+        let correct = tools.iter().find(|t| t.name == "correct").unwrap();
+        let schema = serde_json::to_string(&correct.input_schema).unwrap();
+        assert!(
+            schema.contains("as returned by `record_execution`"),
+            "{schema}"
+        );
+    }
+
+    #[test]
+    fn tool_errors_say_what_to_do() {
+        let text = tool_error(lore_core::Error::invalid(
+            "skill path",
+            "expected `domain/skill`",
+        ));
+        assert!(text.contains("Fix that argument"), "{text}");
+        let text = tool_error(lore_core::Error::store(std::io::Error::other(
+            "/secret/path",
+        )));
+        assert!(!text.contains("/secret"), "{text}");
+    }
+}

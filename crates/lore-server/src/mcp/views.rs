@@ -1,0 +1,230 @@
+//! What the tools return: small, flat shapes a model can read at a glance.
+
+use lore_core::engine::{CorrectionOutcome, Page, Status};
+use lore_core::model::{Execution, Lesson};
+use lore_core::prompt::AssembledPrompt;
+use lore_core::store::SearchHit;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// A serde enum's wire name (`pending_review`, `lesson`, …).
+fn wire<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        other => format!("{other:?}"),
+    }
+}
+
+/// The execution just recorded.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RecordedExecution {
+    /// Pass this to `correct` if the output turns out wrong.
+    pub execution_id: String,
+    /// The skill it was filed under.
+    pub skill: String,
+    /// How it ended.
+    pub outcome: String,
+    /// When it was recorded (UTC, RFC 3339).
+    pub recorded_at: String,
+}
+
+impl From<&Execution> for RecordedExecution {
+    fn from(e: &Execution) -> Self {
+        Self {
+            execution_id: e.id.to_string(),
+            skill: e.skill.to_string(),
+            outcome: e.outcome.as_str().to_owned(),
+            recorded_at: e.timestamp.to_rfc3339(),
+        }
+    }
+}
+
+/// A lesson in full.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LessonView {
+    /// The lesson's ID.
+    pub id: String,
+    /// Its skill.
+    pub skill: String,
+    /// Its state: only `approved` (and `trial`, in auto curation) lessons reach a prompt.
+    pub status: String,
+    /// What to do.
+    pub rule: String,
+    /// When the rule applies.
+    pub applies_when: String,
+    /// What went wrong before.
+    pub mistake: String,
+    /// Why it went wrong.
+    pub root_cause: String,
+    /// How sure Lore is of the rule, 0 to 1.
+    pub confidence: f64,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// The correction it was learned from, if any.
+    pub correction_id: Option<String>,
+}
+
+impl From<&Lesson> for LessonView {
+    fn from(l: &Lesson) -> Self {
+        Self {
+            id: l.id.to_string(),
+            skill: l.skill.to_string(),
+            status: l.status.as_str().to_owned(),
+            rule: l.rule.clone(),
+            applies_when: l.applies_when.clone(),
+            mistake: l.mistake.clone(),
+            root_cause: l.root_cause.clone(),
+            confidence: l.confidence,
+            tags: l.tags.clone(),
+            correction_id: l.correction_id.as_ref().map(ToString::to_string),
+        }
+    }
+}
+
+/// What `correct` stored and learned.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CorrectionResult {
+    /// The stored correction.
+    pub correction_id: String,
+    /// The lesson learned from it.
+    pub lesson: LessonView,
+    /// The guardrail file the rule was appended to, if the skill has a folder.
+    pub guardrail: Option<String>,
+}
+
+impl From<&CorrectionOutcome> for CorrectionResult {
+    fn from(o: &CorrectionOutcome) -> Self {
+        Self {
+            correction_id: o.correction.id.to_string(),
+            lesson: LessonView::from(&o.lesson),
+            guardrail: o.guardrail.clone(),
+        }
+    }
+}
+
+/// One line about a lesson.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LessonSummary {
+    /// The lesson's ID, for `get_lesson`.
+    pub id: String,
+    /// Its skill.
+    pub skill: String,
+    /// Its state.
+    pub status: String,
+    /// How sure Lore is, 0 to 1.
+    pub confidence: f64,
+    /// The rule in one line.
+    pub summary: String,
+}
+
+/// A page of lessons.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LessonList {
+    /// The lessons, oldest first.
+    pub lessons: Vec<LessonSummary>,
+    /// Pass as `offset` to read the next page; absent on the last page.
+    pub next_offset: Option<usize>,
+}
+
+impl From<&Page<Lesson>> for LessonList {
+    fn from(page: &Page<Lesson>) -> Self {
+        Self {
+            lessons: page
+                .items
+                .iter()
+                .map(|l| LessonSummary {
+                    id: l.id.to_string(),
+                    skill: l.skill.to_string(),
+                    status: l.status.as_str().to_owned(),
+                    confidence: l.confidence,
+                    summary: l.tiers.summary.clone(),
+                })
+                .collect(),
+            next_offset: page.next_offset,
+        }
+    }
+}
+
+/// One search result.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Hit {
+    /// `lesson` or `execution`.
+    pub kind: String,
+    /// Its ID.
+    pub id: String,
+    /// Its skill.
+    pub skill: String,
+    /// Relevance; higher is better, comparable only within one search.
+    pub score: f64,
+    /// The matching text, shortened.
+    pub snippet: String,
+}
+
+/// Search results, best first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResults {
+    /// The hits; empty when nothing matched.
+    pub hits: Vec<Hit>,
+}
+
+impl From<&[SearchHit]> for SearchResults {
+    fn from(hits: &[SearchHit]) -> Self {
+        Self {
+            hits: hits
+                .iter()
+                .map(|h| Hit {
+                    kind: wire(&h.kind),
+                    id: h.id.clone(),
+                    skill: h.skill.to_string(),
+                    score: h.score,
+                    snippet: h.snippet.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// An assembled system prompt.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PromptView {
+    /// The prompt text, ready to use as a system prompt.
+    pub prompt: String,
+    /// The lessons quoted in it, in order.
+    pub lesson_ids: Vec<String>,
+}
+
+impl From<&AssembledPrompt> for PromptView {
+    fn from(p: &AssembledPrompt) -> Self {
+        Self {
+            prompt: p.text.clone(),
+            lesson_ids: p.lessons.iter().map(ToString::to_string).collect(),
+        }
+    }
+}
+
+/// How much memory there is.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StatusView {
+    /// The store's kind, e.g. `sqlite`.
+    pub backend: String,
+    /// Executions you may read.
+    pub executions: u64,
+    /// Corrections you may read.
+    pub corrections: u64,
+    /// Lessons you may read, in any state.
+    pub lessons: u64,
+    /// `auto` (machine-made lessons go on trial) or `review` (they wait for a person).
+    pub curation: String,
+}
+
+impl From<&Status> for StatusView {
+    fn from(s: &Status) -> Self {
+        Self {
+            backend: s.store.backend.to_owned(),
+            executions: s.counts.executions,
+            corrections: s.counts.corrections,
+            lessons: s.counts.lessons,
+            curation: wire(&s.curation),
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! `/v1/executions` and `/v1/corrections`: what agents did, and what people said about it.
+
+use axum::Json;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use lore_core::SkillPath;
+use lore_core::engine::{CorrectionOutcome, NewCorrection, NewExecution, Page};
+use lore_core::id::ExecutionId;
+use lore_core::model::{AuthorKind, Execution, Outcome};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Body, Caller, Params, page};
+use crate::error::ApiError;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordBody {
+    skill: SkillPath,
+    input: Value,
+    output: Value,
+    #[serde(default = "pending_review")]
+    outcome: Outcome,
+    cost_usd: Option<f64>,
+    latency_ms: Option<f64>,
+    model: Option<String>,
+    session: Option<String>,
+}
+
+fn pending_review() -> Outcome {
+    Outcome::PendingReview
+}
+
+pub async fn record(
+    caller: Caller,
+    Body(b): Body<RecordBody>,
+) -> Result<(StatusCode, Json<Execution>), ApiError> {
+    let new = NewExecution {
+        skill: b.skill,
+        input: b.input,
+        output: b.output,
+        outcome: b.outcome,
+        cost_usd: b.cost_usd,
+        latency_ms: b.latency_ms,
+        model: b.model,
+        session: b.session,
+    };
+    let execution = caller.run(move |e| e.record_execution(new)).await?;
+    Ok((StatusCode::CREATED, Json(execution)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    skill: Option<SkillPath>,
+    limit: Option<usize>,
+    offset: Option<usize>,
+}
+
+pub async fn list(
+    caller: Caller,
+    Params(q): Params<ListQuery>,
+) -> Result<Json<Page<Execution>>, ApiError> {
+    let request = page(q.limit, q.offset);
+    let page = caller
+        .run(move |e| e.executions_page(q.skill.as_ref(), request))
+        .await?;
+    Ok(Json(page))
+}
+
+pub async fn get(caller: Caller, Path(id): Path<String>) -> Result<Json<Execution>, ApiError> {
+    let id = ExecutionId::parse(&id)?;
+    Ok(Json(caller.run(move |e| e.execution(&id)).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CorrectBody {
+    skill: SkillPath,
+    execution_id: ExecutionId,
+    text: String,
+    author: Option<String>,
+    #[serde(default = "human")]
+    author_kind: AuthorKind,
+}
+
+fn human() -> AuthorKind {
+    AuthorKind::Human
+}
+
+pub async fn correct(
+    caller: Caller,
+    Body(b): Body<CorrectBody>,
+) -> Result<(StatusCode, Json<CorrectionOutcome>), ApiError> {
+    let new = NewCorrection {
+        skill: b.skill,
+        execution_id: b.execution_id,
+        text: b.text,
+        author_kind: b.author_kind,
+        author: b.author,
+    };
+    let outcome = caller.run(move |e| e.correct(new)).await?;
+    Ok((StatusCode::CREATED, Json(outcome)))
+}

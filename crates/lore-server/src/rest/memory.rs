@@ -1,0 +1,57 @@
+//! Reading memory back: search, the assembled prompt, and the store's status.
+
+use axum::Json;
+use axum::extract::Path;
+use lore_core::SkillPath;
+use lore_core::engine::{MAX_PAGE, Status};
+use lore_core::prompt::AssembledPrompt;
+use lore_core::store::SearchHit;
+use serde::{Deserialize, Serialize};
+
+use super::{Caller, Params};
+use crate::error::ApiError;
+
+pub async fn status(caller: Caller) -> Result<Json<Status>, ApiError> {
+    Ok(Json(caller.run(|e| e.status()).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchQuery {
+    q: String,
+    skill: Option<SkillPath>,
+    #[serde(default = "five")]
+    limit: usize,
+}
+
+fn five() -> usize {
+    5
+}
+
+/// Search results, best first.
+#[derive(Debug, Serialize)]
+pub struct SearchResults {
+    hits: Vec<SearchHit>,
+}
+
+pub async fn search(
+    caller: Caller,
+    Params(q): Params<SearchQuery>,
+) -> Result<Json<SearchResults>, ApiError> {
+    if q.limit > MAX_PAGE {
+        let why = format!("{} is more than {MAX_PAGE}", q.limit);
+        return Err(lore_core::Error::invalid("limit", why).into());
+    }
+    let hits = caller
+        .run(move |e| e.search(&q.q, q.skill.as_ref(), q.limit))
+        .await?;
+    Ok(Json(SearchResults { hits }))
+}
+
+pub async fn prompt(
+    caller: Caller,
+    Path((domain, skill)): Path<(String, String)>,
+) -> Result<Json<AssembledPrompt>, ApiError> {
+    let skill = SkillPath::parse(&format!("{domain}/{skill}"))?;
+    Ok(Json(caller.run(move |e| e.prompt(&skill)).await?))
+}

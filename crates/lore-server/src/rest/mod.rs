@@ -1,0 +1,154 @@
+//! The REST API under `/v1`: a route table, the extractors every handler shares, and nothing else.
+//!
+//! Handlers are translations: JSON in, one Engine call, JSON out. Three things make that hold:
+//!
+//! - [`Caller`] is the only way a handler reaches the Engine. It resolves the request's scope (the
+//!   unrestricted handle until tokens are configured) and runs the synchronous Engine on the
+//!   blocking pool, so no handler can block the async runtime or forget the scope.
+//! - [`Body`] and [`Params`] wrap axum's `Json` and `Query` so that malformed input is answered in
+//!   the same error shape as everything else (see [`crate::error`]).
+//! - [`Routes`] registers each route and records it in a table, which is how the OpenAPI test
+//!   knows the router's real surface without a second, hand-kept list.
+
+mod executions;
+mod lessons;
+mod memory;
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::handler::Handler;
+use axum::http::request::Parts;
+use axum::http::{Method, Uri};
+use axum::routing::{MethodFilter, on};
+use axum::{Json, Router};
+use lore_core::Engine;
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+use crate::openapi;
+
+/// What every handler can reach: the Engine the server was started with.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    engine: Arc<Engine>,
+}
+
+/// The Engine handle for this request, already narrowed to the caller's scope.
+#[derive(Debug)]
+pub struct Caller(Engine);
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(_parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        // Without tokens the server binds loopback only (see `crate::server`), and the caller
+        // gets the handle the server holds. Tokens will resolve to `engine.scoped(scope)` here.
+        Ok(Self(Engine::clone(&state.engine)))
+    }
+}
+
+impl Caller {
+    /// Runs `call` on the blocking pool: the Engine and its store are synchronous.
+    ///
+    /// # Errors
+    /// The Engine's error, mapped once by [`ApiError`]; a panic in `call` becomes a logged 500.
+    pub async fn run<T, F>(self, call: F) -> Result<T, ApiError>
+    where
+        F: FnOnce(&Engine) -> lore_core::Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let engine = self.0;
+        Ok(tokio::task::spawn_blocking(move || call(&engine)).await??)
+    }
+}
+
+/// A JSON request body whose rejections use the API's error shape.
+#[derive(Debug)]
+pub struct Body<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let Json(value) = Json::<T>::from_request(req, state).await?;
+        Ok(Self(value))
+    }
+}
+
+/// Query parameters whose rejections use the API's error shape.
+#[derive(Debug)]
+pub struct Params<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Params<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let Query(value) = Query::<T>::from_request_parts(parts, state).await?;
+        Ok(Self(value))
+    }
+}
+
+/// A router that remembers what it serves.
+pub struct Routes {
+    router: Router<AppState>,
+    table: Vec<(Method, &'static str)>,
+}
+
+impl Routes {
+    fn new() -> Self {
+        Self {
+            router: Router::new(),
+            table: Vec::new(),
+        }
+    }
+
+    fn on<H, T>(mut self, method: Method, path: &'static str, handler: H) -> Self
+    where
+        H: Handler<T, AppState>,
+        T: 'static,
+    {
+        let filter = MethodFilter::try_from(method.clone()).expect("a standard HTTP method");
+        self.router = self.router.route(path, on(filter, handler));
+        self.table.push((method, path));
+        self
+    }
+
+    /// Every `(method, path)` served, in registration order.
+    pub fn table(&self) -> &[(Method, &'static str)] {
+        &self.table
+    }
+
+    /// The axum router over `engine`.
+    pub fn into_router(self, engine: Arc<Engine>) -> Router {
+        self.router
+            .fallback(|uri: Uri| async move { ApiError::no_route(uri.path()) })
+            .with_state(AppState { engine })
+    }
+}
+
+/// The `/v1` routes.
+pub fn routes() -> Routes {
+    use Method as M;
+    Routes::new()
+        .on(M::GET, "/v1/openapi.json", openapi::document)
+        .on(M::GET, "/v1/status", memory::status)
+        .on(M::GET, "/v1/search", memory::search)
+        .on(M::GET, "/v1/skills/{domain}/{skill}/prompt", memory::prompt)
+        .on(M::POST, "/v1/executions", executions::record)
+        .on(M::GET, "/v1/executions", executions::list)
+        .on(M::GET, "/v1/executions/{id}", executions::get)
+        .on(M::POST, "/v1/corrections", executions::correct)
+        .on(M::GET, "/v1/lessons", lessons::list)
+        .on(M::GET, "/v1/lessons/{id}", lessons::get)
+        .on(M::PATCH, "/v1/lessons/{id}", lessons::edit)
+        .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
+}
+
+/// The page a listing asks for; 50 records from the start unless it says otherwise.
+fn page(limit: Option<usize>, offset: Option<usize>) -> lore_core::engine::PageRequest {
+    lore_core::engine::PageRequest {
+        limit: limit.unwrap_or(50),
+        offset: offset.unwrap_or(0),
+    }
+}

@@ -1,0 +1,178 @@
+//! One process, two protocols: the REST API under `/v1` and MCP at `/mcp`, on one listener.
+//!
+//! Limits live here rather than in handlers: a body size cap (axum's, so an oversized JSON body
+//! is answered in the API's error shape), a timeout on every `/v1` request, and none on `/mcp`,
+//! whose streams legitimately stay open. A timed-out request's Engine call keeps running on the
+//! blocking pool and may still commit, so a 408 means "unknown", never "not written".
+//!
+//! Shutdown is graceful and loses no acknowledged write: on the signal the listener closes,
+//! MCP sessions are cancelled, and in-flight requests, including their blocking Engine calls,
+//! run to completion before [`serve`] returns. A write the client saw acknowledged was
+//! committed before the acknowledgement was sent.
+//!
+//! Without authentication the server is for the machine it runs on: [`check_bind`] refuses any
+//! address that is not loopback, and callers say so at start-up.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use lore_core::Engine;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::mcp::LoreMcp;
+use crate::rest;
+
+/// Limits applied to every request.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// The largest request body accepted, in bytes.
+    pub body_bytes: usize,
+    /// How long a `/v1` request may take.
+    pub timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            body_bytes: 1024 * 1024,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The REST API alone, with its limits: what the handler tests drive through `oneshot`.
+pub fn rest_app(engine: Arc<Engine>, limits: Limits) -> Router {
+    rest::routes()
+        .into_router(engine)
+        .layer(DefaultBodyLimit::max(limits.body_bytes))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            limits.timeout,
+        ))
+}
+
+/// REST under `/v1` and MCP at `/mcp`; `shutdown` ends the MCP sessions.
+pub fn app(engine: Arc<Engine>, limits: Limits, shutdown: CancellationToken) -> Router {
+    let mcp_engine = Arc::clone(&engine);
+    let mut config = StreamableHttpServerConfig::default();
+    config.cancellation_token = shutdown;
+    let mcp = StreamableHttpService::new(
+        move || Ok(LoreMcp::new(Arc::clone(&mcp_engine))),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    rest_app(engine, limits)
+        .nest_service(
+            "/mcp",
+            tower::ServiceBuilder::new()
+                .layer(RequestBodyLimitLayer::new(limits.body_bytes))
+                .service(mcp),
+        )
+        .layer(TraceLayer::new_for_http())
+}
+
+/// Why an address was refused.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "refusing to listen on {0}: no authentication is configured, so Lore serves loopback \
+     addresses only (127.0.0.1 or [::1]); anyone who can reach {0} could read and change all \
+     memory"
+)]
+pub struct PublicWithoutAuth(pub SocketAddr);
+
+/// Refuses a non-loopback address when no authentication is configured.
+///
+/// # Errors
+/// [`PublicWithoutAuth`] naming the address.
+pub fn check_bind(addr: SocketAddr) -> Result<(), PublicWithoutAuth> {
+    if addr.ip().is_loopback() {
+        Ok(())
+    } else {
+        Err(PublicWithoutAuth(addr))
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` is cancelled, then drains in-flight requests.
+///
+/// # Errors
+/// When accepting connections fails.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+}
+
+/// Serves REST and MCP over `engine` on `listener` until Ctrl-C or SIGTERM, then drains.
+///
+/// # Errors
+/// When accepting connections fails.
+pub async fn run_until_signal(
+    listener: TcpListener,
+    engine: Arc<Engine>,
+    limits: Limits,
+) -> std::io::Result<()> {
+    let token = CancellationToken::new();
+    tokio::spawn(cancel_on_signal(token.clone()));
+    serve(listener, app(engine, limits, token.clone()), token).await
+}
+
+/// Cancels `token` on Ctrl-C or SIGTERM.
+pub async fn cancel_on_signal(token: CancellationToken) {
+    let ctrl_c = async {
+        if let Err(err) = tokio::signal::ctrl_c().await {
+            tracing::warn!(%err, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(err) => {
+                tracing::warn!(%err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    token.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_is_served_without_auth() {
+        for ok in ["127.0.0.1:7077", "[::1]:7077", "127.0.0.2:1"] {
+            assert!(check_bind(ok.parse().unwrap()).is_ok(), "{ok}");
+        }
+        for refused in ["0.0.0.0:7077", "[::]:7077", "192.168.1.5:7077"] {
+            let err = check_bind(refused.parse().unwrap())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("loopback"), "{refused}: {err}");
+        }
+    }
+}

@@ -1,0 +1,117 @@
+"""Drive Lore's MCP server with the official Python SDK, as Claude Desktop or Cursor would.
+
+Usage:
+    mcp_client.py stdio LORE_BINARY LORE_HOME SKILLS_DIR
+    mcp_client.py http URL
+
+Lists the tools, checks their annotations, then calls every tool: record an execution, correct
+it, find the learned lesson by search and by listing, read it, assemble the prompt that carries
+it, and read the status. Also checks that a bad argument comes back as a tool error the model
+can act on. Prints one JSON line of findings; any failed check exits non-zero with a message.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+SKILL = "support/summarize-ticket"
+READ_ONLY = {"search_memory", "list_lessons", "get_lesson", "memory_prompt", "memory_status"}
+WRITES = {"record_execution", "correct"}
+
+
+def attr(obj, *names):
+    for name in names:
+        if hasattr(obj, name):
+            return getattr(obj, name)
+    return None
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+async def call(session, name, arguments):
+    result = await session.call_tool(name, arguments)
+    check(not attr(result, "is_error", "isError"), f"{name} failed: {result.content}")
+    structured = attr(result, "structured_content", "structuredContent")
+    check(isinstance(structured, dict), f"{name} returned no structured result: {result}")
+    return structured
+
+
+async def exercise(session):
+    await session.initialize()
+    tools = (await session.list_tools()).tools
+    names = {t.name for t in tools}
+    check(names == READ_ONLY | WRITES, f"unexpected tools: {sorted(names)}")
+    for tool in tools:
+        hint = attr(tool.annotations, "read_only_hint", "readOnlyHint")
+        check(hint is (tool.name in READ_ONLY), f"{tool.name}: read_only_hint is {hint}")
+        check(tool.description, f"{tool.name} has no description")
+
+    recorded = await call(session, "record_execution", {
+        "skill": SKILL,
+        "input": {"ticket": "Checkout returns 500 for every EU customer"},
+        "output": {"summary": "A checkout problem.", "priority": "normal"},
+        "outcome": "rejected",
+    })
+    execution_id = recorded["execution_id"]
+    corrected = await call(session, "correct", {
+        "skill": SKILL,
+        "execution_id": execution_id,
+        "correction": "When a ticket reports errors for many customers, priority must be urgent.",
+        "author": "mcp-test",
+    })
+    lesson = corrected["lesson"]
+    check(lesson["status"] == "trial", f"an agent's correction should start on trial: {lesson}")
+
+    hits = (await call(session, "search_memory", {"query": "urgent priority customers"}))["hits"]
+    check(any(h["id"] == lesson["id"] for h in hits), f"search did not find the lesson: {hits}")
+    listed = await call(session, "list_lessons", {"skill": SKILL, "statuses": ["trial"]})
+    check([l["id"] for l in listed["lessons"]] == [lesson["id"]], f"list_lessons: {listed}")
+    got = await call(session, "get_lesson", {"id": lesson["id"]})
+    check("urgent" in got["rule"], f"get_lesson: {got}")
+    prompt = await call(session, "memory_prompt", {"skill": SKILL})
+    check(prompt["lesson_ids"] == [lesson["id"]], f"memory_prompt: {prompt['lesson_ids']}")
+    check("urgent" in prompt["prompt"], "the prompt does not carry the rule")
+    status = await call(session, "memory_status", {})
+    check(status["executions"] >= 1 and status["lessons"] >= 1, f"memory_status: {status}")
+
+    bad = await session.call_tool("record_execution", {
+        "skill": "../etc", "input": {}, "output": {},
+    })
+    check(attr(bad, "is_error", "isError"), "a bad skill path was accepted")
+    text = " ".join(getattr(c, "text", "") for c in bad.content)
+    check("Fix that argument" in text, f"the error does not say what to do: {text}")
+    missing = await session.call_tool("get_lesson", {"id": "REFL-404"})
+    check(attr(missing, "is_error", "isError"), "an unknown lesson was found")
+
+    return {"tools": sorted(names), "execution_id": execution_id, "lesson_id": lesson["id"]}
+
+
+async def main(argv):
+    mode = argv[1]
+    if mode == "stdio":
+        binary, home, skills = argv[2], argv[3], argv[4]
+        params = StdioServerParameters(
+            command=binary, args=["--home", home, "--skills", skills, "mcp"]
+        )
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                findings = await exercise(session)
+    elif mode == "http":
+        async with streamable_http_client(argv[2]) as streams:
+            read, write = streams[0], streams[1]
+            async with ClientSession(read, write) as session:
+                findings = await exercise(session)
+    else:
+        raise SystemExit(f"unknown mode {mode!r}; use stdio or http")
+    print(json.dumps({"mode": mode, **findings}))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv))

@@ -1,0 +1,488 @@
+//! The REST API through `Router::oneshot` (no socket), plus one smoke test over loopback.
+
+mod common;
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use common::{Home, SKILL};
+use lore_server::{Limits, rest_app};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+fn app(home: &Home) -> Router {
+    rest_app(home.engine.clone(), Limits::default())
+}
+
+async fn send(app: &Router, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+    let mut req = Request::builder().method(method).uri(uri);
+    let body = match body {
+        Some(v) => {
+            req = req.header(header::CONTENT_TYPE, "application/json");
+            Body::from(v.to_string())
+        }
+        None => Body::empty(),
+    };
+    raw(app, req.body(body).unwrap()).await
+}
+
+async fn raw(app: &Router, req: Request<Body>) -> (StatusCode, Value) {
+    let res = app.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let value = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+    };
+    (status, value)
+}
+
+async fn record(app: &Router, skill: &str, outcome: &str) -> String {
+    let (status, body) = send(
+        app,
+        Method::POST,
+        "/v1/executions",
+        Some(json!({
+            "skill": skill,
+            "input": {"ticket": "Checkout returns 500 for every EU customer"},
+            "output": {"summary": "A checkout problem.", "priority": "normal"},
+            "outcome": outcome,
+        })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body["id"].as_str().unwrap().to_owned()
+}
+
+const CORRECTION: &str =
+    "When a ticket reports errors for many customers, priority must be urgent.";
+
+async fn correct(app: &Router, id: &str) -> Value {
+    let (status, body) = send(
+        app,
+        Method::POST,
+        "/v1/corrections",
+        Some(json!({"skill": SKILL, "execution_id": id, "text": CORRECTION, "author": "mike"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body
+}
+
+#[tokio::test]
+async fn executions_are_recorded_read_back_and_paged() {
+    let home = Home::new();
+    let app = app(&home);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(record(&app, SKILL, "rejected").await);
+    }
+    record(&app, "hr/screen", "success").await;
+
+    let (status, got) = send(
+        &app,
+        Method::GET,
+        &format!("/v1/executions/{}", ids[1]),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(got["id"], ids[1]);
+    assert_eq!(got["outcome"], "rejected");
+
+    let uri = format!("/v1/executions?skill={SKILL}&limit=2");
+    let (_, first) = send(&app, Method::GET, &uri, None).await;
+    assert_eq!(first["items"].as_array().unwrap().len(), 2);
+    assert_eq!(first["items"][0]["id"], ids[0]);
+    assert_eq!(first["next_offset"], 2);
+    let (_, second) = send(&app, Method::GET, &format!("{uri}&offset=2"), None).await;
+    assert_eq!(second["items"].as_array().unwrap().len(), 1);
+    assert_eq!(second["items"][0]["id"], ids[2]);
+    assert_eq!(second["next_offset"], Value::Null);
+
+    let (_, all) = send(&app, Method::GET, "/v1/executions", None).await;
+    assert_eq!(all["items"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn a_correction_becomes_a_lesson_that_reaches_the_prompt_and_search() {
+    let home = Home::new();
+    let app = app(&home);
+    let id = record(&app, SKILL, "rejected").await;
+    let outcome = correct(&app, &id).await;
+    let lesson = &outcome["lesson"];
+    assert_eq!(lesson["status"], "approved");
+    assert!(
+        outcome["guardrail"]
+            .as_str()
+            .unwrap()
+            .ends_with("GUARDRAILS.md")
+    );
+    let lesson_id = lesson["id"].as_str().unwrap();
+
+    let uri = format!("/v1/skills/{SKILL}/prompt");
+    let (status, prompt) = send(&app, Method::GET, &uri, None).await;
+    assert_eq!(status, StatusCode::OK, "{prompt}");
+    assert!(
+        prompt["text"]
+            .as_str()
+            .unwrap()
+            .contains("priority must be urgent")
+    );
+    assert_eq!(prompt["lessons"], json!([lesson_id]));
+
+    let (status, found) = send(&app, Method::GET, "/v1/search?q=urgent%20priority", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        found["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["id"] == lesson_id),
+        "{found}"
+    );
+
+    let (status, shown) = send(&app, Method::GET, &format!("/v1/lessons/{lesson_id}"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        shown["lesson"]["correction_id"],
+        outcome["correction"]["id"]
+    );
+    assert_eq!(shown["audit"].as_array().unwrap().len(), 1);
+
+    let (_, status_body) = send(&app, Method::GET, "/v1/status", None).await;
+    assert_eq!(status_body["counts"]["lessons"], 1);
+    assert_eq!(status_body["counts"]["corrections"], 1);
+}
+
+#[tokio::test]
+async fn lessons_are_listed_edited_and_retired_with_an_audit_trail() {
+    let home = Home::new();
+    let app = app(&home);
+    let id = record(&app, SKILL, "rejected").await;
+    let lesson_id = correct(&app, &id).await["lesson"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let uri = format!("/v1/lessons/{lesson_id}");
+
+    let (status, edited) = send(
+        &app,
+        Method::PATCH,
+        &uri,
+        Some(json!({"rule": "Mark outages that hit many customers as urgent.", "confidence": 0.9, "reason": "clearer", "by": "ana"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{edited}");
+    assert_eq!(
+        edited["rule"],
+        "Mark outages that hit many customers as urgent."
+    );
+
+    let (_, approved) = send(&app, Method::GET, "/v1/lessons?status=approved,trial", None).await;
+    assert_eq!(approved["items"].as_array().unwrap().len(), 1);
+
+    let retire = format!("{uri}/retire");
+    let (status, retired) = send(
+        &app,
+        Method::POST,
+        &retire,
+        Some(json!({"reason": "wrong"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{retired}");
+    assert_eq!(retired["status"], "archived");
+
+    let (_, approved) = send(&app, Method::GET, "/v1/lessons?status=approved", None).await;
+    assert_eq!(approved["items"], json!([]));
+    let (_, prompt) = send(
+        &app,
+        Method::GET,
+        &format!("/v1/skills/{SKILL}/prompt"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        prompt["lessons"],
+        json!([]),
+        "a retired lesson reached the prompt"
+    );
+    assert!(!prompt["text"].as_str().unwrap().contains(&lesson_id));
+    let (_, shown) = send(&app, Method::GET, &uri, None).await;
+    let audit = shown["audit"].as_array().unwrap();
+    assert_eq!(audit.len(), 3, "{shown}");
+    assert_eq!(audit[1]["actor"], "ana");
+    assert_eq!(audit[2]["to"], "archived");
+}
+
+#[tokio::test]
+async fn reads_answer_errors_with_a_stable_code() {
+    let home = Home::new();
+    let app = app(&home);
+    let cases = [
+        (
+            "/v1/executions/EXEC-20260101000000-AAAAAAAA",
+            404,
+            "not_found",
+        ),
+        ("/v1/lessons/REFL-404", 404, "not_found"),
+        ("/v1/lessons/bad%20id", 422, "invalid"),
+        ("/v1/executions?limit=0", 422, "invalid"),
+        ("/v1/executions?limit=501", 422, "invalid"),
+        ("/v1/executions?limit=ten", 422, "invalid"),
+        ("/v1/executions?skill=../etc", 422, "invalid"),
+        ("/v1/executions?colour=red", 422, "invalid"),
+        ("/v1/lessons?status=approved,maybe", 422, "invalid"),
+        ("/v1/search", 422, "invalid"),
+        ("/v1/search?q=x&limit=0", 422, "invalid"),
+        ("/v1/skills/support/no-such-skill/prompt", 404, "not_found"),
+        ("/v1/skills/support/..hidden/prompt", 422, "invalid"),
+        ("/v1/nothing-here", 404, "not_found"),
+    ];
+    for (uri, status, code) in cases {
+        let (got, body) = send(&app, Method::GET, uri, None).await;
+        assert_eq!(got.as_u16(), status, "{uri}: {body}");
+        assert_eq!(body["error"]["code"], code, "{uri}: {body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{uri}"
+        );
+    }
+}
+
+/// Every write endpoint refuses bad input with a 4xx, and the store is exactly as it was.
+#[tokio::test]
+async fn bad_writes_are_refused_and_change_nothing() {
+    let home = Home::new();
+    let app = app(&home);
+    let id = record(&app, SKILL, "rejected").await;
+    let other = record(&app, "hr/screen", "rejected").await;
+    let lesson = correct(&app, &id).await["lesson"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let before = home.snapshot();
+
+    let exec = |v: Value| (Method::POST, "/v1/executions".to_owned(), v);
+    let corr = |v: Value| (Method::POST, "/v1/corrections".to_owned(), v);
+    let edit = |v: Value| (Method::PATCH, format!("/v1/lessons/{lesson}"), v);
+    let good = json!({"skill": SKILL, "input": {}, "output": {}});
+    let with = |base: &Value, k: &str, v: Value| {
+        let mut b = base.clone();
+        b[k] = v;
+        b
+    };
+    let cases: Vec<((Method, String, Value), u16, &str)> = vec![
+        (exec(json!({"skill": SKILL, "input": {}})), 422, "invalid"),
+        (
+            exec(with(&good, "skill", json!("../etc/passwd"))),
+            422,
+            "invalid",
+        ),
+        (
+            exec(with(&good, "skill", json!("nodomain"))),
+            422,
+            "invalid",
+        ),
+        (exec(with(&good, "outcome", json!("great"))), 422, "invalid"),
+        (exec(with(&good, "cost_usd", json!(-1.0))), 422, "invalid"),
+        (exec(with(&good, "latency_ms", json!(-5))), 422, "invalid"),
+        (exec(with(&good, "colour", json!("red"))), 422, "invalid"),
+        (exec(json!([1, 2])), 422, "invalid"),
+        (
+            corr(json!({"skill": SKILL, "execution_id": id, "text": "   "})),
+            422,
+            "invalid",
+        ),
+        (
+            corr(json!({"skill": SKILL, "execution_id": other, "text": "x"})),
+            422,
+            "invalid",
+        ),
+        (
+            corr(json!({"skill": SKILL, "execution_id": "EXEC-1 2", "text": "x"})),
+            422,
+            "invalid",
+        ),
+        (
+            corr(
+                json!({"skill": SKILL, "execution_id": "EXEC-20200101000000-AAAAAAAA", "text": "x"}),
+            ),
+            404,
+            "not_found",
+        ),
+        (
+            corr(json!({"skill": SKILL, "execution_id": id})),
+            422,
+            "invalid",
+        ),
+        (edit(json!({})), 422, "invalid"),
+        (edit(json!({"reason": "nothing else"})), 422, "invalid"),
+        (edit(json!({"rule": "  "})), 422, "invalid"),
+        (edit(json!({"confidence": 1.5})), 422, "invalid"),
+        (edit(json!({"confidence": "high"})), 422, "invalid"),
+        (
+            edit(json!({"rules": "typo in the field name"})),
+            422,
+            "invalid",
+        ),
+        (
+            (
+                Method::PATCH,
+                "/v1/lessons/REFL-404".into(),
+                json!({"rule": "x"}),
+            ),
+            404,
+            "not_found",
+        ),
+        (
+            (
+                Method::POST,
+                "/v1/lessons/REFL-404/retire".into(),
+                json!({}),
+            ),
+            404,
+            "not_found",
+        ),
+        (
+            (
+                Method::POST,
+                format!("/v1/lessons/{lesson}/retire"),
+                json!({"why": "x"}),
+            ),
+            422,
+            "invalid",
+        ),
+    ];
+    for ((method, uri, body), status, code) in cases {
+        let shown = format!("{method} {uri} {body}");
+        let (got, answer) = send(&app, method, &uri, Some(body)).await;
+        assert_eq!(got.as_u16(), status, "{shown}: {answer}");
+        assert_eq!(answer["error"]["code"], code, "{shown}: {answer}");
+    }
+    for uri in ["/v1/executions", "/v1/corrections"] {
+        let syntax = Request::post(uri)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from("{\"skill\": "))
+            .unwrap();
+        let (got, answer) = raw(&app, syntax).await;
+        assert_eq!(
+            (got.as_u16(), &answer["error"]["code"]),
+            (400, &json!("bad_request"))
+        );
+        let text = Request::post(uri).body(Body::from("skill=a/b")).unwrap();
+        let (got, answer) = raw(&app, text).await;
+        assert_eq!(got.as_u16(), 415, "{answer}");
+        assert_eq!(answer["error"]["code"], "unsupported_media_type");
+    }
+    assert_eq!(
+        home.snapshot(),
+        before,
+        "a refused request changed the store"
+    );
+}
+
+#[tokio::test]
+async fn oversized_bodies_are_refused_before_parsing() {
+    let home = Home::new();
+    let limits = Limits {
+        body_bytes: 1024,
+        timeout: Duration::from_secs(5),
+    };
+    let app = rest_app(home.engine.clone(), limits);
+    let big = json!({"skill": SKILL, "input": "x".repeat(4096), "output": {}});
+    let (status, body) = send(&app, Method::POST, "/v1/executions", Some(big)).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+    assert_eq!(body["error"]["code"], "payload_too_large");
+    assert_eq!(home.engine.status().unwrap().counts.executions, 0);
+}
+
+/// The OpenAPI document and the router describe the same surface, in both directions.
+#[tokio::test]
+async fn openapi_document_matches_the_router() {
+    let home = Home::new();
+    let app = app(&home);
+    let (status, doc) = send(&app, Method::GET, "/v1/openapi.json", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(&doc, lore_server::openapi::parsed());
+
+    let mut documented: Vec<(String, String)> = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            documented.push((method.to_uppercase(), path.clone()));
+        }
+    }
+    let mut served: Vec<(String, String)> = lore_server::rest::routes()
+        .table()
+        .iter()
+        .map(|(m, p)| (m.to_string(), (*p).to_owned()))
+        .collect();
+    documented.sort();
+    served.sort();
+    assert_eq!(documented, served, "openapi.json and the router disagree");
+
+    // And each documented operation is really answered by its handler, not the fallback.
+    for (method, path) in &documented {
+        let uri = path
+            .replace("{domain}/{skill}", SKILL)
+            .replace("{id}", "REFL-1");
+        let body = (method != "GET").then(|| json!({}));
+        let (status, answer) = send(&app, method.parse().unwrap(), &uri, body).await;
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            !message.starts_with("no endpoint"),
+            "{method} {uri}: {answer}"
+        );
+        assert_ne!(status, StatusCode::METHOD_NOT_ALLOWED, "{method} {uri}");
+    }
+
+    // Every `$ref` points at something the document defines.
+    let text = doc.to_string();
+    for reference in text.split("\"$ref\":\"#/").skip(1) {
+        let pointer = format!("/{}", &reference[..reference.find('"').unwrap()]);
+        assert!(doc.pointer(&pointer).is_some(), "dangling $ref {pointer}");
+    }
+}
+
+/// One request over a real loopback socket, then a graceful shutdown.
+#[tokio::test]
+async fn serves_over_loopback_and_shuts_down_gracefully() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let home = Home::new();
+    let token = tokio_util::sync::CancellationToken::new();
+    let app = lore_server::app(home.engine.clone(), Limits::default(), token.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(lore_server::serve(listener, app, token.clone()));
+
+    let body = json!({"skill": SKILL, "input": {}, "output": {}}).to_string();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "POST /v1/executions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    assert!(answer.contains("\"id\":\"EXEC-"), "{answer}");
+
+    token.cancel();
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("the server stops after the shutdown signal")
+        .unwrap()
+        .unwrap();
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+    assert_eq!(home.engine.status().unwrap().counts.executions, 1);
+}
