@@ -57,6 +57,10 @@ pub enum Command {
     Mcp,
     /// Run a skill on the configured model and record the execution.
     Run(crate::commands::run::RunArgs),
+    /// Replay the regression tests generated from a skill's corrections.
+    Test(crate::commands::test::TestArgs),
+    /// A live table of executions as they are recorded.
+    Watch(crate::commands::watch::WatchArgs),
 }
 
 #[derive(Debug, Args)]

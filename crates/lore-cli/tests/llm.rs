@@ -240,3 +240,335 @@ fn bad_run_input_is_refused_before_any_model_call() {
     assert!(server.requests().is_empty());
     assert_eq!(project.executions(), 0);
 }
+
+const CORRECTION: &str = "When screening for senior backend roles, system design experience \
+    should be weighted separately from coding skills. A candidate with 5 years Python but no \
+    distributed systems should score below 60.";
+
+const PROPOSED_RULE: &str = "ALWAYS score system design separately from coding; without \
+    distributed systems experience a senior backend candidate scores below 60.";
+
+/// A provider that plays the skill, the proposer and the judge, as seed 000's walk-through needs:
+/// the skill scores 72 until the learned rule is in its prompt, then 55.
+fn walkthrough_provider(proposer_answer: &'static str) -> FakeServer {
+    FakeServer::start(move |request: &Captured| {
+        let text = request.all_text();
+        let answer = if text.contains("lesson proposer") {
+            proposer_answer.to_owned()
+        } else if text.contains("strict test judge") {
+            json!({"pass": true, "reason": "meets the rubric"}).to_string()
+        } else if text.contains("Learned Rules") && text.contains("below 60") {
+            screen(55)
+        } else {
+            screen(72)
+        };
+        Protocol::OpenAi.answer(&answer, "gpt-4o-mini")
+    })
+}
+
+fn proposal() -> &'static str {
+    Box::leak(
+        json!({
+            "mistake": "Scored 72 for a senior backend role without distributed systems.",
+            "root_cause": "Coding and system design were weighed as one.",
+            "rule": PROPOSED_RULE,
+            "applies_when": "Screening senior backend candidates.",
+            "confidence": 0.93,
+            "summary": "Weigh system design separately",
+            "tags": ["scoring"]
+        })
+        .to_string()
+        .into_boxed_str(),
+    )
+}
+
+#[test]
+fn seed_walkthrough_run_correct_test_file_next_prompt_and_lore_test() {
+    let server = walkthrough_provider(proposal());
+    let project = Project::new(Some(&server), Protocol::OpenAi);
+    let first = project.json(&["run", SKILL, "--input", "input.json"]);
+    assert_eq!(first["execution"]["output"]["overall_score"], 72);
+    let id = first["execution"]["id"].as_str().unwrap().to_owned();
+
+    let corrected = project.json(&[
+        "correct",
+        SKILL,
+        "--execution-id",
+        &id,
+        "--correction",
+        CORRECTION,
+    ]);
+    let lesson = &corrected["lesson"];
+    assert_eq!(lesson["source"], "llm");
+    assert_eq!(lesson["rule"], PROPOSED_RULE);
+    assert_eq!(lesson["validated_by_test"], false);
+    let test_id = corrected["regression_test"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(test_id.starts_with("TEST-"), "{test_id}");
+
+    // The proposer saw the execution and the correction, never the skill's prompt.
+    let proposer = server
+        .requests()
+        .into_iter()
+        .find(|r| r.all_text().contains("lesson proposer"))
+        .unwrap();
+    let seen = proposer.all_text();
+    assert!(
+        seen.contains("distributed systems") && seen.contains("Jane Smith"),
+        "{seen}"
+    );
+    assert!(
+        !seen.contains("Score the candidate from 0 to 100"),
+        "{seen}"
+    );
+
+    let tests_dir = project.path().join("skills").join(SKILL).join("tests");
+    let promptfoo = fs::read_to_string(tests_dir.join("promptfoo.yaml")).unwrap();
+    assert!(promptfoo.contains(&test_id), "{promptfoo}");
+    assert!(
+        promptfoo.contains("return o.overall_score < 60"),
+        "{promptfoo}"
+    );
+    let native = fs::read_to_string(tests_dir.join("lore.jsonl")).unwrap();
+    let case: Value = serde_json::from_str(native.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        case["assertions"][0],
+        json!({"type": "json_path", "path": "$.overall_score", "op": "lt", "value": 60.0})
+    );
+    assert_eq!(case["input"]["candidate"], "Jane Smith");
+
+    let second = project.json(&["run", SKILL, "--input", "input.json"]);
+    assert_eq!(second["execution"]["output"]["overall_score"], 55);
+    let prompt = server.requests().last().unwrap().all_text();
+    assert!(
+        prompt.contains(PROPOSED_RULE),
+        "the next prompt carries the rule: {prompt}"
+    );
+
+    let report = project.ok(&["test", SKILL]);
+    assert!(report.contains(&format!("PASS {test_id}")), "{report}");
+    assert!(report.contains("lesson marked validated"), "{report}");
+    let shown = project.json(&["lessons", "show", lesson["id"].as_str().unwrap()]);
+    let shown = if shown.get("lesson").is_some() {
+        &shown["lesson"]
+    } else {
+        &shown
+    };
+    assert_eq!(shown["validated_by_test"], true, "{shown}");
+    assert_eq!(shown["generated_test_ids"], json!([test_id]));
+    // A second pass changes nothing more.
+    assert!(
+        !project
+            .ok(&["test", SKILL])
+            .contains("lesson marked validated")
+    );
+}
+
+#[test]
+fn a_failing_proposer_leaves_the_distilled_lesson_and_records_its_error() {
+    let server = walkthrough_provider("I think the rule is: be careful.");
+    let project = Project::new(Some(&server), Protocol::OpenAi);
+    let run = project.json(&["run", SKILL, "--input", "input.json"]);
+    let id = run["execution"]["id"].as_str().unwrap().to_owned();
+    let corrected = project.json(&[
+        "correct",
+        SKILL,
+        "--execution-id",
+        &id,
+        "--correction",
+        CORRECTION,
+    ]);
+    assert_eq!(corrected["lesson"]["source"], "correction");
+    assert!(
+        corrected["lesson"]["rule"]
+            .as_str()
+            .unwrap()
+            .contains("below 60")
+    );
+    let error = corrected["correction"]["extra"]["proposer_error"]["error"]
+        .as_str()
+        .unwrap();
+    assert!(error.contains("does not match the schema"), "{error}");
+    let proposer_calls = server
+        .requests()
+        .iter()
+        .filter(|r| r.all_text().contains("lesson proposer"))
+        .count();
+    assert_eq!(proposer_calls, 2, "one answer and one repair");
+}
+
+#[test]
+fn a_failing_regression_test_exits_non_zero_and_leaves_the_lesson_alone() {
+    // The skill never improves: 72 whatever its prompt says.
+    let server = FakeServer::start(|r: &Captured| {
+        let answer = if r.all_text().contains("lesson proposer") {
+            proposal().to_owned()
+        } else {
+            screen(72)
+        };
+        Protocol::OpenAi.answer(&answer, "gpt-4o-mini")
+    });
+    let project = Project::new(Some(&server), Protocol::OpenAi);
+    let run = project.json(&["run", SKILL, "--input", "input.json"]);
+    let id = run["execution"]["id"].as_str().unwrap().to_owned();
+    let corrected = project.json(&[
+        "correct",
+        SKILL,
+        "--execution-id",
+        &id,
+        "--correction",
+        CORRECTION,
+    ]);
+    let (stdout, err) = project.fails(&["test", SKILL]);
+    assert!(
+        stdout.contains("FAIL TEST-") && stdout.contains("expected < 60"),
+        "{stdout}"
+    );
+    assert!(err.contains("1 of 1 tests failed"), "{err}");
+    let shown = project.json(&[
+        "lessons",
+        "show",
+        corrected["lesson"]["id"].as_str().unwrap(),
+    ]);
+    let shown = if shown.get("lesson").is_some() {
+        &shown["lesson"]
+    } else {
+        &shown
+    };
+    assert_eq!(shown["validated_by_test"], false);
+}
+
+#[test]
+fn lore_test_without_tests_or_model_says_why() {
+    let project = Project::new(None, Protocol::OpenAi);
+    let (_, err) = project.fails(&["test", SKILL]);
+    assert!(err.contains("no regression tests yet"), "{err}");
+    let id = project.ok(&[
+        "record",
+        SKILL,
+        "--input",
+        "{\"candidate\": \"A\"}",
+        "--output",
+        "{\"overall_score\": 80}",
+    ]);
+    project.ok(&[
+        "correct",
+        SKILL,
+        "--execution-id",
+        id.trim(),
+        "--correction",
+        "Should score below 60.",
+    ]);
+    let (_, err) = project.fails(&["test", SKILL]);
+    assert!(err.contains("no model is configured"), "{err}");
+}
+
+#[test]
+fn watch_once_lists_recorded_executions() {
+    let project = Project::new(None, Protocol::OpenAi);
+    let id = project.ok(&[
+        "record",
+        SKILL,
+        "--input",
+        "{}",
+        "--output",
+        "{}",
+        "--cost-usd",
+        "0.0093",
+        "--latency-ms",
+        "1062",
+        "--model",
+        "claude-haiku",
+    ]);
+    let table = project.ok(&["watch", "--once"]);
+    let row = table
+        .lines()
+        .find(|l| l.contains(id.trim()))
+        .unwrap_or_else(|| panic!("{table}"));
+    for needle in [
+        "pending_review",
+        "$0.00930",
+        "1062 ms",
+        "claude-haiku",
+        SKILL,
+    ] {
+        assert!(row.contains(needle), "{needle} not in {row}");
+    }
+    assert!(
+        project
+            .ok(&["watch", "--once", "--skill", "hr/other"])
+            .lines()
+            .count()
+            == 1
+    );
+    let (_, err) = project.fails(&["watch", "--interval-ms", "1"]);
+    assert!(err.contains("interval"), "{err}");
+}
+
+#[test]
+fn watch_in_a_terminal_shows_an_execution_recorded_by_another_process() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed; .ci/run installs it");
+        return;
+    }
+    let project = Project::new(None, Protocol::OpenAi);
+    let session = format!("lore-watch-{}", std::process::id());
+    let command = format!(
+        "cd {} && {} watch --interval-ms 100",
+        project.path().display(),
+        env!("CARGO_BIN_EXE_lore")
+    );
+    let tmux = |args: &[&str]| Command::new("tmux").args(args).output().unwrap();
+    let started = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "200",
+        "-y",
+        "30",
+        &command,
+    ]);
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let screen =
+        || String::from_utf8(tmux(&["capture-pane", "-p", "-t", &session]).stdout).unwrap();
+    let wait_for = |needle: &str| {
+        for _ in 0..100 {
+            if screen().contains(needle) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        false
+    };
+    let header_shown = wait_for("OUTCOME");
+    let id = project.ok(&[
+        "record",
+        SKILL,
+        "--input",
+        "{}",
+        "--output",
+        "{}",
+        "--outcome",
+        "rejected",
+        "--model",
+        "other-process",
+    ]);
+    let row_shown = wait_for(id.trim());
+    let last = screen();
+    tmux(&["kill-session", "-t", &session]);
+    assert!(header_shown && row_shown, "{last}");
+    assert!(
+        last.lines().any(|l| l.contains(id.trim())
+            && l.contains("rejected")
+            && l.contains("other-process")),
+        "{last}"
+    );
+}

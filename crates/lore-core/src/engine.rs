@@ -30,11 +30,15 @@ use crate::store::{
 
 mod lessons;
 mod pages;
+mod propose;
+mod regression;
 mod run;
 mod transfer;
 
 pub use lessons::LessonEdit;
 pub use pages::{MAX_PAGE, Page, PageRequest};
+pub use propose::proposal_schema;
+pub use regression::{CaseResult, GeneratedTest, TestReport};
 pub use run::{RunOutcome, RunRequest, SkillAnswer};
 pub use transfer::ImportReport;
 
@@ -126,6 +130,7 @@ pub struct Engine {
     clock: Arc<dyn Clock>,
     config: EngineConfig,
     scope: Scope,
+    proposer: Option<Arc<dyn crate::llm::Llm>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -150,6 +155,7 @@ impl Engine {
             clock: Arc::new(SystemClock),
             config,
             scope: Scope::unrestricted(),
+            proposer: None,
         }
     }
 
@@ -305,7 +311,7 @@ impl Engine {
             ));
         }
         let at = self.now();
-        let correction = Correction {
+        let mut correction = Correction {
             id: CorrectionId::generate(at),
             execution_id: execution.id.clone(),
             skill: execution.skill.clone(),
@@ -317,7 +323,7 @@ impl Engine {
             extra: Map::new(),
         };
         let status = self.initial_status(new.author_kind);
-        let lesson = self.lesson_from(&correction, status, at);
+        let lesson = self.learn(&execution, &mut correction, status, at);
         let actor = self.actor(new.author.as_deref());
         let records = [
             Record::Correction(correction.clone()),

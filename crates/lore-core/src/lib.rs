@@ -17,6 +17,7 @@ pub mod interchange;
 pub mod llm;
 pub mod model;
 pub mod prompt;
+pub mod regression;
 pub mod scope;
 pub mod skills;
 pub mod store;

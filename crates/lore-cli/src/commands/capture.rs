@@ -57,7 +57,7 @@ pub fn correct(paths: &Paths, args: CorrectArgs, json: bool) -> Result<()> {
     if args.correction.trim().is_empty() {
         bail!("--correction is empty: say what was wrong and what should change");
     }
-    let engine = paths.engine(OpenMode::Existing)?;
+    let engine = super::run::with_proposer(paths.engine(OpenMode::Existing)?)?;
     let outcome = engine.correct(NewCorrection {
         skill: args.skill,
         execution_id: args.execution_id,
@@ -65,8 +65,24 @@ pub fn correct(paths: &Paths, args: CorrectArgs, json: bool) -> Result<()> {
         author_kind: AuthorKind::Human,
         author: args.by,
     })?;
+    let test = engine.write_regression_test(&outcome)?;
     if json {
-        return output::json(&outcome);
+        let mut value = serde_json::to_value(&outcome)?;
+        value["regression_test"] = serde_json::to_value(&test)?;
+        return output::json(&value);
+    }
+    if let Some(err) = outcome.correction.extra.get("proposer_error") {
+        output::line(format!(
+            "proposer   failed, so the lesson was distilled offline: {}",
+            err["error"].as_str().unwrap_or_default()
+        ))?;
+    }
+    if let Some(test) = &test {
+        output::line(format!(
+            "test       {} ({})",
+            test.id,
+            test.promptfoo_file.display()
+        ))?;
     }
     let lesson = &outcome.lesson;
     output::line(format!("correction {}", outcome.correction.id))?;

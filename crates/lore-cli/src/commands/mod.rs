@@ -6,7 +6,9 @@ mod lessons;
 mod memory;
 pub mod run;
 pub mod serve;
+pub mod test;
 mod transfer;
+pub mod watch;
 
 use anyhow::Result;
 use lore_core::SkillPath;
@@ -28,6 +30,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Serve(args) => serve::serve(&paths, args),
         Command::Mcp => serve::mcp(&paths),
         Command::Run(args) => run::run(&paths, args, json),
+        Command::Test(args) => test::run(&paths, args, json),
+        Command::Watch(args) => watch::run(&paths, args, json),
         Command::Record(args) => capture::record(&paths, args, json),
         Command::Correct(args) => capture::correct(&paths, args, json),
         Command::Memory(cmd) => memory::run(&paths, cmd, json),

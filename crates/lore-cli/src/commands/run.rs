@@ -106,3 +106,12 @@ fn print_run(execution: &lore_core::model::Execution) -> Result<()> {
     ))?;
     output::line(serde_json::to_string_pretty(&execution.output)?)
 }
+
+/// `engine` with a proposer when a model is configured; offline, the distiller alone.
+pub(crate) fn with_proposer(engine: lore_core::Engine) -> Result<lore_core::Engine> {
+    let config = LlmConfig::from_env().context("the model configuration is invalid")?;
+    Ok(match config.kind {
+        lore_providers::ProviderKind::Offline => engine,
+        _ => engine.with_proposer(lore_providers::connect(&config)),
+    })
+}
