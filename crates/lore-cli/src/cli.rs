@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use lore_core::SkillPath;
+use lore_core::engine::HumanCorrections;
 use lore_core::id::{ExecutionId, LessonId};
-use lore_core::model::{LessonStatus, Outcome};
+use lore_core::model::{CurationMode, LessonStatus, Outcome};
 
 /// Lore: a learning memory for AI agents.
 #[derive(Debug, Parser)]
@@ -28,6 +29,26 @@ pub struct Global {
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Curation mode: `auto` (machine-made lessons go on trial) or `review` (only approved
+    /// lessons reach a prompt).
+    #[arg(
+        long,
+        global = true,
+        env = "LORE_CURATION",
+        default_value = "auto",
+        value_parser = parse_curation
+    )]
+    pub curation: CurationMode,
+    /// In review mode, whether a person's correction is approved at once (`approve`) or waits
+    /// for review like a machine-made lesson (`review`).
+    #[arg(
+        long,
+        global = true,
+        env = "LORE_HUMAN_CORRECTIONS",
+        default_value = "approve",
+        value_parser = parse_human_corrections
+    )]
+    pub human_corrections: HumanCorrections,
 }
 
 #[derive(Debug, Subcommand)]
@@ -44,6 +65,11 @@ pub enum Command {
     /// Review and fix learned lessons.
     #[command(subcommand)]
     Lessons(LessonsCommand),
+    /// Review what waits: list it with its evidence, or approve, reject, keep as a one-time
+    /// exception, mark sensitive, supersede (one or many at once).
+    Review(crate::commands::review::ReviewArgs),
+    /// Run the periodic jobs: expiry of stale reviews and pruning; running twice changes nothing.
+    Maintain(crate::commands::review::MaintainArgs),
     /// Import seed-format `.agentura/` files or a Lore JSONL export.
     Import(ImportArgs),
     /// Export memory as `.agentura/` files or JSONL.
@@ -145,6 +171,8 @@ pub enum LessonsCommand {
     },
     /// Edit a lesson's text or numbers (audited).
     Edit(EditArgs),
+    /// Erase a lesson's content and its source corrections' text for good (audited).
+    Purge(PurgeArgs),
     /// Retire a lesson: it is archived and never reaches a prompt again (audited).
     Retire {
         /// The lesson ID.
@@ -156,6 +184,18 @@ pub enum LessonsCommand {
         #[arg(long, env = "LORE_ACTOR")]
         by: Option<String>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct PurgeArgs {
+    /// The lesson ID.
+    pub id: LessonId,
+    /// Why (recorded in the audit log; required).
+    #[arg(long)]
+    pub reason: String,
+    /// Who (recorded in the audit log).
+    #[arg(long, env = "LORE_ACTOR")]
+    pub by: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -223,6 +263,22 @@ pub enum BenchCommand {
 
 fn parse_outcome(raw: &str) -> Result<Outcome, String> {
     Outcome::parse(raw).map_err(|e| e.to_string())
+}
+
+fn parse_curation(raw: &str) -> Result<CurationMode, String> {
+    match raw {
+        "auto" => Ok(CurationMode::Auto),
+        "review" => Ok(CurationMode::Review),
+        other => Err(format!("{other:?}; expected auto or review")),
+    }
+}
+
+fn parse_human_corrections(raw: &str) -> Result<HumanCorrections, String> {
+    match raw {
+        "approve" => Ok(HumanCorrections::Approve),
+        "review" => Ok(HumanCorrections::Review),
+        other => Err(format!("{other:?}; expected approve or review")),
+    }
 }
 
 fn parse_status(raw: &str) -> Result<LessonStatus, String> {

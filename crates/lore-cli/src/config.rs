@@ -23,6 +23,8 @@ pub struct Paths {
     pub skills: PathBuf,
     /// Where `WORKSPACE.md` lookups stop.
     pub project_root: PathBuf,
+    /// Curation settings from the global flags (`--curation`, `--human-corrections`).
+    pub engine_config: EngineConfig,
 }
 
 impl Paths {
@@ -52,10 +54,16 @@ impl Paths {
             .as_ref()
             .map(|s| absolute(&cwd, s))
             .unwrap_or_else(|| project_root.join("skills"));
+        let engine_config = EngineConfig {
+            curation: global.curation,
+            human_corrections: global.human_corrections,
+            ..EngineConfig::default()
+        };
         Ok(Self {
             home,
             skills,
             project_root,
+            engine_config,
         })
     }
 
@@ -73,7 +81,7 @@ impl Paths {
             ),
             other => other.into(),
         })?;
-        Ok(Engine::new(Arc::new(store), EngineConfig::default())
+        Ok(Engine::new(Arc::new(store), self.engine_config)
             .with_skills(SkillLibrary::new(&self.skills, &self.project_root)))
     }
 }

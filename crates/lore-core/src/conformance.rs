@@ -34,7 +34,9 @@ use crate::model::{
     LessonSource, LessonStatus, LinkKind, Outcome, RecordKind, SignalChannel, Tiers, UtilityStats,
 };
 use crate::scope::{Scope, SkillPath};
-use crate::store::{ListFilter, OnDuplicate, Record, SearchHit, Store, StoreCounts, WriteReport};
+use crate::store::{
+    LessonUpdate, ListFilter, OnDuplicate, Record, SearchHit, Store, StoreCounts, WriteReport,
+};
 
 /// Expands to one `#[test]` per conformance function, each on a store made by `$make`.
 ///
@@ -65,6 +67,9 @@ macro_rules! conformance_tests {
             update_lesson_replaces_it_and_appends_audit,
             update_lesson_with_stale_timestamp_conflicts,
             update_unknown_lesson_is_not_found,
+            update_lessons_lands_whole_or_not_at_all,
+            purge_erases_content_and_its_search_terms,
+            purge_of_an_unknown_record_changes_nothing,
             scope_isolates_domains,
             scope_and_filter_select_skills,
             status_filter_selects_lessons,
@@ -220,6 +225,7 @@ impl Fixture {
         extra.insert("imported_from".into(), json!("seed-000"));
         Lesson {
             generated_test_ids: vec![format!("TEST-{id}")],
+            merged_from: vec![CorrectionId::generate(at)],
             id,
             skill: skill.clone(),
             agent: Some("screener-1".into()),
@@ -543,6 +549,106 @@ pub fn update_lesson_replaces_it_and_appends_audit(store: &dyn Store) {
     assert!(search(store, &old_word, &all, 10).is_empty());
     assert_eq!(store.audit(Some(lesson.id.as_str())).unwrap(), vec![audit]);
     assert_eq!(store.counts(&f.hr_scope()).unwrap().lessons, 1);
+}
+
+/// A batch of lesson updates lands whole; one stale member leaves every lesson and the audit
+/// log as they were.
+pub fn update_lessons_lands_whole_or_not_at_all(store: &dyn Store) {
+    let f = Fixture::new();
+    let [a, b] = [0, 1].map(|m| f.lesson(&f.hr, LessonStatus::NeedsReview, m));
+    write(
+        store,
+        vec![Record::Lesson(a.clone()), Record::Lesson(b.clone())],
+    );
+    let approve = |l: &Lesson, expected| {
+        let mut lesson = l.clone();
+        lesson.status = LessonStatus::Approved;
+        lesson.updated_at = f.at(9);
+        LessonUpdate {
+            lesson,
+            expected_updated_at: expected,
+            audit: f.audit(RecordKind::Lesson, l.id.as_str(), 9),
+        }
+    };
+    let stale = [approve(&a, a.updated_at), approve(&b, f.at(-1))];
+    expect_conflict(store.update_lessons(&stale), b.id.as_str());
+    assert_eq!(store.lesson(&a.id).unwrap(), Some(a.clone()));
+    assert!(store.audit(Some(a.id.as_str())).unwrap().is_empty());
+
+    let fresh = [approve(&a, a.updated_at), approve(&b, b.updated_at)];
+    store.update_lessons(&fresh).unwrap();
+    for update in &fresh {
+        assert_eq!(
+            store.lesson(&update.lesson.id).unwrap().as_ref(),
+            Some(&update.lesson)
+        );
+        assert_eq!(
+            store.audit(Some(update.lesson.id.as_str())).unwrap(),
+            vec![update.audit.clone()]
+        );
+    }
+}
+
+/// A purge replaces the stored records with their erased copies, takes their words out of
+/// search, and appends its audit entry.
+pub fn purge_erases_content_and_its_search_terms(store: &dyn Store) {
+    let f = Fixture::new();
+    let lesson = f.findable_lesson(&f.hr, LessonStatus::Sensitive, 0);
+    let mut execution = f.execution(&f.hr, 1);
+    execution.input = json!({"note": format!("secret {}", f.word)});
+    let mut correction = f.correction(&execution, 2);
+    correction.text = format!("the secret is {}", f.word);
+    write(
+        store,
+        vec![
+            Record::Lesson(lesson.clone()),
+            Record::Execution(execution.clone()),
+            Record::Correction(correction.clone()),
+        ],
+    );
+    let mut erased_lesson = lesson.clone();
+    erased_lesson.rule = "[purged]".into();
+    let mut erased_correction = correction.clone();
+    erased_correction.text = "[purged]".into();
+    let mut erased_execution = execution.clone();
+    erased_execution.input = json!(null);
+    let audit = f.audit(RecordKind::Lesson, lesson.id.as_str(), 3);
+    let erased = [
+        Record::Lesson(erased_lesson.clone()),
+        Record::Correction(erased_correction.clone()),
+        Record::Execution(erased_execution.clone()),
+    ];
+    store.purge(&erased, &audit).unwrap();
+
+    assert_eq!(store.lesson(&lesson.id).unwrap(), Some(erased_lesson));
+    assert_eq!(
+        store.correction(&correction.id).unwrap(),
+        Some(erased_correction)
+    );
+    assert_eq!(
+        store.execution(&execution.id).unwrap(),
+        Some(erased_execution)
+    );
+    assert!(search(store, &f.word, &ListFilter::default(), 10).is_empty());
+    assert!(search(store, "purged", &f.of(&f.hr), 10).is_empty());
+    assert_eq!(store.audit(Some(lesson.id.as_str())).unwrap(), vec![audit]);
+    assert_eq!(store.counts(&f.hr_scope()).unwrap().lessons, 1);
+}
+
+/// Purging a record that is not stored is not found, and nothing else of the batch changes.
+pub fn purge_of_an_unknown_record_changes_nothing(store: &dyn Store) {
+    let f = Fixture::new();
+    let lesson = f.findable_lesson(&f.hr, LessonStatus::Sensitive, 0);
+    write(store, vec![Record::Lesson(lesson.clone())]);
+    let mut erased = lesson.clone();
+    erased.rule = "[purged]".into();
+    let missing = f.lesson(&f.hr, LessonStatus::Sensitive, 1);
+    let audit = f.audit(RecordKind::Lesson, lesson.id.as_str(), 2);
+    let result = store.purge(&[Record::Lesson(erased), Record::Lesson(missing)], &audit);
+    assert!(matches!(result, Err(Error::NotFound { .. })), "{result:?}");
+    assert!(store.audit(Some(lesson.id.as_str())).unwrap().is_empty());
+    assert_eq!(search(store, &f.word, &ListFilter::default(), 10).len(), 1);
+    assert_eq!(store.lesson(&lesson.id).unwrap(), Some(lesson));
 }
 
 /// An update whose `expected_updated_at` is stale is a conflict and changes nothing, not even

@@ -27,18 +27,27 @@ use crate::skills::{GuardrailWrite, SkillLibrary};
 use crate::store::{
     ListFilter, OnDuplicate, Record, SearchHit, Store, StoreCounts, StoreInfo, WriteReport,
 };
+use crate::supersession::Thresholds;
 
+mod curate;
 mod lessons;
+mod maintain;
 mod pages;
 mod propose;
+mod purge;
 mod regression;
+mod review;
 mod run;
 mod transfer;
 
+pub use curate::CurationReport;
 pub use lessons::LessonEdit;
+pub use maintain::{MaintainReport, Pruning, Upkeep};
 pub use pages::{MAX_PAGE, Page, PageRequest};
 pub use propose::proposal_schema;
+pub use purge::{PURGED, PurgeReport};
 pub use regression::{CaseResult, GeneratedTest, TestReport};
+pub use review::{Attribution, RelatedLesson, ReviewItem};
 pub use run::{RunOutcome, RunRequest, SkillAnswer};
 pub use transfer::ImportReport;
 
@@ -59,6 +68,10 @@ pub struct EngineConfig {
     pub curation: CurationMode,
     /// What happens to lessons distilled from a person's correction.
     pub human_corrections: HumanCorrections,
+    /// Similarity thresholds of dedup, conflicts and supersession.
+    pub thresholds: Thresholds,
+    /// Expiry and pruning, run by [`Engine::maintain`].
+    pub upkeep: Upkeep,
 }
 
 /// An execution to record; the Engine stamps its ID and time.
@@ -109,6 +122,8 @@ pub struct CorrectionOutcome {
     /// Why no guardrail was written, when none was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guardrail_skipped: Option<String>,
+    /// What write-time curation did: merged, linked, held for review, marked sensitive.
+    pub curation: CurationReport,
 }
 
 /// Store identity and counts, for `lore memory status`.
@@ -325,37 +340,17 @@ impl Engine {
         let status = self.initial_status(new.author_kind);
         let lesson = self.learn(&execution, &mut correction, status, at);
         let actor = self.actor(new.author.as_deref());
-        let records = [
-            Record::Correction(correction.clone()),
-            Record::Lesson(lesson.clone()),
-            Record::Audit(audit(
-                RecordKind::Correction,
-                correction.id.as_str(),
-                AuditAction::Created,
-                (None, None),
-                &actor,
-                at,
-                "correction recorded",
-                serde_json::json!({ "execution_id": execution.id }),
-            )),
-            Record::Audit(audit(
-                RecordKind::Lesson,
-                lesson.id.as_str(),
-                AuditAction::Created,
-                (None, Some(status)),
-                &actor,
-                at,
-                "distilled from a correction by the offline distiller",
-                serde_json::json!({ "correction_id": correction.id, "confidence": lesson.confidence }),
-            )),
-        ];
-        self.store.write(&records, OnDuplicate::Fail)?;
-        let (guardrail, guardrail_skipped) = self.write_guardrail(&lesson, &correction);
+        let (lesson, curation) = self.store_correction(&correction, lesson, &actor, at)?;
+        let (guardrail, guardrail_skipped) = match curation.guardrail_skipped(&lesson) {
+            Some(why) => (None, Some(why)),
+            None => self.write_guardrail(&lesson, &correction),
+        };
         Ok(CorrectionOutcome {
             correction,
             lesson,
             guardrail,
             guardrail_skipped,
+            curation,
         })
     }
 
@@ -401,6 +396,7 @@ impl Engine {
             links: Vec::new(),
             validated_by_test: false,
             generated_test_ids: Vec::new(),
+            merged_from: Vec::new(),
             created_at: at,
             updated_at: at,
             extra: Map::new(),
@@ -491,7 +487,7 @@ impl Engine {
                 .total_cmp(&a.confidence)
                 .then(b.created_at.cmp(&a.created_at))
         });
-        Ok(prompt::assemble(&files, &lessons))
+        Ok(prompt::assemble(&files, &curate::prompt_guard(lessons)))
     }
 
     /// Store identity and counts inside the scope.

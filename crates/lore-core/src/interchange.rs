@@ -338,6 +338,7 @@ fn lesson_in(r: AgenturaReflexion) -> Result<Lesson> {
         links: Vec::new(),
         validated_by_test: r.validated_by_test,
         generated_test_ids: r.generated_test_ids,
+        merged_from: Vec::new(),
         created_at,
         updated_at: created_at,
         extra: r.extra,

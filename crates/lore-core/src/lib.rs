@@ -14,13 +14,16 @@ mod fingerprint;
 pub mod front_matter;
 pub mod id;
 pub mod interchange;
+pub mod lifecycle;
 pub mod llm;
 pub mod model;
 pub mod prompt;
 pub mod regression;
 pub mod scope;
+pub mod sensitive;
 pub mod skills;
 pub mod store;
+pub mod supersession;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;

@@ -153,6 +153,17 @@ pub struct StoreInfo {
     pub schema_version: u32,
 }
 
+/// One lesson replacement in a [`Store::update_lessons`] batch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LessonUpdate {
+    /// The lesson as it should be stored.
+    pub lesson: Lesson,
+    /// The `updated_at` the caller read; a lesson changed since is not overwritten.
+    pub expected_updated_at: DateTime<Utc>,
+    /// The audit entry for the change.
+    pub audit: AuditEntry,
+}
+
 /// Persistence for every Lore record.
 ///
 /// Implementations must pass the conformance suite. They filter by the [`Scope`] in each
@@ -183,6 +194,24 @@ pub trait Store: Send + Sync {
         expected_updated_at: DateTime<Utc>,
         audit: &AuditEntry,
     ) -> Result<()>;
+
+    /// Applies several [`Store::update_lesson`]s atomically: all of them or none.
+    ///
+    /// Review decisions on a batch and supersession (the old lesson and the new one change
+    /// together) rely on this.
+    ///
+    /// # Errors
+    /// As [`Store::update_lesson`], for any lesson of the batch; nothing is written then.
+    fn update_lessons(&self, updates: &[LessonUpdate]) -> Result<()>;
+
+    /// Erases content on request: each record in `erased` replaces the stored record of the
+    /// same kind and ID, its full-text row is removed and not rebuilt, and `audit` is appended,
+    /// atomically. Backends should also make the old content unrecoverable from their files
+    /// where they can (SQLite: secure delete, FTS merge, WAL truncation).
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] when a record is not stored; nothing is written then.
+    fn purge(&self, erased: &[Record], audit: &AuditEntry) -> Result<()>;
 
     /// One execution by ID.
     ///

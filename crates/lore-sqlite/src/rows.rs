@@ -242,6 +242,16 @@ pub(crate) fn insert(conn: &Connection, row: &Row) -> Result<()> {
 /// # Errors
 /// [`lore_core::Error::Store`] when a statement fails.
 pub(crate) fn replace(conn: &Connection, seq: i64, row: &Row) -> Result<()> {
+    erase(conn, seq, row)?;
+    index(conn, row, seq)
+}
+
+/// Replaces the row with sequence number `seq` and deletes its full-text row without writing a
+/// new one: the purge path, whose replacement holds no text worth finding.
+///
+/// # Errors
+/// [`lore_core::Error::Store`] when a statement fails.
+pub(crate) fn erase(conn: &Connection, seq: i64, row: &Row) -> Result<()> {
     let sets: Vec<String> = row
         .columns
         .iter()
@@ -264,7 +274,20 @@ pub(crate) fn replace(conn: &Connection, seq: i64, row: &Row) -> Result<()> {
             .and_then(|mut s| s.execute([seq]))
             .db()?;
     }
-    index(conn, row, seq)
+    Ok(())
+}
+
+/// Merges the full-text indexes into one segment each, so that the terms of deleted rows are
+/// dropped from the index files rather than only marked deleted.
+///
+/// # Errors
+/// [`lore_core::Error::Store`] when a statement fails.
+pub(crate) fn merge_text_indexes(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "INSERT INTO lessons_fts (lessons_fts) VALUES ('optimize'); \
+         INSERT INTO executions_fts (executions_fts) VALUES ('optimize');",
+    )
+    .db()
 }
 
 /// Writes the full-text row of `row` under `rowid`, for the kinds that are searched.

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use lore_core::id::{CorrectionId, ExecutionId, LessonId};
 use lore_core::model::{AuditEntry, Correction, ErrorEvent, Execution, Lesson};
 use lore_core::store::{
-    ListFilter, OnDuplicate, Record, SearchHit, StoreCounts, StoreInfo, WriteReport,
+    LessonUpdate, ListFilter, OnDuplicate, Record, SearchHit, StoreCounts, StoreInfo, WriteReport,
 };
 use lore_core::{Error, Result, Scope, Store};
 use rusqlite::types::Value;
@@ -227,6 +227,30 @@ fn write_row(tx: &Connection, row: &Row, on_duplicate: OnDuplicate) -> Result<bo
     }
 }
 
+/// Replaces a stored lesson unless it changed since `expected_updated_at`, and appends `audit`.
+fn replace_lesson(
+    tx: &Connection,
+    row: &Row,
+    expected_updated_at: DateTime<Utc>,
+    audit: &Row,
+) -> Result<()> {
+    let Some((seq, body)) = rows::stored(tx, Table::Lessons, &row.id)? else {
+        return Err(Error::not_found("lesson", &row.id));
+    };
+    let current: Lesson = rows::from_json(&body)?;
+    if current.updated_at != expected_updated_at {
+        return Err(Error::Conflict(format!(
+            "lesson {} changed since it was read (updated at {}, expected {})",
+            row.id,
+            current.updated_at.to_rfc3339(),
+            expected_updated_at.to_rfc3339()
+        )));
+    }
+    rows::replace(tx, seq, row)?;
+    write_row(tx, audit, OnDuplicate::Fail)?;
+    Ok(())
+}
+
 /// Whether two JSON texts hold the same value (object key order aside).
 fn same_json(a: &str, b: &str) -> Result<bool> {
     let a: serde_json::Value = rows::from_json(a)?;
@@ -268,23 +292,50 @@ impl Store for SqliteStore {
     ) -> Result<()> {
         let row = Row::lesson(lesson)?;
         let audit = Row::audit(audit)?;
+        self.in_transaction(|tx| replace_lesson(tx, &row, expected_updated_at, &audit))
+    }
+
+    #[instrument(skip_all, fields(lessons = updates.len()))]
+    fn update_lessons(&self, updates: &[LessonUpdate]) -> Result<()> {
+        let rows = updates
+            .iter()
+            .map(|u| {
+                Ok((
+                    Row::lesson(&u.lesson)?,
+                    u.expected_updated_at,
+                    Row::audit(&u.audit)?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
         self.in_transaction(|tx| {
-            let Some((seq, body)) = rows::stored(tx, Table::Lessons, &row.id)? else {
-                return Err(Error::not_found("lesson", &row.id));
-            };
-            let current: Lesson = rows::from_json(&body)?;
-            if current.updated_at != expected_updated_at {
-                return Err(Error::Conflict(format!(
-                    "lesson {} changed since it was read (updated at {}, expected {})",
-                    row.id,
-                    current.updated_at.to_rfc3339(),
-                    expected_updated_at.to_rfc3339()
-                )));
-            }
-            rows::replace(tx, seq, &row)?;
-            write_row(tx, &audit, OnDuplicate::Fail)?;
-            Ok(())
+            rows.iter()
+                .try_for_each(|(row, expected, audit)| replace_lesson(tx, row, *expected, audit))
         })
+    }
+
+    #[instrument(skip_all, fields(records = erased.len()))]
+    fn purge(&self, erased: &[Record], audit: &AuditEntry) -> Result<()> {
+        let rows = erased.iter().map(Row::new).collect::<Result<Vec<_>>>()?;
+        let audit = Row::audit(audit)?;
+        self.conn()
+            .pragma_update(None, "secure_delete", "ON")
+            .db()?;
+        let purged = self.in_transaction(|tx| {
+            for row in &rows {
+                let Some((seq, _)) = rows::stored(tx, row.table, &row.id)? else {
+                    return Err(Error::not_found(row.table.kind(), &row.id));
+                };
+                rows::erase(tx, seq, row)?;
+            }
+            write_row(tx, &audit, OnDuplicate::Fail)?;
+            rows::merge_text_indexes(tx)
+        });
+        let conn = self.conn();
+        conn.pragma_update(None, "secure_delete", "OFF").db()?;
+        purged?;
+        // The old pages may still sit in the WAL until it is checkpointed and truncated.
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .db()
     }
 
     #[instrument(skip_all)]

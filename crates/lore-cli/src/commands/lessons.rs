@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use anyhow::Result;
-use lore_core::engine::LessonEdit;
+use lore_core::engine::{Attribution, LessonEdit};
 use lore_core::model::Lesson;
 use lore_sqlite::OpenMode;
 
@@ -77,6 +77,19 @@ pub fn run(paths: &Paths, cmd: LessonsCommand, json: bool) -> Result<()> {
             } else {
                 show(&lesson)
             }
+        }
+        LessonsCommand::Purge(args) => {
+            let why = Attribution::new(args.by.as_deref(), args.reason);
+            let report = engine.purge_lesson(&args.id, &why)?;
+            if json {
+                return output::json(&report);
+            }
+            output::line(format!(
+                "{} purged ({}); {} correction(s) erased",
+                report.lesson.id,
+                report.lesson.status.as_str(),
+                report.corrections.len()
+            ))
         }
         LessonsCommand::Retire { id, reason, by } => {
             let lesson = engine.retire_lesson(&id, by.as_deref(), &reason)?;

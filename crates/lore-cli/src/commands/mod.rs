@@ -4,6 +4,7 @@ mod bench;
 mod capture;
 mod lessons;
 mod memory;
+pub mod review;
 pub mod run;
 pub mod serve;
 pub mod test;
@@ -36,6 +37,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Correct(args) => capture::correct(&paths, args, json),
         Command::Memory(cmd) => memory::run(&paths, cmd, json),
         Command::Lessons(cmd) => lessons::run(&paths, cmd, json),
+        Command::Review(args) => review::review(&paths, args, json),
+        Command::Maintain(args) => review::maintain(&paths, args, json),
         Command::Import(args) => transfer::import(&paths, args, json),
         Command::Export(args) => transfer::export(&paths, args, json),
         Command::Bench(cmd) => bench::run(cmd, json),

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use super::{Engine, audit};
+use super::{Attribution, Engine, audit};
 use crate::error::{Error, Result};
 use crate::id::LessonId;
 use crate::model::{AuditAction, Lesson, LessonStatus, RecordKind};
@@ -150,30 +150,15 @@ impl Engine {
     /// Retires a lesson: it moves to `archived`, stays on record, and never reaches a prompt.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when it is already archived; [`Error::NotFound`] for an unknown lesson.
+    /// [`Error::Invalid`] when it is already archived or the lifecycle table forbids the move;
+    /// [`Error::NotFound`] for an unknown lesson.
     pub fn retire_lesson(
         &self,
         id: &LessonId,
         actor: Option<&str>,
         reason: &str,
     ) -> Result<Lesson> {
-        let before = self.lesson(id)?;
-        if before.status == LessonStatus::Archived {
-            return Err(Error::invalid(
-                "lesson",
-                format!("{id} is already archived"),
-            ));
-        }
-        let mut after = before.clone();
-        after.status = LessonStatus::Archived;
-        self.save(
-            before,
-            after,
-            AuditAction::Transition,
-            actor,
-            reason,
-            serde_json::Value::Null,
-        )
+        self.transition(id, LessonStatus::Archived, &Attribution::new(actor, reason))
     }
 
     fn save(

@@ -227,6 +227,10 @@ pub struct Lesson {
     /// The tests that validate it.
     #[serde(default)]
     pub generated_test_ids: Vec<String>,
+    /// Later corrections that taught the same rule and were merged into this lesson at write
+    /// time (dedup); `correction_id` is the first. The lesson's evidence is all of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<CorrectionId>,
     /// When it was created (UTC).
     pub created_at: DateTime<Utc>,
     /// When it last changed (UTC).
@@ -282,6 +286,7 @@ mod tests {
             }],
             validated_by_test: true,
             generated_test_ids: vec!["TEST-1".into()],
+            merged_from: vec![CorrectionId::parse("CORR-004").unwrap()],
             created_at: at,
             updated_at: at,
             extra,

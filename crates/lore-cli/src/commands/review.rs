@@ -1,0 +1,235 @@
+//! `lore review` and `lore maintain`: the curation commands.
+//!
+//! `lore review` alone lists what waits, with its evidence and redacted; each decision is a
+//! subcommand taking one or more lesson IDs, applied all-or-nothing by the Engine.
+
+use std::collections::BTreeSet;
+
+use anyhow::Result;
+use chrono::TimeDelta;
+use clap::{Args, Subcommand};
+use lore_core::SkillPath;
+use lore_core::engine::{Attribution, MaintainReport, Pruning, ReviewItem, Upkeep};
+use lore_core::id::LessonId;
+use lore_core::model::{Lesson, LessonStatus};
+use lore_sqlite::OpenMode;
+
+use crate::config::Paths;
+use crate::output;
+
+/// `lore review [list|approve|reject|exception|sensitive|supersede]`.
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    #[command(subcommand)]
+    pub command: Option<ReviewCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReviewCommand {
+    /// List what waits for review, with its evidence (the default).
+    List {
+        /// Only this skill.
+        #[arg(long)]
+        skill: Option<SkillPath>,
+        /// Statuses to list (comma-separated; default needs_review).
+        #[arg(long, value_delimiter = ',', value_parser = parse_status)]
+        status: Vec<LessonStatus>,
+    },
+    /// Approve lessons: they reach prompts from now on.
+    Approve(Decision),
+    /// Reject lessons as wrong or noise.
+    Reject(Decision),
+    /// Keep lessons as one-time exceptions: real, but not to be generalized.
+    Exception(Decision),
+    /// Mark lessons as holding sensitive data: never in a prompt again.
+    Sensitive(Decision),
+    /// Supersede lessons by a better one.
+    Supersede {
+        #[command(flatten)]
+        decision: Decision,
+        /// The lesson that replaces them.
+        #[arg(long = "with", value_name = "LESSON_ID")]
+        with: LessonId,
+    },
+}
+
+/// The lessons a decision is about, and who decides why.
+#[derive(Debug, Args)]
+pub struct Decision {
+    /// One or more lesson IDs; all change or none does.
+    #[arg(required = true, num_args = 1..)]
+    pub ids: Vec<LessonId>,
+    /// Why (recorded in the audit log).
+    #[arg(long, default_value = "")]
+    pub reason: String,
+    /// Who decides (recorded in the audit log).
+    #[arg(long, env = "LORE_ACTOR")]
+    pub by: Option<String>,
+}
+
+impl Decision {
+    fn attribution(&self) -> Attribution {
+        Attribution::new(self.by.as_deref(), self.reason.clone())
+    }
+}
+
+/// `lore maintain`: expiry and pruning.
+#[derive(Debug, Args)]
+pub struct MaintainArgs {
+    /// Lessons waiting in needs_review longer than this many days expire.
+    #[arg(long, default_value_t = 30)]
+    pub expire_after_days: u32,
+    /// Pruning strategy: off, ttl, pareto or hybrid.
+    #[arg(long, default_value = "off", value_parser = ["off", "ttl", "pareto", "hybrid"])]
+    pub prune: String,
+    /// TTL: archive lessons with no activity for this many days.
+    #[arg(long, default_value_t = 90)]
+    pub ttl_days: u32,
+    /// Pareto: keep at most this many lessons in use per skill.
+    #[arg(long, default_value_t = 200)]
+    pub max_lessons: usize,
+}
+
+impl MaintainArgs {
+    fn upkeep(&self) -> Upkeep {
+        let max_age = TimeDelta::days(i64::from(self.ttl_days));
+        let max_lessons = self.max_lessons;
+        let pruning = match self.prune.as_str() {
+            "ttl" => Pruning::Ttl { max_age },
+            "pareto" => Pruning::Pareto { max_lessons },
+            "hybrid" => Pruning::Hybrid {
+                max_age,
+                max_lessons,
+            },
+            _ => Pruning::Off,
+        };
+        Upkeep {
+            review_expiry: TimeDelta::days(i64::from(self.expire_after_days)),
+            pruning,
+        }
+    }
+}
+
+fn parse_status(raw: &str) -> Result<LessonStatus, String> {
+    LessonStatus::parse(raw).map_err(|e| e.to_string())
+}
+
+pub fn review(paths: &Paths, args: ReviewArgs, json: bool) -> Result<()> {
+    let engine = paths.engine(OpenMode::Existing)?;
+    let command = args.command.unwrap_or(ReviewCommand::List {
+        skill: None,
+        status: Vec::new(),
+    });
+    let (changed, verb) = match command {
+        ReviewCommand::List { skill, status } => {
+            let statuses =
+                (!status.is_empty()).then(|| status.into_iter().collect::<BTreeSet<_>>());
+            return list(&engine.review_queue(skill.as_ref(), statuses)?, json);
+        }
+        ReviewCommand::Approve(d) => (engine.approve(&d.ids, &d.attribution())?, "approved"),
+        ReviewCommand::Reject(d) => (engine.reject(&d.ids, &d.attribution())?, "rejected"),
+        ReviewCommand::Exception(d) => (
+            engine.mark_one_time_exception(&d.ids, &d.attribution())?,
+            "kept as a one-time exception",
+        ),
+        ReviewCommand::Sensitive(d) => (
+            engine.mark_sensitive(&d.ids, &d.attribution())?,
+            "marked sensitive",
+        ),
+        ReviewCommand::Supersede { decision, with } => (
+            engine.supersede(&decision.ids, &with, &decision.attribution())?,
+            "superseded",
+        ),
+    };
+    decided(&changed, verb, json)
+}
+
+fn decided(lessons: &[Lesson], verb: &str, json: bool) -> Result<()> {
+    if json {
+        let ids: Vec<_> = lessons
+            .iter()
+            .map(|l| serde_json::json!({ "id": l.id, "status": l.status }))
+            .collect();
+        return output::json(&ids);
+    }
+    for l in lessons {
+        output::line(format!("{} {verb}", l.id))?;
+    }
+    Ok(())
+}
+
+fn list(items: &[ReviewItem], json: bool) -> Result<()> {
+    if json {
+        return output::json(items);
+    }
+    if items.is_empty() {
+        return output::line("nothing waits for review");
+    }
+    for item in items {
+        let l = &item.lesson;
+        output::line(format!(
+            "{}  [{}]  {}  confidence {:.2}",
+            l.id,
+            l.status.as_str(),
+            l.skill,
+            l.confidence
+        ))?;
+        output::line(format!("  rule:         {}", one_line(&l.rule)))?;
+        output::line(format!("  applies when: {}", one_line(&l.applies_when)))?;
+        if let Some(c) = &item.correction {
+            output::line(format!("  correction:   {}", one_line(c)))?;
+        }
+        if !l.merged_from.is_empty() {
+            output::line(format!(
+                "  evidence:     {} corrections",
+                l.merged_from.len() + 1
+            ))?;
+        }
+        if !item.findings.is_empty() {
+            let kinds: Vec<&str> = item.findings.iter().map(|k| k.as_str()).collect();
+            output::line(format!("  sensitive:    {}", kinds.join(", ")))?;
+        }
+        for r in &item.related {
+            let kind = serde_json::to_value(r.kind)?;
+            let status = r.status.map_or("gone", LessonStatus::as_str);
+            let rule = r.rule.as_deref().map(one_line).unwrap_or_default();
+            output::line(format!(
+                "  {:<13} {} [{status}] {rule}",
+                format!("{}:", kind.as_str().unwrap_or_default()),
+                r.id
+            ))?;
+        }
+        if let Some(why) = &item.flagged {
+            output::line(format!("  why here:     {why}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+pub fn maintain(paths: &Paths, args: MaintainArgs, json: bool) -> Result<()> {
+    let mut paths = paths.clone();
+    paths.engine_config.upkeep = args.upkeep();
+    let report: MaintainReport = paths.engine(OpenMode::Existing)?.maintain()?;
+    if json {
+        return output::json(&report);
+    }
+    output::line(format!(
+        "expired: {}  |  pruned by age: {}  |  pruned by rank: {}",
+        report.expired.len(),
+        report.pruned_by_age.len(),
+        report.pruned_by_rank.len()
+    ))?;
+    for id in report
+        .expired
+        .iter()
+        .chain(&report.pruned_by_age)
+        .chain(&report.pruned_by_rank)
+    {
+        output::line(format!("  {id}"))?;
+    }
+    Ok(())
+}

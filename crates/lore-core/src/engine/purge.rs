@@ -1,0 +1,125 @@
+//! Purge: the one way content leaves Lore for good, on request and on the record.
+//!
+//! Everything else in Lore archives; a purge erases. It replaces the text of a lesson, of the
+//! corrections it was learned from, and the evidence of its earlier audit entries (an edit's
+//! entry holds the text before and after) with a marker, in one store call that also drops their
+//! full-text rows ([`crate::store::Store::purge`]). The record and its IDs stay, so links and
+//! the audit trail still resolve, and a `purged` audit entry says who asked and why. The lesson
+//! leaves use in the same step: it ends `archived`, or stays `sensitive` if it was. The
+//! execution a correction was about is not touched; its content is the agent's record, purged
+//! separately when needed.
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::review::Attribution;
+use super::{Engine, audit};
+use crate::error::{Error, Result};
+use crate::id::{CorrectionId, LessonId};
+use crate::lifecycle;
+use crate::model::{AuditAction, Correction, Lesson, LessonStatus, RecordKind, Tiers};
+use crate::store::Record;
+
+/// What replaces purged text.
+pub const PURGED: &str = "[purged]";
+
+/// What a purge erased.
+#[derive(Clone, Debug, Serialize)]
+pub struct PurgeReport {
+    /// The lesson, as it is now stored.
+    pub lesson: Lesson,
+    /// The corrections whose text was erased.
+    pub corrections: Vec<CorrectionId>,
+    /// How many earlier audit entries lost their evidence.
+    pub audit_entries: usize,
+}
+
+impl Engine {
+    /// Erases a lesson's content and that of its source corrections, with an audit entry.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] without a reason; [`crate::Error::NotFound`] for a lesson that does not exist or is outside the scope;
+    /// [`crate::Error::Forbidden`] outside the scope; store failures. Nothing changes on error.
+    pub fn purge_lesson(&self, id: &LessonId, why: &Attribution) -> Result<PurgeReport> {
+        if why.reason.trim().is_empty() {
+            return Err(Error::invalid(
+                "reason",
+                "a purge needs a reason for the audit log",
+            ));
+        }
+        let lesson = self.lesson(id)?;
+        self.scope.check_write(&lesson.skill)?;
+        let mut erased = vec![Record::Lesson(erase_lesson(&lesson, self.now()))];
+        let mut corrections = Vec::new();
+        for cid in lesson.correction_id.iter().chain(&lesson.merged_from) {
+            if let Some(c) = self.store.correction(cid)? {
+                erased.push(Record::Correction(erase_correction(c)));
+                corrections.push(cid.clone());
+            }
+        }
+        let history = self.store.audit(Some(id.as_str()))?;
+        let audit_entries = history.iter().filter(|a| !a.evidence.is_null()).count();
+        erased.extend(
+            history
+                .into_iter()
+                .filter(|a| !a.evidence.is_null())
+                .map(|mut a| {
+                    a.evidence = json!({ "purged": true });
+                    Record::Audit(a)
+                }),
+        );
+        let Record::Lesson(after) = &erased[0] else {
+            unreachable!("the lesson comes first")
+        };
+        let entry = audit(
+            RecordKind::Lesson,
+            id.as_str(),
+            AuditAction::Purged,
+            (Some(lesson.status), Some(after.status)),
+            &self.actor(why.actor.as_deref()),
+            after.updated_at,
+            why.reason(),
+            json!({ "corrections": corrections, "audit_entries": audit_entries }),
+        );
+        let after = after.clone();
+        self.store.purge(&erased, &entry)?;
+        Ok(PurgeReport {
+            lesson: after,
+            corrections,
+            audit_entries,
+        })
+    }
+}
+
+fn erase_lesson(lesson: &Lesson, now: chrono::DateTime<chrono::Utc>) -> Lesson {
+    let status = if lifecycle::is_allowed(lesson.status, LessonStatus::Archived) {
+        LessonStatus::Archived
+    } else {
+        lesson.status
+    };
+    Lesson {
+        mistake: PURGED.to_owned(),
+        root_cause: PURGED.to_owned(),
+        rule: PURGED.to_owned(),
+        applies_when: PURGED.to_owned(),
+        triggers: Vec::new(),
+        tags: Vec::new(),
+        tiers: Tiers {
+            summary: PURGED.to_owned(),
+            ..Tiers::default()
+        },
+        status,
+        updated_at: now.max(lesson.updated_at),
+        extra: Map::new(),
+        ..lesson.clone()
+    }
+}
+
+fn erase_correction(correction: Correction) -> Correction {
+    Correction {
+        text: PURGED.to_owned(),
+        original_output: Value::Null,
+        extra: Map::new(),
+        ..correction
+    }
+}
