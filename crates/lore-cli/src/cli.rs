@@ -81,6 +81,9 @@ pub enum Command {
     Serve(crate::commands::serve::ServeArgs),
     /// Serve MCP over standard input and output (Claude Desktop, Claude Code, Cursor).
     Mcp,
+    /// API tokens for `lore serve`.
+    #[command(subcommand)]
+    Tokens(crate::commands::tokens::TokensCommand),
     /// Run a skill on the configured model and record the execution.
     Run(crate::commands::run::RunArgs),
     /// Replay the regression tests generated from a skill's corrections.

@@ -14,13 +14,16 @@ const LORE: &str = env!("CARGO_BIN_EXE_lore");
 
 fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let out = lore(dir.path()).arg("init").output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(dir.path(), &["init"]);
     dir
+}
+
+/// Runs `lore ARGS` in `dir`, expects success, returns stdout.
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = lore(dir).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "lore {args:?}: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
 }
 
 fn lore(dir: &Path) -> Command {
@@ -207,5 +210,40 @@ fn a_real_mcp_client_lists_and_calls_every_tool_over_stdio_and_http() {
         status.contains("\"lessons\":1"),
         "the HTTP client's lesson is not in the store: {status}"
     );
+    server.terminate();
+
+    // With tokens: a token for `support` works through MCP and sees nothing of `finance`.
+    let dir = project();
+    let ledger = r#"{"ledger": "totals"}"#;
+    ok(
+        dir.path(),
+        &[
+            "record",
+            "finance/audit",
+            "--input",
+            ledger,
+            "--output",
+            "{}",
+        ],
+    );
+    let create = [
+        "tokens",
+        "create",
+        "--role",
+        "agent",
+        "--scope",
+        "domain:support",
+    ];
+    let token = ok(dir.path(), &create).trim().to_owned();
+    assert!(token.starts_with("lore_"), "{token}");
+    let server = Server::start(dir.path());
+    assert!(
+        server.banner[1].contains("bearer tokens"),
+        "{:?}",
+        server.banner
+    );
+    assert!(server.get("/v1/status").starts_with("HTTP/1.1 401"));
+    let scoped = run_client(&["http", &format!("http://{}/mcp", server.addr), &token]);
+    assert!(scoped.contains("\"isolated\": true"), "{scoped}");
     server.terminate();
 }

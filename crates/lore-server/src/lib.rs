@@ -8,11 +8,13 @@
 //! The Engine is synchronous (SQLite is), so every call runs on tokio's blocking pool; the
 //! async runtime only parses, waits and writes. Both protocols share one `Arc<Engine>`.
 
+pub mod auth;
 pub mod error;
 pub mod mcp;
 pub mod openapi;
 pub mod rest;
 pub mod server;
 
+pub use auth::Access;
 pub use error::ApiError;
 pub use server::{Limits, app, check_bind, rest_app, run_until_signal, serve};

@@ -21,10 +21,13 @@ use lore_core::engine::{NewCorrection, NewExecution, PageRequest};
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{AuthorKind, LessonStatus, Outcome};
 use lore_core::{Engine, SkillPath};
+
+use crate::auth::Grant;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{Json, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{Json, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -135,13 +138,21 @@ impl LoreMcp {
         }
     }
 
-    /// Runs a synchronous Engine call on the blocking pool; errors become model-readable text.
-    async fn call<T, F>(&self, call: F) -> Result<T, String>
+    /// Runs a synchronous Engine call on the blocking pool, scoped to the request's token when
+    /// it came over authenticated HTTP; errors become model-readable text.
+    async fn call<T, F>(&self, ctx: &RequestContext<RoleServer>, call: F) -> Result<T, String>
     where
         F: FnOnce(&Engine) -> lore_core::Result<T> + Send + 'static,
         T: Send + 'static,
     {
-        let engine = Arc::clone(&self.engine);
+        let grant = ctx
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Grant>());
+        let engine = match grant {
+            Some(grant) => self.engine.scoped(grant.scope.clone()),
+            None => Engine::clone(&self.engine),
+        };
         match tokio::task::spawn_blocking(move || call(&engine)).await {
             Ok(result) => result.map_err(tool_error),
             Err(err) => {
@@ -163,10 +174,11 @@ impl LoreMcp {
     ))]
     async fn record_execution(
         &self,
+        ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<RecordExecutionParams>,
     ) -> Result<Json<RecordedExecution>, String> {
         let recorded = self
-            .call(move |e| {
+            .call(&ctx, move |e| {
                 let outcome = p.outcome.as_deref().map(Outcome::parse).transpose()?;
                 e.record_execution(NewExecution {
                     skill: SkillPath::parse(&p.skill)?,
@@ -195,10 +207,11 @@ impl LoreMcp {
     ))]
     async fn correct(
         &self,
+        ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<CorrectParams>,
     ) -> Result<Json<CorrectionResult>, String> {
         let outcome = self
-            .call(move |e| {
+            .call(&ctx, move |e| {
                 e.correct(NewCorrection {
                     skill: SkillPath::parse(&p.skill)?,
                     execution_id: ExecutionId::parse(&p.execution_id)?,
@@ -220,10 +233,11 @@ impl LoreMcp {
     ))]
     async fn search_memory(
         &self,
+        ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<SearchParams>,
     ) -> Result<Json<SearchResults>, String> {
         let hits = self
-            .call(move |e| {
+            .call(&ctx, move |e| {
                 let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
                 let limit = p.limit.unwrap_or(5);
                 if limit > 50 {
@@ -240,10 +254,11 @@ impl LoreMcp {
     #[tool(annotations(title = "List lessons", read_only_hint = true, open_world_hint = false))]
     async fn list_lessons(
         &self,
+        ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ListLessonsParams>,
     ) -> Result<Json<LessonList>, String> {
         let page = self
-            .call(move |e| {
+            .call(&ctx, move |e| {
                 let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
                 let statuses: Option<BTreeSet<LessonStatus>> = p
                     .statuses
@@ -268,10 +283,11 @@ impl LoreMcp {
     #[tool(annotations(title = "Get a lesson", read_only_hint = true, open_world_hint = false))]
     async fn get_lesson(
         &self,
+        ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<GetLessonParams>,
     ) -> Result<Json<LessonView>, String> {
         let lesson = self
-            .call(move |e| e.lesson(&LessonId::parse(&p.id)?))
+            .call(&ctx, move |e| e.lesson(&LessonId::parse(&p.id)?))
             .await?;
         Ok(Json(LessonView::from(&lesson)))
     }
@@ -286,10 +302,11 @@ impl LoreMcp {
     ))]
     async fn memory_prompt(
         &self,
+        ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<PromptParams>,
     ) -> Result<Json<PromptView>, String> {
         let prompt = self
-            .call(move |e| e.prompt(&SkillPath::parse(&p.skill)?))
+            .call(&ctx, move |e| e.prompt(&SkillPath::parse(&p.skill)?))
             .await?;
         Ok(Json(PromptView::from(&prompt)))
     }
@@ -301,8 +318,11 @@ impl LoreMcp {
         read_only_hint = true,
         open_world_hint = false
     ))]
-    async fn memory_status(&self) -> Result<Json<StatusView>, String> {
-        let status = self.call(|e| e.status()).await?;
+    async fn memory_status(
+        &self,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<Json<StatusView>, String> {
+        let status = self.call(&ctx, |e| e.status()).await?;
         Ok(Json(StatusView::from(&status)))
     }
 }

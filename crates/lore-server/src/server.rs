@@ -11,15 +11,18 @@
 //! committed before the acknowledgement was sent.
 //!
 //! Without authentication the server is for the machine it runs on: [`check_bind`] refuses any
-//! address that is not loopback, and callers say so at start-up.
+//! address that is not loopback, and callers say so at start-up. With tokens ([`crate::auth`]),
+//! REST and MCP requests alike carry a bearer token and get an Engine scoped to it.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use lore_core::Engine;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -29,6 +32,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
+use crate::auth::Access;
 use crate::mcp::LoreMcp;
 use crate::rest;
 
@@ -51,9 +55,9 @@ impl Default for Limits {
 }
 
 /// The REST API alone, with its limits: what the handler tests drive through `oneshot`.
-pub fn rest_app(engine: Arc<Engine>, limits: Limits) -> Router {
+pub fn rest_app(engine: Arc<Engine>, limits: Limits, access: Access) -> Router {
     rest::routes()
-        .into_router(engine)
+        .into_router(engine, access)
         .layer(DefaultBodyLimit::max(limits.body_bytes))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
@@ -62,7 +66,12 @@ pub fn rest_app(engine: Arc<Engine>, limits: Limits) -> Router {
 }
 
 /// REST under `/v1` and MCP at `/mcp`; `shutdown` ends the MCP sessions.
-pub fn app(engine: Arc<Engine>, limits: Limits, shutdown: CancellationToken) -> Router {
+pub fn app(
+    engine: Arc<Engine>,
+    limits: Limits,
+    access: Access,
+    shutdown: CancellationToken,
+) -> Router {
     let mcp_engine = Arc::clone(&engine);
     let mut config = StreamableHttpServerConfig::default();
     config.cancellation_token = shutdown;
@@ -71,14 +80,34 @@ pub fn app(engine: Arc<Engine>, limits: Limits, shutdown: CancellationToken) -> 
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    rest_app(engine, limits)
-        .nest_service(
-            "/mcp",
-            tower::ServiceBuilder::new()
-                .layer(RequestBodyLimitLayer::new(limits.body_bytes))
-                .service(mcp),
-        )
+    let mcp = tower::ServiceBuilder::new()
+        .layer(axum::middleware::from_fn_with_state(
+            access.clone(),
+            grant_mcp_request,
+        ))
+        .layer(RequestBodyLimitLayer::new(limits.body_bytes))
+        .service(mcp);
+    rest_app(engine, limits, access)
+        .nest_service("/mcp", mcp)
         .layer(TraceLayer::new_for_http())
+}
+
+/// Authenticates an MCP request and hands its grant to the tools in the request's extensions,
+/// where [`LoreMcp`] finds it and scopes the Engine per request.
+async fn grant_mcp_request(
+    State(access): State<Access>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    match access.grant(request.headers()) {
+        Ok(grant) => {
+            if let Some(grant) = grant {
+                request.extensions_mut().insert(grant);
+            }
+            next.run(request).await
+        }
+        Err(err) => err.into_response(),
+    }
 }
 
 /// Why an address was refused.
@@ -94,8 +123,8 @@ pub struct PublicWithoutAuth(pub SocketAddr);
 ///
 /// # Errors
 /// [`PublicWithoutAuth`] naming the address.
-pub fn check_bind(addr: SocketAddr) -> Result<(), PublicWithoutAuth> {
-    if addr.ip().is_loopback() {
+pub fn check_bind(addr: SocketAddr, access: &Access) -> Result<(), PublicWithoutAuth> {
+    if addr.ip().is_loopback() || access.is_authenticated() {
         Ok(())
     } else {
         Err(PublicWithoutAuth(addr))
@@ -124,10 +153,11 @@ pub async fn run_until_signal(
     listener: TcpListener,
     engine: Arc<Engine>,
     limits: Limits,
+    access: Access,
 ) -> std::io::Result<()> {
     let token = CancellationToken::new();
     tokio::spawn(cancel_on_signal(token.clone()));
-    serve(listener, app(engine, limits, token.clone()), token).await
+    serve(listener, app(engine, limits, access, token.clone()), token).await
 }
 
 /// Cancels `token` on Ctrl-C or SIGTERM.
@@ -166,10 +196,13 @@ mod tests {
     #[test]
     fn only_loopback_is_served_without_auth() {
         for ok in ["127.0.0.1:7077", "[::1]:7077", "127.0.0.2:1"] {
-            assert!(check_bind(ok.parse().unwrap()).is_ok(), "{ok}");
+            assert!(
+                check_bind(ok.parse().unwrap(), &Access::Open).is_ok(),
+                "{ok}"
+            );
         }
         for refused in ["0.0.0.0:7077", "[::]:7077", "192.168.1.5:7077"] {
-            let err = check_bind(refused.parse().unwrap())
+            let err = check_bind(refused.parse().unwrap(), &Access::Open)
                 .unwrap_err()
                 .to_string();
             assert!(err.contains("loopback"), "{refused}: {err}");

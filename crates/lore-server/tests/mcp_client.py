@@ -2,7 +2,10 @@
 
 Usage:
     mcp_client.py stdio LORE_BINARY LORE_HOME SKILLS_DIR
-    mcp_client.py http URL
+    mcp_client.py http URL [TOKEN]
+
+With a TOKEN (scoped to the `support` domain), it also checks isolation: nothing outside
+`support/` is listed or found, and recording into `finance/audit` is refused.
 
 Lists the tools, checks their annotations, then calls every tool: record an execution, correct
 it, find the learned lesson by search and by listing, read it, assemble the prompt that carries
@@ -17,6 +20,7 @@ import sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 SKILL = "support/summarize-ticket"
 READ_ONLY = {"search_memory", "list_lessons", "get_lesson", "memory_prompt", "memory_status"}
@@ -41,6 +45,21 @@ async def call(session, name, arguments):
     structured = attr(result, "structured_content", "structuredContent")
     check(isinstance(structured, dict), f"{name} returned no structured result: {result}")
     return structured
+
+
+async def isolation(session):
+    """Run with a token for domain `support` over a store that also holds `finance` records."""
+    listed = await call(session, "list_lessons", {"limit": 100})
+    check(all(l["skill"].startswith("support/") for l in listed["lessons"]), f"leak: {listed}")
+    hits = (await call(session, "search_memory", {"query": "ledger totals", "limit": 50}))["hits"]
+    check(all(h["skill"].startswith("support/") for h in hits), f"search leaked: {hits}")
+    refused = await session.call_tool("record_execution", {
+        "skill": "finance/audit", "input": {}, "output": {},
+    })
+    check(attr(refused, "is_error", "isError"), "a write outside the token's scope was accepted")
+    text = " ".join(getattr(c, "text", "") for c in refused.content)
+    check("scope" in text, f"the refusal does not say why: {text}")
+    return {"isolated": True}
 
 
 async def exercise(session):
@@ -104,10 +123,15 @@ async def main(argv):
             async with ClientSession(read, write) as session:
                 findings = await exercise(session)
     elif mode == "http":
-        async with streamable_http_client(argv[2]) as streams:
-            read, write = streams[0], streams[1]
-            async with ClientSession(read, write) as session:
-                findings = await exercise(session)
+        token = argv[3] if len(argv) > 3 else None
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        async with create_mcp_http_client(headers=headers) as client:
+            async with streamable_http_client(argv[2], http_client=client) as streams:
+                read, write = streams[0], streams[1]
+                async with ClientSession(read, write) as session:
+                    findings = await exercise(session)
+                    if token:
+                        findings.update(await isolation(session))
     else:
         raise SystemExit(f"unknown mode {mode!r}; use stdio or http")
     print(json.dumps({"mode": mode, **findings}))

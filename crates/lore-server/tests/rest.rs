@@ -8,12 +8,12 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use common::{Home, SKILL};
-use lore_server::{Limits, rest_app};
+use lore_server::{Access, Limits, rest_app};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
 fn app(home: &Home) -> Router {
-    rest_app(home.engine.clone(), Limits::default())
+    rest_app(home.engine.clone(), Limits::default(), Access::Open)
 }
 
 async fn send(app: &Router, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
@@ -397,7 +397,7 @@ async fn oversized_bodies_are_refused_before_parsing() {
         body_bytes: 1024,
         timeout: Duration::from_secs(5),
     };
-    let app = rest_app(home.engine.clone(), limits);
+    let app = rest_app(home.engine.clone(), limits, Access::Open);
     let big = json!({"skill": SKILL, "input": "x".repeat(4096), "output": {}});
     let (status, body) = send(&app, Method::POST, "/v1/executions", Some(big)).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
@@ -459,7 +459,12 @@ async fn serves_over_loopback_and_shuts_down_gracefully() {
 
     let home = Home::new();
     let token = tokio_util::sync::CancellationToken::new();
-    let app = lore_server::app(home.engine.clone(), Limits::default(), token.clone());
+    let app = lore_server::app(
+        home.engine.clone(),
+        Limits::default(),
+        Access::Open,
+        token.clone(),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(lore_server::serve(listener, app, token.clone()));

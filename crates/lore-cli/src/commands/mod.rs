@@ -8,6 +8,7 @@ pub mod review;
 pub mod run;
 pub mod serve;
 pub mod test;
+pub mod tokens;
 mod transfer;
 pub mod watch;
 
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Init => init(&paths, json),
         Command::Serve(args) => serve::serve(&paths, args),
         Command::Mcp => serve::mcp(&paths),
+        Command::Tokens(cmd) => tokens::run(&paths, cmd, json),
         Command::Run(args) => run::run(&paths, args, json),
         Command::Test(args) => test::run(&paths, args, json),
         Command::Watch(args) => watch::run(&paths, args, json),

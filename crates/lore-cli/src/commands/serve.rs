@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use lore_server::Limits;
+use lore_server::auth::{Access, TokenFile};
 use lore_sqlite::OpenMode;
 
 use crate::config::Paths;
@@ -15,7 +16,8 @@ use crate::output;
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// The address to listen on. Without authentication only loopback addresses are accepted.
+    /// The address to listen on. Without tokens (`lore tokens create`) only loopback addresses
+    /// are accepted.
     #[arg(long, default_value = "127.0.0.1:7077")]
     pub addr: SocketAddr,
 }
@@ -28,19 +30,24 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
-    lore_server::check_bind(args.addr)?;
+    let access = Access::from_file(&TokenFile::load(paths.home.join("tokens.json"))?);
+    lore_server::check_bind(args.addr, &access)?;
     let engine = Arc::new(paths.engine(OpenMode::Create)?);
     runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
             .with_context(|| format!("cannot listen on {}", args.addr))?;
         let addr = listener.local_addr()?;
-        output::line(format!("Lore listening on http://{addr} (REST at /v1, MCP at /mcp)"))?;
         output::line(format!(
-            "No authentication: serving loopback only; anyone on this machine can use it. Store: {}",
-            paths.db().display()
+            "Lore listening on http://{addr} (REST at /v1, MCP at /mcp)"
         ))?;
-        lore_server::run_until_signal(listener, engine, Limits::default()).await?;
+        let auth = if access.is_authenticated() {
+            "Authentication: bearer tokens from tokens.json (see `lore tokens`)."
+        } else {
+            "No authentication: serving loopback only; anyone on this machine can use it."
+        };
+        output::line(format!("{auth} Store: {}", paths.db().display()))?;
+        lore_server::run_until_signal(listener, engine, Limits::default(), access).await?;
         Ok(())
     })
 }

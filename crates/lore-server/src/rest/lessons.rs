@@ -11,6 +11,7 @@ use lore_core::model::{AuditEntry, Lesson, LessonStatus};
 use serde::{Deserialize, Serialize};
 
 use super::{Body, Caller, Params, page};
+use crate::auth::Role;
 use crate::error::ApiError;
 
 #[derive(Debug, Deserialize)]
@@ -86,6 +87,7 @@ pub async fn edit(
     Path(id): Path<String>,
     Body(b): Body<EditBody>,
 ) -> Result<Json<Lesson>, ApiError> {
+    caller.require(Role::Reviewer)?;
     let id = LessonId::parse(&id)?;
     let edit = LessonEdit {
         rule: b.rule,
@@ -114,6 +116,7 @@ pub async fn retire(
     Path(id): Path<String>,
     Body(b): Body<RetireBody>,
 ) -> Result<Json<Lesson>, ApiError> {
+    caller.require(Role::Reviewer)?;
     let id = LessonId::parse(&id)?;
     let lesson = caller
         .run(move |e| e.retire_lesson(&id, b.by.as_deref(), &b.reason))

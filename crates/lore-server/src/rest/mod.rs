@@ -25,30 +25,59 @@ use axum::{Json, Router};
 use lore_core::Engine;
 use serde::de::DeserializeOwned;
 
+use crate::auth::{Access, Role};
 use crate::error::ApiError;
 use crate::openapi;
 
-/// What every handler can reach: the Engine the server was started with.
+/// What every handler can reach: the Engine the server was started with, and who may call.
 #[derive(Clone, Debug)]
 pub struct AppState {
     engine: Arc<Engine>,
+    access: Access,
 }
 
-/// The Engine handle for this request, already narrowed to the caller's scope.
+/// The Engine handle for this request, already narrowed to the caller's scope, and its role.
 #[derive(Debug)]
-pub struct Caller(Engine);
+pub struct Caller {
+    engine: Engine,
+    role: Role,
+}
 
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
-    async fn from_request_parts(_parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        // Without tokens the server binds loopback only (see `crate::server`), and the caller
-        // gets the handle the server holds. Tokens will resolve to `engine.scoped(scope)` here.
-        Ok(Self(Engine::clone(&state.engine)))
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        Ok(match state.access.grant(&parts.headers)? {
+            // Open access binds loopback only (see `crate::server`): the machine's user owns
+            // the store file anyway, so the caller gets the server's own handle.
+            None => Self {
+                engine: Engine::clone(&state.engine),
+                role: Role::Admin,
+            },
+            Some(grant) => Self {
+                engine: state.engine.scoped(grant.scope),
+                role: grant.role,
+            },
+        })
     }
 }
 
 impl Caller {
+    /// Refuses callers whose role is below `needed`.
+    ///
+    /// # Errors
+    /// 403 naming the role needed.
+    pub fn require(&self, needed: Role) -> Result<(), ApiError> {
+        if self.role >= needed {
+            return Ok(());
+        }
+        let why = format!(
+            "this needs the {needed:?} role; the token has {:?}",
+            self.role
+        );
+        Err(lore_core::Error::Forbidden(why.to_lowercase()).into())
+    }
+
     /// Runs `call` on the blocking pool: the Engine and its store are synchronous.
     ///
     /// # Errors
@@ -58,7 +87,7 @@ impl Caller {
         F: FnOnce(&Engine) -> lore_core::Result<T> + Send + 'static,
         T: Send + 'static,
     {
-        let engine = self.0;
+        let engine = self.engine;
         Ok(tokio::task::spawn_blocking(move || call(&engine)).await??)
     }
 }
@@ -120,10 +149,10 @@ impl Routes {
     }
 
     /// The axum router over `engine`.
-    pub fn into_router(self, engine: Arc<Engine>) -> Router {
+    pub fn into_router(self, engine: Arc<Engine>, access: Access) -> Router {
         self.router
             .fallback(|uri: Uri| async move { ApiError::no_route(uri.path()) })
-            .with_state(AppState { engine })
+            .with_state(AppState { engine, access })
     }
 }
 

@@ -1,0 +1,326 @@
+//! Tokens and scopes: a token for domain `hr` can neither read nor write `finance`, through any
+//! REST endpoint or MCP, and roles gate what scopes cannot.
+
+mod common;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use common::Home;
+use lore_core::engine::{NewCorrection, NewExecution};
+use lore_core::model::{AuthorKind, Outcome};
+use lore_core::{Scope, SkillPath};
+use lore_server::auth::{Access, Role, TokenFile, parse_scope};
+use lore_server::{Limits, app};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+const HR: &str = "hr/screen";
+const FIN: &str = "finance/audit";
+
+struct World {
+    home: Home,
+    app: Router,
+    tokens: std::path::PathBuf,
+    /// (execution, lesson) per skill.
+    hr: (String, String),
+    fin: (String, String),
+}
+
+fn seed(home: &Home, skill: &str) -> (String, String) {
+    let e = &home.engine;
+    let exec = e
+        .record_execution(NewExecution {
+            skill: SkillPath::parse(skill).unwrap(),
+            input: json!({"q": format!("{skill} input")}),
+            output: json!({"a": "wrong"}),
+            outcome: Outcome::Rejected,
+            cost_usd: None,
+            latency_ms: None,
+            model: None,
+            session: None,
+        })
+        .unwrap();
+    let lesson = e
+        .correct(NewCorrection {
+            skill: exec.skill.clone(),
+            execution_id: exec.id.clone(),
+            text: "Always double-check the totals before answering.".into(),
+            author_kind: AuthorKind::Human,
+            author: None,
+        })
+        .unwrap()
+        .lesson;
+    (exec.id.to_string(), lesson.id.to_string())
+}
+
+fn world() -> World {
+    let home = Home::new();
+    let hr = seed(&home, HR);
+    let fin = seed(&home, FIN);
+    let tokens = home.lore_home().join("tokens.json");
+    // A token must exist before the server starts for authentication to be on.
+    TokenFile::load(&tokens)
+        .unwrap()
+        .create(Role::Admin, Scope::unrestricted())
+        .unwrap();
+    let access = Access::from_file(&TokenFile::load(&tokens).unwrap());
+    let app = app(
+        Arc::clone(&home.engine),
+        Limits::default(),
+        access,
+        CancellationToken::new(),
+    );
+    World {
+        home,
+        app,
+        tokens,
+        hr,
+        fin,
+    }
+}
+
+impl World {
+    fn token(&self, role: Role, scope: &str) -> String {
+        let mut file = TokenFile::load(&self.tokens).unwrap();
+        file.create(role, parse_scope(scope).unwrap()).unwrap().1
+    }
+
+    async fn send(
+        &self,
+        token: Option<&str>,
+        method: Method,
+        uri: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = Request::builder().method(method).uri(uri);
+        if let Some(t) = token {
+            req = req.header(header::AUTHORIZATION, format!("Bearer {t}"));
+        }
+        let body = match body {
+            Some(v) => {
+                req = req.header(header::CONTENT_TYPE, "application/json");
+                Body::from(v.to_string())
+            }
+            None => Body::empty(),
+        };
+        let res = self
+            .app
+            .clone()
+            .oneshot(req.body(body).unwrap())
+            .await
+            .unwrap();
+        let status = res.status();
+        let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+}
+
+fn ids(items: &Value) -> Vec<String> {
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn requests_without_a_valid_token_are_refused() {
+    let w = world();
+    for token in [None, Some("lore_not-a-token"), Some("")] {
+        for uri in ["/v1/status", "/v1/lessons", "/v1/executions"] {
+            let (status, body) = w.send(token, Method::GET, uri, None).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{uri} {token:?}");
+            assert_eq!(body["error"]["code"], "unauthenticated");
+        }
+    }
+    let (status, _) = w.send(None, Method::POST, "/mcp", Some(json!({}))).await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "MCP over HTTP without a token"
+    );
+
+    let token = w.token(Role::Agent, "domain:hr");
+    let (status, _) = w.send(Some(&token), Method::GET, "/v1/status", None).await;
+    assert_eq!(status, StatusCode::OK);
+    let id = TokenFile::load(&w.tokens)
+        .unwrap()
+        .records()
+        .last()
+        .unwrap()
+        .id
+        .clone();
+    TokenFile::load(&w.tokens).unwrap().revoke(&id).unwrap();
+    // Revocation is read from the file on the next request, without a restart.
+    let (status, _) = w.send(Some(&token), Method::GET, "/v1/status", None).await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "a revoked token still works"
+    );
+}
+
+/// Every REST read of `finance` through an `hr` token comes back empty or not found.
+#[tokio::test]
+async fn an_hr_token_reads_nothing_of_finance() {
+    let w = world();
+    let hr = w.token(Role::Reviewer, "domain:hr");
+    let t = Some(hr.as_str());
+
+    let (_, page) = w.send(t, Method::GET, "/v1/executions", None).await;
+    assert_eq!(ids(&page["items"]), std::slice::from_ref(&w.hr.0));
+    let (_, page) = w.send(t, Method::GET, "/v1/lessons", None).await;
+    assert_eq!(ids(&page["items"]), std::slice::from_ref(&w.hr.1));
+    let (_, page) = w
+        .send(t, Method::GET, "/v1/executions?skill=finance/audit", None)
+        .await;
+    assert_eq!(page["items"], json!([]));
+    let (_, found) = w
+        .send(
+            t,
+            Method::GET,
+            "/v1/search?q=totals%20answering&limit=50",
+            None,
+        )
+        .await;
+    let skills: Vec<&str> = found["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["skill"].as_str().unwrap())
+        .collect();
+    assert!(
+        !skills.is_empty() && skills.iter().all(|s| *s == HR),
+        "{found}"
+    );
+    let (_, status) = w.send(t, Method::GET, "/v1/status", None).await;
+    assert_eq!(status["counts"]["executions"], 1);
+    assert_eq!(status["counts"]["lessons"], 1);
+
+    for uri in [
+        format!("/v1/executions/{}", w.fin.0),
+        format!("/v1/lessons/{}", w.fin.1),
+    ] {
+        let (status, body) = w.send(t, Method::GET, &uri, None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{uri}: {body}");
+    }
+    let (status, body) = w
+        .send(t, Method::GET, "/v1/skills/finance/audit/prompt", None)
+        .await;
+    assert!(matches!(status.as_u16(), 403 | 404), "{status}: {body}");
+}
+
+/// Every REST write to `finance` through an `hr` token is refused, and nothing changes.
+#[tokio::test]
+async fn an_hr_token_writes_nothing_to_finance() {
+    let w = world();
+    let hr = w.token(Role::Admin, "domain:hr");
+    let t = Some(hr.as_str());
+    let before = w.home.snapshot();
+    let fin_lesson = format!("/v1/lessons/{}", w.fin.1);
+    let cases = [
+        (
+            Method::POST,
+            "/v1/executions".to_owned(),
+            json!({"skill": FIN, "input": {}, "output": {}}),
+            403,
+        ),
+        (
+            Method::POST,
+            "/v1/corrections".to_owned(),
+            json!({"skill": FIN, "execution_id": w.fin.0, "text": "Use the ledger."}),
+            403,
+        ),
+        // Naming an hr skill with a finance execution does not smuggle the write through.
+        (
+            Method::POST,
+            "/v1/corrections".to_owned(),
+            json!({"skill": HR, "execution_id": w.fin.0, "text": "Use the ledger."}),
+            404,
+        ),
+        (
+            Method::PATCH,
+            fin_lesson.clone(),
+            json!({"rule": "Use the ledger."}),
+            404,
+        ),
+        (Method::POST, format!("{fin_lesson}/retire"), json!({}), 404),
+    ];
+    for (method, uri, body, expected) in cases {
+        let shown = format!("{method} {uri} {body}");
+        let (status, answer) = w.send(t, method, &uri, Some(body)).await;
+        assert_eq!(status.as_u16(), expected, "{shown}: {answer}");
+    }
+    assert_eq!(
+        w.home.snapshot(),
+        before,
+        "a refused cross-scope write changed the store"
+    );
+
+    // The same token writes inside its own scope.
+    let (status, _) = w
+        .send(
+            t,
+            Method::POST,
+            "/v1/executions",
+            Some(json!({"skill": HR, "input": {}, "output": {}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn only_reviewers_and_admins_edit_or_retire_lessons() {
+    let w = world();
+    let agent = w.token(Role::Agent, "domain:hr");
+    let reviewer = w.token(Role::Reviewer, "domain:hr");
+    let uri = format!("/v1/lessons/{}", w.hr.1);
+    let edit = json!({"rule": "Check the totals twice."});
+    let (status, body) = w
+        .send(Some(&agent), Method::PATCH, &uri, Some(edit.clone()))
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"]["code"], "forbidden");
+    let (status, _) = w
+        .send(
+            Some(&agent),
+            Method::POST,
+            &format!("{uri}/retire"),
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, body) = w
+        .send(Some(&reviewer), Method::PATCH, &uri, Some(edit))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Agents still record and correct.
+    let (status, _) = w
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/executions",
+            Some(json!({"skill": HR, "input": {}, "output": {}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+}
+
+#[test]
+fn a_public_address_is_allowed_only_with_tokens() {
+    let w = world();
+    let addr = "0.0.0.0:7077".parse().unwrap();
+    assert!(lore_server::check_bind(addr, &Access::Open).is_err());
+    let access = Access::from_file(&TokenFile::load(&w.tokens).unwrap());
+    assert!(lore_server::check_bind(addr, &access).is_ok());
+}
