@@ -1,0 +1,201 @@
+//! The review flow from the command line: curation modes, `lore review`, `lore maintain` and
+//! `lore lessons purge`, on real SQLite files in temporary projects.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const SKILL: &str = "support/summarize-ticket";
+
+/// A temporary project; every command runs in review mode with people's corrections reviewed.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        let p = Self {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        p.ok(&["init"]);
+        p
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_lore"))
+            .args(args)
+            .current_dir(self.path())
+            .env_remove("LORE_HOME")
+            .env_remove("LORE_SKILLS_DIR")
+            .env_remove("LORE_ACTOR")
+            .env("LORE_CURATION", "review")
+            .env("LORE_HUMAN_CORRECTIONS", "review")
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "lore {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(!out.status.success(), "lore {args:?} should have failed");
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        serde_json::from_str(&self.ok(&all)).unwrap()
+    }
+
+    /// Records an execution, corrects it, returns the lesson's ID.
+    fn lesson(&self, text: &str) -> String {
+        let exec = self.ok(&[
+            "record",
+            SKILL,
+            "--input",
+            r#"{"t": 1}"#,
+            "--output",
+            r#"{"p": "normal"}"#,
+        ]);
+        let out = self.json(&[
+            "correct",
+            SKILL,
+            "--execution-id",
+            exec.trim(),
+            "--correction",
+            text,
+        ]);
+        out["lesson"]["id"].as_str().unwrap().to_owned()
+    }
+
+    fn status(&self, id: &str) -> String {
+        let shown = self.json(&["lessons", "show", id]);
+        shown["lesson"]["status"].as_str().unwrap().to_owned()
+    }
+
+    fn prompt(&self) -> String {
+        self.ok(&["memory", "prompt", SKILL])
+    }
+}
+
+#[test]
+fn review_lists_what_waits_and_decisions_move_it_in_batches() {
+    let p = Project::new();
+    let a = p.lesson("Always name the failing page in the summary.");
+    let b = p.lesson("Use a formal tone with customers.");
+    let c = p.lesson("Mention the refund amount when there is one.");
+    let listed = p.ok(&["review"]);
+    for id in [&a, &b, &c] {
+        assert!(listed.contains(id.as_str()), "{listed}");
+    }
+    assert!(
+        !p.prompt().contains(&a),
+        "a lesson under review reached the prompt"
+    );
+
+    let out = p.json(&[
+        "review", "approve", &a, &b, "--reason", "real", "--by", "mike",
+    ]);
+    assert_eq!(out.as_array().unwrap().len(), 2);
+    assert!(p.prompt().contains(&a) && p.prompt().contains(&b));
+    p.ok(&["review", "exception", &c, "--reason", "once"]);
+    assert_eq!(p.status(&c), "one_time_exception");
+    assert_eq!(p.ok(&["review"]).trim(), "nothing waits for review");
+
+    let shown = p.json(&["lessons", "show", &a]);
+    let last = shown["audit"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (last["from"].as_str(), last["to"].as_str()),
+        (Some("needs_review"), Some("approved"))
+    );
+    assert_eq!(last["actor"], "mike");
+
+    p.ok(&[
+        "review",
+        "supersede",
+        &a,
+        "--with",
+        &b,
+        "--reason",
+        "merged",
+    ]);
+    assert_eq!(p.status(&a), "superseded");
+    p.ok(&["review", "sensitive", &b]);
+    assert!(!p.prompt().contains(&b));
+}
+
+#[test]
+fn bad_review_input_is_refused_and_changes_nothing() {
+    let p = Project::new();
+    let a = p.lesson("Always name the failing page in the summary.");
+    let b = p.lesson("Use a formal tone with customers.");
+    p.ok(&["review", "reject", &b]);
+    let err = p.fails(&["review", "approve", &a, &b]);
+    assert!(err.contains("from rejected to approved"), "{err}");
+    assert_eq!(p.status(&a), "needs_review");
+    assert!(p.fails(&["review", "approve"]).contains("required"));
+    assert!(
+        p.fails(&["review", "approve", "REFL-404"])
+            .contains("not found")
+    );
+    assert!(
+        p.fails(&["--curation", "sloppy", "review"])
+            .contains("expected auto or review")
+    );
+    assert!(
+        p.fails(&["review", "supersede", &a, "--with", &a])
+            .contains("itself")
+    );
+    assert!(
+        p.fails(&["maintain", "--expire-after-days", "0"])
+            .contains("review expiry")
+    );
+    assert_eq!(p.status(&a), "needs_review");
+}
+
+#[test]
+fn secrets_are_redacted_in_review_and_purge_erases_them() {
+    let p = Project::new();
+    let id = p.lesson("Always copy the customer at jane.doe@example.com on refunds.");
+    assert_eq!(p.status(&id), "sensitive");
+    let listed = p.ok(&["review", "list", "--status", "sensitive"]);
+    assert!(
+        listed.contains("[redacted:email]") && !listed.contains("jane.doe@"),
+        "{listed}"
+    );
+    assert!(p.fails(&["lessons", "purge", &id]).contains("--reason"));
+    p.ok(&["lessons", "purge", &id, "--reason", "privacy request"]);
+    let shown = p.ok(&["lessons", "show", &id]);
+    assert!(
+        shown.contains("[purged]") && !shown.contains("jane.doe@"),
+        "{shown}"
+    );
+    let export = p.ok(&["export", "--jsonl", "-"]);
+    assert!(!export.contains("jane.doe@example.com"));
+}
+
+#[test]
+fn maintain_expires_stale_reviews_once() {
+    let p = Project::new();
+    let id = p.lesson("Always name the failing page in the summary.");
+    // Nothing is 30 days old yet: a run changes nothing.
+    let first = p.json(&["maintain"]);
+    assert!(first["expired"].as_array().unwrap().is_empty());
+    assert_eq!(p.status(&id), "needs_review");
+    let pruned = p.json(&["maintain", "--prune", "hybrid", "--max-lessons", "1"]);
+    assert!(pruned["pruned_by_rank"].as_array().unwrap().is_empty());
+}
