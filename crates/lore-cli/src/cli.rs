@@ -74,6 +74,8 @@ pub enum Command {
     Import(ImportArgs),
     /// Export memory as `.agentura/` files or JSONL.
     Export(ExportArgs),
+    /// The lessons that fit a task, packed into a token budget.
+    Recall(RecallArgs),
     /// Measure Lore on this machine.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -90,6 +92,33 @@ pub enum Command {
     Test(crate::commands::test::TestArgs),
     /// A live table of executions as they are recorded.
     Watch(crate::commands::watch::WatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RecallArgs {
+    /// The task or question, in plain words.
+    pub query: String,
+    /// Only lessons of this skill, `domain/skill`.
+    #[arg(long)]
+    pub skill: Option<SkillPath>,
+    /// The token budget.
+    #[arg(long, default_value_t = 2000)]
+    pub budget: usize,
+    /// At most this many lessons.
+    #[arg(short = 'n', long, default_value_t = 10)]
+    pub limit: usize,
+    /// An error message or fingerprint: lessons it triggers rank first.
+    #[arg(long)]
+    pub error: Option<String>,
+    /// Failure tags (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub tags: Vec<String>,
+    /// The tokenizer counting the budget: cl100k_base or o200k_base.
+    #[arg(long, default_value = "cl100k_base")]
+    pub encoding: String,
+    /// Show every candidate: sources, scores, kept or dropped and why.
+    #[arg(long)]
+    pub explain: bool,
 }
 
 #[derive(Debug, Args)]
@@ -261,6 +290,15 @@ pub enum BenchCommand {
         /// Import sizes, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
         sizes: Vec<usize>,
+    },
+    /// Evidence recall on LoCoMo conversations: BM25, the builtin embedder, and their fusions.
+    Locomo {
+        /// LoCoMo's JSON file (a list of samples).
+        #[arg(long)]
+        data: PathBuf,
+        /// The dense embedder.
+        #[arg(long, default_value = "builtin")]
+        embedder: String,
     },
 }
 

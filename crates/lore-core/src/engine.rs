@@ -35,6 +35,7 @@ mod maintain;
 mod pages;
 mod propose;
 mod purge;
+mod recall;
 mod regression;
 mod review;
 mod run;
@@ -46,6 +47,7 @@ pub use maintain::{MaintainReport, Pruning, Upkeep};
 pub use pages::{MAX_PAGE, Page, PageRequest};
 pub use propose::proposal_schema;
 pub use purge::{PURGED, PurgeReport};
+pub use recall::{RecallQuery, RecallResult, RecalledLesson};
 pub use regression::{CaseResult, GeneratedTest, TestReport};
 pub use review::{Attribution, RelatedLesson, ReviewItem};
 pub use run::{RunOutcome, RunRequest, SkillAnswer};
@@ -146,6 +148,7 @@ pub struct Engine {
     config: EngineConfig,
     scope: Scope,
     proposer: Option<Arc<dyn crate::llm::Llm>>,
+    recall: recall::RecallSettings,
 }
 
 impl std::fmt::Debug for Engine {
@@ -171,6 +174,7 @@ impl Engine {
             config,
             scope: Scope::unrestricted(),
             proposer: None,
+            recall: recall::RecallSettings::default(),
         }
     }
 

@@ -18,6 +18,7 @@ pub mod lifecycle;
 pub mod llm;
 pub mod model;
 pub mod prompt;
+pub mod recall;
 pub mod regression;
 pub mod scope;
 pub mod sensitive;

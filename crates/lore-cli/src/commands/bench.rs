@@ -17,7 +17,6 @@ use lore_sqlite::{OpenMode, SqliteStore};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::cli::BenchCommand;
 use crate::output;
 
 #[derive(Serialize)]
@@ -41,8 +40,7 @@ struct IngestReport {
     import: Vec<ImportThroughput>,
 }
 
-pub fn run(cmd: BenchCommand, json: bool) -> Result<()> {
-    let BenchCommand::Ingest { records, sizes } = cmd;
+pub fn run(records: usize, sizes: Vec<usize>, json: bool) -> Result<()> {
     let report = IngestReport {
         record: record_latency(records.max(1))?,
         import: sizes

@@ -3,7 +3,9 @@
 mod bench;
 mod capture;
 mod lessons;
+mod locomo;
 mod memory;
+mod recall;
 pub mod review;
 pub mod run;
 pub mod serve;
@@ -16,7 +18,7 @@ use anyhow::Result;
 use lore_core::SkillPath;
 use lore_sqlite::OpenMode;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{BenchCommand, Cli, Command};
 use crate::config::Paths;
 use crate::output;
 
@@ -43,7 +45,11 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Maintain(args) => review::maintain(&paths, args, json),
         Command::Import(args) => transfer::import(&paths, args, json),
         Command::Export(args) => transfer::export(&paths, args, json),
-        Command::Bench(cmd) => bench::run(cmd, json),
+        Command::Recall(args) => recall::run(&paths, args, json),
+        Command::Bench(BenchCommand::Ingest { records, sizes }) => bench::run(records, sizes, json),
+        Command::Bench(BenchCommand::Locomo { data, embedder }) => {
+            locomo::run_bench(&data, &embedder, json)
+        }
     }
 }
 

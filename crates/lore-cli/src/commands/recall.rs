@@ -1,0 +1,88 @@
+//! `lore recall QUERY`: the lessons that fit a task, packed into a token budget.
+
+use anyhow::Result;
+use lore_core::engine::{RecallQuery, RecallResult};
+use lore_core::recall::{Decision, Explanation};
+use lore_sqlite::OpenMode;
+use lore_tokenizer::{Encoding, Tiktoken};
+
+use crate::cli::RecallArgs;
+use crate::config::Paths;
+use crate::output;
+
+pub fn run(paths: &Paths, args: RecallArgs, json: bool) -> Result<()> {
+    let tokenizer = Tiktoken::shared(Encoding::parse(&args.encoding)?)?;
+    let engine = paths.engine(OpenMode::Existing)?.with_tokenizer(tokenizer);
+    let result = engine.recall(&RecallQuery {
+        text: args.query,
+        skill: args.skill,
+        fingerprint: args.error,
+        tags: args.tags,
+        budget: Some(args.budget),
+        limit: Some(args.limit),
+    })?;
+    if json {
+        let mut value = serde_json::to_value(&result)?;
+        if !args.explain
+            && let Some(map) = value.as_object_mut()
+        {
+            map.remove("explain");
+        }
+        return output::json(&value);
+    }
+    print_text(&result, args.explain)
+}
+
+fn print_text(result: &RecallResult, explain: bool) -> Result<()> {
+    output::line(format!(
+        "{} lessons, {}/{} tokens ({}), dense candidates by {}",
+        result.lessons.len(),
+        result.tokens,
+        result.budget,
+        result.tokenizer,
+        result.embedder
+    ))?;
+    if !result.text.is_empty() {
+        output::line(format!("\n{}", result.text))?;
+    }
+    if explain {
+        output::line("\nscore  decision                  sources                            id")?;
+        for e in &result.explain {
+            output::line(explain_line(e))?;
+        }
+    }
+    Ok(())
+}
+
+fn explain_line(e: &Explanation) -> String {
+    let decision = match &e.decision {
+        Decision::Kept { position, tier, .. } => format!("kept #{} tier {tier}", position + 1),
+        Decision::Dropped { why } => {
+            let value = serde_json::to_value(why).unwrap_or_default();
+            let reason = value["reason"].as_str().unwrap_or_default().to_owned();
+            match value["detail"].as_str() {
+                Some(detail) => format!("dropped: {reason} ({detail})"),
+                None => format!("dropped: {reason}"),
+            }
+        }
+    };
+    let sources: Vec<String> = e
+        .sources
+        .iter()
+        .map(|s| {
+            let name = serde_json::to_value(s.source).unwrap_or_default();
+            format!(
+                "{}#{} {:.2}",
+                name.as_str().unwrap_or_default(),
+                s.rank,
+                s.normalized
+            )
+        })
+        .collect();
+    format!(
+        "{:.3}  {decision:<25} {:<34} {}",
+        e.score,
+        sources.join(", "),
+        e.id
+    )
+}

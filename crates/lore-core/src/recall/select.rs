@@ -1,0 +1,264 @@
+//! Selection after fusion: filters that fail closed, MMR diversity, and guards.
+//!
+//! Filters run before MMR (seed 002): an excluded memory must not act as a diversity anchor and
+//! push out a visible one that happens to resemble it. Every filter fails closed: a candidate the
+//! pipeline knows nothing about is dropped, and a filter that errors drops everything, because an
+//! empty context is a smaller harm than a sensitive memory in a prompt.
+
+use std::collections::{HashMap, HashSet};
+
+use super::embed::cosine;
+use super::{DropReason, Eligibility, Entry, Similarity, text};
+use crate::error::Result;
+
+/// A pluggable filter (seed 002's `MemoryFilterStrategy`): keeps or drops one entry.
+pub trait MemoryFilter: Send + Sync {
+    /// A short name for explanations.
+    fn name(&self) -> &str;
+
+    /// Whether `entry` may reach a prompt.
+    ///
+    /// # Errors
+    /// Any failure; the pipeline then drops every candidate (fails closed).
+    fn keep(&self, entry: &Entry) -> Result<bool>;
+}
+
+/// Seed 002's non-inferable filter: keeps only memories tagged `non-inferable`, i.e. what an agent
+/// cannot find out by reading the code or environment itself.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NonInferableOnly;
+
+/// The tag that marks a memory as non-inferable.
+pub const NON_INFERABLE_TAG: &str = "non-inferable";
+
+impl MemoryFilter for NonInferableOnly {
+    fn name(&self) -> &str {
+        "non-inferable"
+    }
+
+    fn keep(&self, entry: &Entry) -> Result<bool> {
+        Ok(entry.tags.iter().any(|t| t == NON_INFERABLE_TAG))
+    }
+}
+
+/// Why `entry` (or a missing one) must not be shown, before any configurable filter.
+pub fn eligibility_drop(entry: Option<&Entry>) -> Option<DropReason> {
+    match entry.map(|e| &e.eligibility) {
+        None => Some(DropReason::Unknown),
+        Some(Eligibility::Eligible) => None,
+        Some(Eligibility::Sensitive) => Some(DropReason::Sensitive),
+        Some(Eligibility::Ineligible(why)) => Some(DropReason::Ineligible(why.clone())),
+    }
+}
+
+/// The first configured filter that drops `entry`, or the failure that drops everything.
+///
+/// # Errors
+/// The filter's own failure, tagged with its name.
+pub fn filter_drop(
+    entry: &Entry,
+    filters: &[&dyn MemoryFilter],
+) -> std::result::Result<Option<DropReason>, DropReason> {
+    for f in filters {
+        match f.keep(entry) {
+            Ok(true) => {}
+            Ok(false) => return Ok(Some(DropReason::Filtered(f.name().to_owned()))),
+            Err(err) => return Err(DropReason::FilterFailed(format!("{}: {err}", f.name()))),
+        }
+    }
+    Ok(None)
+}
+
+/// Maximal Marginal Relevance: reorders `items` (entries with their scores, best first) by
+/// `λ × score - (1 - λ) × max similarity to what is already chosen`. Returns positions into
+/// `items` in the new order; ties keep the earlier item.
+pub fn mmr(items: &[(&Entry, f64)], lambda: f64, similarity: Similarity) -> Vec<usize> {
+    let bigrams: Vec<_> = items.iter().map(|(e, _)| text::bigrams(&e.text)).collect();
+    let sim = |a: usize, b: usize| {
+        let (ea, eb) = (items[a].0, items[b].0);
+        match (&ea.vector, &eb.vector, similarity) {
+            (Some(va), Some(vb), Similarity::Auto) => cosine(va, vb),
+            _ => text::jaccard(&bigrams[a], &bigrams[b]),
+        }
+    };
+    let mut chosen: Vec<usize> = Vec::with_capacity(items.len());
+    let mut max_sim = vec![0.0f64; items.len()];
+    let mut left: Vec<usize> = (0..items.len()).collect();
+    while !left.is_empty() {
+        let value = |i: usize| lambda * items[i].1 - (1.0 - lambda) * max_sim[i];
+        let (pos, &best) = left
+            .iter()
+            .enumerate()
+            .reduce(|a, b| if value(*b.1) > value(*a.1) { b } else { a })
+            .expect("left is not empty");
+        left.remove(pos);
+        chosen.push(best);
+        for &i in &left {
+            max_sim[i] = max_sim[i].max(sim(i, best));
+        }
+    }
+    chosen
+}
+
+/// Per-tag and per-session caps and conflict resolution over entries in rank order.
+#[derive(Debug, Default)]
+pub struct Guards {
+    max_per_tag: Option<usize>,
+    max_per_session: Option<usize>,
+    per_tag: HashMap<String, usize>,
+    per_session: HashMap<String, usize>,
+    kept: HashSet<String>,
+}
+
+impl Guards {
+    /// Guards with the given caps (`None`: no cap).
+    pub fn new(max_per_tag: Option<usize>, max_per_session: Option<usize>) -> Self {
+        Self {
+            max_per_tag,
+            max_per_session,
+            ..Self::default()
+        }
+    }
+
+    /// Admits `entry` (counting it) or says why not.
+    pub fn admit(&mut self, entry: &Entry) -> Option<DropReason> {
+        if let Some(cap) = self.max_per_tag
+            && let Some(tag) = entry
+                .tags
+                .iter()
+                .find(|t| self.per_tag.get(*t) >= Some(&cap))
+        {
+            return Some(DropReason::TagCap(tag.clone()));
+        }
+        if let (Some(cap), Some(session)) = (self.max_per_session, &entry.session)
+            && self.per_session.get(session) >= Some(&cap)
+        {
+            return Some(DropReason::SessionCap(session.clone()));
+        }
+        for tag in &entry.tags {
+            *self.per_tag.entry(tag.clone()).or_default() += 1;
+        }
+        if let Some(session) = &entry.session {
+            *self.per_session.entry(session.clone()).or_default() += 1;
+        }
+        self.kept.insert(entry.id.clone());
+        None
+    }
+}
+
+/// The entry that wins a conflict with `entry` among `present`: higher reliability, then newer.
+/// `None` when `entry` wins all of its conflicts.
+pub fn conflict_winner<'a>(entry: &Entry, present: &HashMap<&str, &'a Entry>) -> Option<&'a Entry> {
+    entry
+        .conflicts_with
+        .iter()
+        .filter_map(|id| present.get(id.as_str()).copied())
+        .find(|other| {
+            other
+                .reliability
+                .total_cmp(&entry.reliability)
+                .then(entry.age_hours.total_cmp(&other.age_hours))
+                .is_gt()
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::tests::entry;
+
+    #[test]
+    fn mmr_promotes_a_different_item_over_a_near_duplicate() {
+        let a = entry("a", "check the invoice total before sending");
+        let b = entry("b", "check the invoice total before sending it");
+        let c = entry("c", "ask the customer for the order number");
+        let items = [(&a, 1.0), (&b, 0.95), (&c, 0.7)];
+        assert_eq!(mmr(&items, 0.7, Similarity::Jaccard), [0, 2, 1]);
+        assert_eq!(
+            mmr(&items, 1.0, Similarity::Jaccard),
+            [0, 1, 2],
+            "λ = 1 is relevance"
+        );
+    }
+
+    #[test]
+    fn mmr_uses_cosine_when_vectors_exist() {
+        let mut a = entry("a", "alpha");
+        let mut b = entry("b", "beta");
+        let mut c = entry("c", "gamma");
+        a.vector = Some(vec![1.0, 0.0]);
+        b.vector = Some(vec![1.0, 0.0]);
+        c.vector = Some(vec![0.0, 1.0]);
+        let items = [(&a, 1.0), (&b, 0.9), (&c, 0.8)];
+        assert_eq!(mmr(&items, 0.7, Similarity::Auto), [0, 2, 1]);
+        assert_eq!(
+            mmr(&items, 0.7, Similarity::Jaccard),
+            [0, 1, 2],
+            "no shared words"
+        );
+    }
+
+    #[test]
+    fn guards_cap_tags_and_sessions() {
+        let mut guards = Guards::new(Some(1), Some(2));
+        let mut e = |id: &str, tag: &str, session: &str| {
+            let mut e = entry(id, id);
+            e.tags = vec![tag.to_owned()];
+            e.session = Some(session.to_owned());
+            guards.admit(&e)
+        };
+        assert_eq!(e("1", "sql", "s1"), None);
+        assert_eq!(e("2", "sql", "s1"), Some(DropReason::TagCap("sql".into())));
+        assert_eq!(e("3", "http", "s1"), None);
+        assert_eq!(
+            e("4", "dns", "s1"),
+            Some(DropReason::SessionCap("s1".into()))
+        );
+        assert_eq!(e("5", "dns", "s2"), None);
+    }
+
+    #[test]
+    fn conflicts_go_to_the_more_reliable_then_the_newer() {
+        let mut a = entry("a", "always retry");
+        let mut b = entry("b", "never retry");
+        a.conflicts_with = vec!["b".into()];
+        b.conflicts_with = vec!["a".into()];
+        a.reliability = 0.9;
+        b.reliability = 0.6;
+        let present = HashMap::from([("a", &a), ("b", &b)]);
+        assert!(conflict_winner(&a, &present).is_none());
+        assert_eq!(conflict_winner(&b, &present).unwrap().id, "a");
+        b.reliability = 0.9;
+        b.age_hours = 1.0;
+        a.age_hours = 5.0;
+        let present = HashMap::from([("a", &a), ("b", &b)]);
+        assert_eq!(
+            conflict_winner(&a, &present).unwrap().id,
+            "b",
+            "equal: newer wins"
+        );
+    }
+
+    #[test]
+    fn filters_fail_closed() {
+        struct Broken;
+        impl MemoryFilter for Broken {
+            fn name(&self) -> &str {
+                "broken"
+            }
+            fn keep(&self, _: &Entry) -> Result<bool> {
+                Err(crate::Error::Unsupported("detector offline".into()))
+            }
+        }
+        let e = entry("a", "text");
+        assert!(matches!(
+            filter_drop(&e, &[&Broken]),
+            Err(DropReason::FilterFailed(_))
+        ));
+        assert_eq!(
+            filter_drop(&e, &[&NonInferableOnly]),
+            Ok(Some(DropReason::Filtered("non-inferable".into())))
+        );
+        assert_eq!(eligibility_drop(None), Some(DropReason::Unknown));
+    }
+}
