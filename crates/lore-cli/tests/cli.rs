@@ -695,3 +695,57 @@ fn bench_ingest_reports_latency_and_throughput() {
         "the benchmark works in its own temporary store"
     );
 }
+
+#[test]
+fn imported_secrets_never_reach_search_or_the_prompt() {
+    let p = initialized();
+    let from = p.path().join("leaky");
+    fs::create_dir_all(&from).unwrap();
+    fs::write(
+        from.join("reflexion_entries.json"),
+        r#"{"entries": [{
+            "reflexion_id": "REFL-900", "skill": "support/summarize-ticket",
+            "created_at": "2026-02-20T18:28:36.503554+00:00", "correction_id": "CORR-900",
+            "mistake": "Escalation missed.", "root_cause": "guidance",
+            "rule": "Escalate outages to ops.lead@example.com with key sk-live_0123456789abcdefgh.",
+            "applies_when": "Outage tickets.", "confidence": 0.9,
+            "validated_by_test": false, "generated_test_ids": []
+        }]}"#,
+    )
+    .unwrap();
+    p.ok(&["import", "--from", "leaky"]);
+    let again = p.json(&["import", "--from", "leaky"]);
+    assert_eq!(
+        again["write"]["written"], 0,
+        "re-import changed something: {again}"
+    );
+    assert_eq!(
+        p.json(&["lessons", "show", "REFL-900"])["lesson"]["status"],
+        "sensitive"
+    );
+
+    p.ok(&[
+        "record",
+        SKILL,
+        "--input",
+        r#"{"ticket": "Escalate outage, call ana@example.org"}"#,
+        "--output",
+        "{}",
+    ]);
+    let hits = p.ok(&["memory", "search", "escalate outage", "--json"]);
+    assert!(
+        hits.contains("[redacted:email]"),
+        "the execution should be found, redacted: {hits}"
+    );
+    for secret in [
+        "ops.lead@example.com",
+        "sk-live_0123456789abcdefgh",
+        "ana@example.org",
+    ] {
+        assert!(!hits.contains(secret), "search leaked {secret}: {hits}");
+        let prompt = p.ok(&["memory", "prompt", SKILL]);
+        assert!(!prompt.contains(secret), "prompt leaked {secret}");
+        let recall = p.ok(&["recall", "escalate outage", "--json"]);
+        assert!(!recall.contains(secret), "recall leaked {secret}: {recall}");
+    }
+}

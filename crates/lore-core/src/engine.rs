@@ -453,7 +453,13 @@ impl Engine {
             statuses: Some(self.retrievable_statuses()),
             ..self.filter()
         };
-        self.store.search(query, &filter, limit)
+        // Execution text is never scanned as it is written, and search results are read by
+        // agents, so whatever a snippet quotes passes the detector first.
+        let mut hits = self.store.search(query, &filter, limit)?;
+        for hit in &mut hits {
+            hit.snippet = crate::sensitive::redact(&hit.snippet);
+        }
+        Ok(hits)
     }
 
     /// The statuses that may reach a prompt under the configured curation mode.
@@ -518,7 +524,43 @@ impl Engine {
                 self.scope.check_write(skill)?;
             }
         }
-        self.store.write(records, OnDuplicate::SkipIdentical)
+        let records = self.quarantine_imported_secrets(records)?;
+        self.store.write(&records, OnDuplicate::SkipIdentical)
+    }
+
+    /// Imported lessons were never seen by the detector: a live one that holds personal data or
+    /// a secret arrives `sensitive` instead, with an audit entry saying why (written once, so
+    /// importing the same files again changes nothing).
+    fn quarantine_imported_secrets(&self, records: &[Record]) -> Result<Vec<Record>> {
+        let mut out = Vec::with_capacity(records.len());
+        for record in records {
+            let Record::Lesson(lesson) = record else {
+                out.push(record.clone());
+                continue;
+            };
+            let kinds = crate::sensitive::scan_lesson(lesson);
+            if kinds.is_empty() || lesson.status == LessonStatus::Sensitive {
+                out.push(record.clone());
+                continue;
+            }
+            let mut quarantined = lesson.clone();
+            quarantined.status = LessonStatus::Sensitive;
+            out.push(Record::Lesson(quarantined));
+            if self.store.lesson(&lesson.id)?.is_none() {
+                let names: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+                out.push(Record::Audit(audit(
+                    RecordKind::Lesson,
+                    lesson.id.as_str(),
+                    AuditAction::Transition,
+                    (Some(lesson.status), Some(LessonStatus::Sensitive)),
+                    &self.actor(None),
+                    self.now(),
+                    &format!("sensitive data found on import ({})", names.join(", ")),
+                    Value::Null,
+                )));
+            }
+        }
+        Ok(out)
     }
 
     /// Every record inside the scope, for export.

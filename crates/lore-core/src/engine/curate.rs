@@ -33,7 +33,9 @@ use super::review::{Attribution, link};
 use super::{Engine, audit};
 use crate::error::Result;
 use crate::id::{CorrectionId, LessonId};
-use crate::model::{AuditAction, Correction, Lesson, LessonStatus, LinkKind, RecordKind};
+use crate::model::{
+    AuditAction, Correction, Lesson, LessonSource, LessonStatus, LinkKind, RecordKind,
+};
 use crate::sensitive::{self, SensitiveKind};
 use crate::store::{LessonUpdate, ListFilter, OnDuplicate, Record};
 use crate::supersession::{Profile, Verdict};
@@ -259,7 +261,7 @@ impl Engine {
                     (None, Some(lesson.status)),
                     actor,
                     at,
-                    &created_reason(&report),
+                    &created_reason(lesson.source, &report),
                     json!({ "correction_id": correction.id, "confidence": lesson.confidence, "curation": report }),
                 ));
                 let records = [
@@ -278,8 +280,11 @@ impl Engine {
     }
 }
 
-fn created_reason(report: &CurationReport) -> String {
-    let mut reason = "distilled from a correction by the offline distiller".to_owned();
+fn created_reason(source: LessonSource, report: &CurationReport) -> String {
+    let mut reason = match source {
+        LessonSource::Llm => "proposed from a correction by a model".to_owned(),
+        _ => "distilled from a correction by the offline distiller".to_owned(),
+    };
     if !report.sensitive.is_empty() {
         let kinds: Vec<&str> = report.sensitive.iter().map(|k| k.as_str()).collect();
         reason.push_str(&format!("; sensitive data detected ({})", kinds.join(", ")));
