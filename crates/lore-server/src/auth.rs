@@ -12,8 +12,8 @@
 //!
 //! Every authenticated request gets `engine.scoped(grant.scope)`: reads outside the scope
 //! return nothing and writes outside it are refused, by the Engine itself. The role adds what
-//! the scope cannot say: agents record, correct and read; reviewers also edit and retire
-//! lessons; admins may do anything.
+//! the scope cannot say: agents record, correct, read and recall; reviewers also edit, retire
+//! and review lessons; admins may do anything, including reading `/metrics`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ use crate::error::ApiError;
 pub enum Role {
     /// Record executions, correct them, read memory.
     Agent,
-    /// Also edit and retire lessons.
+    /// Also edit, retire and review lessons.
     Reviewer,
     /// Everything.
     Admin,

@@ -48,6 +48,18 @@ impl ApiError {
         )
     }
 
+    /// A 408 for a request that took longer than `limit`; its write may still commit.
+    pub fn timed_out(limit: std::time::Duration) -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "timeout",
+            format!(
+                "no answer within {limit:?}; a write may still have been applied, so read \
+                 before retrying it"
+            ),
+        )
+    }
+
     /// A 401 for a request without valid credentials.
     pub fn unauthenticated(message: impl Into<String>) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, "unauthenticated", message)

@@ -11,8 +11,10 @@
 pub mod auth;
 pub mod error;
 pub mod mcp;
+pub mod metrics;
 pub mod openapi;
 pub mod rest;
+pub mod review;
 pub mod server;
 
 pub use auth::Access;

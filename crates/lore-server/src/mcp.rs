@@ -14,15 +14,16 @@
 
 mod views;
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use lore_core::engine::{NewCorrection, NewExecution, PageRequest};
+use lore_core::engine::{NewCorrection, NewExecution, PageRequest, RecallQuery};
 use lore_core::id::{ExecutionId, LessonId};
-use lore_core::model::{AuthorKind, LessonStatus, Outcome};
+use lore_core::model::{AuthorKind, Outcome};
 use lore_core::{Engine, SkillPath};
 
-use crate::auth::Grant;
+use crate::auth::{Grant, Role};
+use crate::metrics::Metrics;
+use crate::review::{Decide, statuses};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
@@ -33,8 +34,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use views::{
-    CorrectionResult, LessonList, LessonSummary, LessonView, PromptView, RecordedExecution,
-    SearchResults, StatusView,
+    CorrectionResult, LessonList, LessonSummary, LessonView, PromptView, RecallView,
+    RecordedExecution, ReviewQueue, Reviewed, SearchResults, StatusView,
 };
 
 /// Parameters of `record_execution`.
@@ -121,10 +122,72 @@ pub struct PromptParams {
     pub skill: String,
 }
 
+/// Parameters of `recall_memory`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RecallParams {
+    /// The task at hand in plain words, for example `summarize a ticket about checkout errors`.
+    /// May be empty when `error` or `tags` is given.
+    #[serde(default)]
+    pub query: String,
+    /// Only this skill, `domain/skill`; omit to recall from every skill you may read.
+    #[serde(default)]
+    pub skill: Option<String>,
+    /// An error message you just hit, verbatim: lessons learned from the same error rank first.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Failure tags describing the problem, for example `["timeout", "billing"]`.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// How many tokens the returned context may use; the server's default when omitted.
+    #[serde(default)]
+    pub budget: Option<usize>,
+    /// At most this many lessons, 1 to 50; the server's default when omitted.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Also return why each candidate was kept or dropped. Costs tokens; leave it off unless
+    /// the context looks wrong.
+    #[serde(default)]
+    pub explain: bool,
+}
+
+/// Parameters of `review_queue`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReviewQueueParams {
+    /// Only this skill, `domain/skill`; omit for every skill you may review.
+    #[serde(default)]
+    pub skill: Option<String>,
+    /// Which statuses to list; `["needs_review"]` when omitted.
+    #[serde(default)]
+    pub statuses: Option<Vec<String>>,
+    /// How many lessons, 1 to 50; 10 when omitted.
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// Parameters of `review_lessons`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReviewParams {
+    /// One of `approve` (use them), `reject` (wrong or noise), `exception` (a one-time case,
+    /// not a rule), `sensitive` (holds private data) or `supersede` (replaced by
+    /// `superseded_by`).
+    pub decision: String,
+    /// The lessons' IDs, from `review_queue`. All move or none do.
+    pub ids: Vec<String>,
+    /// For `supersede` only: the ID of the lesson that replaces them (same skill).
+    #[serde(default)]
+    pub superseded_by: Option<String>,
+    /// Why, in one sentence; it goes into the audit trail.
+    pub reason: String,
+    /// Who decided (the person you act for), if known.
+    #[serde(default)]
+    pub by: Option<String>,
+}
+
 /// Lore's MCP server: the tools, over one Engine.
 #[derive(Clone, Debug)]
 pub struct LoreMcp {
     engine: Arc<Engine>,
+    metrics: Arc<Metrics>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -134,8 +197,30 @@ impl LoreMcp {
     pub fn new(engine: Arc<Engine>) -> Self {
         Self {
             engine,
+            metrics: Metrics::new(),
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// The same tools, recording recall latency into `metrics` (the HTTP server's).
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// Refuses the call unless the request's token has at least `needed`. Over stdio or
+    /// without tokens there is no token: the machine's user owns the store, as with REST.
+    fn require(ctx: &RequestContext<RoleServer>, needed: Role) -> Result<(), String> {
+        let role = grant(ctx).map_or(Role::Admin, |g| g.role);
+        if role >= needed {
+            return Ok(());
+        }
+        Err(format!(
+            "This needs the {} role and this connection's token has {}. Do not retry; ask \
+             a person with a reviewer token to decide.",
+            format!("{needed:?}").to_lowercase(),
+            format!("{role:?}").to_lowercase()
+        ))
     }
 
     /// Runs a synchronous Engine call on the blocking pool, scoped to the request's token when
@@ -145,11 +230,7 @@ impl LoreMcp {
         F: FnOnce(&Engine) -> lore_core::Result<T> + Send + 'static,
         T: Send + 'static,
     {
-        let grant = ctx
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Grant>());
-        let engine = match grant {
+        let engine = match grant(ctx) {
             Some(grant) => self.engine.scoped(grant.scope.clone()),
             None => Engine::clone(&self.engine),
         };
@@ -260,9 +341,10 @@ impl LoreMcp {
         let page = self
             .call(&ctx, move |e| {
                 let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
-                let statuses: Option<BTreeSet<LessonStatus>> = p
+                let statuses = p
                     .statuses
-                    .map(|s| s.iter().map(|s| LessonStatus::parse(s)).collect())
+                    .as_deref()
+                    .map(|s| statuses(s.iter().map(String::as_str)))
                     .transpose()?;
                 let limit = p.limit.unwrap_or(20);
                 if limit > 100 {
@@ -325,6 +407,98 @@ impl LoreMcp {
         let status = self.call(&ctx, |e| e.status()).await?;
         Ok(Json(StatusView::from(&status)))
     }
+
+    /// The lessons that fit a task, as one context block ready to paste into your working
+    /// notes: each rule quoted with its ID, best first, within a token budget. Prefer it to
+    /// `search_memory` before starting a task; pass the error text when recovering from one.
+    #[tool(annotations(
+        title = "Recall memory",
+        read_only_hint = true,
+        open_world_hint = false
+    ))]
+    async fn recall_memory(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(p): Parameters<RecallParams>,
+    ) -> Result<Json<RecallView>, String> {
+        let explain = p.explain;
+        let metrics = Arc::clone(&self.metrics);
+        let started = std::time::Instant::now();
+        let result = self
+            .call(&ctx, move |e| {
+                if p.limit.is_some_and(|l| l > 50) {
+                    return Err(lore_core::Error::invalid("limit", "at most 50"));
+                }
+                e.recall(&RecallQuery {
+                    text: p.query,
+                    skill: p.skill.as_deref().map(SkillPath::parse).transpose()?,
+                    fingerprint: p.error,
+                    tags: p.tags,
+                    budget: p.budget,
+                    limit: p.limit,
+                })
+            })
+            .await?;
+        metrics.observe_recall(started.elapsed());
+        Ok(Json(RecallView::new(&result, explain)))
+    }
+
+    /// For reviewers: lessons waiting for a decision, with the correction they came from and
+    /// related lessons, private data masked. Decide with `review_lessons`.
+    #[tool(annotations(title = "Review queue", read_only_hint = true, open_world_hint = false))]
+    async fn review_queue(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(p): Parameters<ReviewQueueParams>,
+    ) -> Result<Json<ReviewQueue>, String> {
+        Self::require(&ctx, Role::Reviewer)?;
+        let limit = p.limit.unwrap_or(10);
+        let items = self
+            .call(&ctx, move |e| {
+                if limit == 0 || limit > 50 {
+                    return Err(lore_core::Error::invalid("limit", "1 to 50"));
+                }
+                let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
+                let statuses = p
+                    .statuses
+                    .as_deref()
+                    .map(|s| statuses(s.iter().map(String::as_str)))
+                    .transpose()?;
+                e.review_queue(skill.as_ref(), statuses)
+            })
+            .await?;
+        Ok(Json(ReviewQueue::new(&items, limit)))
+    }
+
+    /// For reviewers: decide about lessons — approve, reject, exception, sensitive or
+    /// supersede. A batch moves all together or not at all, and each change is audited.
+    #[tool(annotations(
+        title = "Review lessons",
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false,
+        open_world_hint = false
+    ))]
+    async fn review_lessons(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(p): Parameters<ReviewParams>,
+    ) -> Result<Json<Reviewed>, String> {
+        Self::require(&ctx, Role::Reviewer)?;
+        let moved = self
+            .call(&ctx, move |e| {
+                Decide::parse(
+                    &p.decision,
+                    &p.ids,
+                    p.superseded_by.as_deref(),
+                    p.by.as_deref(),
+                    p.reason,
+                )?
+                .apply(e)
+            })
+            .await?;
+        Ok(Json(Reviewed::from(moved.as_slice())))
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -333,12 +507,19 @@ impl ServerHandler for LoreMcp {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("lore", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Lore is a learning memory. Before a task, call search_memory or memory_prompt \
+                "Lore is a learning memory. Before a task, call recall_memory (or memory_prompt) \
                  to get rules learned from earlier corrections. After a task, call \
                  record_execution; when the user says an output was wrong, call correct with \
                  the execution ID and their words, so the next run avoids the mistake.",
             )
     }
+}
+
+/// The token's grant, when the request came over authenticated HTTP.
+fn grant(ctx: &RequestContext<RoleServer>) -> Option<&Grant> {
+    ctx.extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Grant>())
 }
 
 const INTERNAL: &str = "Lore failed internally; the details are in the server's log. Retrying \
@@ -394,13 +575,19 @@ mod tests {
                 "list_lessons",
                 "memory_prompt",
                 "memory_status",
+                "recall_memory",
                 "record_execution",
+                "review_lessons",
+                "review_queue",
                 "search_memory"
             ]
         );
         for tool in &tools {
             let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
-            let writes = matches!(tool.name.as_ref(), "record_execution" | "correct");
+            let writes = matches!(
+                tool.name.as_ref(),
+                "record_execution" | "correct" | "review_lessons"
+            );
             assert_eq!(read_only, Some(!writes), "{}", tool.name);
             assert!(
                 tool.output_schema.is_some(),

@@ -1,7 +1,9 @@
-//! One process, two protocols: the REST API under `/v1` and MCP at `/mcp`, on one listener.
+//! One process, two protocols: the REST API under `/v1` (with `/metrics`) and MCP at `/mcp`, on
+//! one listener.
 //!
 //! Limits live here rather than in handlers: a body size cap (axum's, so an oversized JSON body
-//! is answered in the API's error shape), a timeout on every `/v1` request, and none on `/mcp`,
+//! is answered in the API's error shape), a timeout on every `/v1` request (a 408 in the same
+//! shape), and none on `/mcp`,
 //! whose streams legitimately stay open. A timed-out request's Engine call keeps running on the
 //! blocking pool and may still commit, so a 408 means "unknown", never "not written".
 //!
@@ -20,7 +22,6 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use lore_core::Engine;
@@ -29,11 +30,12 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::auth::Access;
+use crate::error::ApiError;
 use crate::mcp::LoreMcp;
+use crate::metrics::{self, Metrics};
 use crate::rest;
 
 /// Limits applied to every request.
@@ -56,27 +58,47 @@ impl Default for Limits {
 
 /// The REST API alone, with its limits: what the handler tests drive through `oneshot`.
 pub fn rest_app(engine: Arc<Engine>, limits: Limits, access: Access) -> Router {
+    let metrics = Metrics::new();
+    rest_with(engine, limits, access, Arc::clone(&metrics)).layer(
+        axum::middleware::from_fn_with_state(metrics, metrics::track),
+    )
+}
+
+/// The REST routes over `engine`, with the body limit and the `/v1` timeout, counting into
+/// `metrics`.
+fn rest_with(engine: Arc<Engine>, limits: Limits, access: Access, metrics: Arc<Metrics>) -> Router {
     rest::routes()
-        .into_router(engine, access)
+        .into_router(engine, access, Arc::clone(&metrics))
         .layer(DefaultBodyLimit::max(limits.body_bytes))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
+        .layer(axum::middleware::from_fn_with_state(
             limits.timeout,
+            time_limit,
         ))
 }
 
-/// REST under `/v1` and MCP at `/mcp`; `shutdown` ends the MCP sessions.
+/// Answers 408 in the API's error shape when a request takes longer than `limit`. The Engine
+/// call already on the blocking pool runs on and may commit, so 408 means "unknown".
+async fn time_limit(State(limit): State<Duration>, request: Request, next: Next) -> Response {
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::timed_out(limit).into_response(),
+    }
+}
+
+/// REST under `/v1`, `/metrics`, and MCP at `/mcp`; `shutdown` ends the MCP sessions.
 pub fn app(
     engine: Arc<Engine>,
     limits: Limits,
     access: Access,
     shutdown: CancellationToken,
 ) -> Router {
+    let metrics = Metrics::new();
     let mcp_engine = Arc::clone(&engine);
+    let mcp_metrics = Arc::clone(&metrics);
     let mut config = StreamableHttpServerConfig::default();
     config.cancellation_token = shutdown;
     let mcp = StreamableHttpService::new(
-        move || Ok(LoreMcp::new(Arc::clone(&mcp_engine))),
+        move || Ok(LoreMcp::new(Arc::clone(&mcp_engine)).with_metrics(Arc::clone(&mcp_metrics))),
         Arc::new(LocalSessionManager::default()),
         config,
     );
@@ -87,8 +109,12 @@ pub fn app(
         ))
         .layer(RequestBodyLimitLayer::new(limits.body_bytes))
         .service(mcp);
-    rest_app(engine, limits, access)
+    rest_with(engine, limits, access, Arc::clone(&metrics))
         .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(
+            metrics,
+            metrics::track,
+        ))
         .layer(TraceLayer::new_for_http())
 }
 
@@ -192,6 +218,33 @@ pub async fn cancel_on_signal(token: CancellationToken) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_slow_request_times_out_in_the_api_error_shape() {
+        use tower::ServiceExt;
+        let slow = Router::new()
+            .route(
+                "/v1/slow",
+                axum::routing::get(|| async {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    "late"
+                }),
+            )
+            .layer(axum::middleware::from_fn_with_state(
+                Duration::from_millis(20),
+                time_limit,
+            ));
+        let request = Request::get("/v1/slow")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let response = slow.oneshot(request).await.unwrap();
+        assert_eq!(response.status().as_u16(), 408);
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(body["error"]["code"], "timeout", "{body}");
+    }
 
     #[test]
     fn only_loopback_is_served_without_auth() {

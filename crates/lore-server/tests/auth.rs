@@ -324,3 +324,125 @@ fn a_public_address_is_allowed_only_with_tokens() {
     let access = Access::from_file(&TokenFile::load(&w.tokens).unwrap());
     assert!(lore_server::check_bind(addr, &access).is_ok());
 }
+
+/// Recall and review through an `hr` token see nothing of `finance` and change nothing there.
+#[tokio::test]
+async fn recall_and_review_stay_inside_the_token_scope() {
+    let w = world();
+    let hr = w.token(Role::Reviewer, "domain:hr");
+    let t = Some(hr.as_str());
+    let before = w.home.snapshot();
+
+    let query = json!({"query": "double-check the totals before answering", "explain": true});
+    let (status, found) = w.send(t, Method::POST, "/v1/recall", Some(query)).await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    assert_eq!(ids(&found["lessons"]), std::slice::from_ref(&w.hr.1));
+    assert_eq!(ids(&found["explain"]), std::slice::from_ref(&w.hr.1));
+    assert!(!found.to_string().contains(&w.fin.1), "{found}");
+    let query = json!({"query": "totals", "skill": FIN});
+    let (status, body) = w.send(t, Method::POST, "/v1/recall", Some(query)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+
+    let (status, queue) = w
+        .send(t, Method::GET, "/v1/review?status=approved,trial", None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{queue}");
+    let queued: Vec<&Value> = queue["items"].as_array().unwrap().iter().collect();
+    assert_eq!(queued.len(), 1, "{queue}");
+    assert_eq!(queued[0]["lesson"]["id"], w.hr.1.as_str());
+    let (_, queue) = w
+        .send(
+            t,
+            Method::GET,
+            "/v1/review?status=approved&skill=finance/audit",
+            None,
+        )
+        .await;
+    assert_eq!(queue["items"], json!([]));
+
+    for (decision, body) in [
+        ("reject", json!({"ids": [w.fin.1]})),
+        ("sensitive", json!({"ids": [w.hr.1, w.fin.1]})),
+        (
+            "supersede",
+            json!({"ids": [w.hr.1], "superseded_by": w.fin.1}),
+        ),
+        (
+            "supersede",
+            json!({"ids": [w.fin.1], "superseded_by": w.hr.1}),
+        ),
+    ] {
+        let shown = format!("{decision} {body}");
+        let uri = format!("/v1/review/{decision}");
+        let (status, answer) = w.send(t, Method::POST, &uri, Some(body)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{shown}: {answer}");
+    }
+    assert_eq!(
+        w.home.snapshot(),
+        before,
+        "a cross-scope review changed the store"
+    );
+}
+
+#[tokio::test]
+async fn review_needs_the_reviewer_role_and_metrics_the_admin_role() {
+    let w = world();
+    let agent = w.token(Role::Agent, "domain:hr");
+    let reviewer = w.token(Role::Reviewer, "domain:hr");
+    let before = w.home.snapshot();
+    let (status, body) = w.send(Some(&agent), Method::GET, "/v1/review", None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let reject = json!({"ids": [w.hr.1]});
+    let (status, body) = w
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/review/reject",
+            Some(reject.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(w.home.snapshot(), before);
+    let (status, body) = w
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/review/reject",
+            Some(reject),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["lessons"][0]["status"], "rejected");
+
+    // Agents still recall.
+    let query = json!({"query": "totals"});
+    let (status, _) = w
+        .send(Some(&agent), Method::POST, "/v1/recall", Some(query))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    for token in [&agent, &reviewer] {
+        let (status, _) = w.send(Some(token), Method::GET, "/metrics", None).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+    }
+    let admin = w.token(Role::Admin, "");
+    let (status, _) = w.send(Some(&admin), Method::GET, "/metrics", None).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn only_admins_learn_where_the_store_lives() {
+    let w = world();
+    let path = w.home.lore_home().join("lore.db").display().to_string();
+    for (role, shown) in [
+        (Role::Agent, false),
+        (Role::Reviewer, false),
+        (Role::Admin, true),
+    ] {
+        let token = w.token(role, "domain:hr");
+        let (status, body) = w.send(Some(&token), Method::GET, "/v1/status", None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body.to_string().contains(&path), shown, "{role:?}: {body}");
+        assert_eq!(body["store"]["backend"], "sqlite");
+    }
+}

@@ -23,8 +23,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 SKILL = "support/summarize-ticket"
-READ_ONLY = {"search_memory", "list_lessons", "get_lesson", "memory_prompt", "memory_status"}
-WRITES = {"record_execution", "correct"}
+READ_ONLY = {
+    "search_memory", "recall_memory", "list_lessons", "get_lesson", "memory_prompt",
+    "memory_status", "review_queue",
+}
+WRITES = {"record_execution", "correct", "review_lessons"}
 
 
 def attr(obj, *names):
@@ -59,10 +62,32 @@ async def isolation(session):
     check(attr(refused, "is_error", "isError"), "a write outside the token's scope was accepted")
     text = " ".join(getattr(c, "text", "") for c in refused.content)
     check("scope" in text, f"the refusal does not say why: {text}")
+    recalled = await call(session, "recall_memory", {"query": "ledger totals urgent priority"})
+    check(all(l["skill"].startswith("support/") for l in recalled["lessons"]), f"recall leaked: {recalled}")
+    refused = await session.call_tool("recall_memory", {"query": "totals", "skill": "finance/audit"})
+    check(attr(refused, "is_error", "isError"), "a recall outside the token's scope was answered")
+    # The token is an agent's: review tools need the reviewer role.
+    for name, args in [("review_queue", {}), ("review_lessons", {"decision": "approve", "ids": ["REFL-1"], "reason": "x"})]:
+        refused = await session.call_tool(name, args)
+        check(attr(refused, "is_error", "isError"), f"{name} accepted an agent token")
+        text = " ".join(getattr(c, "text", "") for c in refused.content)
+        check("reviewer" in text, f"the refusal does not name the role: {text}")
     return {"isolated": True}
 
 
-async def exercise(session):
+async def review(session, lesson_id):
+    """As the machine's user (no token): the trial lesson is in the queue and can be approved."""
+    queue = await call(session, "review_queue", {"statuses": ["trial"]})
+    check([i["lesson"]["id"] for i in queue["items"]] == [lesson_id], f"review_queue: {queue}")
+    bad = await session.call_tool("review_lessons", {"decision": "bless", "ids": [lesson_id], "reason": "x"})
+    check(attr(bad, "is_error", "isError"), "an unknown decision was accepted")
+    done = await call(session, "review_lessons", {
+        "decision": "approve", "ids": [lesson_id], "reason": "checked", "by": "mcp-test",
+    })
+    check([l["status"] for l in done["lessons"]] == ["approved"], f"review_lessons: {done}")
+
+
+async def exercise(session, reviewer):
     await session.initialize()
     tools = (await session.list_tools()).tools
     names = {t.name for t in tools}
@@ -97,6 +122,11 @@ async def exercise(session):
     prompt = await call(session, "memory_prompt", {"skill": SKILL})
     check(prompt["lesson_ids"] == [lesson["id"]], f"memory_prompt: {prompt['lesson_ids']}")
     check("urgent" in prompt["prompt"], "the prompt does not carry the rule")
+    recalled = await call(session, "recall_memory", {"query": "urgent priority customers", "explain": True})
+    check([l["id"] for l in recalled["lessons"]] == [lesson["id"]], f"recall_memory: {recalled}")
+    check("urgent" in recalled["context"] and recalled["explain"], f"recall_memory: {recalled}")
+    if reviewer:
+        await review(session, lesson["id"])
     status = await call(session, "memory_status", {})
     check(status["executions"] >= 1 and status["lessons"] >= 1, f"memory_status: {status}")
 
@@ -121,7 +151,7 @@ async def main(argv):
         )
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
-                findings = await exercise(session)
+                findings = await exercise(session, reviewer=True)
     elif mode == "http":
         token = argv[3] if len(argv) > 3 else None
         headers = {"Authorization": f"Bearer {token}"} if token else None
@@ -129,7 +159,7 @@ async def main(argv):
             async with streamable_http_client(argv[2], http_client=client) as streams:
                 read, write = streams[0], streams[1]
                 async with ClientSession(read, write) as session:
-                    findings = await exercise(session)
+                    findings = await exercise(session, reviewer=not token)
                     if token:
                         findings.update(await isolation(session))
     else:

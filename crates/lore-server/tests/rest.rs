@@ -433,7 +433,8 @@ async fn openapi_document_matches_the_router() {
     for (method, path) in &documented {
         let uri = path
             .replace("{domain}/{skill}", SKILL)
-            .replace("{id}", "REFL-1");
+            .replace("{id}", "REFL-1")
+            .replace("{decision}", "approve");
         let body = (method != "GET").then(|| json!({}));
         let (status, answer) = send(&app, method.parse().unwrap(), &uri, body).await;
         let message = answer["error"]["message"].as_str().unwrap_or_default();
@@ -490,4 +491,236 @@ async fn serves_over_loopback_and_shuts_down_gracefully() {
         .unwrap();
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
     assert_eq!(home.engine.status().unwrap().counts.executions, 1);
+}
+
+#[tokio::test]
+async fn recall_packs_the_lesson_and_explains_only_on_request() {
+    let home = Home::new();
+    let app = app(&home);
+    let id = record(&app, SKILL, "rejected").await;
+    let lesson = correct(&app, &id).await["lesson"]["id"].clone();
+
+    let query = json!({"query": "errors for many customers priority", "skill": SKILL});
+    let (status, body) = send(&app, Method::POST, "/v1/recall", Some(query)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["lessons"][0]["id"], lesson);
+    assert!(body["text"].as_str().unwrap().contains("urgent"), "{body}");
+    assert!(
+        body.get("explain").is_none(),
+        "explain was not asked for: {body}"
+    );
+
+    let query = json!({"query": "errors for many customers", "explain": true, "budget": 400});
+    let (status, body) = send(&app, Method::POST, "/v1/recall", Some(query)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["budget"], 400);
+    let explain = body["explain"].as_array().unwrap();
+    assert_eq!(explain[0]["id"], lesson);
+    assert_eq!(explain[0]["decision"], "kept");
+}
+
+#[tokio::test]
+async fn bad_recalls_are_refused() {
+    let home = Home::new();
+    let app = app(&home);
+    for (body, code) in [
+        (json!({"query": ""}), 422),
+        (json!({"query": "x", "limit": 0}), 422),
+        (json!({"query": "x", "limit": 100000}), 422),
+        (json!({"query": "x", "budget": usize::MAX}), 422),
+        (json!({"query": "x", "skill": "../etc"}), 422),
+        (json!({"query": "x", "surprise": 1}), 422),
+        (json!({"query": 5}), 422),
+    ] {
+        let shown = body.to_string();
+        let (status, answer) = send(&app, Method::POST, "/v1/recall", Some(body)).await;
+        assert_eq!(status.as_u16(), code, "{shown}: {answer}");
+        assert!(answer["error"]["code"].is_string(), "{shown}: {answer}");
+    }
+}
+
+fn review_home() -> Home {
+    Home::with_config(lore_core::EngineConfig {
+        curation: lore_core::model::CurationMode::Review,
+        ..lore_core::EngineConfig::default()
+    })
+}
+
+/// Three lessons waiting for review in review curation.
+async fn waiting(app: &Router) -> Vec<String> {
+    let mut ids = Vec::new();
+    for text in [
+        "When a ticket reports errors for many customers, priority must be urgent.",
+        "Always name the failing service in the summary's first sentence.",
+        "Never promise a fix date in the summary of an outage ticket.",
+    ] {
+        let exec = record(app, SKILL, "rejected").await;
+        let (status, body) = send(
+            app,
+            Method::POST,
+            "/v1/corrections",
+            Some(
+                json!({"skill": SKILL, "execution_id": exec, "text": text, "author_kind": "agent"}),
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(body["lesson"]["status"], "needs_review", "{body}");
+        ids.push(body["lesson"]["id"].as_str().unwrap().to_owned());
+    }
+    ids
+}
+
+#[tokio::test]
+async fn the_review_queue_pages_and_decisions_move_batches() {
+    let home = review_home();
+    let app = app(&home);
+    let ids = waiting(&app).await;
+
+    let (status, page) = send(&app, Method::GET, "/v1/review?limit=2", None).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["items"].as_array().unwrap().len(), 2);
+    assert_eq!(page["items"][0]["lesson"]["id"], ids[0]);
+    assert!(page["items"][0]["correction"].is_string(), "{page}");
+    assert_eq!(page["next_offset"], 2);
+
+    let batch = json!({"ids": [ids[0], ids[1]], "reason": "checked", "by": "mike"});
+    let (status, done) = send(&app, Method::POST, "/v1/review/approve", Some(batch)).await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    let statuses: Vec<_> = done["lessons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["status"].clone())
+        .collect();
+    assert_eq!(statuses, [json!("approved"), json!("approved")]);
+
+    let supersede = json!({"ids": [ids[2]], "superseded_by": ids[0]});
+    let (status, done) = send(&app, Method::POST, "/v1/review/supersede", Some(supersede)).await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["lessons"][0]["status"], "superseded");
+
+    let (_, page) = send(&app, Method::GET, "/v1/review", None).await;
+    assert_eq!(page["items"], json!([]));
+    let (_, audit) = send(&app, Method::GET, &format!("/v1/lessons/{}", ids[1]), None).await;
+    let last = audit["audit"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["actor"], "mike", "{last}");
+}
+
+#[tokio::test]
+async fn bad_review_decisions_are_refused_and_change_nothing() {
+    let home = review_home();
+    let app = app(&home);
+    let ids = waiting(&app).await;
+    let before = home.snapshot();
+    let cases = [
+        ("approve", json!({"ids": []}), 422),
+        ("bless", json!({"ids": [ids[0]]}), 422),
+        ("approve", json!({"ids": ["not an id"]}), 422),
+        ("approve", json!({"ids": [ids[0], ids[0]]}), 422),
+        (
+            "approve",
+            json!({"ids": [ids[0], "REFL-20260101000000-AAAAAAAA"]}),
+            404,
+        ),
+        ("supersede", json!({"ids": [ids[0]]}), 422),
+        (
+            "reject",
+            json!({"ids": [ids[0]], "superseded_by": ids[1]}),
+            422,
+        ),
+        (
+            "supersede",
+            json!({"ids": [ids[0]], "superseded_by": ids[0]}),
+            422,
+        ),
+        ("approve", json!({"ids": [ids[0]], "extra": true}), 422),
+    ];
+    for (decision, body, code) in cases {
+        let shown = format!("{decision} {body}");
+        let uri = format!("/v1/review/{decision}");
+        let (status, answer) = send(&app, Method::POST, &uri, Some(body)).await;
+        assert_eq!(status.as_u16(), code, "{shown}: {answer}");
+        assert!(answer["error"]["code"].is_string(), "{shown}: {answer}");
+    }
+    assert_eq!(
+        home.snapshot(),
+        before,
+        "a refused decision changed the store"
+    );
+    // A batch with one move the lifecycle forbids moves nothing.
+    let (status, _) = send(
+        &app,
+        Method::POST,
+        "/v1/review/reject",
+        Some(json!({"ids": [ids[0]]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let before = home.snapshot();
+    let (status, answer) = send(
+        &app,
+        Method::POST,
+        "/v1/review/exception",
+        Some(json!({"ids": [ids[1], ids[0]]})),
+    )
+    .await;
+    assert_eq!(status.as_u16(), 422, "{answer}");
+    assert_eq!(home.snapshot(), before, "a refused batch changed the store");
+    let (status, _) = send(&app, Method::GET, "/v1/review?status=nonsense", None).await;
+    assert_eq!(status.as_u16(), 422);
+}
+
+#[tokio::test]
+async fn metrics_count_requests_by_route_and_time_recalls() {
+    let home = Home::new();
+    let app = app(&home);
+    let id = record(&app, SKILL, "rejected").await;
+    correct(&app, &id).await;
+    send(&app, Method::GET, &format!("/v1/executions/{id}"), None).await;
+    send(&app, Method::GET, "/v1/executions/EXEC-1", None).await;
+    send(
+        &app,
+        Method::POST,
+        "/v1/recall",
+        Some(json!({"query": "priority"})),
+    )
+    .await;
+    send(&app, Method::GET, "/nowhere", None).await;
+
+    let res = app
+        .clone()
+        .oneshot(Request::get("/metrics").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let kind = res.headers()[header::CONTENT_TYPE]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(kind.starts_with("text/plain; version=0.0.4"), "{kind}");
+    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    for line in [
+        "lore_http_requests_total{method=\"POST\",route=\"/v1/executions\",status=\"201\"} 1",
+        "lore_http_requests_total{method=\"GET\",route=\"/v1/executions/{id}\",status=\"200\"} 1",
+        "lore_http_requests_total{method=\"GET\",route=\"/v1/executions/{id}\",status=\"404\"} 1",
+        "lore_http_requests_total{method=\"GET\",route=\"unmatched\",status=\"404\"} 1",
+        "lore_http_request_duration_seconds_count{method=\"POST\",route=\"/v1/recall\"} 1",
+        "lore_recall_duration_seconds_count 1",
+        "lore_store_records{kind=\"execution\"} 1",
+        "lore_store_records{kind=\"lesson\"} 1",
+        "# TYPE lore_http_request_duration_seconds histogram",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in:\n{text}");
+    }
+    let bytes: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("lore_store_bytes "))
+        .expect("the store's size")
+        .parse()
+        .unwrap();
+    assert!(bytes > 0);
 }

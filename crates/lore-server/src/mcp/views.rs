@@ -1,8 +1,9 @@
 //! What the tools return: small, flat shapes a model can read at a glance.
 
-use lore_core::engine::{CorrectionOutcome, Page, Status};
+use lore_core::engine::{CorrectionOutcome, Page, RecallResult, ReviewItem, Status};
 use lore_core::model::{Execution, Lesson};
 use lore_core::prompt::AssembledPrompt;
+use lore_core::recall::{Decision, Explanation};
 use lore_core::store::SearchHit;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -117,6 +118,18 @@ pub struct LessonSummary {
     pub summary: String,
 }
 
+impl From<&Lesson> for LessonSummary {
+    fn from(l: &Lesson) -> Self {
+        Self {
+            id: l.id.to_string(),
+            skill: l.skill.to_string(),
+            status: l.status.as_str().to_owned(),
+            confidence: l.confidence,
+            summary: l.tiers.summary.clone(),
+        }
+    }
+}
+
 /// A page of lessons.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct LessonList {
@@ -129,17 +142,7 @@ pub struct LessonList {
 impl From<&Page<Lesson>> for LessonList {
     fn from(page: &Page<Lesson>) -> Self {
         Self {
-            lessons: page
-                .items
-                .iter()
-                .map(|l| LessonSummary {
-                    id: l.id.to_string(),
-                    skill: l.skill.to_string(),
-                    status: l.status.as_str().to_owned(),
-                    confidence: l.confidence,
-                    summary: l.tiers.summary.clone(),
-                })
-                .collect(),
+            lessons: page.items.iter().map(LessonSummary::from).collect(),
             next_offset: page.next_offset,
         }
     }
@@ -225,6 +228,153 @@ impl From<&Status> for StatusView {
             corrections: s.counts.corrections,
             lessons: s.counts.lessons,
             curation: wire(&s.curation),
+        }
+    }
+}
+
+/// One lesson placed in a recalled context.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RecalledItem {
+    /// The lesson's ID, for `get_lesson`.
+    pub id: String,
+    /// Its skill.
+    pub skill: String,
+    /// `approved`, or `trial` (still being measured).
+    pub status: String,
+    /// Its score; higher is more relevant.
+    pub score: f64,
+}
+
+/// Why one candidate was kept or dropped.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExplainLine {
+    /// The lesson's ID.
+    pub id: String,
+    /// Its final score.
+    pub score: f64,
+    /// `kept`, or why it was dropped (`over_budget`, `conflict`, `below_min_relevance`, …).
+    pub decision: String,
+}
+
+/// A recalled context.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RecallView {
+    /// The lessons as one text block, best first; empty when nothing fits.
+    pub context: String,
+    /// The lessons in it, in order.
+    pub lessons: Vec<RecalledItem>,
+    /// Tokens used of the budget.
+    pub tokens: usize,
+    /// The budget.
+    pub budget: usize,
+    /// Every candidate and what happened to it, when `explain` was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Vec<ExplainLine>>,
+}
+
+impl RecallView {
+    /// The view of `r`, with explanations when `explain`.
+    pub fn new(r: &RecallResult, explain: bool) -> Self {
+        Self {
+            context: r.text.clone(),
+            lessons: r
+                .lessons
+                .iter()
+                .map(|l| RecalledItem {
+                    id: l.id.to_string(),
+                    skill: l.skill.to_string(),
+                    status: l.status.as_str().to_owned(),
+                    score: l.score,
+                })
+                .collect(),
+            tokens: r.tokens,
+            budget: r.budget,
+            explain: explain.then(|| r.explain.iter().map(explain_line).collect()),
+        }
+    }
+}
+
+fn explain_line(e: &Explanation) -> ExplainLine {
+    let decision = match &e.decision {
+        Decision::Kept { .. } => "kept".to_owned(),
+        Decision::Dropped { why } => match serde_json::to_value(why) {
+            Ok(v) => match (v["reason"].as_str(), v["detail"].as_str()) {
+                (Some(r), Some(d)) => format!("{r}: {d}"),
+                (Some(r), None) => r.to_owned(),
+                _ => v.to_string(),
+            },
+            Err(_) => "dropped".to_owned(),
+        },
+    };
+    ExplainLine {
+        id: e.id.clone(),
+        score: e.score,
+        decision,
+    }
+}
+
+/// A lesson waiting for review, with its evidence (private data masked).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReviewEntry {
+    /// The lesson.
+    pub lesson: LessonView,
+    /// The correction it was learned from.
+    pub correction: Option<String>,
+    /// Why it waits: the latest audit reason.
+    pub flagged: Option<String>,
+    /// Kinds of private data found in it, if any.
+    pub findings: Vec<String>,
+    /// Related lessons as `kind ID: rule`.
+    pub related: Vec<String>,
+}
+
+/// The review queue, oldest first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReviewQueue {
+    /// The first lessons waiting.
+    pub items: Vec<ReviewEntry>,
+    /// How many wait in all.
+    pub total: usize,
+}
+
+impl ReviewQueue {
+    /// The first `limit` of `items`.
+    pub fn new(items: &[ReviewItem], limit: usize) -> Self {
+        Self {
+            items: items
+                .iter()
+                .take(limit)
+                .map(|i| ReviewEntry {
+                    lesson: LessonView::from(&i.lesson),
+                    correction: i.correction.clone(),
+                    flagged: i.flagged.clone(),
+                    findings: i.findings.iter().map(wire).collect(),
+                    related: i
+                        .related
+                        .iter()
+                        .map(|r| {
+                            let rule = r.rule.as_deref().unwrap_or("(not readable)");
+                            format!("{} {}: {rule}", wire(&r.kind), r.id)
+                        })
+                        .collect(),
+                })
+                .collect(),
+            total: items.len(),
+        }
+    }
+}
+
+/// What a review decision changed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Reviewed {
+    /// The lessons moved, with their new status.
+    pub lessons: Vec<LessonSummary>,
+}
+
+impl From<&[Lesson]> for Reviewed {
+    fn from(lessons: &[Lesson]) -> Self {
+        Self {
+            lessons: lessons.iter().map(LessonSummary::from).collect(),
         }
     }
 }

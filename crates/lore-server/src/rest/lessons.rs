@@ -1,18 +1,17 @@
 //! `/v1/lessons`: review and fix what Lore learned; every change is audited by the Engine.
 
-use std::collections::BTreeSet;
-
 use axum::Json;
 use axum::extract::Path;
 use lore_core::SkillPath;
 use lore_core::engine::{LessonEdit, Page};
 use lore_core::id::LessonId;
-use lore_core::model::{AuditEntry, Lesson, LessonStatus};
+use lore_core::model::{AuditEntry, Lesson};
 use serde::{Deserialize, Serialize};
 
 use super::{Body, Caller, Params, page};
 use crate::auth::Role;
 use crate::error::ApiError;
+use crate::review::statuses;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -24,20 +23,15 @@ pub struct ListQuery {
     offset: Option<usize>,
 }
 
-fn statuses(raw: Option<&str>) -> lore_core::Result<Option<BTreeSet<LessonStatus>>> {
-    raw.map(|raw| {
-        raw.split(',')
-            .map(|s| LessonStatus::parse(s.trim()))
-            .collect()
-    })
-    .transpose()
-}
-
 pub async fn list(
     caller: Caller,
     Params(q): Params<ListQuery>,
 ) -> Result<Json<Page<Lesson>>, ApiError> {
-    let statuses = statuses(q.status.as_deref())?;
+    let statuses = q
+        .status
+        .as_deref()
+        .map(|raw| statuses(raw.split(',')))
+        .transpose()?;
     let request = page(q.limit, q.offset);
     let page = caller
         .run(move |e| e.lessons_page(q.skill.as_ref(), statuses, request))

@@ -9,10 +9,18 @@ use lore_core::store::SearchHit;
 use serde::{Deserialize, Serialize};
 
 use super::{Caller, Params};
+use crate::auth::Role;
 use crate::error::ApiError;
 
+/// Store identity and counts; where the store lives is for admins only (a file path tells a
+/// client nothing it can use and an attacker something).
 pub async fn status(caller: Caller) -> Result<Json<Status>, ApiError> {
-    Ok(Json(caller.run(|e| e.status()).await?))
+    let admin = caller.role() >= Role::Admin;
+    let mut status = caller.run(|e| e.status()).await?;
+    if !admin {
+        status.store.location = String::new();
+    }
+    Ok(Json(status))
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,4 +1,4 @@
-//! The REST API under `/v1`: a route table, the extractors every handler shares, and nothing else.
+//! The REST API under `/v1` (and `/metrics`): a route table, the extractors every handler shares, and nothing else.
 //!
 //! Handlers are translations: JSON in, one Engine call, JSON out. Three things make that hold:
 //!
@@ -13,6 +13,9 @@
 mod executions;
 mod lessons;
 mod memory;
+mod metrics;
+mod recall;
+mod review;
 
 use std::sync::Arc;
 
@@ -27,6 +30,7 @@ use serde::de::DeserializeOwned;
 
 use crate::auth::{Access, Role};
 use crate::error::ApiError;
+use crate::metrics::Metrics;
 use crate::openapi;
 
 /// What every handler can reach: the Engine the server was started with, and who may call.
@@ -34,6 +38,7 @@ use crate::openapi;
 pub struct AppState {
     engine: Arc<Engine>,
     access: Access,
+    metrics: Arc<Metrics>,
 }
 
 /// The Engine handle for this request, already narrowed to the caller's scope, and its role.
@@ -41,6 +46,7 @@ pub struct AppState {
 pub struct Caller {
     engine: Engine,
     role: Role,
+    metrics: Arc<Metrics>,
 }
 
 impl FromRequestParts<AppState> for Caller {
@@ -53,10 +59,12 @@ impl FromRequestParts<AppState> for Caller {
             None => Self {
                 engine: Engine::clone(&state.engine),
                 role: Role::Admin,
+                metrics: Arc::clone(&state.metrics),
             },
             Some(grant) => Self {
                 engine: state.engine.scoped(grant.scope),
                 role: grant.role,
+                metrics: Arc::clone(&state.metrics),
             },
         })
     }
@@ -76,6 +84,11 @@ impl Caller {
             self.role
         );
         Err(lore_core::Error::Forbidden(why.to_lowercase()).into())
+    }
+
+    /// The caller's role.
+    pub fn role(&self) -> Role {
+        self.role
     }
 
     /// Runs `call` on the blocking pool: the Engine and its store are synchronous.
@@ -148,11 +161,15 @@ impl Routes {
         &self.table
     }
 
-    /// The axum router over `engine`.
-    pub fn into_router(self, engine: Arc<Engine>, access: Access) -> Router {
+    /// The axum router over `engine`, counting into `metrics`.
+    pub fn into_router(self, engine: Arc<Engine>, access: Access, metrics: Arc<Metrics>) -> Router {
         self.router
             .fallback(|uri: Uri| async move { ApiError::no_route(uri.path()) })
-            .with_state(AppState { engine, access })
+            .with_state(AppState {
+                engine,
+                access,
+                metrics,
+            })
     }
 }
 
@@ -172,6 +189,10 @@ pub fn routes() -> Routes {
         .on(M::GET, "/v1/lessons/{id}", lessons::get)
         .on(M::PATCH, "/v1/lessons/{id}", lessons::edit)
         .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
+        .on(M::POST, "/v1/recall", recall::recall)
+        .on(M::GET, "/v1/review", review::queue)
+        .on(M::POST, "/v1/review/{decision}", review::decide)
+        .on(M::GET, "/metrics", metrics::metrics)
 }
 
 /// The page a listing asks for; 50 records from the start unless it says otherwise.

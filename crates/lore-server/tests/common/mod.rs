@@ -21,6 +21,11 @@ pub struct Home {
 
 impl Home {
     pub fn new() -> Self {
+        Self::with_config(EngineConfig::default())
+    }
+
+    /// A home whose Engine runs with `config` (review curation, for instance).
+    pub fn with_config(config: EngineConfig) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let lore = dir.path().join(".lore");
         std::fs::create_dir_all(&lore).unwrap();
@@ -29,7 +34,7 @@ impl Home {
         skills
             .write_example(&SkillPath::parse(SKILL).unwrap())
             .unwrap();
-        let engine = Engine::new(Arc::new(store), EngineConfig::default()).with_skills(skills);
+        let engine = Engine::new(Arc::new(store), config).with_skills(skills);
         Self {
             dir,
             engine: Arc::new(engine),

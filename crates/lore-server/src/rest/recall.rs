@@ -1,0 +1,73 @@
+//! `POST /v1/recall`: the lessons that fit a task, packed into a token budget, with why.
+
+use std::time::Instant;
+
+use axum::Json;
+use lore_core::SkillPath;
+use lore_core::engine::{MAX_PAGE, RecallQuery};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Body, Caller};
+use crate::error::ApiError;
+
+/// The largest token budget a request may ask for; more is a mistake, not a context.
+pub const MAX_BUDGET: usize = 1_000_000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecallBody {
+    #[serde(default)]
+    query: String,
+    skill: Option<SkillPath>,
+    fingerprint: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    budget: Option<usize>,
+    limit: Option<usize>,
+    /// Include every candidate's explanation (sources, scores, kept or dropped and why).
+    #[serde(default)]
+    explain: bool,
+}
+
+impl RecallBody {
+    fn into_query(self) -> lore_core::Result<RecallQuery> {
+        if self.limit.is_some_and(|l| l > MAX_PAGE) {
+            return Err(lore_core::Error::invalid(
+                "limit",
+                format!("at most {MAX_PAGE}"),
+            ));
+        }
+        if self.budget.is_some_and(|b| b > MAX_BUDGET) {
+            return Err(lore_core::Error::invalid(
+                "budget",
+                format!("at most {MAX_BUDGET}"),
+            ));
+        }
+        Ok(RecallQuery {
+            text: self.query,
+            skill: self.skill,
+            fingerprint: self.fingerprint,
+            tags: self.tags,
+            budget: self.budget,
+            limit: self.limit,
+        })
+    }
+}
+
+pub async fn recall(caller: Caller, Body(b): Body<RecallBody>) -> Result<Json<Value>, ApiError> {
+    let explain = b.explain;
+    let query = b.into_query()?;
+    let metrics = caller.metrics.clone();
+    let started = Instant::now();
+    let result = caller.run(move |e| e.recall(&query)).await?;
+    metrics.observe_recall(started.elapsed());
+    let mut answer = serde_json::to_value(result).map_err(|err| {
+        tracing::error!(%err, "a recall result did not serialize");
+        ApiError::internal()
+    })?;
+    if !explain && let Some(fields) = answer.as_object_mut() {
+        fields.remove("explain");
+    }
+    Ok(Json(answer))
+}

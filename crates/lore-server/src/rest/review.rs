@@ -1,0 +1,91 @@
+//! `/v1/review`: the queue of lessons waiting for a person, and the decisions on them.
+//!
+//! Both need the reviewer role. The queue is redacted by the Engine (a review screen never
+//! shows the secret it asks about); decisions are batches, all or none, each audited.
+
+use axum::Json;
+use axum::extract::Path;
+use lore_core::SkillPath;
+use lore_core::engine::{Page, ReviewItem};
+use lore_core::model::Lesson;
+use serde::{Deserialize, Serialize};
+
+use super::{Body, Caller, Params, page};
+use crate::auth::Role;
+use crate::error::ApiError;
+use crate::review::{Decide, statuses};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueQuery {
+    skill: Option<SkillPath>,
+    /// Comma-separated statuses; `needs_review` when absent.
+    status: Option<String>,
+    limit: Option<usize>,
+    offset: Option<usize>,
+}
+
+pub async fn queue(
+    caller: Caller,
+    Params(q): Params<QueueQuery>,
+) -> Result<Json<Page<ReviewItem>>, ApiError> {
+    caller.require(Role::Reviewer)?;
+    let statuses = q
+        .status
+        .as_deref()
+        .map(|raw| statuses(raw.split(',')))
+        .transpose()?;
+    let request = page(q.limit, q.offset);
+    if request.limit == 0 || request.limit > lore_core::engine::MAX_PAGE {
+        let why = format!(
+            "{} is outside 1 to {}",
+            request.limit,
+            lore_core::engine::MAX_PAGE
+        );
+        return Err(lore_core::Error::invalid("limit", why).into());
+    }
+    let items = caller
+        .run(move |e| e.review_queue(q.skill.as_ref(), statuses))
+        .await?;
+    let end = request.offset.saturating_add(request.limit);
+    let next_offset = (items.len() > end).then_some(end);
+    let items = items
+        .into_iter()
+        .skip(request.offset)
+        .take(request.limit)
+        .collect();
+    Ok(Json(Page { items, next_offset }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionBody {
+    ids: Vec<String>,
+    superseded_by: Option<String>,
+    #[serde(default)]
+    reason: String,
+    by: Option<String>,
+}
+
+/// The lessons a decision moved.
+#[derive(Debug, Serialize)]
+pub struct Decided {
+    lessons: Vec<Lesson>,
+}
+
+pub async fn decide(
+    caller: Caller,
+    Path(decision): Path<String>,
+    Body(b): Body<DecisionBody>,
+) -> Result<Json<Decided>, ApiError> {
+    caller.require(Role::Reviewer)?;
+    let decide = Decide::parse(
+        &decision,
+        &b.ids,
+        b.superseded_by.as_deref(),
+        b.by.as_deref(),
+        b.reason,
+    )?;
+    let lessons = caller.run(move |e| decide.apply(e)).await?;
+    Ok(Json(Decided { lessons }))
+}
