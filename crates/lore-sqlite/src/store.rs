@@ -56,6 +56,19 @@ struct Checkpointer {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// The WAL size past which the checkpointer truncates the log instead of copying passively.
+const WAL_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
+
+fn wal_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push("-wal");
+    PathBuf::from(name)
+}
+
+fn wal_len(wal: &Path) -> u64 {
+    std::fs::metadata(wal).map(|m| m.len()).unwrap_or(0)
+}
+
 impl Checkpointer {
     fn start(path: &Path) -> Option<Self> {
         let conn = Connection::open_with_flags(
@@ -68,6 +81,7 @@ impl Checkpointer {
         )
         .ok()?;
         let (nudge, nudged) = std::sync::mpsc::sync_channel::<()>(1);
+        let wal = wal_path(path);
         let thread = std::thread::Builder::new()
             .name("lore-sqlite-checkpoint".into())
             .spawn(move || {
@@ -75,9 +89,16 @@ impl Checkpointer {
                     // Let a burst of writes finish so one checkpoint covers them all.
                     std::thread::sleep(Duration::from_millis(20));
                     while nudged.try_recv().is_ok() {}
-                    if let Err(err) =
-                        conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
-                    {
+                    // Under sustained writes a passive checkpoint never catches up with the
+                    // log's end, so SQLite never restarts it; past a size, a truncating
+                    // checkpoint briefly waits for the writer and bounds the file.
+                    let mode = if wal_len(&wal) > WAL_LIMIT_BYTES {
+                        "TRUNCATE"
+                    } else {
+                        "PASSIVE"
+                    };
+                    let sql = format!("PRAGMA wal_checkpoint({mode})");
+                    if let Err(err) = conn.query_row(&sql, [], |_| Ok(())) {
                         tracing::debug!(%err, "checkpoint skipped");
                     }
                 }
