@@ -291,6 +291,15 @@ pub enum BenchCommand {
         #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
         sizes: Vec<usize>,
     },
+    /// Recall latency (p50, p99, per stage) over synthetic LoCoMo-like lessons.
+    Recall {
+        /// Corpus sizes, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+        sizes: Vec<usize>,
+        /// LoCoMo's JSON file, to ask its real questions (synthetic ones otherwise).
+        #[arg(long)]
+        data: Option<PathBuf>,
+    },
     /// Evidence recall on LoCoMo conversations: BM25, the builtin embedder, and their fusions.
     Locomo {
         /// LoCoMo's JSON file (a list of samples).

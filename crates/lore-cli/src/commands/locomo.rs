@@ -32,35 +32,57 @@ const CATEGORIES: [(u64, &str); 5] = [
     (5, "adversarial"),
 ];
 
-/// The methods compared, in report order.
+/// The methods compared, in report order. `idf` methods use the builtin embedder fitted to the
+/// conversation's turns (as the Engine fits it to a store's lessons); the others use it unfitted.
 fn methods() -> Vec<(&'static str, Method)> {
+    use Dense::{Flat, Idf};
     vec![
-        ("bm25", Method::Only(Source::Sparse)),
-        ("builtin_dense", Method::Only(Source::Dense)),
-        ("rrf_k60", Method::Fused(Fusion::Rrf { k: 60.0 })),
-        ("rrf_k10", Method::Fused(Fusion::Rrf { k: 10.0 })),
-        ("linear_0.5", linear(0.5)),
-        ("linear_0.7", linear(0.7)),
-        ("linear_0.8", linear(0.8)),
-        ("linear_0.9", linear(0.9)),
-        ("default", Method::Fused(RecallConfig::default().fusion)),
+        ("bm25", Method::Sparse),
+        ("dense", Method::Dense(Flat)),
+        ("dense_idf", Method::Dense(Idf)),
+        ("rrf_k60_idf", Method::Fused(Fusion::Rrf { k: 60.0 }, Idf)),
+        ("rrf_k10_idf", Method::Fused(Fusion::Rrf { k: 10.0 }, Idf)),
+        ("linear_0.5", linear(0.5, Flat)),
+        ("linear_0.8", linear(0.8, Flat)),
+        ("linear_0.5_idf", linear(0.5, Idf)),
+        ("linear_0.6_idf", linear(0.6, Idf)),
+        ("linear_0.7_idf", linear(0.7, Idf)),
+        ("linear_0.8_idf", linear(0.8, Idf)),
+        ("linear_0.9_idf", linear(0.9, Idf)),
+        (
+            "default",
+            Method::Fused(RecallConfig::default().fusion, Idf),
+        ),
         ("pipeline", Method::Pipeline),
     ]
 }
 
 /// Linear fusion with `sparse` on BM25 and the rest on the dense list.
-fn linear(sparse: f64) -> Method {
-    Method::Fused(Fusion::Linear {
-        sparse,
-        dense: 1.0 - sparse,
-    })
+fn linear(sparse: f64, dense: Dense) -> Method {
+    Method::Fused(
+        Fusion::Linear {
+            sparse,
+            dense: 1.0 - sparse,
+        },
+        dense,
+    )
 }
 
 #[derive(Clone, Copy)]
 enum Method {
-    Only(Source),
-    Fused(Fusion),
+    Sparse,
+    Dense(Dense),
+    Fused(Fusion, Dense),
     Pipeline,
+}
+
+/// Which builtin embedder makes the dense list.
+#[derive(Clone, Copy)]
+enum Dense {
+    /// Unfitted: every feature of a kind weighs the same.
+    Flat,
+    /// Fitted to the conversation: features weighted by IDF (what the Engine uses).
+    Idf,
 }
 
 /// Recall at 5, 10 and 25 over some questions.
@@ -138,7 +160,7 @@ pub fn run_bench(data: &Path, embedder: &str, json: bool) -> Result<()> {
         let index = ConversationIndex::build(conv, &embedder)?;
         for q in &conv.questions {
             for ((_, method), (all, by_cat)) in methods.iter().zip(sums.iter_mut()) {
-                let ranking = index.ranking(&q.text, *method, &embedder)?;
+                let ranking = index.ranking(&q.text, *method)?;
                 let scores = KS.map(|k| evidence_recall(&ranking, &q.evidence, k));
                 all.add(scores);
                 by_cat.entry(q.category).or_default().add(scores);
@@ -146,7 +168,10 @@ pub fn run_bench(data: &Path, embedder: &str, json: bool) -> Result<()> {
         }
     }
     let report = Report {
-        embedder: embedder.id().to_string(),
+        embedder: format!(
+            "{}, unfitted and fitted per conversation (idf)",
+            embedder.id()
+        ),
         conversations: conversations.len(),
         default_fusion: RecallConfig::default().fusion,
         methods: methods
@@ -207,56 +232,90 @@ fn evidence_recall(ranking: &[String], evidence: &[String], k: usize) -> f64 {
 /// The indexes of one conversation, built with the pipeline's components.
 struct ConversationIndex {
     bm25: Bm25Index,
-    dense: DenseIndex,
+    flat: DenseSide,
+    idf: DenseSide,
     entries: Entries,
     size: usize,
 }
 
-impl ConversationIndex {
-    fn build(conv: &Conversation, embedder: &BuiltinEmbedder) -> Result<Self> {
+/// One embedder's exact index over the turns.
+struct DenseSide {
+    embedder: BuiltinEmbedder,
+    index: DenseIndex,
+    vectors: HashMap<String, Vec<f32>>,
+}
+
+impl DenseSide {
+    fn build(embedder: BuiltinEmbedder, turns: &[(String, String)]) -> Result<Self> {
         let id = embedder.id();
-        let mut bm25 = Bm25Index::new();
-        let mut dense = DenseIndex::new(id.clone());
-        let mut entries = Entries::new();
-        for (dia_id, text) in &conv.turns {
-            bm25.add(dia_id.clone(), text);
+        let mut index = DenseIndex::new(id.clone());
+        let mut vectors = HashMap::new();
+        for (dia_id, text) in turns {
             let vector = embedder.embed(text)?;
-            dense.add(dia_id.clone(), &vector, &id)?;
-            entries.insert(dia_id.clone(), turn_entry(dia_id, text, vector));
+            index.add(dia_id.clone(), &vector, &id)?;
+            vectors.insert(dia_id.clone(), vector);
         }
         Ok(Self {
+            embedder,
+            index,
+            vectors,
+        })
+    }
+
+    fn search(&self, question: &str, k: usize) -> Result<RankedList> {
+        let query = self.embedder.embed(question)?;
+        Ok(RankedList {
+            source: Source::Dense,
+            hits: self.index.search(&query, &self.embedder.id(), k)?,
+        })
+    }
+}
+
+impl ConversationIndex {
+    fn build(conv: &Conversation, embedder: &BuiltinEmbedder) -> Result<Self> {
+        let mut bm25 = Bm25Index::new();
+        for (dia_id, text) in &conv.turns {
+            bm25.add(dia_id.clone(), text);
+        }
+        let fitted = embedder.fitted(conv.turns.iter().map(|(_, t)| t.as_str()));
+        let flat = DenseSide::build(embedder.clone(), &conv.turns)?;
+        let idf = DenseSide::build(fitted, &conv.turns)?;
+        let entries = conv
+            .turns
+            .iter()
+            .map(|(dia_id, text)| {
+                let vector = idf.vectors[dia_id].clone();
+                (dia_id.clone(), turn_entry(dia_id, text, vector))
+            })
+            .collect();
+        Ok(Self {
             bm25,
-            dense,
+            flat,
+            idf,
             entries,
             size: conv.turns.len(),
         })
     }
 
     /// Every turn the method ranks, best first (full rankings, so fusion sees whole lists).
-    fn ranking(
-        &self,
-        question: &str,
-        method: Method,
-        embedder: &BuiltinEmbedder,
-    ) -> Result<Vec<String>> {
+    fn ranking(&self, question: &str, method: Method) -> Result<Vec<String>> {
         let sparse = RankedList {
             source: Source::Sparse,
             hits: self.bm25.search(question, self.size),
         };
-        let query = embedder.embed(question)?;
-        let dense = RankedList {
-            source: Source::Dense,
-            hits: self.dense.search(&query, &embedder.id(), self.size)?,
+        let dense = |which| match which {
+            Dense::Flat => self.flat.search(question, self.size),
+            Dense::Idf => self.idf.search(question, self.size),
         };
         let ids = |list: RankedList| list.hits.into_iter().map(|h| h.id).collect();
         let config = |fusion| RecallConfig::builder().fusion(fusion);
         Ok(match method {
-            Method::Only(Source::Sparse) => ids(sparse),
-            Method::Only(_) => ids(dense),
-            Method::Fused(fusion) => {
+            Method::Sparse => ids(sparse),
+            Method::Dense(which) => ids(dense(which)?),
+            Method::Fused(fusion, which) => {
                 let config = config(fusion).build()?;
                 rank(
-                    &[sparse, dense],
+                    &[sparse, dense(which)?],
                     &self.entries,
                     QueryShape::default(),
                     &config,
@@ -271,7 +330,7 @@ impl ConversationIndex {
                     .caps(None, None)
                     .budget(usize::MAX)
                     .build()?;
-                let lists = [sparse, dense];
+                let lists = [sparse, dense(Dense::Idf)?];
                 let out = run(
                     &lists,
                     &self.entries,
@@ -286,7 +345,8 @@ impl ConversationIndex {
     }
 }
 
-fn turn_entry(dia_id: &str, text: &str, vector: Vec<f32>) -> Entry {
+/// An always-eligible memory with one tier, as a LoCoMo turn (or a synthetic one) becomes.
+pub(crate) fn turn_entry(dia_id: &str, text: &str, vector: Vec<f32>) -> Entry {
     Entry {
         id: dia_id.to_owned(),
         text: text.to_owned(),
@@ -299,6 +359,15 @@ fn turn_entry(dia_id: &str, text: &str, vector: Vec<f32>) -> Entry {
         conflicts_with: Vec::new(),
         tiers: vec![text.to_owned()],
     }
+}
+
+/// Every usable question of a LoCoMo file, for `lore bench recall`.
+pub(crate) fn question_texts(data: &Path) -> Result<Vec<String>> {
+    let raw =
+        std::fs::read_to_string(data).with_context(|| format!("reading {}", data.display()))?;
+    let samples: Vec<Value> = serde_json::from_str(&raw).context("LoCoMo JSON")?;
+    let questions = samples.iter().filter_map(|s| s["qa"].as_array()).flatten();
+    Ok(questions.filter_map(question).map(|q| q.text).collect())
 }
 
 /// One LoCoMo sample: its turns as memories and its questions with normalized evidence.

@@ -6,6 +6,7 @@ mod lessons;
 mod locomo;
 mod memory;
 mod recall;
+mod recall_bench;
 pub mod review;
 pub mod run;
 pub mod serve;
@@ -47,6 +48,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Export(args) => transfer::export(&paths, args, json),
         Command::Recall(args) => recall::run(&paths, args, json),
         Command::Bench(BenchCommand::Ingest { records, sizes }) => bench::run(records, sizes, json),
+        Command::Bench(BenchCommand::Recall { sizes, data }) => {
+            recall_bench::run_bench(sizes, data.as_deref(), json)
+        }
         Command::Bench(BenchCommand::Locomo { data, embedder }) => {
             locomo::run_bench(&data, &embedder, json)
         }

@@ -5,8 +5,9 @@
 //! candidate from any source that is not in that set is dropped as unknown. So a lesson outside
 //! the scope or in an ineligible state cannot reach a context even if one search misbehaves.
 //!
-//! Dense candidates are computed at query time: the handle's retrievable lessons are embedded
-//! with the configured embedder and searched exactly. That is linear in the number of lessons
+//! Dense candidates are computed at query time: the configured embedder is fitted to the
+//! handle's retrievable lessons (the builtin one learns their IDF), embeds them, and they are
+//! searched exactly. That is linear in the number of lessons
 //! and fine for a skill's or a team's memory; persisted vectors and an ANN index (issue 6, item
 //! 7) replace it without changing the pipeline.
 
@@ -85,7 +86,7 @@ pub struct RecalledLesson {
 pub struct RecallResult {
     /// The tokenizer that counted the budget.
     pub tokenizer: String,
-    /// The embedder that made the dense candidates.
+    /// The embedder that made the dense candidates (as fitted to the lessons searched).
     pub embedder: EmbedderId,
     /// The budget in tokens.
     pub budget: usize,
@@ -121,8 +122,8 @@ impl Engine {
     /// The lessons that fit `query`, packed into its token budget, with an explanation.
     ///
     /// # Errors
-    /// [`Error::Forbidden`] for a skill outside the scope, [`Error::Invalid`] for an empty query
-    /// or a limit of 0, store and embedder failures.
+    /// [`Error::Forbidden`] for a skill outside the scope, [`Error::Invalid`] for an empty query,
+    /// a budget or a limit of 0; store and embedder failures.
     #[instrument(skip_all, fields(skill = ?query.skill))]
     pub fn recall(&self, query: &RecallQuery) -> Result<RecallResult> {
         if let Some(skill) = &query.skill
@@ -143,7 +144,7 @@ impl Engine {
             ..self.filter()
         })?;
         let pool = config.limit * config.pool_multiplier;
-        let (dense, vectors) = self.dense_candidates(&query.text, &lessons, pool)?;
+        let (dense, vectors, embedder) = self.dense_candidates(&query.text, &lessons, pool)?;
         let lists = [
             self.sparse_candidates(query, pool)?,
             dense,
@@ -176,7 +177,7 @@ impl Engine {
             .collect();
         Ok(RecallResult {
             tokenizer: tokenizer.name().to_owned(),
-            embedder: self.recall.embedder.id(),
+            embedder,
             budget: config.budget,
             tokens: recalled.packed.tokens,
             text: recalled.packed.text,
@@ -188,6 +189,9 @@ impl Engine {
     fn recall_config(&self, query: &RecallQuery) -> Result<RecallConfig> {
         let mut config = self.recall.config.clone();
         if let Some(budget) = query.budget {
+            if budget == 0 {
+                return Err(Error::invalid("budget", "must be at least 1 token"));
+            }
             config.budget = budget;
         }
         if let Some(limit) = query.limit {
@@ -227,13 +231,17 @@ impl Engine {
         text: &str,
         lessons: &[Lesson],
         pool: usize,
-    ) -> Result<(RankedList, Vec<Vec<f32>>)> {
-        let embedder = self.recall.embedder.as_ref();
+    ) -> Result<(RankedList, Vec<Vec<f32>>, EmbedderId)> {
+        let texts: Vec<String> = lessons.iter().map(lesson_text).collect();
+        let corpus: Vec<&str> = texts.iter().map(String::as_str).collect();
+        // Fitted to the very lessons it indexes (IDF for the builtin embedder).
+        let fitted = self.recall.embedder.fit(&corpus);
+        let embedder = fitted.as_deref().unwrap_or(self.recall.embedder.as_ref());
         let id = embedder.id();
         let mut index = DenseIndex::new(id.clone());
         let mut vectors = Vec::with_capacity(lessons.len());
-        for lesson in lessons {
-            let v = embedder.embed(&lesson_text(lesson))?;
+        for (lesson, text) in lessons.iter().zip(&corpus) {
+            let v = embedder.embed(text)?;
             index.add(lesson.id.as_str(), &v, &id)?;
             vectors.push(v);
         }
@@ -246,7 +254,7 @@ impl Engine {
             source: Source::Dense,
             hits,
         };
-        Ok((list, vectors))
+        Ok((list, vectors, id))
     }
 
     fn entries<'a>(&self, lessons: impl Iterator<Item = (&'a Lesson, Vec<f32>)>) -> Entries {

@@ -5,15 +5,19 @@
 //! dimension), and a [`super::DenseIndex`] refuses a vector or a query from any other embedder
 //! with [`Error::Incompatible`], naming both, instead of ranking garbage.
 //!
-//! The builtin embedder needs no model, no network and no state: it hashes features of the text
+//! The builtin embedder needs no model and no network: it hashes features of the text
 //! (word unigrams and bigrams without stop words, and character trigrams of each word) into a
 //! fixed number of signed buckets and L2-normalizes the sum (the "hashing trick"). It is lexical,
 //! not semantic, but the character trigrams match `deploy` with `deployed` and `colour` with
 //! `color`-like spellings that BM25's exact terms miss, which is what a hybrid needs from its
 //! second list. It is deterministic across runs and machines (FNV-1a, no random seed), so stored
-//! vectors stay valid. Neural embedders (a local model, an HTTP service) attach to the same port.
+//! vectors stay valid. Unweighted, text that every memory repeats (a speaker's name, a date
+//! header) dominates such a vector, so [`Embedder::fit`] gives a copy that weights each feature
+//! by its IDF in the corpus it will index; the fit is part of its identity. Neural embedders (a
+//! local model, an HTTP service) attach to the same port and need no fit.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -62,12 +66,55 @@ pub trait Embedder: Send + Sync {
     /// # Errors
     /// Embedder-specific failures (a model that cannot run, a service that does not answer).
     fn embed(&self, text: &str) -> Result<Vec<f32>>;
+
+    /// An embedder fitted to `corpus` (the texts it is about to index), or `None` for one that
+    /// learns nothing from its corpus. A fitted embedder's identity names the fit, so its
+    /// vectors are never compared with another fit's.
+    fn fit(&self, corpus: &[&str]) -> Option<Arc<dyn Embedder>> {
+        let _ = corpus;
+        None
+    }
 }
 
 /// The builtin embedder: feature hashing into `dim` signed buckets, L2-normalized.
+///
+/// Unfitted, every feature of a kind weighs the same. [`Embedder::fit`] returns a copy fitted to
+/// a corpus: each feature is then also weighted by its inverse document frequency in that corpus
+/// (BM25's IDF, from counts of hashed features), so text that most memories repeat (a speaker's
+/// name, a date header, a template's boilerplate) stops dominating the vector. A fitted
+/// embedder's identity names its corpus, so vectors from another fit are refused.
 #[derive(Clone, Debug)]
 pub struct BuiltinEmbedder {
     dim: usize,
+    idf: Option<Arc<FeatureIdf>>,
+}
+
+/// Document frequencies of hashed features over the corpus an embedder was fitted to.
+#[derive(Debug)]
+struct FeatureIdf {
+    docs: usize,
+    /// Documents containing a feature, counted in [`DF_SLOTS`] slots by feature hash.
+    df: Vec<u32>,
+    /// An order-independent hash of the corpus's texts: the fit's identity.
+    corpus: u64,
+}
+
+/// Slots for document-frequency counts: far more than a corpus has distinct common features,
+/// so a rare feature seldom shares a slot with a common one (1 MB per fitted embedder).
+const DF_SLOTS: usize = 1 << 18;
+
+impl FeatureIdf {
+    fn slot(hash: u64) -> usize {
+        // The bucket uses the hash's low bits; the slot uses its high ones.
+        (hash >> 32) as usize % DF_SLOTS
+    }
+
+    /// BM25's IDF, `ln(1 + (N - df + 0.5) / (df + 0.5))`: positive, highest for rare features.
+    fn weight(&self, hash: u64) -> f32 {
+        let n = self.docs as f64;
+        let df = f64::from(self.df[Self::slot(hash)]);
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
+    }
 }
 
 /// The builtin embedder's default dimension: enough buckets that a lesson's few hundred features
@@ -82,7 +129,10 @@ const TRIGRAM_WEIGHT: f32 = 0.25;
 
 impl Default for BuiltinEmbedder {
     fn default() -> Self {
-        Self { dim: BUILTIN_DIM }
+        Self {
+            dim: BUILTIN_DIM,
+            idf: None,
+        }
     }
 }
 
@@ -95,50 +145,94 @@ impl BuiltinEmbedder {
         if dim == 0 {
             return Err(Error::invalid("dimension", "must be at least 1"));
         }
-        Ok(Self { dim })
+        Ok(Self { dim, idf: None })
     }
 
-    fn add(&self, v: &mut [f32], feature: &[u8], weight: f32) {
-        let h = fnv1a(feature);
-        let bucket = (h % self.dim as u64) as usize;
-        let sign = if h >> 63 == 0 { 1.0 } else { -1.0 };
-        v[bucket] += sign * weight;
+    /// A copy fitted to `corpus`: features weighted by their IDF in it (see the type's docs).
+    pub fn fitted<'a>(&self, corpus: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut df = vec![0u32; DF_SLOTS];
+        let (mut docs, mut hash) = (0usize, 0u64);
+        let mut seen = std::collections::HashSet::new();
+        for text in corpus {
+            docs += 1;
+            hash = hash.wrapping_add(fnv1a(&[text.as_bytes()]));
+            seen.clear();
+            features(text, |h, _| {
+                seen.insert(FeatureIdf::slot(h));
+            });
+            seen.iter().for_each(|&slot| df[slot] += 1);
+        }
+        let corpus = fnv1a(&[&hash.to_le_bytes(), &(docs as u64).to_le_bytes()]);
+        Self {
+            dim: self.dim,
+            idf: Some(Arc::new(FeatureIdf { docs, df, corpus })),
+        }
     }
 }
 
 impl Embedder for BuiltinEmbedder {
     fn id(&self) -> EmbedderId {
+        let name = match &self.idf {
+            None => "builtin-hash-v1".to_owned(),
+            Some(idf) => format!("builtin-hash-idf-v1+corpus-{:016x}", idf.corpus),
+        };
         EmbedderId {
-            name: "builtin-hash-v1".to_owned(),
+            name,
             dim: self.dim,
         }
     }
 
     fn embed(&self, text: &str) -> Result<Vec<f32>> {
         let mut v = vec![0.0f32; self.dim];
-        let terms = text::terms(text);
-        for term in &terms {
-            self.add(&mut v, format!("w:{term}").as_bytes(), UNIGRAM_WEIGHT);
-            let padded: Vec<char> = format!("<{term}>").chars().collect();
-            for gram in padded.windows(3) {
-                let gram: String = gram.iter().collect();
-                self.add(&mut v, format!("c:{gram}").as_bytes(), TRIGRAM_WEIGHT);
-            }
-        }
-        for pair in terms.windows(2) {
-            let feature = format!("b:{} {}", pair[0], pair[1]);
-            self.add(&mut v, feature.as_bytes(), BIGRAM_WEIGHT);
-        }
+        features(text, |h, weight| {
+            let idf = self.idf.as_ref().map_or(1.0, |idf| idf.weight(h));
+            let bucket = (h % self.dim as u64) as usize;
+            let sign = if h >> 63 == 0 { 1.0 } else { -1.0 };
+            v[bucket] += sign * weight * idf;
+        });
         normalize(&mut v);
         Ok(v)
     }
+
+    fn fit(&self, corpus: &[&str]) -> Option<Arc<dyn Embedder>> {
+        Some(Arc::new(self.fitted(corpus.iter().copied())))
+    }
 }
 
-/// FNV-1a, 64 bits: tiny, stable across platforms and releases (unlike `DefaultHasher`).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
+/// Calls `f(hash, weight)` for every feature of `text`: its [`text::terms`] (`w:`), their
+/// character trigrams with `<` `>` padding (`c:`), and adjacent term pairs (`b:`).
+fn features(text: &str, mut f: impl FnMut(u64, f32)) {
+    let terms = text::terms(text);
+    let mut buf = [0u8; 16];
+    for term in &terms {
+        f(fnv1a(&[b"w:", term.as_bytes()]), UNIGRAM_WEIGHT);
+        let padded: Vec<char> = std::iter::once('<')
+            .chain(term.chars())
+            .chain(std::iter::once('>'))
+            .collect();
+        for gram in padded.windows(3) {
+            let mut len = 0;
+            for c in gram {
+                len += c.encode_utf8(&mut buf[len..]).len();
+            }
+            f(fnv1a(&[b"c:", &buf[..len]]), TRIGRAM_WEIGHT);
+        }
+    }
+    for pair in terms.windows(2) {
+        let feature = [b"b:", pair[0].as_bytes(), b" ", pair[1].as_bytes()];
+        f(fnv1a(&feature), BIGRAM_WEIGHT);
+    }
+}
+
+/// FNV-1a, 64 bits, of the concatenated `parts`: tiny, stable across platforms and releases
+/// (unlike `DefaultHasher`).
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    parts
+        .iter()
+        .flat_map(|p| p.iter())
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        })
 }
 
 /// Scales `v` to unit length; a zero vector stays zero.
@@ -184,6 +278,42 @@ mod tests {
         let near = cosine(&q, &embed("roll back a deploy when checkout fails"));
         let far = cosine(&q, &embed("invoice totals need the VAT rate"));
         assert!(near > far + 0.2, "near {near}, far {far}");
+    }
+
+    #[test]
+    fn a_fitted_embedder_discounts_common_features_and_names_its_corpus() {
+        let corpus = [
+            "Caroline: I went hiking",
+            "Caroline: the painting is done",
+            "Caroline: adoption papers came",
+            "Melanie: hiking with the kids",
+        ];
+        let flat = BuiltinEmbedder::default();
+        let fitted = flat.fitted(corpus);
+        let q = "Caroline hiking";
+        let sim =
+            |e: &BuiltinEmbedder, doc: &str| cosine(&e.embed(q).unwrap(), &e.embed(doc).unwrap());
+        // Unfitted, the shared name counts as much as the topic; fitted, the rare topic wins.
+        assert!(sim(&fitted, corpus[3]) > sim(&fitted, corpus[1]));
+        assert!(
+            sim(&fitted, corpus[3]) - sim(&fitted, corpus[1])
+                > sim(&flat, corpus[3]) - sim(&flat, corpus[1])
+        );
+        let same = flat.fitted(corpus.iter().rev().copied());
+        assert_eq!(fitted.id(), same.id(), "the fit does not depend on order");
+        let other = flat.fitted(corpus[..3].iter().copied());
+        assert_ne!(fitted.id(), other.id());
+        assert!(
+            fitted.id().check(&other.id()).is_err(),
+            "another fit is refused"
+        );
+        assert!(
+            fitted.id().check(&flat.id()).is_err(),
+            "so is the unfitted embedder"
+        );
+        let via_port = flat.fit(&corpus).unwrap();
+        assert_eq!(via_port.id(), fitted.id());
+        assert_eq!(via_port.embed(q).unwrap(), fitted.embed(q).unwrap());
     }
 
     #[test]

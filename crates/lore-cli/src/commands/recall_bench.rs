@@ -1,0 +1,314 @@
+//! `lore bench recall`: the latency of the whole recall pipeline at scale.
+//!
+//! Each size gets a corpus of synthetic LoCoMo-like lessons (`(date) speaker: sentence`, made
+//! from small word lists with a fixed-seed generator, so every run indexes the same text and no
+//! dataset is copied), indexed in memory with the pipeline's own components: Okapi BM25 and the
+//! builtin embedder fitted to the corpus (IDF) with exact dense search. A query is timed from its
+//! text to the packed context: embed it, take the sparse and dense candidates, fuse, MMR, guard
+//! and pack (the [`run`] that `lore recall` runs). Questions are LoCoMo's real ones when `--data`
+//! names its file, synthetic ones otherwise. The per-stage medians say what dominates. Index
+//! build time is excluded; there is no ANN index yet, so exact-vs-index recall is not measured.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+use lore_core::recall::{
+    ApproxTokenizer, Bm25Index, BuiltinEmbedder, DenseIndex, Embedder, Entries, QueryShape,
+    RankedList, RecallConfig, Source, run,
+};
+use serde::Serialize;
+
+use crate::commands::locomo::turn_entry;
+use crate::output;
+
+/// Queries timed per size (cycling through the questions).
+const QUERIES: usize = 300;
+
+#[derive(Serialize)]
+struct SizeReport {
+    lessons: usize,
+    queries: usize,
+    p50_ms: f64,
+    p99_ms: f64,
+    /// Median milliseconds per stage: embed the query, BM25, dense search, fuse to pack.
+    stages_p50_ms: Stages,
+    build_s: f64,
+    ann_recall_at_10: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct Stages {
+    embed: f64,
+    sparse: f64,
+    dense: f64,
+    pipeline: f64,
+}
+
+#[derive(Serialize)]
+struct Report {
+    embedder: String,
+    questions: &'static str,
+    sizes: Vec<SizeReport>,
+}
+
+pub fn run_bench(sizes: Vec<usize>, data: Option<&Path>, json: bool) -> Result<()> {
+    let (questions, from) = match data {
+        Some(path) => (crate::commands::locomo::question_texts(path)?, "locomo"),
+        None => ((0..250).map(synthetic_question).collect(), "synthetic"),
+    };
+    anyhow::ensure!(!questions.is_empty(), "no questions to ask");
+    let mut reports = Vec::new();
+    let mut embedder_name = String::new();
+    for size in sizes {
+        let (report, name) = measure(size, &questions)?;
+        embedder_name = name;
+        reports.push(report);
+    }
+    let report = Report {
+        embedder: embedder_name,
+        questions: from,
+        sizes: reports,
+    };
+    if json {
+        return output::json(&report);
+    }
+    output::line(format!(
+        "recall latency, {} questions, dense: {}",
+        report.questions, report.embedder
+    ))?;
+    for s in &report.sizes {
+        let st = &s.stages_p50_ms;
+        output::line(format!(
+            "{:>8} lessons: p50 {:.2} ms, p99 {:.2} ms ({} queries; medians: embed {:.3}, \
+             bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; index built in {:.1} s)",
+            s.lessons,
+            s.p50_ms,
+            s.p99_ms,
+            s.queries,
+            st.embed,
+            st.sparse,
+            st.dense,
+            st.pipeline,
+            s.build_s
+        ))?;
+    }
+    output::line("exact vs ANN recall@10: no ANN index yet (dense search is exact)")
+}
+
+fn measure(size: usize, questions: &[String]) -> Result<(SizeReport, String)> {
+    let start = Instant::now();
+    let texts: Vec<String> = (0..size).map(synthetic_lesson).collect();
+    let embedder = BuiltinEmbedder::default().fitted(texts.iter().map(String::as_str));
+    let id = embedder.id();
+    let mut bm25 = Bm25Index::new();
+    let mut dense = DenseIndex::new(id.clone());
+    let mut entries = Entries::new();
+    for (i, text) in texts.into_iter().enumerate() {
+        let key = format!("L{i}");
+        bm25.add(key.clone(), &text);
+        let vector = embedder.embed(&text)?;
+        dense.add(key.clone(), &vector, &id)?;
+        entries.insert(key.clone(), turn_entry(&key, &text, vector));
+    }
+    let build_s = start.elapsed().as_secs_f64();
+    let config = RecallConfig::default();
+    let pool = config.limit * config.pool_multiplier;
+    let mut total = Vec::with_capacity(QUERIES);
+    let mut stages: [Vec<f64>; 4] = Default::default();
+    for q in questions.iter().cycle().take(QUERIES) {
+        let t0 = Instant::now();
+        let query = embedder.embed(q)?;
+        let t1 = Instant::now();
+        let sparse = bm25.search(q, pool);
+        let t2 = Instant::now();
+        let hits = dense.search(&query, &id, pool)?;
+        let t3 = Instant::now();
+        let lists = [
+            RankedList {
+                source: Source::Sparse,
+                hits: sparse,
+            },
+            RankedList {
+                source: Source::Dense,
+                hits,
+            },
+        ];
+        let out = run(
+            &lists,
+            &entries,
+            QueryShape::default(),
+            &config,
+            &[],
+            &ApproxTokenizer,
+        );
+        let t4 = Instant::now();
+        std::hint::black_box(out);
+        let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+        total.push(ms(t0, t4));
+        for (s, (a, b)) in stages
+            .iter_mut()
+            .zip([(t0, t1), (t1, t2), (t2, t3), (t3, t4)])
+        {
+            s.push(ms(a, b));
+        }
+    }
+    let [embed, sparse, dense_ms, pipeline] = stages.map(|mut s| quantile(&mut s, 0.5));
+    let report = SizeReport {
+        lessons: size,
+        queries: total.len(),
+        p50_ms: quantile(&mut total, 0.5),
+        p99_ms: quantile(&mut total, 0.99),
+        stages_p50_ms: Stages {
+            embed,
+            sparse,
+            dense: dense_ms,
+            pipeline,
+        },
+        build_s,
+        ann_recall_at_10: None,
+    };
+    Ok((report, id.to_string()))
+}
+
+fn quantile(values: &mut [f64], q: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[((values.len() - 1) as f64 * q).round() as usize]
+}
+
+const SPEAKERS: [&str; 12] = [
+    "Caroline", "Melanie", "Jon", "Gina", "John", "Maria", "Joanna", "Nate", "Tim", "Audrey",
+    "Andrew", "Evan",
+];
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const SUBJECTS: [&str; 24] = [
+    "my sister",
+    "the kids",
+    "our dog",
+    "my boss",
+    "the band",
+    "a friend from school",
+    "my neighbour",
+    "the team",
+    "my grandmother",
+    "the new intern",
+    "my cousin",
+    "the coach",
+    "my partner",
+    "the landlord",
+    "an old classmate",
+    "the support group",
+    "my therapist",
+    "the book club",
+    "my brother",
+    "the painter",
+    "our mentor",
+    "the shelter staff",
+    "my aunt",
+    "the volunteers",
+];
+const VERBS: [&str; 16] = [
+    "went hiking near",
+    "painted a mural of",
+    "started a class on",
+    "read a book about",
+    "adopted a puppy from",
+    "ran a charity race for",
+    "cooked dinner inspired by",
+    "wrote a poem about",
+    "took photos of",
+    "volunteered at",
+    "planned a trip to",
+    "bought tickets for",
+    "learned to play",
+    "talked for hours about",
+    "built a shelf for",
+    "finally finished",
+];
+const OBJECTS: [&str; 24] = [
+    "the lake",
+    "the mountains",
+    "pottery",
+    "sunflowers",
+    "the city museum",
+    "a jazz concert",
+    "the animal shelter",
+    "camping gear",
+    "the violin",
+    "the beach at sunset",
+    "an art fair",
+    "the community garden",
+    "a marathon",
+    "the old bookstore",
+    "the LGBTQ center",
+    "a road trip",
+    "the farmers market",
+    "a career fair",
+    "the guitar",
+    "the science fair",
+    "a yoga retreat",
+    "the family reunion",
+    "the pride parade",
+    "the dance studio",
+];
+const TAILS: [&str; 8] = [
+    "and it felt amazing.",
+    "last weekend.",
+    "because it reminds me of home.",
+    "with everyone I love.",
+    "even though it rained.",
+    "and I can't wait to go back.",
+    "to support a good cause.",
+    "after a really tough week.",
+];
+
+/// A fixed-seed generator (SplitMix64) so that every run indexes the same corpus.
+fn pick<const N: usize>(words: &[&'static str; N], seed: u64, salt: u64) -> &'static str {
+    let mut z = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(salt);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    words[((z ^ (z >> 31)) % N as u64) as usize]
+}
+
+/// One LoCoMo-like turn: a session date, a speaker and a sentence, with an ID-specific word.
+fn synthetic_lesson(i: usize) -> String {
+    let s = i as u64;
+    let session = s / 20;
+    format!(
+        "({}:{:02} pm on {} {}, {}) {}: {} {} {} {} (note {i})",
+        1 + session % 12,
+        (session * 7) % 60,
+        1 + session % 28,
+        pick(&MONTHS, session, 1),
+        2022 + session % 3,
+        pick(&SPEAKERS, s, 2),
+        pick(&SUBJECTS, s, 3),
+        pick(&VERBS, s, 4),
+        pick(&OBJECTS, s, 5),
+        pick(&TAILS, s, 6),
+    )
+}
+
+fn synthetic_question(i: usize) -> String {
+    let s = i as u64 + 1_000_003;
+    format!(
+        "When did {} say {} {} {}?",
+        pick(&SPEAKERS, s, 2),
+        pick(&SUBJECTS, s, 3),
+        pick(&VERBS, s, 4),
+        pick(&OBJECTS, s, 5)
+    )
+}

@@ -1,0 +1,160 @@
+//! `lore recall` end to end: text and JSON output, `--explain`, and refused input.
+
+use std::fs;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    /// An initialized project holding three imported lessons of one skill.
+    fn with_lessons() -> Self {
+        let p = Self {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        p.ok(&["init"]);
+        let lesson = |id: &str, rule: &str, when: &str| {
+            format!(
+                r#"{{"reflexion_id": "{id}", "skill": "support/triage",
+                "created_at": "2026-02-20T18:28:36+00:00", "correction_id": "C-{id}",
+                "mistake": "Missed it.", "root_cause": "guidance", "rule": "{rule}",
+                "applies_when": "{when}", "confidence": 0.9,
+                "validated_by_test": false, "generated_test_ids": []}}"#
+            )
+        };
+        let entries = [
+            lesson(
+                "R-1",
+                "Roll back the deploy when checkout returns 500.",
+                "Checkout outages.",
+            ),
+            lesson(
+                "R-2",
+                "Check the deploy log before blaming checkout.",
+                "Checkout errors after a deploy.",
+            ),
+            lesson(
+                "R-3",
+                "Invoices need the customer's VAT number.",
+                "EU invoices.",
+            ),
+        ];
+        let from = p.dir.path().join("seed");
+        fs::create_dir_all(&from).unwrap();
+        fs::write(
+            from.join("reflexion_entries.json"),
+            format!(r#"{{"entries": [{}]}}"#, entries.join(",")),
+        )
+        .unwrap();
+        p.ok(&["import", "--from", "seed"]);
+        p
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_lore"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .env_remove("LORE_HOME")
+            .env_remove("LORE_SKILLS_DIR")
+            .env_remove("LORE_ACTOR")
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "lore {args:?} failed: {err}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        serde_json::from_str(&self.ok(&all)).unwrap()
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!out.status.success(), "lore {args:?} should fail: {stdout}");
+        String::from_utf8(out.stderr).unwrap()
+    }
+}
+
+#[test]
+fn recall_prints_the_packed_lessons_as_text_and_json() {
+    let p = Project::with_lessons();
+    let text = p.ok(&["recall", "checkout fails after deploy"]);
+    assert!(text.contains("R-1") && text.contains("R-2"), "{text}");
+    assert!(text.contains("cl100k_base"), "names its tokenizer: {text}");
+    assert!(
+        !text.contains("dropped"),
+        "no explanation unless asked: {text}"
+    );
+
+    let json = p.json(&[
+        "recall",
+        "checkout fails after deploy",
+        "--encoding",
+        "o200k_base",
+    ]);
+    let ids: Vec<&str> = json["lessons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"R-1") && ids.contains(&"R-2"), "{ids:?}");
+    assert_ne!(ids[0], "R-3", "the unrelated lesson does not lead: {ids:?}");
+    assert_eq!(json["tokenizer"], "o200k_base");
+    assert!(json["tokens"].as_u64().unwrap() <= json["budget"].as_u64().unwrap());
+    assert!(
+        json["embedder"]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("builtin-hash-idf")
+    );
+    assert!(json.get("explain").is_none(), "{json}");
+}
+
+#[test]
+fn explain_shows_dropped_candidates_with_their_reasons() {
+    let p = Project::with_lessons();
+    let json = p.json(&["recall", "checkout deploy", "-n", "1", "--explain"]);
+    let explain = json["explain"].as_array().unwrap();
+    assert_eq!(json["lessons"].as_array().unwrap().len(), 1, "{json}");
+    let dropped: Vec<&Value> = explain
+        .iter()
+        .filter(|e| e["decision"] == "dropped")
+        .collect();
+    assert!(!dropped.is_empty(), "{json}");
+    assert!(
+        dropped.iter().all(|e| e["reason"].is_string()),
+        "every drop says why: {json}"
+    );
+    assert!(
+        dropped.iter().any(|e| e["reason"] == "over_limit"),
+        "{json}"
+    );
+
+    let text = p.ok(&["recall", "checkout deploy", "-n", "1", "--explain"]);
+    assert!(text.contains("kept #1"), "{text}");
+    assert!(text.contains("dropped: over_limit"), "{text}");
+}
+
+#[test]
+fn bad_input_is_refused_with_a_clear_error() {
+    let p = Project::with_lessons();
+    let err = p.fails(&["recall", "checkout", "--encoding", "p50k_nope"]);
+    assert!(err.contains("p50k_nope"), "{err}");
+    let err = p.fails(&["recall", "checkout", "--budget", "0"]);
+    assert!(err.to_lowercase().contains("budget"), "{err}");
+    let err = p.fails(&["recall", "checkout", "-n", "0"]);
+    assert!(err.contains("limit"), "{err}");
+    let err = p.fails(&["recall", "   "]);
+    assert!(err.contains("query"), "{err}");
+}
