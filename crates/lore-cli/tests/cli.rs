@@ -2,61 +2,17 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
+mod common;
+
+use common::Project;
 use serde_json::Value;
 
-/// A temporary project with its own `.lore/` store.
-struct Project {
-    dir: tempfile::TempDir,
-}
-
+/// What only these tests need from a project.
 impl Project {
-    fn new() -> Self {
-        Self {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
     fn db(&self) -> PathBuf {
         self.path().join(".lore/lore.db")
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_lore"))
-            .args(args)
-            .current_dir(self.path())
-            .env_remove("LORE_HOME")
-            .env_remove("LORE_SKILLS_DIR")
-            .env_remove("LORE_ACTOR")
-            .output()
-            .unwrap()
-    }
-
-    /// Runs and expects success; returns stdout.
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "lore {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    /// Runs and expects failure; returns stderr.
-    fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            !out.status.success(),
-            "lore {args:?} should have failed; stdout: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        String::from_utf8(out.stderr).unwrap()
     }
 
     /// Runs each command, expecting it to fail with a message containing its needle.
@@ -65,12 +21,6 @@ impl Project {
             let err = self.fails(args);
             assert!(err.contains(needle), "lore {args:?}: {err}");
         }
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut all = args.to_vec();
-        all.push("--json");
-        serde_json::from_str(&self.ok(&all)).unwrap()
     }
 
     fn counts(&self) -> Value {
@@ -91,17 +41,6 @@ impl Project {
         .trim()
         .to_owned()
     }
-
-    fn correct(&self, skill: &str, execution: &str, text: &str) -> Value {
-        self.json(&[
-            "correct",
-            skill,
-            "--execution-id",
-            execution,
-            "--correction",
-            text,
-        ])
-    }
 }
 
 const SKILL: &str = "support/summarize-ticket";
@@ -109,9 +48,7 @@ const CORRECTION: &str = "The summary hid the outage. When a ticket reports erro
     customers, priority must be urgent and the summary should name the failing page.";
 
 fn initialized() -> Project {
-    let p = Project::new();
-    p.ok(&["init"]);
-    p
+    Project::new().initialized()
 }
 
 #[test]

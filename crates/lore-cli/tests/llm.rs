@@ -1,9 +1,13 @@
 //! The `lore` commands that call a model, against a fake provider on loopback.
 
 use std::fs;
-use std::path::Path;
-use std::process::{Command, Output};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
+mod common;
+
+use common::Project;
 use lore_providers::fake::{Captured, FakeServer, Protocol, Reply};
 use serde_json::{Value, json};
 
@@ -15,96 +19,49 @@ const SKILL_MD: &str = "---\nname: hr/resume-screen\noutput_schema: |\n  {\"type
     \"recommendation\": {\"enum\": [\"reject\", \"proceed_to_interview\"]}}}\n---\n\
     # Skill: resume screen\n\nScore the candidate from 0 to 100 for the role.\n";
 
-/// A project with a store, a skill with an output schema, and a model at `url`.
-struct Project {
-    dir: tempfile::TempDir,
-    env: Vec<(&'static str, String)>,
+/// A project with a store, a skill with an output schema, and a model at `server`.
+fn project(server: Option<&FakeServer>, protocol: Protocol) -> Project {
+    let env = match (server, protocol) {
+        (None, _) => Vec::new(),
+        (Some(s), Protocol::OpenAi) => vec![
+            ("LORE_LLM_PROVIDER", "openai".to_owned()),
+            ("LORE_LLM_BASE_URL", format!("{}/v1", s.url())),
+            ("LORE_LLM_MODEL", "gpt-4o-mini".to_owned()),
+        ],
+        (Some(s), Protocol::Anthropic) => vec![
+            ("LORE_LLM_PROVIDER", "anthropic".to_owned()),
+            ("LORE_LLM_BASE_URL", s.url()),
+            ("LORE_LLM_MODEL", "claude-haiku-4-5".to_owned()),
+            ("ANTHROPIC_API_KEY", "sk-ant-test".to_owned()),
+        ],
+    };
+    let project = Project::with_env(env);
+    let skill_dir = project.path().join("skills").join(SKILL);
+    fs::create_dir_all(&skill_dir).unwrap();
+    fs::write(skill_dir.join("SKILL.md"), SKILL_MD).unwrap();
+    fs::write(
+        project.path().join("input.json"),
+        r#"{"candidate": "Jane Smith", "role": "Senior Backend Engineer", "resume": "5 years Python"}"#,
+    )
+    .unwrap();
+    project.initialized()
 }
 
+/// What only these tests need from a project.
 impl Project {
-    fn new(server: Option<&FakeServer>, protocol: Protocol) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let skill_dir = dir.path().join("skills").join(SKILL);
-        fs::create_dir_all(&skill_dir).unwrap();
-        fs::write(skill_dir.join("SKILL.md"), SKILL_MD).unwrap();
-        fs::write(
-            dir.path().join("input.json"),
-            r#"{"candidate": "Jane Smith", "role": "Senior Backend Engineer", "resume": "5 years Python"}"#,
-        )
-        .unwrap();
-        let env = match (server, protocol) {
-            (None, _) => Vec::new(),
-            (Some(s), Protocol::OpenAi) => vec![
-                ("LORE_LLM_PROVIDER", "openai".to_owned()),
-                ("LORE_LLM_BASE_URL", format!("{}/v1", s.url())),
-                ("LORE_LLM_MODEL", "gpt-4o-mini".to_owned()),
-            ],
-            (Some(s), Protocol::Anthropic) => vec![
-                ("LORE_LLM_PROVIDER", "anthropic".to_owned()),
-                ("LORE_LLM_BASE_URL", s.url()),
-                ("LORE_LLM_MODEL", "claude-haiku-4-5".to_owned()),
-                ("ANTHROPIC_API_KEY", "sk-ant-test".to_owned()),
-            ],
-        };
-        let project = Self { dir, env };
-        project.ok(&["init"]);
-        project
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lore"));
-        cmd.args(args).current_dir(self.path());
-        for var in [
-            "LORE_HOME",
-            "LORE_SKILLS_DIR",
-            "LORE_ACTOR",
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "OPENROUTER_API_KEY",
-            "LORE_LLM_PROVIDER",
-            "LORE_LLM_BASE_URL",
-            "LORE_LLM_MODEL",
-            "LORE_LLM_API_KEY",
-        ] {
-            cmd.env_remove(var);
-        }
-        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
-        cmd.output().unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "lore {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn fails(&self, args: &[&str]) -> (String, String) {
-        let out = self.run(args);
-        assert!(!out.status.success(), "lore {args:?} should have failed");
-        (
-            String::from_utf8(out.stdout).unwrap(),
-            String::from_utf8(out.stderr).unwrap(),
-        )
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut all = args.to_vec();
-        all.push("--json");
-        serde_json::from_str(&self.ok(&all)).unwrap()
-    }
-
     fn executions(&self) -> u64 {
         self.json(&["memory", "status"])["counts"]["executions"]
             .as_u64()
             .unwrap()
+    }
+
+    /// `lore run` on `input.json`, then `lore correct` of that execution with [`CORRECTION`];
+    /// returns both answers.
+    fn run_then_correct(&self) -> (Value, Value) {
+        let run = self.json(&["run", SKILL, "--input", "input.json"]);
+        let id = run["execution"]["id"].as_str().unwrap().to_owned();
+        let corrected = self.correct(SKILL, &id, CORRECTION);
+        (run, corrected)
     }
 }
 
@@ -120,7 +77,7 @@ fn screen(score: u64) -> String {
 #[test]
 fn run_records_the_output_cost_latency_and_model() {
     let server = FakeServer::scripted(vec![Protocol::OpenAi.answer(&screen(72), "gpt-4o-mini")]);
-    let project = Project::new(Some(&server), Protocol::OpenAi);
+    let project = project(Some(&server), Protocol::OpenAi);
     let run = project.json(&["run", SKILL, "--input", "input.json"]);
     let execution = &run["execution"];
     assert_eq!(
@@ -156,7 +113,7 @@ fn run_records_the_output_cost_latency_and_model() {
 #[test]
 fn run_prices_come_from_prices_json_when_present() {
     let server = FakeServer::scripted(vec![Protocol::Anthropic.answer(&screen(50), "house-model")]);
-    let project = Project::new(Some(&server), Protocol::Anthropic);
+    let project = project(Some(&server), Protocol::Anthropic);
     fs::write(
         project.path().join(".lore/prices.json"),
         r#"{"house-model": {"input_per_mtok": 10, "output_per_mtok": 100}}"#,
@@ -171,15 +128,15 @@ fn run_prices_come_from_prices_json_when_present() {
     );
 
     fs::write(project.path().join(".lore/prices.json"), "{not json").unwrap();
-    let (_, err) = project.fails(&["run", SKILL, "--input", "input.json"]);
+    let err = project.fails(&["run", SKILL, "--input", "input.json"]);
     assert!(err.contains("prices.json"), "{err}");
     assert_eq!(project.executions(), 1);
 }
 
 #[test]
 fn run_without_a_model_says_how_to_configure_one_and_records_nothing() {
-    let project = Project::new(None, Protocol::OpenAi);
-    let (_, err) = project.fails(&["run", SKILL, "--input", "input.json"]);
+    let project = project(None, Protocol::OpenAi);
+    let err = project.fails(&["run", SKILL, "--input", "input.json"]);
     assert!(err.contains("no model is configured"), "{err}");
     assert!(err.contains("OPENAI_API_KEY"), "{err}");
     assert_eq!(project.executions(), 0);
@@ -191,8 +148,9 @@ fn an_answer_that_fails_its_schema_twice_is_recorded_as_a_failure() {
         Protocol::OpenAi.answer("I'd say 72/100.", "gpt-4o-mini"),
         Protocol::OpenAi.answer("{\"overall_score\": 720}", "gpt-4o-mini"),
     ]);
-    let project = Project::new(Some(&server), Protocol::OpenAi);
-    let (stdout, err) = project.fails(&["run", SKILL, "--input", "input.json", "--json"]);
+    let project = project(Some(&server), Protocol::OpenAi);
+    let (stdout, err) =
+        project.fails_with_output(&["run", SKILL, "--input", "input.json", "--json"]);
     assert!(err.contains("does not match the schema"), "{err}");
     assert!(err.contains("recorded as failed execution EXEC-"), "{err}");
     let run: Value = serde_json::from_str(&stdout).unwrap();
@@ -209,7 +167,7 @@ fn an_answer_that_fails_its_schema_twice_is_recorded_as_a_failure() {
 #[test]
 fn bad_run_input_is_refused_before_any_model_call() {
     let server = FakeServer::start(|_: &Captured| Reply::status(500, "should not be called"));
-    let project = Project::new(Some(&server), Protocol::OpenAi);
+    let project = project(Some(&server), Protocol::OpenAi);
     fs::write(project.path().join("bad.json"), "{oops").unwrap();
     let skill_md = project.path().join("skills/hr/broken/SKILL.md");
     fs::create_dir_all(skill_md.parent().unwrap()).unwrap();
@@ -234,7 +192,7 @@ fn bad_run_input_is_refused_before_any_model_call() {
         ),
         (vec!["run", "../x", "--input", "input.json"], "invalid"),
     ] {
-        let (_, err) = project.fails(&args);
+        let err = project.fails(&args);
         assert!(err.contains(needle), "{args:?}: {err}");
     }
     assert!(server.requests().is_empty());
@@ -285,19 +243,9 @@ fn proposal() -> &'static str {
 #[test]
 fn seed_walkthrough_run_correct_test_file_next_prompt_and_lore_test() {
     let server = walkthrough_provider(proposal());
-    let project = Project::new(Some(&server), Protocol::OpenAi);
-    let first = project.json(&["run", SKILL, "--input", "input.json"]);
+    let project = project(Some(&server), Protocol::OpenAi);
+    let (first, corrected) = project.run_then_correct();
     assert_eq!(first["execution"]["output"]["overall_score"], 72);
-    let id = first["execution"]["id"].as_str().unwrap().to_owned();
-
-    let corrected = project.json(&[
-        "correct",
-        SKILL,
-        "--execution-id",
-        &id,
-        "--correction",
-        CORRECTION,
-    ]);
     let lesson = &corrected["lesson"];
     assert_eq!(lesson["source"], "llm");
     assert_eq!(lesson["rule"], PROPOSED_RULE);
@@ -366,20 +314,146 @@ fn seed_walkthrough_run_correct_test_file_next_prompt_and_lore_test() {
     );
 }
 
+/// The promptfoo CLI `.ci/run` installs (its pinned version lives there), or `LORE_PROMPTFOO`.
+fn promptfoo() -> Option<PathBuf> {
+    let path = std::env::var_os("LORE_PROMPTFOO")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let home = PathBuf::from(std::env::var_os("HOME")?);
+            Some(home.join(".cache/lore-ci/promptfoo/node_modules/.bin/promptfoo"))
+        })?;
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must run the promptfoo test, but there is no promptfoo at {}",
+        path.display()
+    );
+    eprintln!(
+        "\n*** SKIPPED: promptfoo is not installed at {}; `.ci/run` installs it (or set \
+         LORE_PROMPTFOO to a promptfoo binary) ***\n",
+        path.display()
+    );
+    None
+}
+
+/// A promptfoo config that replays the generated tests through the skill's current prompt, on the
+/// model at `base_url`, grading any rubric with that model too. JSON, which is also YAML.
+fn promptfoo_config(base_url: &str, tests: &Path) -> String {
+    let provider = json!({
+        "id": "openai:chat:gpt-4o-mini",
+        "config": {"apiBaseUrl": base_url, "apiKey": "sk-fake"}
+    });
+    json!({
+        "description": "Lore regression tests",
+        "prompts": ["{{system}}\n\nInput:\n{{input}}"],
+        "providers": [provider],
+        "defaultTest": {
+            "vars": {"system": "file://prompt.txt"},
+            "options": {"provider": provider}
+        },
+        "tests": format!("file://{}", tests.display())
+    })
+    .to_string()
+}
+
+/// Runs `command` for at most two minutes.
+fn output_within_two_minutes(mut command: Command) -> Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{command:?} took more than two minutes");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn promptfoo_accepts_the_generated_tests_and_they_pass_on_the_fake_provider() {
+    let Some(promptfoo) = promptfoo() else {
+        return;
+    };
+    let server = walkthrough_provider(proposal());
+    let project = project(Some(&server), Protocol::OpenAi);
+    let (_, corrected) = project.run_then_correct();
+    let test_id = corrected["regression_test"]["id"].as_str().unwrap();
+    let tests = project
+        .path()
+        .join("skills")
+        .join(SKILL)
+        .join("tests/promptfoo.yaml");
+    fs::write(
+        project.path().join("prompt.txt"),
+        project.ok(&["memory", "prompt", SKILL]),
+    )
+    .unwrap();
+    let config = project.path().join("promptfooconfig.yaml");
+    fs::write(
+        &config,
+        promptfoo_config(&format!("{}/v1", server.url()), &tests),
+    )
+    .unwrap();
+    let asked_before = server.requests().len();
+
+    let mut command = Command::new(promptfoo);
+    command
+        .current_dir(project.path())
+        .args(["eval", "-c", "promptfooconfig.yaml", "-o", "results.json"])
+        .args([
+            "--no-cache",
+            "--no-write",
+            "--no-share",
+            "--no-progress-bar",
+        ])
+        .env("PROMPTFOO_DISABLE_TELEMETRY", "1")
+        .env("PROMPTFOO_DISABLE_UPDATE", "1")
+        .env("PROMPTFOO_DISABLE_SHARING", "1")
+        .env("PROMPTFOO_DISABLE_REMOTE_GENERATION", "1")
+        .env("PROMPTFOO_CONFIG_DIR", project.path().join(".promptfoo"))
+        .env("OPENAI_API_KEY", "sk-fake")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .env("NO_COLOR", "1");
+    let out = output_within_two_minutes(command);
+    let log = format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "promptfoo eval failed: {log}");
+    let results: Value =
+        serde_json::from_str(&fs::read_to_string(project.path().join("results.json")).unwrap())
+            .unwrap();
+    let stats = &results["results"]["stats"];
+    assert_eq!(
+        (&stats["successes"], &stats["failures"], &stats["errors"]),
+        (&json!(1), &json!(0), &json!(0)),
+        "{log}"
+    );
+    // It read the generated file and ran its one assertion, which held.
+    let case = &results["config"]["tests"][0];
+    assert_eq!(case["metadata"]["lore_test_id"], test_id, "{case}");
+    let metrics = &results["results"]["prompts"][0]["metrics"];
+    assert_eq!(metrics["assertPassCount"], 1, "{metrics}");
+    assert_eq!(metrics["assertFailCount"], 0, "{metrics}");
+    // promptfoo asked the fake provider, with the learned rule in the prompt.
+    let asked = server.requests();
+    assert!(asked.len() > asked_before, "{log}");
+    assert!(asked[asked_before].all_text().contains(PROPOSED_RULE));
+}
+
 #[test]
 fn a_failing_proposer_leaves_the_distilled_lesson_and_records_its_error() {
     let server = walkthrough_provider("I think the rule is: be careful.");
-    let project = Project::new(Some(&server), Protocol::OpenAi);
-    let run = project.json(&["run", SKILL, "--input", "input.json"]);
-    let id = run["execution"]["id"].as_str().unwrap().to_owned();
-    let corrected = project.json(&[
-        "correct",
-        SKILL,
-        "--execution-id",
-        &id,
-        "--correction",
-        CORRECTION,
-    ]);
+    let project = project(Some(&server), Protocol::OpenAi);
+    let (_, corrected) = project.run_then_correct();
     assert_eq!(corrected["lesson"]["source"], "correction");
     assert!(
         corrected["lesson"]["rule"]
@@ -410,18 +484,9 @@ fn a_failing_regression_test_exits_non_zero_and_leaves_the_lesson_alone() {
         };
         Protocol::OpenAi.answer(&answer, "gpt-4o-mini")
     });
-    let project = Project::new(Some(&server), Protocol::OpenAi);
-    let run = project.json(&["run", SKILL, "--input", "input.json"]);
-    let id = run["execution"]["id"].as_str().unwrap().to_owned();
-    let corrected = project.json(&[
-        "correct",
-        SKILL,
-        "--execution-id",
-        &id,
-        "--correction",
-        CORRECTION,
-    ]);
-    let (stdout, err) = project.fails(&["test", SKILL]);
+    let project = project(Some(&server), Protocol::OpenAi);
+    let (_, corrected) = project.run_then_correct();
+    let (stdout, err) = project.fails_with_output(&["test", SKILL]);
     assert!(
         stdout.contains("FAIL TEST-") && stdout.contains("expected < 60"),
         "{stdout}"
@@ -442,8 +507,8 @@ fn a_failing_regression_test_exits_non_zero_and_leaves_the_lesson_alone() {
 
 #[test]
 fn lore_test_without_tests_or_model_says_why() {
-    let project = Project::new(None, Protocol::OpenAi);
-    let (_, err) = project.fails(&["test", SKILL]);
+    let project = project(None, Protocol::OpenAi);
+    let err = project.fails(&["test", SKILL]);
     assert!(err.contains("no regression tests yet"), "{err}");
     let id = project.ok(&[
         "record",
@@ -453,21 +518,14 @@ fn lore_test_without_tests_or_model_says_why() {
         "--output",
         "{\"overall_score\": 80}",
     ]);
-    project.ok(&[
-        "correct",
-        SKILL,
-        "--execution-id",
-        id.trim(),
-        "--correction",
-        "Should score below 60.",
-    ]);
-    let (_, err) = project.fails(&["test", SKILL]);
+    project.correct(SKILL, id.trim(), "Should score below 60.");
+    let err = project.fails(&["test", SKILL]);
     assert!(err.contains("no model is configured"), "{err}");
 }
 
 #[test]
 fn watch_once_lists_recorded_executions() {
-    let project = Project::new(None, Protocol::OpenAi);
+    let project = project(None, Protocol::OpenAi);
     let id = project.ok(&[
         "record",
         SKILL,
@@ -503,7 +561,7 @@ fn watch_once_lists_recorded_executions() {
             .count()
             == 1
     );
-    let (_, err) = project.fails(&["watch", "--interval-ms", "1"]);
+    let err = project.fails(&["watch", "--interval-ms", "1"]);
     assert!(err.contains("interval"), "{err}");
 }
 
@@ -513,7 +571,7 @@ fn watch_in_a_terminal_shows_an_execution_recorded_by_another_process() {
         eprintln!("tmux is not installed; .ci/run installs it");
         return;
     }
-    let project = Project::new(None, Protocol::OpenAi);
+    let project = project(None, Protocol::OpenAi);
     let session = format!("lore-watch-{}", std::process::id());
     let command = format!(
         "cd {} && {} watch --interval-ms 100",

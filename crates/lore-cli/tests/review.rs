@@ -1,66 +1,23 @@
 //! The review flow from the command line: curation modes, `lore review`, `lore maintain` and
 //! `lore lessons purge`, on real SQLite files in temporary projects.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-use serde_json::Value;
+use common::Project;
 
 const SKILL: &str = "support/summarize-ticket";
 
-/// A temporary project; every command runs in review mode with people's corrections reviewed.
-struct Project {
-    dir: tempfile::TempDir,
+/// A project where every command runs in review mode with people's corrections reviewed.
+fn project() -> Project {
+    Project::with_env(vec![
+        ("LORE_CURATION", "review".to_owned()),
+        ("LORE_HUMAN_CORRECTIONS", "review".to_owned()),
+    ])
+    .initialized()
 }
 
+/// What only these tests need from a project.
 impl Project {
-    fn new() -> Self {
-        let p = Self {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        p.ok(&["init"]);
-        p
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_lore"))
-            .args(args)
-            .current_dir(self.path())
-            .env_remove("LORE_HOME")
-            .env_remove("LORE_SKILLS_DIR")
-            .env_remove("LORE_ACTOR")
-            .env("LORE_CURATION", "review")
-            .env("LORE_HUMAN_CORRECTIONS", "review")
-            .output()
-            .unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "lore {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(!out.status.success(), "lore {args:?} should have failed");
-        String::from_utf8(out.stderr).unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut all = args.to_vec();
-        all.push("--json");
-        serde_json::from_str(&self.ok(&all)).unwrap()
-    }
-
     /// Records an execution, corrects it, returns the lesson's ID.
     fn lesson(&self, text: &str) -> String {
         let exec = self.ok(&[
@@ -71,15 +28,10 @@ impl Project {
             "--output",
             r#"{"p": "normal"}"#,
         ]);
-        let out = self.json(&[
-            "correct",
-            SKILL,
-            "--execution-id",
-            exec.trim(),
-            "--correction",
-            text,
-        ]);
-        out["lesson"]["id"].as_str().unwrap().to_owned()
+        self.correct(SKILL, exec.trim(), text)["lesson"]["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     }
 
     fn status(&self, id: &str) -> String {
@@ -94,7 +46,7 @@ impl Project {
 
 #[test]
 fn review_lists_what_waits_and_decisions_move_it_in_batches() {
-    let p = Project::new();
+    let p = project();
     let a = p.lesson("Always name the failing page in the summary.");
     let b = p.lesson("Use a formal tone with customers.");
     let c = p.lesson("Mention the refund amount when there is one.");
@@ -140,7 +92,7 @@ fn review_lists_what_waits_and_decisions_move_it_in_batches() {
 
 #[test]
 fn bad_review_input_is_refused_and_changes_nothing() {
-    let p = Project::new();
+    let p = project();
     let a = p.lesson("Always name the failing page in the summary.");
     let b = p.lesson("Use a formal tone with customers.");
     p.ok(&["review", "reject", &b]);
@@ -169,7 +121,7 @@ fn bad_review_input_is_refused_and_changes_nothing() {
 
 #[test]
 fn secrets_are_redacted_in_review_and_purge_erases_them() {
-    let p = Project::new();
+    let p = project();
     let id = p.lesson("Always copy the customer at jane.doe@example.com on refunds.");
     assert_eq!(p.status(&id), "sensitive");
     let listed = p.ok(&["review", "list", "--status", "sensitive"]);
@@ -190,7 +142,7 @@ fn secrets_are_redacted_in_review_and_purge_erases_them() {
 
 #[test]
 fn maintain_expires_stale_reviews_once() {
-    let p = Project::new();
+    let p = project();
     let id = p.lesson("Always name the failing page in the summary.");
     // Nothing is 30 days old yet: a run changes nothing.
     let first = p.json(&["maintain"]);

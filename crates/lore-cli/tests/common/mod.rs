@@ -1,0 +1,118 @@
+//! The temporary project every CLI test binary drives `lore` in.
+//!
+//! Each binary (`cli.rs`, `review.rs`, `llm.rs`) includes this with `mod common;` and adds its
+//! own inherent methods on [`Project`] where only it needs them; not every binary uses every
+//! helper here, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// Variables from the developer's shell that would change what `lore` does; every run clears
+/// them, so a test sees only the environment it sets.
+const CLEARED: &[&str] = &[
+    "LORE_HOME",
+    "LORE_SKILLS_DIR",
+    "LORE_ACTOR",
+    "LORE_CURATION",
+    "LORE_HUMAN_CORRECTIONS",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENROUTER_API_KEY",
+    "LORE_LLM_PROVIDER",
+    "LORE_LLM_BASE_URL",
+    "LORE_LLM_MODEL",
+    "LORE_LLM_API_KEY",
+];
+
+/// A temporary folder to run `lore` in, with the environment variables each run gets.
+pub struct Project {
+    dir: tempfile::TempDir,
+    env: Vec<(&'static str, String)>,
+}
+
+impl Project {
+    /// An empty folder: no store until something runs `lore init`.
+    pub fn new() -> Self {
+        Self::with_env(Vec::new())
+    }
+
+    /// An empty folder whose runs all get `env`.
+    pub fn with_env(env: Vec<(&'static str, String)>) -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+            env,
+        }
+    }
+
+    /// Runs `lore init` here.
+    pub fn initialized(self) -> Self {
+        self.ok(&["init"]);
+        self
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lore"));
+        cmd.args(args).current_dir(self.path());
+        for var in CLEARED {
+            cmd.env_remove(var);
+        }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd.output().unwrap()
+    }
+
+    /// Runs and expects success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "lore {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs and expects failure; returns stdout and stderr.
+    pub fn fails_with_output(&self, args: &[&str]) -> (String, String) {
+        let out = self.run(args);
+        assert!(
+            !out.status.success(),
+            "lore {args:?} should have failed; stdout: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
+    /// Runs and expects failure; returns stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
+        self.fails_with_output(args).1
+    }
+
+    /// Runs with `--json` and expects success; returns stdout parsed.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        serde_json::from_str(&self.ok(&all)).unwrap()
+    }
+
+    /// `lore correct` on one execution; returns what it made (`lesson`, `correction`, ...).
+    pub fn correct(&self, skill: &str, execution: &str, text: &str) -> Value {
+        self.json(&[
+            "correct",
+            skill,
+            "--execution-id",
+            execution,
+            "--correction",
+            text,
+        ])
+    }
+}
