@@ -314,7 +314,7 @@ fn seed_walkthrough_run_correct_test_file_next_prompt_and_lore_test() {
     );
 }
 
-/// The promptfoo CLI `.ci/run` installs (its pinned version lives there), or `LORE_PROMPTFOO`.
+/// The promptfoo CLI `scripts/test` installs (its pinned version lives there), or `LORE_PROMPTFOO`.
 fn promptfoo() -> Option<PathBuf> {
     let path = std::env::var_os("LORE_PROMPTFOO")
         .map(PathBuf::from)
@@ -331,7 +331,7 @@ fn promptfoo() -> Option<PathBuf> {
         path.display()
     );
     eprintln!(
-        "\n*** SKIPPED: promptfoo is not installed at {}; `.ci/run` installs it (or set \
+        "\n*** SKIPPED: promptfoo is not installed at {}; `scripts/test` installs it (or set \
          LORE_PROMPTFOO to a promptfoo binary) ***\n",
         path.display()
     );
@@ -568,7 +568,7 @@ fn watch_once_lists_recorded_executions() {
 #[test]
 fn watch_in_a_terminal_shows_an_execution_recorded_by_another_process() {
     if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("tmux is not installed; .ci/run installs it");
+        eprintln!("tmux is not installed; scripts/test installs it");
         return;
     }
     let project = project(None, Protocol::OpenAi);

@@ -156,7 +156,7 @@ fn python_mcp_available() -> bool {
     if !found {
         assert!(
             std::env::var_os("CI").is_none(),
-            "CI is set but the Python MCP SDK is missing: `pip install mcp` (see .ci/run)"
+            "CI is set but the Python MCP SDK is missing: `pip install mcp` (scripts/test installs it)"
         );
         eprintln!(
             "\n!!! SKIPPED: the MCP client test needs the official Python SDK.\n\
