@@ -44,8 +44,14 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path) -> Self {
+        Self::start_with(dir, &["--addr", "127.0.0.1:0"], &[])
+    }
+
+    fn start_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = lore(dir)
-            .args(["serve", "--addr", "127.0.0.1:0"])
+            .arg("serve")
+            .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -55,13 +61,16 @@ impl Server {
         for line in &mut banner {
             stdout.read_line(line).unwrap();
         }
-        let addr = banner[0]
+        let mut addr: SocketAddr = banner[0]
             .split("http://")
             .nth(1)
             .and_then(|rest| rest.split_whitespace().next())
             .unwrap_or_else(|| panic!("no address in {banner:?}"))
             .parse()
             .unwrap();
+        if addr.ip().is_unspecified() {
+            addr.set_ip([127, 0, 0, 1].into());
+        }
         Self {
             child,
             addr,
@@ -71,9 +80,14 @@ impl Server {
     }
 
     fn get(&self, path: &str) -> String {
+        self.get_as(path, None)
+    }
+
+    fn get_as(&self, path: &str, bearer: Option<&str>) -> String {
         let mut stream = TcpStream::connect(self.addr).unwrap();
+        let auth = bearer.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
         let request = format!(
-            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            "GET {path} HTTP/1.1\r\nHost: {}\r\n{auth}Connection: close\r\n\r\n",
             self.addr
         );
         stream.write_all(request.as_bytes()).unwrap();
@@ -245,5 +259,99 @@ fn a_real_mcp_client_lists_and_calls_every_tool_over_stdio_and_http() {
     assert!(server.get("/v1/status").starts_with("HTTP/1.1 401"));
     let scoped = run_client(&["http", &format!("http://{}/mcp", server.addr), &token]);
     assert!(scoped.contains("\"isolated\": true"), "{scoped}");
+    server.terminate();
+}
+
+/// Environment variables for one run.
+type Env<'a> = &'a [(&'a str, &'a str)];
+
+fn hs256(secret: &[u8], issuer: &str, domains: &[&str]) -> String {
+    let exp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 600;
+    let claims = serde_json::json!({
+        "iss": issuer, "aud": "lore", "exp": exp, "role": "agent", "domains": domains,
+    });
+    let key = jsonwebtoken::EncodingKey::from_secret(secret);
+    jsonwebtoken::encode(&jsonwebtoken::Header::default(), &claims, &key).unwrap()
+}
+
+#[test]
+fn serve_with_a_jwt_key_accepts_jwts_and_may_listen_publicly() {
+    let dir = project();
+    let secret = "a-secret-for-this-test-only-0123456789";
+    let secret_file = dir.path().join("jwt.secret");
+    std::fs::write(&secret_file, format!("{secret}\n")).unwrap();
+    let short_file = dir.path().join("short.secret");
+    std::fs::write(&short_file, "too-short").unwrap();
+    let file = secret_file.to_str().unwrap();
+    let iss = "https://id.test";
+    let refused: [(&[&str], Env, &str); 5] = [
+        (&["--jwt-secret-file", file], &[], "--jwt-issuer"),
+        (
+            &[
+                "--jwt-secret-file",
+                short_file.to_str().unwrap(),
+                "--jwt-issuer",
+                iss,
+            ],
+            &[],
+            "at least 32",
+        ),
+        (
+            &["--jwt-secret-file", file, "--jwt-issuer", iss],
+            &[("LORE_JWT_SECRET", secret)],
+            "not both",
+        ),
+        (&["--jwt-issuer", iss], &[], "needs a key"),
+        (
+            &["--jwt-public-key", "missing.pem", "--jwt-issuer", iss],
+            &[],
+            "missing.pem",
+        ),
+    ];
+    for (args, env, expected) in refused {
+        let out = lore(dir.path())
+            .args(["serve", "--addr", "0.0.0.0:0"])
+            .args(args)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains(secret), "the secret was printed: {stderr}");
+    }
+
+    ok(
+        dir.path(),
+        &["record", "finance/audit", "--input", "{}", "--output", "{}"],
+    );
+    ok(
+        dir.path(),
+        &["record", "hr/screen", "--input", "{}", "--output", "{}"],
+    );
+    // The secret from the environment, a public address: allowed, since JWTs are required.
+    let server = Server::start_with(
+        dir.path(),
+        &["--addr", "0.0.0.0:0", "--jwt-issuer", iss],
+        &[("LORE_JWT_SECRET", secret)],
+    );
+    let banner = server.banner.join("");
+    assert!(banner.contains("JWTs (HS256"), "{banner}");
+    assert!(!banner.contains(secret), "the secret was printed: {banner}");
+    assert!(server.get("/v1/executions").starts_with("HTTP/1.1 401"));
+    let hr = hs256(secret.as_bytes(), iss, &["hr"]);
+    let answer = server.get_as("/v1/executions", Some(&hr));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.contains("hr/screen") && !answer.contains("finance/audit"),
+        "{answer}"
+    );
+    let forged = hs256(b"another-secret-of-the-same-length-0123", iss, &["*"]);
+    let answer = server.get_as("/v1/executions", Some(&forged));
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
     server.terminate();
 }

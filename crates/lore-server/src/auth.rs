@@ -8,7 +8,8 @@
 //! The file is re-read when it changes, so `lore tokens revoke` takes effect on the next
 //! request without a restart. Whether authentication is on is decided once, at start-up: a
 //! server started with tokens keeps refusing unauthenticated requests even if every token is
-//! later revoked (it fails closed).
+//! later revoked (it fails closed). JWTs ([`crate::jwt`]) carry the same grant in signed claims
+//! and are accepted beside opaque tokens when `lore serve` is given a key.
 //!
 //! Every authenticated request gets `engine.scoped(grant.scope)`: reads outside the scope
 //! return nothing and writes outside it are refused, by the Engine itself. The role adds what
@@ -28,6 +29,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
+use crate::jwt::{JwtVerifier, Refused};
+
+/// Every opaque token starts with this.
+const TOKEN_PREFIX: &str = "lore_";
 
 /// What a token holder may do, beyond its scope. Ordered: each role can do what those before it can.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -169,7 +174,7 @@ impl TokenFile {
     pub fn create(&mut self, role: Role, scope: Scope) -> Result<(TokenRecord, String)> {
         let mut bytes = [0u8; 32];
         rand::rng().fill_bytes(&mut bytes);
-        let secret = format!("lore_{}", hex(&bytes));
+        let secret = format!("{TOKEN_PREFIX}{}", hex(&bytes));
         let mut id = [0u8; 4];
         rand::rng().fill_bytes(&mut id);
         let record = TokenRecord {
@@ -240,31 +245,55 @@ fn restrict(path: &Path) {
 pub enum Access {
     /// Anyone who can connect: loopback only (see [`crate::check_bind`]).
     Open,
-    /// Bearer tokens from the token file.
-    Tokens(Arc<Tokens>),
+    /// Bearer credentials: opaque tokens from the token file, and JWTs when keys are configured.
+    Verified(Arc<Verifiers>),
+}
+
+/// What checks a bearer credential.
+#[derive(Debug)]
+pub struct Verifiers {
+    tokens: Tokens,
+    jwt: Option<JwtVerifier>,
 }
 
 impl Access {
-    /// `Tokens` when `file` holds an active token, else `Open`.
+    /// `Verified` when `file` holds an active token, else `Open`.
     pub fn from_file(file: &TokenFile) -> Self {
-        if file.any_active() {
-            Self::Tokens(Arc::new(Tokens::new(file)))
+        Self::new(file, None)
+    }
+
+    /// `Verified` when `file` holds an active token or JWTs are configured, else `Open`. Opaque
+    /// tokens work beside JWTs: one created later is accepted without a restart.
+    pub fn new(file: &TokenFile, jwt: Option<JwtVerifier>) -> Self {
+        if file.any_active() || jwt.is_some() {
+            Self::Verified(Arc::new(Verifiers {
+                tokens: Tokens::new(file),
+                jwt,
+            }))
         } else {
             Self::Open
         }
     }
 
-    /// Whether requests must carry a token.
+    /// Whether requests must carry a credential.
     pub fn is_authenticated(&self) -> bool {
-        matches!(self, Self::Tokens(_))
+        matches!(self, Self::Verified(_))
     }
 
-    /// The grant of a request's `Authorization: Bearer` token; `None` when access is open.
+    /// The JWT verifier, when JWTs are accepted.
+    pub fn jwt(&self) -> Option<&JwtVerifier> {
+        match self {
+            Self::Verified(v) => v.jwt.as_ref(),
+            Self::Open => None,
+        }
+    }
+
+    /// The grant of a request's `Authorization: Bearer` credential; `None` when access is open.
     ///
     /// # Errors
-    /// [`ApiError`] 401 when tokens are required and the request has no valid one.
+    /// [`ApiError`] 401 when credentials are required and the request has no valid one.
     pub fn grant(&self, headers: &HeaderMap) -> Result<Option<Grant>, ApiError> {
-        let Self::Tokens(tokens) = self else {
+        let Self::Verified(verifiers) = self else {
             return Ok(None);
         };
         let presented = headers
@@ -273,9 +302,21 @@ impl Access {
             .and_then(|v| v.strip_prefix("Bearer "))
             .ok_or_else(|| {
                 ApiError::unauthenticated("send `Authorization: Bearer <token>`; see `lore tokens`")
-            })?;
-        tokens
-            .verify(presented.trim())
+            })?
+            .trim();
+        // Opaque tokens have a prefix no JWT can start with (a JWT begins with its base64url
+        // header), so the two kinds never compete for one credential.
+        if !presented.starts_with(TOKEN_PREFIX)
+            && let Some(jwt) = &verifiers.jwt
+        {
+            return jwt
+                .verify(presented)
+                .map(Some)
+                .map_err(|Refused(why)| ApiError::unauthenticated(why));
+        }
+        verifiers
+            .tokens
+            .verify(presented)
             .map(Some)
             .ok_or_else(|| ApiError::unauthenticated("the token is unknown or revoked"))
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use common::Home;
+use common::{Home, jwt};
 use lore_core::engine::{NewCorrection, NewExecution};
 use lore_core::model::{AuthorKind, Outcome};
 use lore_core::{Scope, SkillPath};
@@ -21,7 +21,16 @@ use tower::ServiceExt;
 const HR: &str = "hr/screen";
 const FIN: &str = "finance/audit";
 
+/// How a test's credentials are made: opaque tokens from the token file, or JWTs.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Opaque,
+    Hs256,
+    EdDsa,
+}
+
 struct World {
+    kind: Kind,
     home: Home,
     app: Router,
     tokens: std::path::PathBuf,
@@ -58,6 +67,15 @@ fn seed(home: &Home, skill: &str) -> (String, String) {
 }
 
 fn world() -> World {
+    world_of(Kind::Opaque)
+}
+
+/// One world per kind of credential: every cross-scope test runs with each.
+fn worlds() -> [World; 3] {
+    [Kind::Opaque, Kind::Hs256, Kind::EdDsa].map(world_of)
+}
+
+fn world_of(kind: Kind) -> World {
     let home = Home::new();
     let hr = seed(&home, HR);
     let fin = seed(&home, FIN);
@@ -67,7 +85,12 @@ fn world() -> World {
         .unwrap()
         .create(Role::Admin, Scope::unrestricted())
         .unwrap();
-    let access = Access::from_file(&TokenFile::load(&tokens).unwrap());
+    let verifier = match kind {
+        Kind::Opaque => None,
+        Kind::Hs256 => Some(jwt::verifier(true, false)),
+        Kind::EdDsa => Some(jwt::verifier(false, true)),
+    };
+    let access = Access::new(&TokenFile::load(&tokens).unwrap(), verifier);
     let app = app(
         Arc::clone(&home.engine),
         Limits::default(),
@@ -75,6 +98,7 @@ fn world() -> World {
         CancellationToken::new(),
     );
     World {
+        kind,
         home,
         app,
         tokens,
@@ -85,6 +109,21 @@ fn world() -> World {
 
 impl World {
     fn token(&self, role: Role, scope: &str) -> String {
+        let mint = match self.kind {
+            Kind::Opaque => return self.opaque(role, scope),
+            Kind::Hs256 => jwt::hs256,
+            Kind::EdDsa => jwt::eddsa,
+        };
+        let scope = parse_scope(scope).unwrap();
+        let domains: Vec<&str> = match &scope.domains {
+            Some(d) => d.iter().map(String::as_str).collect(),
+            None => vec!["*"],
+        };
+        let role = format!("{role:?}").to_lowercase();
+        mint(&jwt::claims(&role, &domains))
+    }
+
+    fn opaque(&self, role: Role, scope: &str) -> String {
         let mut file = TokenFile::load(&self.tokens).unwrap();
         file.create(role, parse_scope(scope).unwrap()).unwrap().1
     }
@@ -173,147 +212,150 @@ async fn requests_without_a_valid_token_are_refused() {
 /// Every REST read of `finance` through an `hr` token comes back empty or not found.
 #[tokio::test]
 async fn an_hr_token_reads_nothing_of_finance() {
-    let w = world();
-    let hr = w.token(Role::Reviewer, "domain:hr");
-    let t = Some(hr.as_str());
+    for w in worlds() {
+        let hr = w.token(Role::Reviewer, "domain:hr");
+        let t = Some(hr.as_str());
 
-    let (_, page) = w.send(t, Method::GET, "/v1/executions", None).await;
-    assert_eq!(ids(&page["items"]), std::slice::from_ref(&w.hr.0));
-    let (_, page) = w.send(t, Method::GET, "/v1/lessons", None).await;
-    assert_eq!(ids(&page["items"]), std::slice::from_ref(&w.hr.1));
-    let (_, page) = w
-        .send(t, Method::GET, "/v1/executions?skill=finance/audit", None)
-        .await;
-    assert_eq!(page["items"], json!([]));
-    let (_, found) = w
-        .send(
-            t,
-            Method::GET,
-            "/v1/search?q=totals%20answering&limit=50",
-            None,
-        )
-        .await;
-    let skills: Vec<&str> = found["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["skill"].as_str().unwrap())
-        .collect();
-    assert!(
-        !skills.is_empty() && skills.iter().all(|s| *s == HR),
-        "{found}"
-    );
-    let (_, status) = w.send(t, Method::GET, "/v1/status", None).await;
-    assert_eq!(status["counts"]["executions"], 1);
-    assert_eq!(status["counts"]["lessons"], 1);
+        let (_, page) = w.send(t, Method::GET, "/v1/executions", None).await;
+        assert_eq!(ids(&page["items"]), std::slice::from_ref(&w.hr.0));
+        let (_, page) = w.send(t, Method::GET, "/v1/lessons", None).await;
+        assert_eq!(ids(&page["items"]), std::slice::from_ref(&w.hr.1));
+        let (_, page) = w
+            .send(t, Method::GET, "/v1/executions?skill=finance/audit", None)
+            .await;
+        assert_eq!(page["items"], json!([]));
+        let (_, found) = w
+            .send(
+                t,
+                Method::GET,
+                "/v1/search?q=totals%20answering&limit=50",
+                None,
+            )
+            .await;
+        let skills: Vec<&str> = found["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["skill"].as_str().unwrap())
+            .collect();
+        assert!(
+            !skills.is_empty() && skills.iter().all(|s| *s == HR),
+            "{found}"
+        );
+        let (_, status) = w.send(t, Method::GET, "/v1/status", None).await;
+        assert_eq!(status["counts"]["executions"], 1);
+        assert_eq!(status["counts"]["lessons"], 1);
 
-    for uri in [
-        format!("/v1/executions/{}", w.fin.0),
-        format!("/v1/lessons/{}", w.fin.1),
-    ] {
-        let (status, body) = w.send(t, Method::GET, &uri, None).await;
-        assert_eq!(status, StatusCode::NOT_FOUND, "{uri}: {body}");
+        for uri in [
+            format!("/v1/executions/{}", w.fin.0),
+            format!("/v1/lessons/{}", w.fin.1),
+        ] {
+            let (status, body) = w.send(t, Method::GET, &uri, None).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{uri}: {body}");
+        }
+        let (status, body) = w
+            .send(t, Method::GET, "/v1/skills/finance/audit/prompt", None)
+            .await;
+        assert!(matches!(status.as_u16(), 403 | 404), "{status}: {body}");
     }
-    let (status, body) = w
-        .send(t, Method::GET, "/v1/skills/finance/audit/prompt", None)
-        .await;
-    assert!(matches!(status.as_u16(), 403 | 404), "{status}: {body}");
 }
 
 /// Every REST write to `finance` through an `hr` token is refused, and nothing changes.
 #[tokio::test]
 async fn an_hr_token_writes_nothing_to_finance() {
-    let w = world();
-    let hr = w.token(Role::Admin, "domain:hr");
-    let t = Some(hr.as_str());
-    let before = w.home.snapshot();
-    let fin_lesson = format!("/v1/lessons/{}", w.fin.1);
-    let cases = [
-        (
-            Method::POST,
-            "/v1/executions".to_owned(),
-            json!({"skill": FIN, "input": {}, "output": {}}),
-            403,
-        ),
-        (
-            Method::POST,
-            "/v1/corrections".to_owned(),
-            json!({"skill": FIN, "execution_id": w.fin.0, "text": "Use the ledger."}),
-            403,
-        ),
-        // Naming an hr skill with a finance execution does not smuggle the write through.
-        (
-            Method::POST,
-            "/v1/corrections".to_owned(),
-            json!({"skill": HR, "execution_id": w.fin.0, "text": "Use the ledger."}),
-            404,
-        ),
-        (
-            Method::PATCH,
-            fin_lesson.clone(),
-            json!({"rule": "Use the ledger."}),
-            404,
-        ),
-        (Method::POST, format!("{fin_lesson}/retire"), json!({}), 404),
-    ];
-    for (method, uri, body, expected) in cases {
-        let shown = format!("{method} {uri} {body}");
-        let (status, answer) = w.send(t, method, &uri, Some(body)).await;
-        assert_eq!(status.as_u16(), expected, "{shown}: {answer}");
-    }
-    assert_eq!(
-        w.home.snapshot(),
-        before,
-        "a refused cross-scope write changed the store"
-    );
+    for w in worlds() {
+        let hr = w.token(Role::Admin, "domain:hr");
+        let t = Some(hr.as_str());
+        let before = w.home.snapshot();
+        let fin_lesson = format!("/v1/lessons/{}", w.fin.1);
+        let cases = [
+            (
+                Method::POST,
+                "/v1/executions".to_owned(),
+                json!({"skill": FIN, "input": {}, "output": {}}),
+                403,
+            ),
+            (
+                Method::POST,
+                "/v1/corrections".to_owned(),
+                json!({"skill": FIN, "execution_id": w.fin.0, "text": "Use the ledger."}),
+                403,
+            ),
+            // Naming an hr skill with a finance execution does not smuggle the write through.
+            (
+                Method::POST,
+                "/v1/corrections".to_owned(),
+                json!({"skill": HR, "execution_id": w.fin.0, "text": "Use the ledger."}),
+                404,
+            ),
+            (
+                Method::PATCH,
+                fin_lesson.clone(),
+                json!({"rule": "Use the ledger."}),
+                404,
+            ),
+            (Method::POST, format!("{fin_lesson}/retire"), json!({}), 404),
+        ];
+        for (method, uri, body, expected) in cases {
+            let shown = format!("{method} {uri} {body}");
+            let (status, answer) = w.send(t, method, &uri, Some(body)).await;
+            assert_eq!(status.as_u16(), expected, "{shown}: {answer}");
+        }
+        assert_eq!(
+            w.home.snapshot(),
+            before,
+            "a refused cross-scope write changed the store"
+        );
 
-    // The same token writes inside its own scope.
-    let (status, _) = w
-        .send(
-            t,
-            Method::POST,
-            "/v1/executions",
-            Some(json!({"skill": HR, "input": {}, "output": {}})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
+        // The same token writes inside its own scope.
+        let (status, _) = w
+            .send(
+                t,
+                Method::POST,
+                "/v1/executions",
+                Some(json!({"skill": HR, "input": {}, "output": {}})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
 }
 
 #[tokio::test]
 async fn only_reviewers_and_admins_edit_or_retire_lessons() {
-    let w = world();
-    let agent = w.token(Role::Agent, "domain:hr");
-    let reviewer = w.token(Role::Reviewer, "domain:hr");
-    let uri = format!("/v1/lessons/{}", w.hr.1);
-    let edit = json!({"rule": "Check the totals twice."});
-    let (status, body) = w
-        .send(Some(&agent), Method::PATCH, &uri, Some(edit.clone()))
-        .await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    assert_eq!(body["error"]["code"], "forbidden");
-    let (status, _) = w
-        .send(
-            Some(&agent),
-            Method::POST,
-            &format!("{uri}/retire"),
-            Some(json!({})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::FORBIDDEN);
-    let (status, body) = w
-        .send(Some(&reviewer), Method::PATCH, &uri, Some(edit))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    // Agents still record and correct.
-    let (status, _) = w
-        .send(
-            Some(&agent),
-            Method::POST,
-            "/v1/executions",
-            Some(json!({"skill": HR, "input": {}, "output": {}})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
+    for w in worlds() {
+        let agent = w.token(Role::Agent, "domain:hr");
+        let reviewer = w.token(Role::Reviewer, "domain:hr");
+        let uri = format!("/v1/lessons/{}", w.hr.1);
+        let edit = json!({"rule": "Check the totals twice."});
+        let (status, body) = w
+            .send(Some(&agent), Method::PATCH, &uri, Some(edit.clone()))
+            .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert_eq!(body["error"]["code"], "forbidden");
+        let (status, _) = w
+            .send(
+                Some(&agent),
+                Method::POST,
+                &format!("{uri}/retire"),
+                Some(json!({})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        let (status, body) = w
+            .send(Some(&reviewer), Method::PATCH, &uri, Some(edit))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        // Agents still record and correct.
+        let (status, _) = w
+            .send(
+                Some(&agent),
+                Method::POST,
+                "/v1/executions",
+                Some(json!({"skill": HR, "input": {}, "output": {}})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
 }
 
 #[test]
@@ -328,121 +370,284 @@ fn a_public_address_is_allowed_only_with_tokens() {
 /// Recall and review through an `hr` token see nothing of `finance` and change nothing there.
 #[tokio::test]
 async fn recall_and_review_stay_inside_the_token_scope() {
-    let w = world();
-    let hr = w.token(Role::Reviewer, "domain:hr");
-    let t = Some(hr.as_str());
-    let before = w.home.snapshot();
+    for w in worlds() {
+        let hr = w.token(Role::Reviewer, "domain:hr");
+        let t = Some(hr.as_str());
+        let before = w.home.snapshot();
 
-    let query = json!({"query": "double-check the totals before answering", "explain": true});
-    let (status, found) = w.send(t, Method::POST, "/v1/recall", Some(query)).await;
-    assert_eq!(status, StatusCode::OK, "{found}");
-    assert_eq!(ids(&found["lessons"]), std::slice::from_ref(&w.hr.1));
-    assert_eq!(ids(&found["explain"]), std::slice::from_ref(&w.hr.1));
-    assert!(!found.to_string().contains(&w.fin.1), "{found}");
-    let query = json!({"query": "totals", "skill": FIN});
-    let (status, body) = w.send(t, Method::POST, "/v1/recall", Some(query)).await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        let query = json!({"query": "double-check the totals before answering", "explain": true});
+        let (status, found) = w.send(t, Method::POST, "/v1/recall", Some(query)).await;
+        assert_eq!(status, StatusCode::OK, "{found}");
+        assert_eq!(ids(&found["lessons"]), std::slice::from_ref(&w.hr.1));
+        assert_eq!(ids(&found["explain"]), std::slice::from_ref(&w.hr.1));
+        assert!(!found.to_string().contains(&w.fin.1), "{found}");
+        let query = json!({"query": "totals", "skill": FIN});
+        let (status, body) = w.send(t, Method::POST, "/v1/recall", Some(query)).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
 
-    let (status, queue) = w
-        .send(t, Method::GET, "/v1/review?status=approved,trial", None)
-        .await;
-    assert_eq!(status, StatusCode::OK, "{queue}");
-    let queued: Vec<&Value> = queue["items"].as_array().unwrap().iter().collect();
-    assert_eq!(queued.len(), 1, "{queue}");
-    assert_eq!(queued[0]["lesson"]["id"], w.hr.1.as_str());
-    let (_, queue) = w
-        .send(
-            t,
-            Method::GET,
-            "/v1/review?status=approved&skill=finance/audit",
-            None,
-        )
-        .await;
-    assert_eq!(queue["items"], json!([]));
+        let (status, queue) = w
+            .send(t, Method::GET, "/v1/review?status=approved,trial", None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{queue}");
+        let queued: Vec<&Value> = queue["items"].as_array().unwrap().iter().collect();
+        assert_eq!(queued.len(), 1, "{queue}");
+        assert_eq!(queued[0]["lesson"]["id"], w.hr.1.as_str());
+        let (_, queue) = w
+            .send(
+                t,
+                Method::GET,
+                "/v1/review?status=approved&skill=finance/audit",
+                None,
+            )
+            .await;
+        assert_eq!(queue["items"], json!([]));
 
-    for (decision, body) in [
-        ("reject", json!({"ids": [w.fin.1]})),
-        ("sensitive", json!({"ids": [w.hr.1, w.fin.1]})),
-        (
-            "supersede",
-            json!({"ids": [w.hr.1], "superseded_by": w.fin.1}),
-        ),
-        (
-            "supersede",
-            json!({"ids": [w.fin.1], "superseded_by": w.hr.1}),
-        ),
-    ] {
-        let shown = format!("{decision} {body}");
-        let uri = format!("/v1/review/{decision}");
-        let (status, answer) = w.send(t, Method::POST, &uri, Some(body)).await;
-        assert_eq!(status, StatusCode::NOT_FOUND, "{shown}: {answer}");
+        for (decision, body) in [
+            ("reject", json!({"ids": [w.fin.1]})),
+            ("sensitive", json!({"ids": [w.hr.1, w.fin.1]})),
+            (
+                "supersede",
+                json!({"ids": [w.hr.1], "superseded_by": w.fin.1}),
+            ),
+            (
+                "supersede",
+                json!({"ids": [w.fin.1], "superseded_by": w.hr.1}),
+            ),
+        ] {
+            let shown = format!("{decision} {body}");
+            let uri = format!("/v1/review/{decision}");
+            let (status, answer) = w.send(t, Method::POST, &uri, Some(body)).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{shown}: {answer}");
+        }
+        assert_eq!(
+            w.home.snapshot(),
+            before,
+            "a cross-scope review changed the store"
+        );
     }
-    assert_eq!(
-        w.home.snapshot(),
-        before,
-        "a cross-scope review changed the store"
-    );
 }
 
 #[tokio::test]
 async fn review_needs_the_reviewer_role_and_metrics_the_admin_role() {
-    let w = world();
-    let agent = w.token(Role::Agent, "domain:hr");
-    let reviewer = w.token(Role::Reviewer, "domain:hr");
-    let before = w.home.snapshot();
-    let (status, body) = w.send(Some(&agent), Method::GET, "/v1/review", None).await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    let reject = json!({"ids": [w.hr.1]});
-    let (status, body) = w
-        .send(
-            Some(&agent),
-            Method::POST,
-            "/v1/review/reject",
-            Some(reject.clone()),
-        )
-        .await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    assert_eq!(w.home.snapshot(), before);
-    let (status, body) = w
-        .send(
-            Some(&reviewer),
-            Method::POST,
-            "/v1/review/reject",
-            Some(reject),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(body["lessons"][0]["status"], "rejected");
+    for w in worlds() {
+        let agent = w.token(Role::Agent, "domain:hr");
+        let reviewer = w.token(Role::Reviewer, "domain:hr");
+        let before = w.home.snapshot();
+        let (status, body) = w.send(Some(&agent), Method::GET, "/v1/review", None).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        let reject = json!({"ids": [w.hr.1]});
+        let (status, body) = w
+            .send(
+                Some(&agent),
+                Method::POST,
+                "/v1/review/reject",
+                Some(reject.clone()),
+            )
+            .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert_eq!(w.home.snapshot(), before);
+        let (status, body) = w
+            .send(
+                Some(&reviewer),
+                Method::POST,
+                "/v1/review/reject",
+                Some(reject),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["lessons"][0]["status"], "rejected");
 
-    // Agents still recall.
-    let query = json!({"query": "totals"});
-    let (status, _) = w
-        .send(Some(&agent), Method::POST, "/v1/recall", Some(query))
-        .await;
-    assert_eq!(status, StatusCode::OK);
+        // Agents still recall.
+        let query = json!({"query": "totals"});
+        let (status, _) = w
+            .send(Some(&agent), Method::POST, "/v1/recall", Some(query))
+            .await;
+        assert_eq!(status, StatusCode::OK);
 
-    for token in [&agent, &reviewer] {
-        let (status, _) = w.send(Some(token), Method::GET, "/metrics", None).await;
-        assert_eq!(status, StatusCode::FORBIDDEN);
+        for token in [&agent, &reviewer] {
+            let (status, _) = w.send(Some(token), Method::GET, "/metrics", None).await;
+            assert_eq!(status, StatusCode::FORBIDDEN);
+        }
+        let admin = w.token(Role::Admin, "");
+        let (status, _) = w.send(Some(&admin), Method::GET, "/metrics", None).await;
+        assert_eq!(status, StatusCode::OK);
     }
-    let admin = w.token(Role::Admin, "");
-    let (status, _) = w.send(Some(&admin), Method::GET, "/metrics", None).await;
-    assert_eq!(status, StatusCode::OK);
 }
 
 #[tokio::test]
 async fn only_admins_learn_where_the_store_lives() {
-    let w = world();
-    let path = w.home.lore_home().join("lore.db").display().to_string();
-    for (role, shown) in [
-        (Role::Agent, false),
-        (Role::Reviewer, false),
-        (Role::Admin, true),
-    ] {
-        let token = w.token(role, "domain:hr");
-        let (status, body) = w.send(Some(&token), Method::GET, "/v1/status", None).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        assert_eq!(body.to_string().contains(&path), shown, "{role:?}: {body}");
-        assert_eq!(body["store"]["backend"], "sqlite");
+    for w in worlds() {
+        let path = w.home.lore_home().join("lore.db").display().to_string();
+        for (role, shown) in [
+            (Role::Agent, false),
+            (Role::Reviewer, false),
+            (Role::Admin, true),
+        ] {
+            let token = w.token(role, "domain:hr");
+            let (status, body) = w.send(Some(&token), Method::GET, "/v1/status", None).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            assert_eq!(body.to_string().contains(&path), shown, "{role:?}: {body}");
+            assert_eq!(body["store"]["backend"], "sqlite");
+        }
     }
+}
+
+/// Both kinds of JWT work beside opaque tokens, and every bad JWT is a 401 with the stable
+/// `unauthenticated` code and a message naming the problem.
+#[tokio::test]
+async fn jwts_are_checked_and_bad_ones_refused() {
+    let hs = world_of(Kind::Hs256);
+    let ed = world_of(Kind::EdDsa);
+    let ok = jwt::claims("agent", &["hr"]);
+    for (w, token) in [(&hs, jwt::hs256(&ok)), (&ed, jwt::eddsa(&ok))] {
+        let (status, body) = w.send(Some(&token), Method::GET, "/v1/lessons", None).await;
+        assert_eq!(status, StatusCode::OK, "{:?}: {body}", w.kind);
+        assert_eq!(ids(&body["items"]), std::slice::from_ref(&w.hr.1));
+        // Opaque tokens keep working on a server that accepts JWTs.
+        let opaque = w.opaque(Role::Agent, "domain:finance");
+        let (status, body) = w
+            .send(Some(&opaque), Method::GET, "/v1/lessons", None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(ids(&body["items"]), std::slice::from_ref(&w.fin.1));
+    }
+
+    let with = |patch: Value| {
+        let mut c = ok.clone();
+        c.as_object_mut()
+            .unwrap()
+            .extend(patch.as_object().unwrap().clone());
+        c
+    };
+    let without = |claim: &str| {
+        let mut c = ok.clone();
+        c.as_object_mut().unwrap().remove(claim);
+        c
+    };
+    let public_key = jwt::public_pem();
+    let cases: Vec<(&World, String, &str)> = vec![
+        (
+            &hs,
+            jwt::hs256(&with(json!({"exp": jwt::now() - 3600}))),
+            "expired",
+        ),
+        (
+            &ed,
+            jwt::eddsa(&with(json!({"exp": jwt::now() - 3600}))),
+            "expired",
+        ),
+        (
+            &hs,
+            jwt::hs256(&with(json!({"nbf": jwt::now() + 3600}))),
+            "not valid yet",
+        ),
+        (
+            &hs,
+            jwt::hs256_with(&ok, b"another secret, also longer than 32 bytes"),
+            "signature",
+        ),
+        (
+            &ed,
+            jwt::eddsa_with(&ok, "ed25519-other-private.pem"),
+            "signature",
+        ),
+        (&hs, jwt::unsigned(&ok), "malformed"),
+        (&ed, jwt::unsigned(&ok), "malformed"),
+        (&ed, jwt::hs256(&ok), "HS256 are not accepted"),
+        // The classic confusion: the EdDSA public key used as an HMAC secret.
+        (
+            &ed,
+            jwt::hs256_with(&ok, &public_key),
+            "HS256 are not accepted",
+        ),
+        (&hs, jwt::eddsa(&ok), "EdDSA are not accepted"),
+        (
+            &hs,
+            jwt::hs256(&with(json!({"aud": "someone-else"}))),
+            "audience",
+        ),
+        (
+            &hs,
+            jwt::hs256(&with(json!({"iss": "https://evil.test"}))),
+            "issuer",
+        ),
+        (&hs, jwt::hs256(&without("aud")), "\"aud\""),
+        (&hs, jwt::hs256(&without("exp")), "\"exp\""),
+        (&hs, jwt::hs256(&without("domains")), "malformed"),
+        (&hs, jwt::hs256(&with(json!({"domains": []}))), "domains"),
+        (&hs, jwt::hs256(&with(json!({"role": "root"}))), "role"),
+        (
+            &hs,
+            jwt::hs256(&with(json!({"skills": ["../etc"]}))),
+            "skill path",
+        ),
+        (&hs, "eyJhbGciOiJIUzI1NiJ9.e30".to_owned(), "malformed"),
+        (&hs, "not.a.jwt".to_owned(), "malformed"),
+    ];
+    for (w, token, why) in cases {
+        let before = w.home.snapshot();
+        let record = json!({"skill": HR, "input": {}, "output": {}});
+        for (method, uri, body) in [
+            (Method::GET, "/v1/lessons", None),
+            (Method::POST, "/v1/executions", Some(record)),
+        ] {
+            let (status, body) = w.send(Some(&token), method, uri, body).await;
+            assert_eq!(
+                status,
+                StatusCode::UNAUTHORIZED,
+                "{:?} {why}: {body}",
+                w.kind
+            );
+            assert_eq!(body["error"]["code"], "unauthenticated", "{body}");
+            let message = body["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains(why),
+                "{:?} expected {why:?}: {message}",
+                w.kind
+            );
+        }
+        assert_eq!(w.home.snapshot(), before, "a refused JWT wrote");
+    }
+    let (status, _) = hs
+        .send(
+            Some(&jwt::hs256(&ok)),
+            Method::POST,
+            "/mcp",
+            Some(json!({})),
+        )
+        .await;
+    assert_ne!(status, StatusCode::UNAUTHORIZED, "MCP refused a valid JWT");
+}
+
+#[test]
+fn jwt_configuration_is_checked_at_start_up() {
+    use lore_server::jwt::{JwtConfig, JwtVerifier};
+    let config = |secret: &[u8], pem: Option<Vec<u8>>, issuer: &str| JwtConfig {
+        hs256_secret: Some(secret.to_vec()).filter(|s| !s.is_empty()),
+        eddsa_public_pem: pem,
+        issuer: issuer.into(),
+        audience: "lore".into(),
+    };
+    let short = JwtVerifier::new(config(b"short", None, "iss")).unwrap_err();
+    assert!(short.to_string().contains("at least 32"), "{short}");
+    let bad_pem = JwtVerifier::new(config(b"", Some(b"not a key".to_vec()), "iss")).unwrap_err();
+    assert!(bad_pem.to_string().contains("Ed25519"), "{bad_pem}");
+    let no_issuer = JwtVerifier::new(config(jwt::SECRET, None, " ")).unwrap_err();
+    assert!(no_issuer.to_string().contains("issuer"), "{no_issuer}");
+    assert!(
+        JwtVerifier::new(config(b"", None, "iss"))
+            .unwrap()
+            .is_none()
+    );
+    // The secret never shows in a debug print.
+    let shown = format!("{:?}", config(jwt::SECRET, None, "iss"));
+    assert!(!shown.contains("thirty-two"), "{shown}");
+
+    // JWTs alone turn authentication on, which is what allows a public address.
+    let dir = tempfile::tempdir().unwrap();
+    let empty = TokenFile::load(dir.path().join("tokens.json")).unwrap();
+    let addr = "0.0.0.0:7077".parse().unwrap();
+    assert!(lore_server::check_bind(addr, &Access::new(&empty, None)).is_err());
+    let access = Access::new(&empty, Some(jwt::verifier(true, false)));
+    assert!(lore_server::check_bind(addr, &access).is_ok());
 }

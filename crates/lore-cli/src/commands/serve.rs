@@ -4,11 +4,13 @@
 //! the address, refuses what is unsafe, and starts a tokio runtime, which no other command needs.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use lore_server::Limits;
 use lore_server::auth::{Access, TokenFile};
+use lore_server::jwt::{JwtConfig, JwtVerifier};
 use lore_sqlite::OpenMode;
 
 use crate::config::Paths;
@@ -16,10 +18,61 @@ use crate::output;
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// The address to listen on. Without tokens (`lore tokens create`) only loopback addresses
-    /// are accepted.
+    /// The address to listen on. Without tokens (`lore tokens create`) or a JWT key only
+    /// loopback addresses are accepted.
     #[arg(long, default_value = "127.0.0.1:7077")]
     pub addr: SocketAddr,
+    /// Accept HS256 JWTs signed with the secret in this file (at least 32 bytes). The secret
+    /// may instead come from the LORE_JWT_SECRET environment variable.
+    #[arg(long, value_name = "FILE")]
+    pub jwt_secret_file: Option<PathBuf>,
+    /// Accept EdDSA (Ed25519) JWTs verified with the public key in this PEM file.
+    #[arg(long, value_name = "FILE")]
+    pub jwt_public_key: Option<PathBuf>,
+    /// The issuer (`iss`) JWTs must name; required with a JWT key.
+    #[arg(long, env = "LORE_JWT_ISSUER")]
+    pub jwt_issuer: Option<String>,
+    /// The audience (`aud`) JWTs must include.
+    #[arg(long, env = "LORE_JWT_AUDIENCE", default_value = "lore")]
+    pub jwt_audience: String,
+}
+
+/// The environment variable that may hold the HS256 secret. Read here rather than through
+/// clap so that the value never appears in `--help` or in a debug print of the arguments.
+const SECRET_ENV: &str = "LORE_JWT_SECRET";
+
+fn jwt(args: &ServeArgs) -> Result<Option<JwtVerifier>> {
+    let from_env = std::env::var_os(SECRET_ENV).filter(|v| !v.is_empty());
+    let hs256_secret = match (&args.jwt_secret_file, from_env) {
+        (Some(_), Some(_)) => {
+            bail!("give the JWT secret once: --jwt-secret-file or {SECRET_ENV}, not both")
+        }
+        (Some(path), None) => Some(JwtVerifier::read_secret(path)?),
+        (None, Some(value)) => Some(value.into_encoded_bytes()),
+        (None, None) => None,
+    };
+    let eddsa_public_pem = match &args.jwt_public_key {
+        Some(path) => Some(
+            std::fs::read(path)
+                .with_context(|| format!("cannot read the JWT public key {}", path.display()))?,
+        ),
+        None => None,
+    };
+    if hs256_secret.is_none() && eddsa_public_pem.is_none() {
+        if args.jwt_issuer.is_some() {
+            bail!("--jwt-issuer needs a key: --jwt-secret-file, {SECRET_ENV} or --jwt-public-key");
+        }
+        return Ok(None);
+    }
+    let Some(issuer) = args.jwt_issuer.clone() else {
+        bail!("JWTs need --jwt-issuer (or LORE_JWT_ISSUER): the `iss` every token must carry");
+    };
+    Ok(JwtVerifier::new(JwtConfig {
+        hs256_secret,
+        eddsa_public_pem,
+        issuer,
+        audience: args.jwt_audience.clone(),
+    })?)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -30,7 +83,8 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
-    let access = Access::from_file(&TokenFile::load(paths.home.join("tokens.json"))?);
+    let jwt = jwt(&args)?;
+    let access = Access::new(&TokenFile::load(paths.home.join("tokens.json"))?, jwt);
     lore_server::check_bind(args.addr, &access)?;
     let engine = Arc::new(paths.engine(OpenMode::Create)?);
     runtime()?.block_on(async {
@@ -41,10 +95,18 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
         output::line(format!(
             "Lore listening on http://{addr} (REST at /v1, MCP at /mcp)"
         ))?;
-        let auth = if access.is_authenticated() {
-            "Authentication: bearer tokens from tokens.json (see `lore tokens`)."
-        } else {
-            "No authentication: serving loopback only; anyone on this machine can use it."
+        let auth = match access.jwt() {
+            Some(jwt) => format!(
+                "Authentication: bearer tokens from tokens.json and JWTs ({}, iss {:?}, aud {:?}).",
+                jwt.algorithms().join(", "),
+                jwt.issuer(),
+                jwt.audience()
+            ),
+            None if access.is_authenticated() => {
+                "Authentication: bearer tokens from tokens.json (see `lore tokens`).".to_owned()
+            }
+            None => "No authentication: serving loopback only; anyone on this machine can use it."
+                .to_owned(),
         };
         output::line(format!("{auth} Store: {}", paths.db().display()))?;
         lore_server::run_until_signal(listener, engine, Limits::default(), access).await?;

@@ -50,3 +50,86 @@ impl Home {
         self.engine.export_records().unwrap()
     }
 }
+
+/// Test-only JWT keys and minting. The Ed25519 pairs in `tests/fixtures` were made for these
+/// tests with `openssl genpkey -algorithm ed25519` and protect nothing.
+pub mod jwt {
+    use std::path::PathBuf;
+
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    use lore_server::jwt::{JwtConfig, JwtVerifier};
+    use serde_json::{Value, json};
+
+    pub const ISSUER: &str = "https://id.test";
+    pub const AUDIENCE: &str = "lore";
+    pub const SECRET: &[u8] = b"a test secret of more than thirty-two bytes";
+
+    pub fn fixture(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name)
+    }
+
+    fn pem(name: &str) -> Vec<u8> {
+        std::fs::read(fixture(name)).unwrap()
+    }
+
+    pub fn public_pem() -> Vec<u8> {
+        pem("ed25519-test-public.pem")
+    }
+
+    /// A verifier with the HS256 secret, the EdDSA public key, or both.
+    pub fn verifier(hs256: bool, eddsa: bool) -> JwtVerifier {
+        JwtVerifier::new(JwtConfig {
+            hs256_secret: hs256.then(|| SECRET.to_vec()),
+            eddsa_public_pem: eddsa.then(public_pem),
+            issuer: ISSUER.into(),
+            audience: AUDIENCE.into(),
+        })
+        .unwrap()
+        .unwrap()
+    }
+
+    pub fn now() -> i64 {
+        chrono::Utc::now().timestamp()
+    }
+
+    /// Valid claims for `role` over `domains` (`["*"]` for all), an hour to live.
+    pub fn claims(role: &str, domains: &[&str]) -> Value {
+        json!({
+            "iss": ISSUER, "aud": AUDIENCE, "sub": "test-client",
+            "exp": now() + 3600, "nbf": now() - 10,
+            "role": role, "domains": domains,
+        })
+    }
+
+    pub fn hs256(claims: &Value) -> String {
+        hs256_with(claims, SECRET)
+    }
+
+    pub fn hs256_with(claims: &Value, secret: &[u8]) -> String {
+        let key = EncodingKey::from_secret(secret);
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), claims, &key).unwrap()
+    }
+
+    pub fn eddsa(claims: &Value) -> String {
+        eddsa_with(claims, "ed25519-test-private.pem")
+    }
+
+    pub fn eddsa_with(claims: &Value, private_key: &str) -> String {
+        let key = EncodingKey::from_ed_pem(&pem(private_key)).unwrap();
+        jsonwebtoken::encode(&Header::new(Algorithm::EdDSA), claims, &key).unwrap()
+    }
+
+    /// An unsigned token (`alg: none`), which must never be accepted.
+    pub fn unsigned(claims: &Value) -> String {
+        use base64::Engine as _;
+        let b64 =
+            |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        format!(
+            "{}.{}.",
+            b64(&json!({"alg": "none", "typ": "JWT"})),
+            b64(claims)
+        )
+    }
+}

@@ -1,0 +1,256 @@
+//! JSON Web Tokens, for deployments where an identity provider issues the credentials: HS256
+//! (a shared secret) and EdDSA (Ed25519; the server holds only the public key).
+//!
+//! A JWT carries the same grant as an opaque token, in claims:
+//!
+//! ```json
+//! {"iss": "https://id.example", "aud": "lore", "exp": 1767225600,
+//!  "role": "agent", "domains": ["hr"], "skills": ["hr/screen"], "agent": "bot-1"}
+//! ```
+//!
+//! `exp`, `iss` and `aud` are required and checked, and `nbf` when present. `domains` is
+//! required too (`["*"]` for every domain): a token whose issuer forgot the scope gets nothing,
+//! not everything. The algorithm is taken from the keys the server was given, never from the
+//! token: a token signed with HS256 is refused by a server that only has an EdDSA public key
+//! (otherwise the public key could be used as an HMAC secret), and `alg: none` is never valid.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::Path;
+
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use lore_core::{Error, Result, Scope, SkillPath};
+use serde::Deserialize;
+
+use crate::auth::{Grant, Role};
+
+/// HS256 secrets shorter than this are refused: the HMAC is only as strong as its key.
+pub const MIN_SECRET_BYTES: usize = 32;
+
+/// How `lore serve` was told to verify JWTs.
+pub struct JwtConfig {
+    /// The HS256 shared secret.
+    pub hs256_secret: Option<Vec<u8>>,
+    /// The EdDSA public key, PEM (SubjectPublicKeyInfo).
+    pub eddsa_public_pem: Option<Vec<u8>>,
+    /// The `iss` every token must carry.
+    pub issuer: String,
+    /// The `aud` every token must include.
+    pub audience: String,
+}
+
+// Written by hand so that the secret cannot reach a log through `{:?}`.
+impl fmt::Debug for JwtConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JwtConfig")
+            .field(
+                "hs256_secret",
+                &self.hs256_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("eddsa_public_pem", &self.eddsa_public_pem.is_some())
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .finish()
+    }
+}
+
+/// Checks JWTs against the configured keys, issuer and audience.
+pub struct JwtVerifier {
+    keys: Vec<(Algorithm, DecodingKey)>,
+    issuer: String,
+    audience: String,
+}
+
+impl fmt::Debug for JwtVerifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JwtVerifier")
+            .field("algorithms", &self.algorithms())
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a JWT was refused; the message is safe to return to the client.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Refused(pub String);
+
+/// The claims Lore reads; others (`iat`, `jti`, ...) are allowed and ignored.
+#[derive(Debug, Deserialize)]
+struct Claims {
+    sub: Option<String>,
+    role: String,
+    domains: Vec<String>,
+    #[serde(default)]
+    skills: Option<Vec<String>>,
+    #[serde(default)]
+    agent: Option<String>,
+}
+
+impl JwtVerifier {
+    /// A verifier for `config`; `None` when it names no key.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a short secret, an unreadable PEM, or an empty issuer or audience.
+    pub fn new(config: JwtConfig) -> Result<Option<Self>> {
+        let mut keys = Vec::new();
+        if let Some(secret) = &config.hs256_secret {
+            if secret.len() < MIN_SECRET_BYTES {
+                return Err(Error::invalid(
+                    "JWT secret",
+                    format!(
+                        "it is {} bytes; HS256 needs at least {MIN_SECRET_BYTES} random bytes",
+                        secret.len()
+                    ),
+                ));
+            }
+            keys.push((Algorithm::HS256, DecodingKey::from_secret(secret)));
+        }
+        if let Some(pem) = &config.eddsa_public_pem {
+            let key = DecodingKey::from_ed_pem(pem).map_err(|e| {
+                Error::invalid(
+                    "JWT public key",
+                    format!("not an Ed25519 public key in PEM form ({e})"),
+                )
+            })?;
+            keys.push((Algorithm::EdDSA, key));
+        }
+        if keys.is_empty() {
+            return Ok(None);
+        }
+        for (what, value) in [
+            ("JWT issuer", &config.issuer),
+            ("JWT audience", &config.audience),
+        ] {
+            if value.trim().is_empty() {
+                return Err(Error::invalid(
+                    what,
+                    "it is empty; tokens are checked against it",
+                ));
+            }
+        }
+        Ok(Some(Self {
+            keys,
+            issuer: config.issuer,
+            audience: config.audience,
+        }))
+    }
+
+    /// Reads an HS256 secret from a file, without its trailing newline.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be read.
+    pub fn read_secret(path: &Path) -> Result<Vec<u8>> {
+        let mut bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        while bytes.last().is_some_and(|b| b.is_ascii_whitespace()) {
+            bytes.pop();
+        }
+        Ok(bytes)
+    }
+
+    /// The algorithms accepted, for the start-up message.
+    pub fn algorithms(&self) -> Vec<&'static str> {
+        self.keys
+            .iter()
+            .map(|(alg, _)| match alg {
+                Algorithm::EdDSA => "EdDSA",
+                _ => "HS256",
+            })
+            .collect()
+    }
+
+    /// The issuer tokens must name.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// The audience tokens must name.
+    pub fn audience(&self) -> &str {
+        &self.audience
+    }
+
+    /// The grant a valid token carries.
+    ///
+    /// # Errors
+    /// [`Refused`] saying what is wrong: malformed, expired, not yet valid, signed with an
+    /// algorithm or key this server does not accept, the wrong issuer or audience, or claims
+    /// that do not make a scope.
+    pub fn verify(&self, token: &str) -> Result<Grant, Refused> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| {
+            Refused("the JWT is malformed or its algorithm is not supported".into())
+        })?;
+        let Some((alg, key)) = self.keys.iter().find(|(alg, _)| *alg == header.alg) else {
+            return Err(Refused(format!(
+                "JWTs signed with {:?} are not accepted here; this server accepts {}",
+                header.alg,
+                self.algorithms().join(", ")
+            )));
+        };
+        let mut validation = Validation::new(*alg);
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        validation.set_issuer(&[&self.issuer]);
+        validation.set_audience(&[&self.audience]);
+        validation.validate_nbf = true;
+        validation.leeway = 30;
+        let claims = jsonwebtoken::decode::<Claims>(token, key, &validation)
+            .map_err(|e| Refused(refusal(e.kind())))?
+            .claims;
+        grant(claims).map_err(|e| Refused(format!("the JWT's claims are invalid: {e}")))
+    }
+}
+
+fn refusal(kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::ExpiredSignature => "the JWT has expired".into(),
+        ErrorKind::ImmatureSignature => "the JWT is not valid yet (nbf)".into(),
+        ErrorKind::InvalidSignature => "the JWT's signature does not verify".into(),
+        ErrorKind::InvalidIssuer => {
+            "the JWT's issuer (iss) is not the one this server trusts".into()
+        }
+        ErrorKind::InvalidAudience => {
+            "the JWT's audience (aud) does not include this server".into()
+        }
+        ErrorKind::InvalidAlgorithm => "the JWT's algorithm does not match the key".into(),
+        ErrorKind::MissingRequiredClaim(claim) => format!("the JWT has no {claim:?} claim"),
+        ErrorKind::Json(_) | ErrorKind::InvalidClaimFormat(_) => {
+            "the JWT's claims are missing or malformed (role and domains are required)".into()
+        }
+        _ => "the JWT is malformed".into(),
+    }
+}
+
+fn grant(claims: Claims) -> Result<Grant> {
+    let role = Role::parse(&claims.role)?;
+    let mut scope = Scope::unrestricted();
+    if claims.domains.is_empty() {
+        return Err(Error::invalid(
+            "domains",
+            "empty; use [\"*\"] for every domain",
+        ));
+    }
+    if !claims.domains.iter().any(|d| d == "*") {
+        let mut domains = BTreeSet::new();
+        for d in claims.domains {
+            if d.trim().is_empty() {
+                return Err(Error::invalid("domains", "an empty domain"));
+            }
+            domains.insert(d);
+        }
+        scope.domains = Some(domains);
+    }
+    if let Some(skills) = claims.skills {
+        scope.skills = Some(
+            skills
+                .iter()
+                .map(|s| SkillPath::parse(s))
+                .collect::<Result<_>>()?,
+        );
+    }
+    scope.agent = claims.agent.filter(|a| !a.is_empty());
+    Ok(Grant {
+        token_id: format!("jwt:{}", claims.sub.as_deref().unwrap_or("-")),
+        role,
+        scope,
+    })
+}
