@@ -33,9 +33,11 @@ use crate::model::{
     AuditAction, AuditEntry, AuthorKind, Correction, ErrorEvent, Execution, Lesson, LessonLink,
     LessonSource, LessonStatus, LinkKind, Outcome, RecordKind, SignalChannel, Tiers, UtilityStats,
 };
+use crate::recall::EmbedderId;
 use crate::scope::{Scope, SkillPath};
 use crate::store::{
-    LessonUpdate, ListFilter, OnDuplicate, Record, SearchHit, Store, StoreCounts, WriteReport,
+    LessonUpdate, LessonVector, ListFilter, OnDuplicate, Record, SearchHit, Store, StoreCounts,
+    WriteReport,
 };
 
 /// Expands to one `#[test]` per conformance function, each on a store made by `$make`.
@@ -86,6 +88,12 @@ macro_rules! conformance_tests {
             counts_follow_scope,
             writes_from_several_threads_all_land,
             info_describes_the_store,
+            lesson_revision_grows_with_every_lesson_change,
+            lessons_changed_lists_only_what_changed_inside_the_scope,
+            vectors_roundtrip_bit_for_bit_and_are_replaced,
+            bad_vectors_are_refused_and_nothing_is_written,
+            purge_erases_the_lesson_vector,
+            index_state_roundtrips,
         );
     };
     (@each $make:expr; $($name:ident),* $(,)?) => {
@@ -1201,6 +1209,214 @@ pub fn info_describes_the_store(store: &dyn Store) {
     assert!(!info.backend.is_empty(), "{info:?}");
     assert!(!info.location.is_empty(), "{info:?}");
     assert!(info.schema_version >= 1, "{info:?}");
+}
+
+fn changed_ids(store: &dyn Store, scope: &Scope, since: u64) -> (u64, Vec<String>) {
+    let changes = store.lessons_changed(scope, since).unwrap();
+    (changes.revision, ids(&changes.lessons, |l| l.id.as_str()))
+}
+
+/// Archives `lesson` at minute `minutes` through `update_lesson`, returning it as stored.
+fn retire(store: &dyn Store, f: &Fixture, lesson: &Lesson, minutes: i64) -> Lesson {
+    let mut retired = lesson.clone();
+    retired.status = LessonStatus::Archived;
+    retired.updated_at = f.at(minutes);
+    let audit = f.audit(RecordKind::Lesson, lesson.id.as_str(), minutes);
+    store
+        .update_lesson(&retired, lesson.updated_at, &audit)
+        .unwrap();
+    retired
+}
+
+fn vector_of(id: &LessonId, dim: usize, seed: f32) -> LessonVector {
+    LessonVector {
+        lesson: id.clone(),
+        embedder: EmbedderId {
+            name: "test-embedder-v1+corpus-00ff".into(),
+            dim,
+        },
+        source_hash: u64::MAX - 7,
+        vector: (0..dim).map(|i| seed + i as f32 * 0.1 - 1e-7).collect(),
+    }
+}
+
+/// The lesson revision grows with each write, update and purge of a lesson.
+pub fn lesson_revision_grows_with_every_lesson_change(store: &dyn Store) {
+    let f = Fixture::new();
+    let start = store.lesson_revision().unwrap();
+    let lesson = f.lesson(&f.hr, LessonStatus::NeedsReview, 0);
+    write(store, vec![Record::Lesson(lesson.clone())]);
+    let written = store.lesson_revision().unwrap();
+    assert!(written > start, "{written} after {start}");
+
+    let updated = retire(store, &f, &lesson, 1);
+    let retired = store.lesson_revision().unwrap();
+    assert!(retired > written, "{retired} after {written}");
+
+    let mut erased = updated.clone();
+    erased.rule = "[purged]".into();
+    let audit = f.audit(RecordKind::Lesson, lesson.id.as_str(), 2);
+    store.purge(&[Record::Lesson(erased)], &audit).unwrap();
+    let purged = store.lesson_revision().unwrap();
+    assert!(purged > retired, "{purged} after {retired}");
+    assert_eq!(
+        store.lesson_revision().unwrap(),
+        purged,
+        "reading changes nothing"
+    );
+}
+
+/// Changes since a revision are exactly the lessons written or updated after it, as they are
+/// now, and only those inside the scope asked for.
+pub fn lessons_changed_lists_only_what_changed_inside_the_scope(store: &dyn Store) {
+    let f = Fixture::new();
+    // Other tests' lessons may share the store: keep only these.
+    let mine = |(rev, ids): (u64, Vec<String>), of: &[&Lesson]| {
+        let wanted: BTreeSet<&str> = of.iter().map(|l| l.id.as_str()).collect();
+        let got: Vec<String> = ids
+            .into_iter()
+            .filter(|id| wanted.contains(id.as_str()))
+            .collect();
+        (rev, got)
+    };
+    let start = store.lesson_revision().unwrap();
+    let hr = f.lesson(&f.hr, LessonStatus::Approved, 0);
+    let finance = f.lesson(&f.finance, LessonStatus::Approved, 1);
+    write(
+        store,
+        vec![Record::Lesson(hr.clone()), Record::Lesson(finance.clone())],
+    );
+    let all = Scope::unrestricted();
+    let (after_write, got) = mine(changed_ids(store, &all, start), &[&hr, &finance]);
+    assert_eq!(got, ids(&[hr.clone(), finance.clone()], |l| l.id.as_str()));
+    assert!(after_write > start);
+    let (_, got) = mine(changed_ids(store, &f.hr_scope(), start), &[&hr, &finance]);
+    assert_eq!(
+        got,
+        vec![hr.id.to_string()],
+        "the finance lesson is out of scope"
+    );
+
+    let retired = retire(store, &f, &hr, 3);
+    let changes = store.lessons_changed(&all, after_write).unwrap();
+    let mine_now: Vec<&Lesson> = changes
+        .lessons
+        .iter()
+        .filter(|l| l.id == hr.id || l.id == finance.id)
+        .collect();
+    assert_eq!(mine_now, vec![&retired], "only the update, as it is now");
+    assert!(changes.revision > after_write);
+    let (_, got) = mine(changed_ids(store, &all, changes.revision), &[&hr, &finance]);
+    assert!(got.is_empty(), "nothing changed since: {got:?}");
+}
+
+/// A stored vector reads back bit for bit with its embedder and source hash; a second one for
+/// the same lesson replaces it; listings follow the scope.
+pub fn vectors_roundtrip_bit_for_bit_and_are_replaced(store: &dyn Store) {
+    let f = Fixture::new();
+    let hr = f.lesson(&f.hr, LessonStatus::Approved, 0);
+    let finance = f.lesson(&f.finance, LessonStatus::Approved, 1);
+    write(
+        store,
+        vec![Record::Lesson(hr.clone()), Record::Lesson(finance.clone())],
+    );
+    let first = vector_of(&hr.id, 5, 0.3);
+    let other = vector_of(&finance.id, 5, -0.7);
+    store.put_vectors(&[first.clone(), other.clone()]).unwrap();
+    let of = |scope: &Scope, id: &LessonId| {
+        store
+            .vectors(scope, None)
+            .unwrap()
+            .into_iter()
+            .filter(|v| &v.lesson == id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(of(&Scope::unrestricted(), &hr.id), vec![first.clone()]);
+    assert_eq!(
+        store
+            .vectors(&Scope::unrestricted(), Some(std::slice::from_ref(&hr.id)))
+            .unwrap(),
+        vec![first],
+        "only the lessons asked for"
+    );
+    assert_eq!(of(&f.both_scope(), &finance.id), vec![other]);
+    assert!(
+        of(&f.hr_scope(), &finance.id).is_empty(),
+        "out of scope vectors are not listed"
+    );
+    let mut second = vector_of(&hr.id, 3, 9.5);
+    second.embedder.name = "another-embedder".into();
+    second.source_hash = 1;
+    store.put_vectors(std::slice::from_ref(&second)).unwrap();
+    assert_eq!(of(&f.hr_scope(), &hr.id), vec![second]);
+}
+
+/// A batch with a vector of an unknown lesson, of the wrong length or with a NaN is refused
+/// whole, naming the problem.
+pub fn bad_vectors_are_refused_and_nothing_is_written(store: &dyn Store) {
+    let f = Fixture::new();
+    let lesson = f.lesson(&f.hr, LessonStatus::Approved, 0);
+    write(store, vec![Record::Lesson(lesson.clone())]);
+    let good = vector_of(&lesson.id, 4, 0.5);
+    let unknown = vector_of(&f.lesson(&f.hr, LessonStatus::Approved, 1).id, 4, 0.5);
+    let result = store.put_vectors(&[good.clone(), unknown.clone()]);
+    assert!(
+        matches!(&result, Err(Error::NotFound { id, .. }) if *id == unknown.lesson.to_string()),
+        "{result:?}"
+    );
+    let mut short = good.clone();
+    short.vector.pop();
+    let result = store.put_vectors(&[good.clone(), short]);
+    assert!(
+        matches!(&result, Err(Error::Invalid { why, .. }) if why.contains('3') && why.contains('4')),
+        "{result:?}"
+    );
+    let mut nan = good.clone();
+    nan.vector[1] = f32::NAN;
+    let result = store.put_vectors(&[good, nan]);
+    assert!(matches!(result, Err(Error::Invalid { .. })), "{result:?}");
+    let stored: Vec<LessonVector> = store
+        .vectors(&f.hr_scope(), None)
+        .unwrap()
+        .into_iter()
+        .filter(|v| v.lesson == lesson.id)
+        .collect();
+    assert!(stored.is_empty(), "nothing of a refused batch is stored");
+}
+
+/// Purging a lesson erases its vector too: it was made from the erased text.
+pub fn purge_erases_the_lesson_vector(store: &dyn Store) {
+    let f = Fixture::new();
+    let lesson = f.lesson(&f.hr, LessonStatus::Sensitive, 0);
+    write(store, vec![Record::Lesson(lesson.clone())]);
+    store.put_vectors(&[vector_of(&lesson.id, 4, 0.1)]).unwrap();
+    let mut erased = lesson.clone();
+    erased.rule = "[purged]".into();
+    let audit = f.audit(RecordKind::Lesson, lesson.id.as_str(), 1);
+    store.purge(&[Record::Lesson(erased)], &audit).unwrap();
+    assert!(
+        store
+            .vectors(&f.hr_scope(), None)
+            .unwrap()
+            .iter()
+            .all(|v| v.lesson != lesson.id)
+    );
+}
+
+/// Index state reads back as written, is replaced by a second write, and needs a name.
+pub fn index_state_roundtrips(store: &dyn Store) {
+    let f = Fixture::new();
+    let key = format!("test-state-{}", f.tag);
+    assert_eq!(store.index_state(&key).unwrap(), None);
+    let value: Vec<u8> = (0..=255u8).chain([0, 0, 7]).collect();
+    store.set_index_state(&key, &value).unwrap();
+    assert_eq!(store.index_state(&key).unwrap(), Some(value));
+    store.set_index_state(&key, b"second").unwrap();
+    assert_eq!(store.index_state(&key).unwrap(), Some(b"second".to_vec()));
+    assert!(matches!(
+        store.set_index_state(" ", b"x"),
+        Err(Error::Invalid { .. })
+    ));
 }
 
 #[cfg(test)]

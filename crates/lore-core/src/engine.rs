@@ -36,6 +36,7 @@ mod pages;
 mod propose;
 mod purge;
 mod recall;
+mod recall_index;
 mod regression;
 mod review;
 mod run;
@@ -47,7 +48,7 @@ pub use maintain::{MaintainReport, Pruning, Upkeep};
 pub use pages::{MAX_PAGE, Page, PageRequest};
 pub use propose::proposal_schema;
 pub use purge::{PURGED, PurgeReport};
-pub use recall::{RecallQuery, RecallResult, RecalledLesson};
+pub use recall::{RecallQuery, RecallResult, RecalledLesson, ReembedReport};
 pub use regression::{CaseResult, GeneratedTest, TestReport};
 pub use review::{Attribution, RelatedLesson, ReviewItem};
 pub use run::{RunOutcome, RunRequest, SkillAnswer};
@@ -345,6 +346,7 @@ impl Engine {
         let lesson = self.learn(&execution, &mut correction, status, at);
         let actor = self.actor(new.author.as_deref());
         let (lesson, curation) = self.store_correction(&correction, lesson, &actor, at)?;
+        self.embed_written(&[&lesson]);
         let (guardrail, guardrail_skipped) = match curation.guardrail_skipped(&lesson) {
             Some(why) => (None, Some(why)),
             None => self.write_guardrail(&lesson, &correction),
@@ -525,7 +527,16 @@ impl Engine {
             }
         }
         let records = self.quarantine_imported_secrets(records)?;
-        self.store.write(&records, OnDuplicate::SkipIdentical)
+        let report = self.store.write(&records, OnDuplicate::SkipIdentical)?;
+        let lessons: Vec<&Lesson> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Lesson(l) => Some(l),
+                _ => None,
+            })
+            .collect();
+        self.embed_written(&lessons);
+        Ok(report)
     }
 
     /// Imported lessons were never seen by the detector: a live one that holds personal data or

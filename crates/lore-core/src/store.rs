@@ -19,6 +19,7 @@ use crate::id::{CorrectionId, ExecutionId, LessonId};
 use crate::model::{
     AuditEntry, Correction, ErrorEvent, Execution, Lesson, LessonStatus, RecordKind,
 };
+use crate::recall::EmbedderId;
 use crate::scope::{Scope, SkillPath};
 
 /// Any record a store keeps.
@@ -164,6 +165,30 @@ pub struct LessonUpdate {
     pub audit: AuditEntry,
 }
 
+/// A lesson's vector as stored: which embedder made it, and from which text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LessonVector {
+    /// The lesson.
+    pub lesson: LessonId,
+    /// The embedder that made the vector (as fitted, for an embedder that fits).
+    pub embedder: EmbedderId,
+    /// A hash of the text the vector was made from, so that the vector of a lesson whose text
+    /// changed is known to be stale.
+    pub source_hash: u64,
+    /// The vector, `embedder.dim` finite components.
+    pub vector: Vec<f32>,
+}
+
+/// The lessons changed since a revision (see [`Store::lesson_revision`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LessonChanges {
+    /// The revision these changes bring a reader up to.
+    pub revision: u64,
+    /// Each lesson written, replaced or purged after the revision asked for, as it is now,
+    /// in any state; in the order of their last change.
+    pub lessons: Vec<Lesson>,
+}
+
 /// Persistence for every Lore record.
 ///
 /// Implementations must pass the conformance suite. They filter by the [`Scope`] in each
@@ -275,4 +300,48 @@ pub trait Store: Send + Sync {
     /// # Errors
     /// [`crate::Error::Store`] when the backend fails.
     fn counts(&self, scope: &Scope) -> Result<StoreCounts>;
+
+    /// A number that grows whenever a lesson is written, replaced or purged, by this process or
+    /// any other sharing the store. Recall asks for it before every query, so it must be cheap.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn lesson_revision(&self) -> Result<u64>;
+
+    /// The lessons inside `scope` changed after revision `since` (0: all of them), with the
+    /// revision that brings the caller up to date. A lesson changed again while this runs is
+    /// either included or left for the next call; never lost.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn lessons_changed(&self, scope: &Scope, since: u64) -> Result<LessonChanges>;
+
+    /// Stores lesson vectors, each replacing any earlier vector of its lesson, atomically.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] for a lesson that is not stored; [`crate::Error::Invalid`] for
+    /// a vector whose length is not its embedder's dimension or that has a non-finite
+    /// component. Nothing is written then.
+    fn put_vectors(&self, vectors: &[LessonVector]) -> Result<()>;
+
+    /// The stored vectors of the lessons inside `scope` (only those of `lessons` when given),
+    /// in no particular order. A purged lesson has none: [`Store::purge`] erases the vectors
+    /// of the lessons it erases.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn vectors(&self, scope: &Scope, lessons: Option<&[LessonId]>) -> Result<Vec<LessonVector>>;
+
+    /// A named value the recall index keeps with the records (the frozen embedder fit).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn index_state(&self, key: &str) -> Result<Option<Vec<u8>>>;
+
+    /// Sets a named value of the recall index, replacing any earlier one.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] for an empty key; [`crate::Error::Store`] when the backend
+    /// fails.
+    fn set_index_state(&self, key: &str, value: &[u8]) -> Result<()>;
 }

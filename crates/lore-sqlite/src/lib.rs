@@ -22,6 +22,7 @@ mod rows;
 mod schema;
 mod search;
 mod store;
+mod vectors;
 
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use store::{OpenMode, SqliteStore};

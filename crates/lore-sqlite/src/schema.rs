@@ -20,7 +20,10 @@ use crate::Db;
 pub const APPLICATION_ID: i32 = 0x4C4F_5245;
 
 /// The migrations, in order; migration `i` brings the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_init.sql"),
+    include_str!("../migrations/0002_recall_index.sql"),
+];
 
 /// The newest schema version this build knows, the one it migrates every file to.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

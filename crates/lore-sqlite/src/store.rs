@@ -9,7 +9,8 @@ use chrono::{DateTime, Utc};
 use lore_core::id::{CorrectionId, ExecutionId, LessonId};
 use lore_core::model::{AuditEntry, Correction, ErrorEvent, Execution, Lesson};
 use lore_core::store::{
-    LessonUpdate, ListFilter, OnDuplicate, Record, SearchHit, StoreCounts, StoreInfo, WriteReport,
+    LessonChanges, LessonUpdate, LessonVector, ListFilter, OnDuplicate, Record, SearchHit,
+    StoreCounts, StoreInfo, WriteReport,
 };
 use lore_core::{Error, Result, Scope, Store};
 use rusqlite::types::Value;
@@ -21,6 +22,7 @@ use crate::filter::Where;
 use crate::rows::{self, Row, Table};
 use crate::schema;
 use crate::search;
+use crate::vectors;
 
 /// How long a statement waits for another process's write before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -347,6 +349,9 @@ impl Store for SqliteStore {
                     return Err(Error::not_found(row.table.kind(), &row.id));
                 };
                 rows::erase(tx, seq, row)?;
+                if row.table == Table::Lessons {
+                    vectors::erase(tx, &row.id)?;
+                }
             }
             write_row(tx, &audit, OnDuplicate::Fail)?;
             rows::merge_text_indexes(tx)
@@ -406,6 +411,50 @@ impl Store for SqliteStore {
     #[instrument(skip_all)]
     fn search(&self, query: &str, filter: &ListFilter, limit: usize) -> Result<Vec<SearchHit>> {
         search::search(&self.conn(), query, filter, limit)
+    }
+
+    fn lesson_revision(&self) -> Result<u64> {
+        vectors::revision(&self.conn())
+    }
+
+    #[instrument(skip_all, fields(since))]
+    fn lessons_changed(&self, scope: &Scope, since: u64) -> Result<LessonChanges> {
+        // One read transaction, so the revision and the rows are of the same moment.
+        let mut conn = self.conn();
+        let tx = conn.transaction().db()?;
+        let changes = vectors::changed(&tx, scope, since)?;
+        tx.commit().db()?;
+        Ok(changes)
+    }
+
+    #[instrument(skip_all, fields(vectors = items.len()))]
+    fn put_vectors(&self, items: &[LessonVector]) -> Result<()> {
+        items.iter().try_for_each(vectors::check)?;
+        self.in_transaction(|tx| items.iter().try_for_each(|v| vectors::put(tx, v)))
+    }
+
+    #[instrument(skip_all)]
+    fn vectors(&self, scope: &Scope, lessons: Option<&[LessonId]>) -> Result<Vec<LessonVector>> {
+        let conn = self.conn();
+        match lessons {
+            None => vectors::list(&conn, scope, None),
+            // Bounded batches: SQLite limits the parameters of one statement.
+            Some(ids) => ids.chunks(500).try_fold(Vec::new(), |mut all, chunk| {
+                all.extend(vectors::list(&conn, scope, Some(chunk))?);
+                Ok(all)
+            }),
+        }
+    }
+
+    fn index_state(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        vectors::state(&self.conn(), key)
+    }
+
+    fn set_index_state(&self, key: &str, value: &[u8]) -> Result<()> {
+        if key.trim().is_empty() {
+            return Err(Error::invalid("key", "an index state needs a name"));
+        }
+        self.in_transaction(|tx| vectors::set_state(tx, key, value))
     }
 
     #[instrument(skip_all)]

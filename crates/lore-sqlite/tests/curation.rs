@@ -363,3 +363,40 @@ fn pruning_archives_by_age_then_by_rank_and_is_idempotent() {
     let bad = Project::with(config(Pruning::Pareto { max_lessons: 0 }));
     assert!(matches!(bad.engine.maintain(), Err(Error::Invalid { .. })));
 }
+
+#[test]
+fn a_corrected_lesson_gets_its_vector_when_written_once_a_fit_exists() {
+    use lore_core::engine::RecallQuery;
+    let p = Project::new(CurationMode::Auto);
+    let vector_ids = || -> Vec<String> {
+        p.store
+            .vectors(&lore_core::Scope::unrestricted(), None)
+            .unwrap()
+            .into_iter()
+            .map(|v| v.lesson.to_string())
+            .collect()
+    };
+    let first = p.correct(URGENT).lesson;
+    assert!(
+        vector_ids().is_empty(),
+        "no fit yet: the first recall embeds"
+    );
+    let ask = |text: &str| {
+        p.engine
+            .recall(&RecallQuery {
+                text: text.into(),
+                ..RecallQuery::default()
+            })
+            .unwrap()
+    };
+    assert_eq!(ask("ticket errors customers").lessons[0].id, first.id);
+    assert_eq!(vector_ids(), vec![first.id.to_string()]);
+    let second = p
+        .correct("Always attach the invoice number when billing is mentioned.")
+        .lesson;
+    assert!(
+        vector_ids().contains(&second.id.to_string()),
+        "embedded with the stored fit before any recall"
+    );
+    assert_eq!(ask("invoice number billing").lessons[0].id, second.id);
+}

@@ -150,3 +150,281 @@ proptest! {
         }
     }
 }
+
+/// The IDs a recall placed in its context.
+fn placed(engine: &Engine, text: &str) -> Vec<LessonId> {
+    engine
+        .recall(&query(text, 2000))
+        .unwrap()
+        .lessons
+        .into_iter()
+        .map(|l| l.id)
+        .collect()
+}
+
+fn approved(n: usize, skill: &str, rule: &str) -> Lesson {
+    lesson(n, skill, LessonStatus::Approved, rule)
+}
+
+#[test]
+fn a_lesson_that_stops_being_retrievable_after_the_index_is_built_is_never_returned() {
+    let dir = tempfile::tempdir().unwrap();
+    let lessons = [
+        approved(0, "ops/deploy", "Roll back the deploy when checkout fails."),
+        approved(
+            1,
+            "ops/deploy",
+            "Page the on-call when checkout fails twice.",
+        ),
+        approved(
+            2,
+            "ops/deploy",
+            "Freeze deploys when checkout fails on Friday.",
+        ),
+        approved(3, "ops/deploy", "Keep checkout canaries when deploys fail."),
+    ];
+    let engine = engine(&dir, &lessons);
+    let q = "checkout fails deploy";
+    let first = placed(&engine, q);
+    for l in &lessons {
+        assert!(first.contains(&l.id), "{} is found before any change", l.id);
+    }
+    let why = lore_core::engine::Attribution::new(Some("mike"), "wrong");
+    engine
+        .retire_lesson(&lessons[0].id, None, "outdated")
+        .unwrap();
+    engine
+        .mark_sensitive(&[lessons[1].id.clone()], &why)
+        .unwrap();
+    // Another process (its own connection to the file) rejects a third.
+    let other = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Existing).unwrap();
+    let mut rejected = lessons[2].clone();
+    rejected.status = LessonStatus::Rejected;
+    rejected.updated_at += chrono::TimeDelta::minutes(1);
+    let audit = lore_core::model::AuditEntry {
+        id: lore_core::id::AuditId::generate(rejected.updated_at),
+        subject_kind: lore_core::model::RecordKind::Lesson,
+        subject: rejected.id.to_string(),
+        action: lore_core::model::AuditAction::Transition,
+        from: Some(LessonStatus::Approved),
+        to: Some(LessonStatus::Rejected),
+        actor: "other".into(),
+        at: rejected.updated_at,
+        reason: "rejected elsewhere".into(),
+        evidence: json!(null),
+    };
+    other
+        .update_lesson(&rejected, lessons[2].updated_at, &audit)
+        .unwrap();
+    assert_eq!(placed(&engine, q), vec![lessons[3].id.clone()]);
+    // And the other way round: a lesson written elsewhere is found by the next query.
+    let new = approved(
+        4,
+        "ops/deploy",
+        "Warm the checkout cache after every deploy.",
+    );
+    other
+        .write(&[Record::Lesson(new.clone())], OnDuplicate::Fail)
+        .unwrap();
+    assert!(placed(&engine, "checkout cache").contains(&new.id));
+}
+
+/// A store with a deploy lesson and an invoice lesson, and an Engine over it.
+fn two_lessons() -> (tempfile::TempDir, [Lesson; 2], Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let lessons = [
+        approved(0, "ops/deploy", "Roll back the deploy when checkout fails."),
+        approved(1, "ops/deploy", "Invoices need the VAT rate."),
+    ];
+    let engine = engine(&dir, &lessons);
+    (dir, lessons, engine)
+}
+
+#[test]
+fn an_edited_lesson_is_found_by_its_new_words_only() {
+    let (dir, lessons, engine) = two_lessons();
+    assert_eq!(placed(&engine, "rollback checkout")[0], lessons[0].id);
+    let edit = lore_core::engine::LessonEdit {
+        rule: Some("Drain the kafka queue before migrations.".into()),
+        mistake: Some("queue".into()),
+        applies_when: Some("migrating".into()),
+        ..Default::default()
+    };
+    engine
+        .edit_lesson(&lessons[0].id, edit, None, "reworded")
+        .unwrap();
+    assert_eq!(placed(&engine, "kafka migrations")[0], lessons[0].id);
+    let vectors = engine_vectors(&dir);
+    let (_, hash) = vectors
+        .iter()
+        .find(|(id, _)| *id == lessons[0].id)
+        .expect("the edited lesson has a vector");
+    let stale = lore_core::recall::text_hash("Roll back the deploy when checkout fails.");
+    assert_ne!(*hash, stale, "the vector was made again from the new text");
+}
+
+fn engine_vectors(dir: &tempfile::TempDir) -> Vec<(LessonId, u64)> {
+    let store = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Existing).unwrap();
+    store
+        .vectors(&Scope::unrestricted(), None)
+        .unwrap()
+        .into_iter()
+        .map(|v| (v.lesson, v.source_hash))
+        .collect()
+}
+
+#[test]
+fn a_scoped_handle_sharing_the_index_finds_only_its_own_domain() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lessons: Vec<Lesson> = (0..30)
+        .map(|n| {
+            approved(
+                n,
+                "hr/screen",
+                &format!("Screen the checkout candidates, case {n}."),
+            )
+        })
+        .collect();
+    lessons.push(approved(
+        30,
+        "ops/deploy",
+        "A checkout deploy needs a canary.",
+    ));
+    let admin = engine(&dir, &lessons);
+    // The admin's recall builds the index with every domain in it.
+    assert!(placed(&admin, "checkout candidates").len() > 1);
+    let ops = admin.scoped(Scope::domains(["ops"]));
+    let got = placed(&ops, "checkout candidates");
+    assert_eq!(
+        got,
+        vec![lessons[30].id.clone()],
+        "its own top k, not the leftovers"
+    );
+    let hr_skill = RecallQuery {
+        skill: Some(SkillPath::parse("hr/screen").unwrap()),
+        ..query("checkout", 100)
+    };
+    assert!(matches!(ops.recall(&hr_skill), Err(Error::Forbidden(_))));
+}
+
+#[test]
+fn vectors_carry_their_embedder_and_another_embedder_is_refused_until_reembed() {
+    use lore_core::recall::{BuiltinEmbedder, Embedder};
+    let (dir, lessons, engine) = two_lessons();
+    let fitted = engine.recall(&query("deploy", 500)).unwrap().embedder;
+    assert!(
+        fitted.name.starts_with("builtin-hash-idf-v1+corpus-"),
+        "{fitted}"
+    );
+    let store = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Existing).unwrap();
+    let vectors = store.vectors(&Scope::unrestricted(), None).unwrap();
+    assert_eq!(vectors.len(), 2);
+    assert!(
+        vectors
+            .iter()
+            .all(|v| v.embedder == fitted && v.vector.len() == 256)
+    );
+
+    let small: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::with_dim(64).unwrap());
+    let other = Engine::new(Arc::new(store), EngineConfig::default()).with_embedder(small);
+    let err = other.recall(&query("deploy", 500)).unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, Error::Incompatible(_)), "{err:?}");
+    assert!(
+        message.contains("builtin-hash-v1 (256 dimensions)")
+            && message.contains("builtin-hash-v1 (64 dimensions)"),
+        "{message}"
+    );
+    let mut seen = Vec::new();
+    let report = other
+        .reembed(&mut |done, total| seen.push((done, total)))
+        .unwrap();
+    assert_eq!(report.lessons, 2);
+    assert_eq!(seen.last(), Some(&(2, 2)));
+    assert_eq!(report.embedder.dim, 64);
+    let result = other.recall(&query("rollback deploy", 500)).unwrap();
+    assert_eq!(result.embedder, report.embedder);
+    assert_eq!(result.lessons[0].id, lessons[0].id);
+    // The first engine's index, built with the old embedder, answers from memory until the
+    // lessons change; then it reads the store again and is refused.
+    let store = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Existing).unwrap();
+    let new = approved(2, "ops/deploy", "Deploy on Tuesdays.");
+    store
+        .write(&[Record::Lesson(new)], OnDuplicate::Fail)
+        .unwrap();
+    let err = engine.recall(&query("deploy", 500)).unwrap_err();
+    assert!(matches!(err, Error::Incompatible(_)), "{err:?}");
+    assert!(matches!(
+        other
+            .scoped(Scope::domains(["ops"]))
+            .reembed(&mut |_, _| {}),
+        Err(Error::Forbidden(_))
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+    /// Whatever states lessons move through after the index is built, by this process or
+    /// another, each recall of a scoped handle returns only lessons that are approved at that
+    /// moment and inside its scope, and finds every such lesson the query matches.
+    #[test]
+    fn the_cached_index_follows_every_status_change(
+        skills in prop::collection::vec(0usize..3, 4..10),
+        moves in prop::collection::vec((any::<prop::sample::Index>(), 0usize..10, any::<bool>()), 1..12),
+    ) {
+        let lessons: Vec<Lesson> = skills
+            .iter()
+            .enumerate()
+            .map(|(n, s)| approved(n, SKILLS[*s], &format!("Always deploy carefully, rule {n}.")))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let admin = engine(&dir, &lessons);
+        let ops = admin.scoped(Scope::domains(["ops"]));
+        placed(&admin, "deploy carefully");
+        let other = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Existing).unwrap();
+        for (i, (which, status, elsewhere)) in moves.iter().enumerate() {
+            let target = &lessons[which.index(lessons.len())];
+            let store: &dyn Store = &other;
+            let mut now = store.lesson(&target.id).unwrap().unwrap();
+            let before = now.updated_at;
+            now.status = LessonStatus::ALL[*status];
+            now.updated_at = before + chrono::TimeDelta::seconds(i as i64 + 1);
+            let audit = lore_core::model::AuditEntry {
+                id: lore_core::id::AuditId::generate(now.updated_at),
+                subject_kind: lore_core::model::RecordKind::Lesson,
+                subject: now.id.to_string(),
+                action: lore_core::model::AuditAction::Transition,
+                from: None,
+                to: Some(now.status),
+                actor: "test".into(),
+                at: now.updated_at,
+                reason: "moved".into(),
+                evidence: json!(null),
+            };
+            if *elsewhere {
+                other.update_lesson(&now, before, &audit).unwrap();
+            } else {
+                // The same store the engine uses, as an adapter writing directly would.
+                let own = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Existing).unwrap();
+                own.update_lesson(&now, before, &audit).unwrap();
+            }
+            let result = ops.recall(&query("deploy carefully", 2000)).unwrap();
+            let truth = other.lessons(&lore_core::store::ListFilter::default()).unwrap();
+            let expected: Vec<&LessonId> = truth
+                .iter()
+                .filter(|l| l.status == LessonStatus::Approved && l.skill.domain() == "ops")
+                .map(|l| &l.id)
+                .collect();
+            for placed in &result.lessons {
+                prop_assert!(expected.contains(&&placed.id), "{} is not approved in ops", placed.id);
+            }
+            // Every candidate considered, kept or not, is eligible; and every eligible one is
+            // considered (the query matches them all).
+            let mut considered: Vec<&str> = result.explain.iter().map(|e| e.id.as_str()).collect();
+            considered.sort_unstable();
+            let mut wanted: Vec<&str> = expected.iter().map(|id| id.as_str()).collect();
+            wanted.sort_unstable();
+            prop_assert_eq!(considered, wanted);
+        }
+    }
+}

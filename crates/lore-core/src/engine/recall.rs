@@ -1,15 +1,12 @@
-//! `Engine::recall`: the recall pipeline over the store's lessons.
+//! `Engine::recall`: the recall pipeline over the Engine's recall index.
 //!
-//! Candidates come only from lessons the store lists as retrievable inside this handle's scope;
-//! each one is checked again when it becomes a pipeline [`Entry`] (scope and status), and a
-//! candidate from any source that is not in that set is dropped as unknown. So a lesson outside
-//! the scope or in an ineligible state cannot reach a context even if one search misbehaves.
-//!
-//! Dense candidates are computed at query time: the configured embedder is fitted to the
-//! handle's retrievable lessons (the builtin one learns their IDF), embeds them, and they are
-//! searched exactly. That is linear in the number of lessons
-//! and fine for a skill's or a team's memory; persisted vectors and an ANN index (issue 6, item
-//! 7) replace it without changing the pipeline.
+//! Candidates come only from the index ([`super::recall_index`]), which holds the lessons the
+//! store lists as retrievable and is brought up to the store's revision before every query;
+//! every search inside it admits only lessons of skills this handle's scope (and the query's
+//! skill) allows. Each candidate is checked again when it becomes a pipeline [`Entry`] (scope
+//! and status), and a candidate from any source that is not in the index is dropped as
+//! unknown. So a lesson outside the scope or in an ineligible state cannot reach a context
+//! even if one search misbehaves.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,15 +16,15 @@ use serde::Serialize;
 use tracing::instrument;
 
 use super::Engine;
+use super::recall_index::{self, RecallIndex, SharedIndex, lesson_text};
 use crate::error::{Error, Result};
 use crate::id::LessonId;
 use crate::model::{Lesson, LessonStatus, LinkKind};
 use crate::recall::{
-    ApproxTokenizer, BuiltinEmbedder, DenseIndex, Eligibility, Embedder, EmbedderId, Entries,
-    Entry, Explanation, Hit, QueryShape, RankedList, RecallConfig, Source, Tokenizer, run,
+    ApproxTokenizer, BuiltinEmbedder, Eligibility, Embedder, EmbedderId, Entries, Entry,
+    Explanation, Hit, QueryShape, RankedList, RecallConfig, Source, Tokenizer, run,
 };
-use crate::scope::SkillPath;
-use crate::store::ListFilter;
+use crate::scope::{Scope, SkillPath};
 
 /// The ports and settings recall runs with.
 #[derive(Clone)]
@@ -35,6 +32,8 @@ pub(crate) struct RecallSettings {
     embedder: Arc<dyn Embedder>,
     tokenizer: Arc<dyn Tokenizer>,
     config: RecallConfig,
+    /// Shared by every clone and scoped handle of one Engine.
+    index: SharedIndex,
 }
 
 impl Default for RecallSettings {
@@ -43,8 +42,18 @@ impl Default for RecallSettings {
             embedder: Arc::new(BuiltinEmbedder::default()),
             tokenizer: Arc::new(ApproxTokenizer),
             config: RecallConfig::default(),
+            index: SharedIndex::default(),
         }
     }
+}
+
+/// What [`Engine::reembed`] did.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReembedReport {
+    /// The embedder that made the vectors, as fitted.
+    pub embedder: EmbedderId,
+    /// Lessons embedded.
+    pub lessons: usize,
 }
 
 /// What to recall.
@@ -86,7 +95,7 @@ pub struct RecalledLesson {
 pub struct RecallResult {
     /// The tokenizer that counted the budget.
     pub tokenizer: String,
-    /// The embedder that made the dense candidates (as fitted to the lessons searched).
+    /// The embedder that made the dense candidates (as fitted, with its frozen fit).
     pub embedder: EmbedderId,
     /// The budget in tokens.
     pub budget: usize,
@@ -104,6 +113,7 @@ impl Engine {
     /// Uses `embedder` for dense recall candidates (default: the builtin embedder).
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
         self.recall.embedder = embedder;
+        self.recall.index = SharedIndex::default();
         self
     }
 
@@ -123,7 +133,8 @@ impl Engine {
     ///
     /// # Errors
     /// [`Error::Forbidden`] for a skill outside the scope, [`Error::Invalid`] for an empty query,
-    /// a budget or a limit of 0; store and embedder failures.
+    /// a budget or a limit of 0; [`Error::Incompatible`] when the stored vectors were made by
+    /// another embedder than the configured one; store and embedder failures.
     #[instrument(skip_all, fields(skill = ?query.skill))]
     pub fn recall(&self, query: &RecallQuery) -> Result<RecallResult> {
         if let Some(skill) = &query.skill
@@ -138,32 +149,78 @@ impl Engine {
             return Err(Error::invalid("query", "give words, a fingerprint or tags"));
         }
         let config = self.recall_config(query)?;
-        let lessons = self.store.lessons(&ListFilter {
-            skill: query.skill.clone(),
-            statuses: Some(self.retrievable_statuses()),
-            ..self.filter()
-        })?;
+        let statuses: Vec<LessonStatus> = self.retrievable_statuses().into_iter().collect();
+        let guard = recall_index::fresh(
+            &self.recall.index,
+            self.store.as_ref(),
+            &self.recall.embedder,
+            &statuses,
+        )?;
+        let index = guard.as_ref().expect("a fresh index is built");
+        // Scope and skill are enforced inside every search, so a narrow handle still gets its
+        // own top k rather than what is left of everyone's.
+        let (mask, allowed) = index.skill_mask(|skill| {
+            self.scope.allows(skill) && query.skill.as_ref().is_none_or(|q| q == skill)
+        });
+        let admits = |slot: u32| index.admits(&mask, slot);
         let pool = config.limit * config.pool_multiplier;
-        let (dense, vectors, embedder) = self.dense_candidates(&query.text, &lessons, pool)?;
+        let hit = |slot: u32, score: f64| {
+            index.doc(slot).map(|d| Hit {
+                id: d.lesson.id.to_string(),
+                score,
+            })
+        };
+        let sparse = index
+            .sparse
+            .search(&query.text, pool, admits)
+            .into_iter()
+            .filter_map(|(slot, score)| hit(slot, score))
+            .collect();
+        let dense = if query.text.trim().is_empty() {
+            Vec::new()
+        } else {
+            let q = index.embedder.embed(&query.text)?;
+            index
+                .dense
+                .search(&q, pool, allowed, admits)
+                .into_iter()
+                .filter_map(|(slot, sim)| hit(slot, sim))
+                .collect()
+        };
         let lists = [
-            self.sparse_candidates(query, pool)?,
-            dense,
-            fingerprint_candidates(query.fingerprint.as_deref(), &lessons),
-            tag_candidates(&query.tags, &lessons),
+            RankedList {
+                source: Source::Sparse,
+                hits: sparse,
+            },
+            RankedList {
+                source: Source::Dense,
+                hits: dense,
+            },
+            fingerprint_candidates(query.fingerprint.as_deref(), index, &admits),
+            tag_candidates(&query.tags, index, &admits),
         ];
-        let entries = self.entries(lessons.iter().zip(vectors));
+        let candidates: Vec<(&Lesson, Vec<f32>)> = {
+            let mut seen = std::collections::HashSet::new();
+            lists
+                .iter()
+                .flat_map(|l| &l.hits)
+                .filter(|h| seen.insert(h.id.as_str()))
+                .filter_map(|h| index.lesson(&h.id))
+                .map(|(slot, lesson)| (lesson, index.dense.vector(slot).to_vec()))
+                .collect()
+        };
+        let entries = self.entries(candidates.iter().map(|(l, v)| (*l, v.clone())));
         let shape = QueryShape {
             on_error: has_error,
         };
         let tokenizer = self.recall.tokenizer.as_ref();
         let recalled = run(&lists, &entries, shape, &config, &[], tokenizer);
-        let by_id: HashMap<&str, &Lesson> = lessons.iter().map(|l| (l.id.as_str(), l)).collect();
         let placed = recalled
             .packed
             .items
             .iter()
             .filter_map(|item| {
-                let lesson = by_id.get(item.id.as_str())?;
+                let (_, lesson) = index.lesson(&item.id)?;
                 let score = recalled.explain.iter().find(|e| e.id == item.id)?.score;
                 Some(RecalledLesson {
                     id: lesson.id.clone(),
@@ -177,13 +234,86 @@ impl Engine {
             .collect();
         Ok(RecallResult {
             tokenizer: tokenizer.name().to_owned(),
-            embedder,
+            embedder: index.embedder.id(),
             budget: config.budget,
             tokens: recalled.packed.tokens,
             text: recalled.packed.text,
             lessons: placed,
             explain: recalled.explain,
         })
+    }
+
+    /// Fits the configured embedder again to the retrievable lessons and re-embeds every
+    /// lesson with it, calling `progress(done, total)` as it goes; the in-memory index is
+    /// rebuilt by the next recall. Switching embedders is this with another configured one.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`] for a scoped handle (it rewrites every lesson's vector); store and
+    /// embedder failures (vectors already written stay valid: each names its embedder).
+    pub fn reembed(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<ReembedReport> {
+        if self.scope != Scope::unrestricted() {
+            return Err(Error::Forbidden(
+                "re-embedding rewrites every lesson's vector; it needs an unrestricted handle"
+                    .into(),
+            ));
+        }
+        let statuses: Vec<LessonStatus> = self.retrievable_statuses().into_iter().collect();
+        let mut guard = self
+            .recall
+            .index
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *guard = None;
+        let (embedder, lessons) = recall_index::reembed(
+            self.store.as_ref(),
+            &self.recall.embedder,
+            &statuses,
+            progress,
+        )?;
+        Ok(ReembedReport { embedder, lessons })
+    }
+
+    /// The embedder the stored vectors were made with (as fitted), if any were made yet.
+    ///
+    /// # Errors
+    /// Store failures; [`Error::Incompatible`] for an unreadable state.
+    pub fn stored_embedder(&self) -> Result<Option<EmbedderId>> {
+        Ok(recall_index::stored_state(self.store.as_ref())?.map(|s| s.fitted))
+    }
+
+    /// Gives newly written lessons their vectors at once, with the stored fit, so the next
+    /// recall only reads them. Before the first recall there is no fit yet and the first
+    /// build embeds everything; a failure here is logged, not returned (the lesson is
+    /// stored, and the next recall embeds what lacks a vector).
+    pub(super) fn embed_written(&self, lessons: &[&Lesson]) {
+        let result = (|| -> Result<()> {
+            let embedder = match self
+                .recall
+                .index
+                .read()
+                .ok()
+                .and_then(|g| g.as_ref().map(|i| i.embedder.clone()))
+            {
+                Some(embedder) => embedder,
+                None => {
+                    match recall_index::stored_embedder(self.store.as_ref(), &self.recall.embedder)?
+                    {
+                        Some((embedder, _)) => embedder,
+                        None => return Ok(()),
+                    }
+                }
+            };
+            recall_index::embed_and_store(
+                self.store.as_ref(),
+                embedder.as_ref(),
+                lessons,
+                &mut |_| {},
+            )?;
+            Ok(())
+        })();
+        if let Err(err) = result {
+            tracing::warn!(%err, "the new lessons get their vectors at the next recall");
+        }
     }
 
     fn recall_config(&self, query: &RecallQuery) -> Result<RecallConfig> {
@@ -201,60 +331,6 @@ impl Engine {
             config.limit = limit;
         }
         Ok(config)
-    }
-
-    fn sparse_candidates(&self, query: &RecallQuery, pool: usize) -> Result<RankedList> {
-        let filter = ListFilter {
-            skill: query.skill.clone(),
-            statuses: Some(self.retrievable_statuses()),
-            ..self.filter()
-        };
-        // The store searches executions too; ask for enough to leave `pool` lessons.
-        let hits = self.store.search(&query.text, &filter, pool * 2)?;
-        let hits = hits
-            .into_iter()
-            .filter(|h| h.kind == crate::model::RecordKind::Lesson)
-            .map(|h| Hit {
-                id: h.id,
-                score: h.score,
-            })
-            .take(pool)
-            .collect();
-        Ok(RankedList {
-            source: Source::Sparse,
-            hits,
-        })
-    }
-
-    fn dense_candidates(
-        &self,
-        text: &str,
-        lessons: &[Lesson],
-        pool: usize,
-    ) -> Result<(RankedList, Vec<Vec<f32>>, EmbedderId)> {
-        let texts: Vec<String> = lessons.iter().map(lesson_text).collect();
-        let corpus: Vec<&str> = texts.iter().map(String::as_str).collect();
-        // Fitted to the very lessons it indexes (IDF for the builtin embedder).
-        let fitted = self.recall.embedder.fit(&corpus);
-        let embedder = fitted.as_deref().unwrap_or(self.recall.embedder.as_ref());
-        let id = embedder.id();
-        let mut index = DenseIndex::new(id.clone());
-        let mut vectors = Vec::with_capacity(lessons.len());
-        for (lesson, text) in lessons.iter().zip(&corpus) {
-            let v = embedder.embed(text)?;
-            index.add(lesson.id.as_str(), &v, &id)?;
-            vectors.push(v);
-        }
-        let hits = if text.trim().is_empty() {
-            Vec::new()
-        } else {
-            index.search(&embedder.embed(text)?, &id, pool)?
-        };
-        let list = RankedList {
-            source: Source::Dense,
-            hits,
-        };
-        Ok((list, vectors, id))
     }
 
     fn entries<'a>(&self, lessons: impl Iterator<Item = (&'a Lesson, Vec<f32>)>) -> Entries {
@@ -291,20 +367,28 @@ impl Engine {
     }
 }
 
-fn fingerprint_candidates(error: Option<&str>, lessons: &[Lesson]) -> RankedList {
-    let hits = error
-        .map(|raw| (raw.trim().to_owned(), crate::fingerprint(raw)))
-        .map(|(raw, normalized)| {
-            lessons
-                .iter()
-                .filter(|l| l.triggers.iter().any(|t| *t == raw || *t == normalized))
-                .map(|l| Hit {
-                    id: l.id.to_string(),
-                    score: 1.0,
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+fn fingerprint_candidates(
+    error: Option<&str>,
+    index: &RecallIndex,
+    admits: &dyn Fn(u32) -> bool,
+) -> RankedList {
+    let mut hits = Vec::new();
+    if let Some(raw) = error {
+        let (raw, normalized) = (raw.trim().to_owned(), crate::fingerprint(raw));
+        let mut slots: Vec<u32> = index.with_trigger(&raw).to_vec();
+        slots.extend(index.with_trigger(&normalized));
+        slots.sort_unstable();
+        slots.dedup();
+        hits = slots
+            .into_iter()
+            .filter(|&s| admits(s))
+            .filter_map(|s| index.doc(s))
+            .map(|d| Hit {
+                id: d.lesson.id.to_string(),
+                score: 1.0,
+            })
+            .collect();
+    }
     RankedList {
         source: Source::Fingerprint,
         hits,
@@ -312,33 +396,37 @@ fn fingerprint_candidates(error: Option<&str>, lessons: &[Lesson]) -> RankedList
 }
 
 /// Lessons sharing the query's tags, scored by the share of the query's tags they carry.
-fn tag_candidates(tags: &[String], lessons: &[Lesson]) -> RankedList {
-    let mut hits: Vec<Hit> = lessons
-        .iter()
-        .filter_map(|l| {
-            let shared = tags.iter().filter(|t| l.tags.contains(t)).count();
-            (shared > 0).then(|| Hit {
-                id: l.id.to_string(),
-                score: shared as f64 / tags.len() as f64,
+fn tag_candidates(
+    tags: &[String],
+    index: &RecallIndex,
+    admits: &dyn Fn(u32) -> bool,
+) -> RankedList {
+    let mut shared: HashMap<u32, usize> = HashMap::new();
+    let mut distinct = tags.to_vec();
+    distinct.sort();
+    distinct.dedup();
+    for tag in &distinct {
+        for &slot in index.with_tag(tag) {
+            if admits(slot) {
+                *shared.entry(slot).or_default() += 1;
+            }
+        }
+    }
+    let mut scored: Vec<(u32, usize)> = shared.into_iter().collect();
+    scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let hits = scored
+        .into_iter()
+        .filter_map(|(slot, n)| {
+            index.doc(slot).map(|d| Hit {
+                id: d.lesson.id.to_string(),
+                score: n as f64 / tags.len() as f64,
             })
         })
         .collect();
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     RankedList {
         source: Source::Tags,
         hits,
     }
-}
-
-/// The words a lesson is found by: its summary, rule, conditions and mistake.
-fn lesson_text(lesson: &Lesson) -> String {
-    [
-        lesson.tiers.summary.as_str(),
-        &lesson.rule,
-        &lesson.applies_when,
-        &lesson.mistake,
-    ]
-    .join("\n")
 }
 
 fn age_hours(at: DateTime<Utc>, now: DateTime<Utc>) -> f64 {

@@ -74,6 +74,26 @@ pub trait Embedder: Send + Sync {
         let _ = corpus;
         None
     }
+
+    /// The fit of a fitted embedder as bytes, to be kept with the vectors it made and given back
+    /// to [`Embedder::restore`]; `None` for an embedder without a fit.
+    fn fit_state(&self) -> Option<Vec<u8>> {
+        None
+    }
+
+    /// The embedder fitted as `state` (from [`Embedder::fit_state`] of an embedder of this
+    /// kind) describes.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for an embedder without a fit; [`Error::Incompatible`] for a
+    /// state it cannot read.
+    fn restore(&self, state: &[u8]) -> Result<Arc<dyn Embedder>> {
+        let _ = state;
+        Err(Error::Unsupported(format!(
+            "{} has no fit to restore",
+            self.id()
+        )))
+    }
 }
 
 /// The builtin embedder: feature hashing into `dim` signed buckets, L2-normalized.
@@ -197,6 +217,53 @@ impl Embedder for BuiltinEmbedder {
     fn fit(&self, corpus: &[&str]) -> Option<Arc<dyn Embedder>> {
         Some(Arc::new(self.fitted(corpus.iter().copied())))
     }
+
+    /// `FIT1`, documents, corpus hash, then `(slot, count)` for each non-zero slot: all
+    /// little-endian u32/u64, a few hundred kilobytes for a large corpus.
+    fn fit_state(&self) -> Option<Vec<u8>> {
+        let idf = self.idf.as_ref()?;
+        let mut out = Vec::with_capacity(20 + 8 * idf.df.iter().filter(|&&c| c > 0).count());
+        out.extend_from_slice(FIT_MAGIC);
+        out.extend_from_slice(&(idf.docs as u64).to_le_bytes());
+        out.extend_from_slice(&idf.corpus.to_le_bytes());
+        for (slot, &count) in idf.df.iter().enumerate().filter(|(_, c)| **c > 0) {
+            out.extend_from_slice(&(slot as u32).to_le_bytes());
+            out.extend_from_slice(&count.to_le_bytes());
+        }
+        Some(out)
+    }
+
+    fn restore(&self, state: &[u8]) -> Result<Arc<dyn Embedder>> {
+        let bad =
+            || Error::Incompatible("the stored fit of the builtin embedder is damaged".into());
+        let rest = state.strip_prefix(FIT_MAGIC.as_slice()).ok_or_else(bad)?;
+        if rest.len() < 16 || (rest.len() - 16) % 8 != 0 {
+            return Err(bad());
+        }
+        let u64_at = |at: usize| u64::from_le_bytes(rest[at..at + 8].try_into().expect("8 bytes"));
+        let mut df = vec![0u32; DF_SLOTS];
+        for pair in rest[16..].chunks_exact(8) {
+            let slot = u32::from_le_bytes(pair[..4].try_into().expect("4 bytes")) as usize;
+            let count = u32::from_le_bytes(pair[4..].try_into().expect("4 bytes"));
+            *df.get_mut(slot).ok_or_else(bad)? = count;
+        }
+        Ok(Arc::new(Self {
+            dim: self.dim,
+            idf: Some(Arc::new(FeatureIdf {
+                docs: usize::try_from(u64_at(0)).map_err(|_| bad())?,
+                df,
+                corpus: u64_at(8),
+            })),
+        }))
+    }
+}
+
+/// The first bytes of a builtin fit's state.
+const FIT_MAGIC: &[u8; 4] = b"FIT1";
+
+/// A stable 64-bit hash of `text` (FNV-1a), for telling whether a vector's text changed.
+pub fn text_hash(text: &str) -> u64 {
+    fnv1a(&[text.as_bytes()])
 }
 
 /// Calls `f(hash, weight)` for every feature of `text`: its [`text::terms`] (`w:`), their
@@ -314,6 +381,29 @@ mod tests {
         let via_port = flat.fit(&corpus).unwrap();
         assert_eq!(via_port.id(), fitted.id());
         assert_eq!(via_port.embed(q).unwrap(), fitted.embed(q).unwrap());
+    }
+
+    #[test]
+    fn a_restored_fit_embeds_exactly_like_the_original() {
+        let corpus = [
+            "deploy checkout rollback",
+            "invoice VAT totals",
+            "deploy twice",
+        ];
+        let flat = BuiltinEmbedder::default();
+        let fitted = flat.fit(&corpus).unwrap();
+        let state = fitted.fit_state().unwrap();
+        let restored = flat.restore(&state).unwrap();
+        assert_eq!(restored.id(), fitted.id());
+        let q = "deploy the checkout";
+        assert_eq!(restored.embed(q).unwrap(), fitted.embed(q).unwrap());
+        assert!(
+            flat.fit_state().is_none(),
+            "the unfitted embedder has no fit"
+        );
+        for bad in [&b"FIT2"[..], &state[..state.len() - 3], b""] {
+            assert!(matches!(flat.restore(bad), Err(Error::Incompatible(_))));
+        }
     }
 
     #[test]

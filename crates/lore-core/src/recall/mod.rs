@@ -19,22 +19,28 @@
 //! the `lore-tokenizer` crate so that the core builds without a regex engine and 6 MB of BPE
 //! tables.
 
+mod ann;
 mod embed;
 mod fuse;
+mod hnsw;
 mod index;
 mod pack;
 mod select;
+mod sparse;
 pub mod text;
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
-pub use embed::{BUILTIN_DIM, BuiltinEmbedder, Embedder, EmbedderId, cosine, normalize};
+pub use ann::{HNSW_FROM, VectorIndex};
+pub use embed::{BUILTIN_DIM, BuiltinEmbedder, Embedder, EmbedderId, cosine, normalize, text_hash};
 pub use fuse::{Components, Fused, OnErrorWeights, Scoring, SourceScore, fuse, recency};
+pub use hnsw::{Hnsw, HnswParams};
 pub use index::{Bm25Index, DenseIndex};
 pub use pack::{ApproxTokenizer, Packed, PackedItem, ToPack, Tokenizer, pack};
 pub use select::{Guards, MemoryFilter, NON_INFERABLE_TAG, NonInferableOnly, mmr};
+pub use sparse::SparseIndex;
 
 use crate::error::{Error, Result};
 

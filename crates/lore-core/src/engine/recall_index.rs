@@ -1,0 +1,464 @@
+//! The recall index: every retrievable lesson, its BM25 postings and its vector, in memory,
+//! shared by all the scoped handles of one Engine and kept fresh from the store.
+//!
+//! The store stays the source of truth. The index is built from it on first use and, before
+//! every query, compared with [`Store::lesson_revision`]: when another write (from this process
+//! or another) moved the revision on, only the lessons changed since are read
+//! ([`Store::lessons_changed`]) and applied: a changed lesson is removed and, if it is still
+//! retrievable, added again, so a lesson retired, rejected or marked sensitive leaves the
+//! results before the next query answers. Anything that goes wrong while applying changes drops
+//! the whole index, to be rebuilt from the store by the next query (fail closed).
+//!
+//! Vectors are stored with their embedder's identity and a hash of their text
+//! ([`LessonVector`]); the index reuses a stored vector only when both still match and embeds
+//! (and stores) the lesson otherwise. An embedder that fits to its corpus (the builtin one's
+//! IDF) has its fit frozen in the store ([`Store::index_state`]), so every process embeds new
+//! lessons with the same fit and all vectors stay comparable. The fit is made on the first build
+//! over the retrievable lessons, and made again, re-embedding everything, when their number has
+//! grown past twice the fitted corpus (so a memory that started with a handful of lessons does
+//! not keep their statistics forever); `lore reembed` does the same on request.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::id::LessonId;
+use crate::model::{Lesson, LessonStatus};
+use crate::recall::{Embedder, EmbedderId, SparseIndex, VectorIndex, text_hash};
+use crate::scope::{Scope, SkillPath};
+use crate::store::{LessonVector, Store};
+
+/// The key of the embedder's identity and fit size in [`Store::index_state`].
+const EMBEDDER_KEY: &str = "embedder";
+/// The key of the frozen fit itself.
+const FIT_KEY: &str = "embedder_fit";
+
+/// Vectors written per store transaction while embedding many lessons.
+const WRITE_BATCH: usize = 1000;
+
+/// A fit is made again once the retrievable lessons outnumber twice its corpus plus this.
+const REFIT_SLACK: usize = 64;
+
+/// What the store remembers about the embedder that made its vectors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct EmbedderState {
+    /// The embedder as configured (before any fit): what a query must use.
+    pub base: EmbedderId,
+    /// The embedder as fitted: the identity stored with every vector.
+    pub fitted: EmbedderId,
+    /// How many lessons the fit was made on.
+    pub fit_docs: usize,
+}
+
+/// One lesson in the index.
+#[derive(Debug)]
+pub(crate) struct Doc {
+    pub lesson: Lesson,
+    pub skill: u32,
+}
+
+/// The in-memory index. Slots are shared by the sparse and dense indexes.
+pub(crate) struct RecallIndex {
+    pub revision: u64,
+    pub embedder: Arc<dyn Embedder>,
+    pub state: EmbedderState,
+    statuses: Vec<LessonStatus>,
+    docs: Vec<Option<Doc>>,
+    by_id: HashMap<String, u32>,
+    pub sparse: SparseIndex,
+    pub dense: VectorIndex,
+    skills: Vec<SkillPath>,
+    skill_ids: HashMap<SkillPath, u32>,
+    /// Live slots per skill, to size a restricted search.
+    skill_counts: Vec<usize>,
+    triggers: HashMap<String, Vec<u32>>,
+    tags: HashMap<String, Vec<u32>>,
+}
+
+/// The index of one Engine and its scoped handles; `None` until first used or after a failure.
+pub(crate) type SharedIndex = Arc<RwLock<Option<RecallIndex>>>;
+
+/// The words a lesson is found by: its summary, rule, conditions and mistake.
+pub(crate) fn lesson_text(lesson: &Lesson) -> String {
+    [
+        lesson.tiers.summary.as_str(),
+        &lesson.rule,
+        &lesson.applies_when,
+        &lesson.mistake,
+    ]
+    .join("\n")
+}
+
+/// Reads the stored embedder state.
+pub(crate) fn stored_state(store: &dyn Store) -> Result<Option<EmbedderState>> {
+    let Some(raw) = store.index_state(EMBEDDER_KEY)? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&raw)
+        .map(Some)
+        .map_err(|e| Error::Incompatible(format!("the stored embedder state cannot be read: {e}")))
+}
+
+/// Refuses a configured embedder that is not the one the stored vectors were made with.
+fn check_base(state: &EmbedderState, configured: &EmbedderId) -> Result<()> {
+    if &state.base == configured {
+        return Ok(());
+    }
+    Err(Error::Incompatible(format!(
+        "the stored lesson vectors were made by {}, but recall is configured with {}; \
+         query with {} or run `lore reembed --embedder NAME` to re-embed every lesson",
+        state.base, configured, state.base.name
+    )))
+}
+
+/// The embedder the stored vectors were made with, restored from its frozen fit; `None` when
+/// the store has no embedder state yet.
+///
+/// # Errors
+/// [`Error::Incompatible`] when `configured` is another embedder, or the fit is unreadable.
+pub(crate) fn stored_embedder(
+    store: &dyn Store,
+    configured: &Arc<dyn Embedder>,
+) -> Result<Option<(Arc<dyn Embedder>, EmbedderState)>> {
+    let Some(state) = stored_state(store)? else {
+        return Ok(None);
+    };
+    check_base(&state, &configured.id())?;
+    let embedder = match store.index_state(FIT_KEY)? {
+        Some(fit) if state.fitted != state.base => configured.restore(&fit)?,
+        _ => configured.clone(),
+    };
+    if embedder.id() != state.fitted {
+        return Err(Error::Incompatible(format!(
+            "the stored fit restores {}, but the vectors name {}",
+            embedder.id(),
+            state.fitted
+        )));
+    }
+    Ok(Some((embedder, state)))
+}
+
+/// Fits `configured` to `texts` (when it fits at all) and stores the fit and its identity.
+fn fit_and_store(
+    store: &dyn Store,
+    configured: &Arc<dyn Embedder>,
+    texts: &[&str],
+) -> Result<(Arc<dyn Embedder>, EmbedderState)> {
+    let embedder = configured.fit(texts).unwrap_or_else(|| configured.clone());
+    let state = EmbedderState {
+        base: configured.id(),
+        fitted: embedder.id(),
+        fit_docs: texts.len(),
+    };
+    if let Some(fit) = embedder.fit_state() {
+        store.set_index_state(FIT_KEY, &fit)?;
+    }
+    let json = serde_json::to_vec(&state).map_err(|e| Error::Store(Box::new(e)))?;
+    store.set_index_state(EMBEDDER_KEY, &json)?;
+    Ok((embedder, state))
+}
+
+/// Embeds `lessons` with `embedder` and stores the vectors, calling `progress(done)` as it goes.
+pub(crate) fn embed_and_store(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    lessons: &[&Lesson],
+    progress: &mut dyn FnMut(usize),
+) -> Result<Vec<Vec<f32>>> {
+    let id = embedder.id();
+    let mut out = Vec::with_capacity(lessons.len());
+    for chunk in lessons.chunks(WRITE_BATCH) {
+        let mut batch = Vec::with_capacity(chunk.len());
+        for lesson in chunk {
+            let text = lesson_text(lesson);
+            batch.push(LessonVector {
+                lesson: lesson.id.clone(),
+                embedder: id.clone(),
+                source_hash: text_hash(&text),
+                vector: embedder.embed(&text)?,
+            });
+        }
+        store.put_vectors(&batch)?;
+        out.extend(batch.into_iter().map(|v| v.vector));
+        progress(out.len());
+    }
+    Ok(out)
+}
+
+/// Fits `configured` again to the retrievable lessons and re-embeds every lesson with it.
+/// Returns the fitted identity and how many lessons were embedded.
+pub(crate) fn reembed(
+    store: &dyn Store,
+    configured: &Arc<dyn Embedder>,
+    statuses: &[LessonStatus],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(EmbedderId, usize)> {
+    let all = store.lessons_changed(&Scope::unrestricted(), 0)?.lessons;
+    let texts: Vec<String> = all
+        .iter()
+        .filter(|l| statuses.contains(&l.status))
+        .map(lesson_text)
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let (embedder, state) = fit_and_store(store, configured, &refs)?;
+    let lessons: Vec<&Lesson> = all.iter().collect();
+    let total = lessons.len();
+    progress(0, total);
+    embed_and_store(store, embedder.as_ref(), &lessons, &mut |done| {
+        progress(done, total)
+    })?;
+    Ok((state.fitted, total))
+}
+
+/// The vectors of `lessons` (whose texts are `texts`): the stored ones where embedder and text
+/// still match, the rest embedded now and stored. `all` reads every stored vector at once (a
+/// build) instead of asking for these lessons' (a refresh).
+fn vectors_for(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    lessons: &[Lesson],
+    texts: &[String],
+    all: bool,
+) -> Result<Vec<Vec<f32>>> {
+    let id = embedder.id();
+    let ids: Vec<LessonId> = if all {
+        Vec::new()
+    } else {
+        lessons.iter().map(|l| l.id.clone()).collect()
+    };
+    let mut stored: HashMap<LessonId, LessonVector> = store
+        .vectors(&Scope::unrestricted(), (!all).then_some(ids.as_slice()))?
+        .into_iter()
+        .filter(|v| v.embedder == id)
+        .map(|v| (v.lesson.clone(), v))
+        .collect();
+    let found: Vec<Option<Vec<f32>>> = lessons
+        .iter()
+        .zip(texts)
+        .map(|(l, t)| {
+            stored
+                .remove(&l.id)
+                .filter(|v| v.source_hash == text_hash(t))
+                .map(|v| v.vector)
+        })
+        .collect();
+    let missing: Vec<&Lesson> = lessons
+        .iter()
+        .zip(&found)
+        .filter(|(_, v)| v.is_none())
+        .map(|(l, _)| l)
+        .collect();
+    let mut made = embed_and_store(store, embedder, &missing, &mut |_| {})?.into_iter();
+    Ok(found
+        .into_iter()
+        .map(|v| v.unwrap_or_else(|| made.next().expect("every missing vector was made")))
+        .collect())
+}
+
+/// Whether a fit made on `fit_docs` lessons is due again with `docs` retrievable ones.
+fn refit_due(embedder: &dyn Embedder, fit_docs: usize, docs: usize) -> bool {
+    embedder.fit_state().is_some() && docs > 2 * fit_docs + REFIT_SLACK
+}
+
+impl RecallIndex {
+    /// Builds the index from the store: every lesson in `statuses`, with its vector.
+    pub(crate) fn build(
+        store: &dyn Store,
+        configured: &Arc<dyn Embedder>,
+        statuses: &[LessonStatus],
+    ) -> Result<Self> {
+        let changes = store.lessons_changed(&Scope::unrestricted(), 0)?;
+        let lessons: Vec<Lesson> = changes
+            .lessons
+            .into_iter()
+            .filter(|l| statuses.contains(&l.status))
+            .collect();
+        let texts: Vec<String> = lessons.iter().map(lesson_text).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let (embedder, state) = match stored_embedder(store, configured)? {
+            Some((embedder, state))
+                if !refit_due(embedder.as_ref(), state.fit_docs, refs.len()) =>
+            {
+                (embedder, state)
+            }
+            _ => fit_and_store(store, configured, &refs)?,
+        };
+        let vectors = vectors_for(store, embedder.as_ref(), &lessons, &texts, true)?;
+        let mut index = Self {
+            revision: changes.revision,
+            dense: VectorIndex::new(embedder.id().dim),
+            embedder,
+            state,
+            statuses: statuses.to_vec(),
+            docs: Vec::new(),
+            by_id: HashMap::new(),
+            sparse: SparseIndex::new(),
+            skills: Vec::new(),
+            skill_ids: HashMap::new(),
+            skill_counts: Vec::new(),
+            triggers: HashMap::new(),
+            tags: HashMap::new(),
+        };
+        for ((lesson, text), vector) in lessons.into_iter().zip(&texts).zip(vectors) {
+            index.insert(lesson, text, &vector);
+        }
+        Ok(index)
+    }
+
+    /// Applies the lessons changed since this index's revision. `Ok(false)` when the index must
+    /// be built again instead: another process changed the embedder's fit, a refit is due, or
+    /// removed slots outnumber live ones.
+    pub(crate) fn refresh(&mut self, store: &dyn Store, revision: u64) -> Result<bool> {
+        if revision == self.revision {
+            return Ok(true);
+        }
+        if stored_state(store)?.as_ref() != Some(&self.state) {
+            return Ok(false);
+        }
+        let changes = store.lessons_changed(&Scope::unrestricted(), self.revision)?;
+        let mut added: Vec<Lesson> = Vec::new();
+        for lesson in changes.lessons {
+            if let Some(slot) = self.by_id.remove(lesson.id.as_str()) {
+                self.remove(slot);
+            }
+            if self.statuses.contains(&lesson.status) {
+                added.push(lesson);
+            }
+        }
+        if !added.is_empty() {
+            self.add_with_vectors(store, added)?;
+        }
+        self.revision = changes.revision;
+        let live = self.sparse.len();
+        let rebuild = refit_due(self.embedder.as_ref(), self.state.fit_docs, live)
+            || self.sparse.slots() > 2 * live + 1024;
+        Ok(!rebuild)
+    }
+
+    fn add_with_vectors(&mut self, store: &dyn Store, lessons: Vec<Lesson>) -> Result<()> {
+        let texts: Vec<String> = lessons.iter().map(lesson_text).collect();
+        let vectors = vectors_for(store, self.embedder.as_ref(), &lessons, &texts, false)?;
+        for ((lesson, text), vector) in lessons.into_iter().zip(&texts).zip(vectors) {
+            self.insert(lesson, text, &vector);
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, lesson: Lesson, text: &str, vector: &[f32]) {
+        let slot = self.sparse.add(text);
+        let dense_slot = self.dense.add(vector);
+        debug_assert_eq!(slot, dense_slot, "the sparse and dense slots agree");
+        let next = self.skills.len() as u32;
+        let skill = *self.skill_ids.entry(lesson.skill.clone()).or_insert(next);
+        if skill == next {
+            self.skills.push(lesson.skill.clone());
+            self.skill_counts.push(0);
+        }
+        self.skill_counts[skill as usize] += 1;
+        for t in &lesson.triggers {
+            self.triggers.entry(t.clone()).or_default().push(slot);
+        }
+        let mut tags: Vec<&String> = lesson.tags.iter().collect();
+        tags.sort();
+        tags.dedup();
+        for t in tags {
+            self.tags.entry(t.clone()).or_default().push(slot);
+        }
+        self.by_id.insert(lesson.id.to_string(), slot);
+        self.docs.push(Some(Doc { lesson, skill }));
+    }
+
+    fn remove(&mut self, slot: u32) {
+        self.sparse.remove(slot);
+        self.dense.remove(slot);
+        if let Some(doc) = self.docs[slot as usize].take() {
+            self.skill_counts[doc.skill as usize] -= 1;
+        }
+    }
+
+    /// The live lesson in `slot`.
+    pub(crate) fn doc(&self, slot: u32) -> Option<&Doc> {
+        self.docs.get(slot as usize).and_then(Option::as_ref)
+    }
+
+    /// The live lesson `id`, with its slot.
+    pub(crate) fn lesson(&self, id: &str) -> Option<(u32, &Lesson)> {
+        let slot = *self.by_id.get(id)?;
+        self.doc(slot).map(|d| (slot, &d.lesson))
+    }
+
+    /// Per interned skill, whether `allows` accepts it; and how many live lessons that admits.
+    pub(crate) fn skill_mask(&self, allows: impl Fn(&SkillPath) -> bool) -> (Vec<bool>, usize) {
+        let mask: Vec<bool> = self.skills.iter().map(allows).collect();
+        let count = mask
+            .iter()
+            .zip(&self.skill_counts)
+            .filter(|(ok, _)| **ok)
+            .map(|(_, n)| n)
+            .sum();
+        (mask, count)
+    }
+
+    /// Whether `slot` holds a live lesson whose skill `mask` admits.
+    pub(crate) fn admits(&self, mask: &[bool], slot: u32) -> bool {
+        self.doc(slot).is_some_and(|d| mask[d.skill as usize])
+    }
+
+    /// Live slots of lessons with trigger `t`.
+    pub(crate) fn with_trigger(&self, t: &str) -> &[u32] {
+        self.triggers.get(t).map_or(&[], Vec::as_slice)
+    }
+
+    /// Live or removed slots of lessons with tag `t` (check with [`RecallIndex::doc`]).
+    pub(crate) fn with_tag(&self, t: &str) -> &[u32] {
+        self.tags.get(t).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The fresh index for a query: built on first use, brought up to the store's revision, and
+/// dropped (to be rebuilt) when anything fails on the way.
+pub(crate) fn fresh<'a>(
+    shared: &'a SharedIndex,
+    store: &dyn Store,
+    configured: &Arc<dyn Embedder>,
+    statuses: &[LessonStatus],
+) -> Result<RwLockReadGuard<'a, Option<RecallIndex>>> {
+    let revision = store.lesson_revision()?;
+    if let Ok(guard) = shared.read()
+        && guard.as_ref().is_some_and(|i| i.revision >= revision)
+    {
+        return Ok(guard);
+    }
+    {
+        let mut guard: RwLockWriteGuard<'_, Option<RecallIndex>> =
+            shared.write().unwrap_or_else(|poisoned| {
+                // A panic mid-update may have left it half applied: start again.
+                let mut guard = poisoned.into_inner();
+                *guard = None;
+                guard
+            });
+        let current = match guard.as_mut() {
+            Some(index) => index.refresh(store, revision),
+            None => Ok(false),
+        };
+        match current {
+            Ok(true) => {}
+            Ok(false) => {
+                *guard = None;
+                *guard = Some(RecallIndex::build(store, configured, statuses)?);
+            }
+            Err(err) => {
+                *guard = None;
+                return Err(err);
+            }
+        }
+        shared.clear_poison();
+    }
+    shared.read().map_err(|_| {
+        Error::Store(Box::new(std::io::Error::other(
+            "the recall index failed while being updated; the next query rebuilds it",
+        )))
+    })
+}
