@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 use lore_core::SkillPath;
 use lore_core::engine::HumanCorrections;
 use lore_core::id::{ExecutionId, LessonId};
-use lore_core::model::{CurationMode, LessonStatus, Outcome};
+use lore_core::model::{AuthorKind, CurationMode, LessonStatus, Outcome, SignalChannel};
 
 /// Lore: a learning memory for AI agents.
 #[derive(Debug, Parser)]
@@ -59,6 +59,8 @@ pub enum Command {
     Record(RecordArgs),
     /// Correct an execution: stores the correction, learns a lesson, appends a guardrail.
     Correct(CorrectArgs),
+    /// Report feedback on an execution: a hard or constraint failure, progress, or efficiency.
+    Signal(SignalArgs),
     /// Inspect memory.
     #[command(subcommand)]
     Memory(MemoryCommand),
@@ -68,7 +70,8 @@ pub enum Command {
     /// Review what waits: list it with its evidence, or approve, reject, keep as a one-time
     /// exception, mark sensitive, supersede (one or many at once).
     Review(crate::commands::review::ReviewArgs),
-    /// Run the periodic jobs: expiry of stale reviews and pruning; running twice changes nothing.
+    /// Run the periodic jobs: expiry of stale reviews, utility measurement (promotion and
+    /// suppression of lessons by what they did), pruning; running twice changes nothing.
     Maintain(crate::commands::review::MaintainArgs),
     /// Import seed-format `.agentura/` files or a Lore JSONL export.
     Import(ImportArgs),
@@ -146,6 +149,32 @@ pub struct RecordArgs {
     /// The session this run belongs to.
     #[arg(long)]
     pub session: Option<String>,
+    /// The lessons that were in the run's prompt (comma-separated IDs, as `lore recall` or
+    /// `lore memory prompt` listed them), so their utility can be measured.
+    #[arg(long, value_delimiter = ',')]
+    pub lessons_shown: Vec<LessonId>,
+}
+
+/// `lore signal`.
+#[derive(Debug, Args)]
+pub struct SignalArgs {
+    /// The execution the signal is about.
+    pub execution_id: ExecutionId,
+    /// hard_failure, constraint_failure, progress or efficiency.
+    #[arg(long, value_parser = parse_channel)]
+    pub channel: SignalChannel,
+    /// The error text, or what went wrong (required for the failure channels).
+    #[arg(long, default_value = "")]
+    pub message: String,
+    /// Progress toward the goal (≤ 0: none), or the run's steps/time/cost for efficiency.
+    #[arg(long, allow_negative_numbers = true)]
+    pub value: Option<f64>,
+    /// The action that was attempted.
+    #[arg(long)]
+    pub action: Option<String>,
+    /// Failure tags to add to the inferred ones (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub tags: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -161,6 +190,10 @@ pub struct CorrectArgs {
     /// Who is correcting (recorded in the audit log).
     #[arg(long, env = "LORE_ACTOR")]
     pub by: Option<String>,
+    /// `human` (the default: in auto curation the lesson is approved at once) or `agent` (an
+    /// agent or automated referee: the lesson goes on trial and must earn its place).
+    #[arg(long, default_value = "human", value_parser = parse_author_kind)]
+    pub author_kind: AuthorKind,
 }
 
 #[derive(Debug, Subcommand)]
@@ -313,6 +346,18 @@ pub enum BenchCommand {
 
 fn parse_outcome(raw: &str) -> Result<Outcome, String> {
     Outcome::parse(raw).map_err(|e| e.to_string())
+}
+
+fn parse_author_kind(raw: &str) -> Result<AuthorKind, String> {
+    match raw {
+        "human" => Ok(AuthorKind::Human),
+        "agent" => Ok(AuthorKind::Agent),
+        other => Err(format!("unknown author kind {other:?}: human or agent")),
+    }
+}
+
+fn parse_channel(raw: &str) -> Result<SignalChannel, String> {
+    SignalChannel::parse(raw).map_err(|e| e.to_string())
 }
 
 fn parse_curation(raw: &str) -> Result<CurationMode, String> {

@@ -201,6 +201,7 @@ impl Fixture {
             model: Some("anthropic/claude-haiku-4-5".into()),
             agent: Some("screener-1".into()),
             session: Some(format!("s-{}", self.tag)),
+            lessons_shown: vec![LessonId::generate(at)],
             extra,
         }
     }

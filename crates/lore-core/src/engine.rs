@@ -32,6 +32,7 @@ use crate::supersession::Thresholds;
 mod curate;
 mod lessons;
 mod maintain;
+mod measure;
 mod pages;
 mod propose;
 mod purge;
@@ -45,6 +46,7 @@ mod transfer;
 pub use curate::CurationReport;
 pub use lessons::LessonEdit;
 pub use maintain::{MaintainReport, Pruning, Upkeep};
+pub use measure::{MIN_RUNS, MeasureReport, Measurement, NewSignal, PROMOTE_AT};
 pub use pages::{MAX_PAGE, Page, PageRequest};
 pub use propose::proposal_schema;
 pub use purge::{PURGED, PurgeReport};
@@ -96,6 +98,9 @@ pub struct NewExecution {
     pub model: Option<String>,
     /// The session it belongs to.
     pub session: Option<String>,
+    /// The lessons that were placed into its prompt (from a recall or a prompt assembly), so
+    /// their utility can be measured; each must exist inside the scope.
+    pub lessons_shown: Vec<LessonId>,
 }
 
 /// A correction to make.
@@ -246,6 +251,7 @@ impl Engine {
         self.scope.check_write(&new.skill)?;
         check_non_negative("cost_usd", new.cost_usd)?;
         check_non_negative("latency_ms", new.latency_ms)?;
+        self.check_lessons_shown(&new.lessons_shown)?;
         let at = self.now();
         let mut execution = Execution {
             id: ExecutionId::generate(at),
@@ -259,6 +265,7 @@ impl Engine {
             model: new.model,
             agent: self.scope.agent.clone(),
             session: new.session,
+            lessons_shown: new.lessons_shown,
             extra,
         };
         for attempt in 1..=ID_ATTEMPTS {

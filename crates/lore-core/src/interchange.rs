@@ -247,6 +247,7 @@ fn execution_in(e: AgenturaExecution) -> Result<Execution> {
         model: e.model_used,
         agent: None,
         session: None,
+        lessons_shown: Vec::new(),
         extra: e.extra,
     })
 }

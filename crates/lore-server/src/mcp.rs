@@ -16,9 +16,9 @@ mod views;
 
 use std::sync::Arc;
 
-use lore_core::engine::{NewCorrection, NewExecution, PageRequest, RecallQuery};
+use lore_core::engine::{NewCorrection, NewExecution, NewSignal, PageRequest, RecallQuery};
 use lore_core::id::{ExecutionId, LessonId};
-use lore_core::model::{AuthorKind, Outcome};
+use lore_core::model::{AuthorKind, Outcome, SignalChannel};
 use lore_core::{Engine, SkillPath};
 
 use crate::auth::{Grant, Role};
@@ -35,7 +35,7 @@ use serde_json::Value;
 
 pub use views::{
     CorrectionResult, LessonList, LessonSummary, LessonView, PromptView, RecallView,
-    RecordedExecution, ReviewQueue, Reviewed, SearchResults, StatusView,
+    RecordedExecution, ReviewQueue, Reviewed, SearchResults, SignalView, StatusView,
 };
 
 /// Parameters of `record_execution`.
@@ -58,6 +58,31 @@ pub struct RecordExecutionParams {
     /// An ID shared by the runs of one conversation or job, if there is one.
     #[serde(default)]
     pub session: Option<String>,
+    /// The IDs of the lessons that were in this run's prompt (as `recall_memory` returned
+    /// them), so Lore can measure whether they helped. Leave out when none were used.
+    #[serde(default)]
+    pub lessons_shown: Vec<String>,
+}
+
+/// Parameters of `report_signal`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReportSignalParams {
+    /// The execution's ID, as returned by `record_execution`.
+    pub execution_id: String,
+    /// What kind of feedback: `hard_failure` (an exception, a non-zero exit, an API error),
+    /// `constraint_failure` (a required condition not met: wrong shape, missing field),
+    /// `progress` (how much closer to the goal; 0 or less means no progress) or `efficiency`
+    /// (the steps, seconds or cost the run took).
+    pub channel: String,
+    /// The error text or what went wrong, verbatim; required for the two failure channels.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// The number for `progress` and `efficiency`; required for those two.
+    #[serde(default)]
+    pub value: Option<f64>,
+    /// The action or command that was attempted, if any.
+    #[serde(default)]
+    pub action: Option<String>,
 }
 
 /// Parameters of `correct`.
@@ -270,10 +295,46 @@ impl LoreMcp {
                     latency_ms: None,
                     model: p.model,
                     session: p.session,
+                    lessons_shown: p
+                        .lessons_shown
+                        .iter()
+                        .map(|id| LessonId::parse(id))
+                        .collect::<lore_core::Result<_>>()?,
                 })
             })
             .await?;
         Ok(Json(RecordedExecution::from(&recorded)))
+    }
+
+    /// Report what happened in a recorded execution, step by step: a failure (with its error
+    /// text), progress toward the goal, or what the run cost. Lore fingerprints failures so a
+    /// recurring one is recognised, and uses these signals to measure whether the lessons the
+    /// run was shown helped. Call it as soon as you see the failure or the figure.
+    #[tool(annotations(
+        title = "Report a signal",
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false,
+        open_world_hint = false
+    ))]
+    async fn report_signal(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(p): Parameters<ReportSignalParams>,
+    ) -> Result<Json<SignalView>, String> {
+        let event = self
+            .call(&ctx, move |e| {
+                e.report_signal(NewSignal {
+                    execution_id: ExecutionId::parse(&p.execution_id)?,
+                    channel: SignalChannel::parse(&p.channel)?,
+                    message: p.message.unwrap_or_default(),
+                    value: p.value,
+                    action: p.action,
+                    tags: Vec::new(),
+                })
+            })
+            .await?;
+        Ok(Json(SignalView::from(&event)))
     }
 
     /// Correct a recorded execution. Lore stores the correction and learns a lesson (a rule
@@ -577,6 +638,7 @@ mod tests {
                 "memory_status",
                 "recall_memory",
                 "record_execution",
+                "report_signal",
                 "review_lessons",
                 "review_queue",
                 "search_memory"
@@ -586,7 +648,7 @@ mod tests {
             let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
             let writes = matches!(
                 tool.name.as_ref(),
-                "record_execution" | "correct" | "review_lessons"
+                "record_execution" | "correct" | "review_lessons" | "report_signal"
             );
             assert_eq!(read_only, Some(!writes), "{}", tool.name);
             assert!(

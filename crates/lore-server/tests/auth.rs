@@ -51,6 +51,7 @@ fn seed(home: &Home, skill: &str) -> (String, String) {
             latency_ms: None,
             model: None,
             session: None,
+            lessons_shown: Vec::new(),
         })
         .unwrap();
     let lesson = e
@@ -295,6 +296,19 @@ async fn an_hr_token_writes_nothing_to_finance() {
                 404,
             ),
             (Method::POST, format!("{fin_lesson}/retire"), json!({}), 404),
+            (
+                Method::POST,
+                format!("/v1/executions/{}/signals", w.fin.0),
+                json!({"channel": "hard_failure", "message": "boom"}),
+                404,
+            ),
+            // An hr run cannot claim it was shown a finance lesson.
+            (
+                Method::POST,
+                "/v1/executions".to_owned(),
+                json!({"skill": HR, "input": {}, "output": {}, "lessons_shown": [w.fin.1]}),
+                422,
+            ),
         ];
         for (method, uri, body, expected) in cases {
             let shown = format!("{method} {uri} {body}");

@@ -27,7 +27,7 @@ READ_ONLY = {
     "search_memory", "recall_memory", "list_lessons", "get_lesson", "memory_prompt",
     "memory_status", "review_queue",
 }
-WRITES = {"record_execution", "correct", "review_lessons"}
+WRITES = {"record_execution", "correct", "review_lessons", "report_signal"}
 
 
 def attr(obj, *names):
@@ -104,6 +104,15 @@ async def exercise(session, reviewer):
         "outcome": "rejected",
     })
     execution_id = recorded["execution_id"]
+    signal = await call(session, "report_signal", {
+        "execution_id": execution_id,
+        "channel": "constraint_failure",
+        "message": "priority 'normal' where 'urgent' was required",
+    })
+    check(signal["fingerprint"] == "priority <str> where <str> was required", f"report_signal: {signal}")
+    check("constraint_failed" in signal["tags"], f"report_signal tags: {signal}")
+    bad = await session.call_tool("report_signal", {"execution_id": execution_id, "channel": "progress"})
+    check(attr(bad, "is_error", "isError"), "a progress signal without a value was accepted")
     corrected = await call(session, "correct", {
         "skill": SKILL,
         "execution_id": execution_id,

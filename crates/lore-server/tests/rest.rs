@@ -391,6 +391,62 @@ async fn bad_writes_are_refused_and_change_nothing() {
 }
 
 #[tokio::test]
+async fn signals_are_fingerprinted_listed_and_bad_ones_refused() {
+    let home = Home::new();
+    let app = app(&home);
+    let id = record(&app, SKILL, "failure").await;
+    let uri = format!("/v1/executions/{id}/signals");
+    let (status, made) = send(
+        &app,
+        Method::POST,
+        &uri,
+        Some(json!({"channel": "hard_failure", "message": "unknown column 'x' at line 3"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    assert_eq!(made["fingerprint"], "unknown column <str> at line <num>");
+    assert_eq!(made["execution_id"], id.as_str());
+
+    let before = home.snapshot();
+    let bad = [
+        (json!({"channel": "meltdown", "message": "x"}), 422),
+        (json!({"channel": "hard_failure"}), 422),
+        (json!({"channel": "progress"}), 422),
+        (json!({"channel": "efficiency", "value": -1}), 422),
+        (
+            json!({"channel": "hard_failure", "message": "x", "tags": ["Bad Tag"]}),
+            422,
+        ),
+        (
+            json!({"channel": "hard_failure", "message": "x", "extra": 1}),
+            422,
+        ),
+    ];
+    for (body, expected) in bad {
+        let (status, answer) = send(&app, Method::POST, &uri, Some(body.clone())).await;
+        assert_eq!(status.as_u16(), expected, "{body}: {answer}");
+        assert!(answer["error"]["code"].is_string(), "{answer}");
+    }
+    let (status, _) = send(
+        &app,
+        Method::POST,
+        "/v1/executions/EXEC-20260101000000-AAAAAAAA/signals",
+        Some(json!({"channel": "hard_failure", "message": "x"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        home.snapshot(),
+        before,
+        "a refused signal changed the store"
+    );
+
+    let (status, listed) = send(&app, Method::GET, &uri, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(listed, json!([made]));
+}
+
+#[tokio::test]
 async fn oversized_bodies_are_refused_before_parsing() {
     let home = Home::new();
     let limits = Limits {

@@ -24,6 +24,7 @@ fn run(skill: &str) -> NewExecution {
         latency_ms: None,
         model: None,
         session: None,
+        lessons_shown: Vec::new(),
     }
 }
 

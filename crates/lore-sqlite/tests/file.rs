@@ -34,6 +34,7 @@ fn execution(word: &str) -> Execution {
         model: None,
         agent: None,
         session: None,
+        lessons_shown: Vec::new(),
         extra: Default::default(),
     }
 }

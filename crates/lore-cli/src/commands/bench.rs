@@ -85,6 +85,7 @@ fn record_latency(n: usize) -> Result<RecordLatency> {
             latency_ms: Some(840.0),
             model: Some("bench-model".into()),
             session: None,
+            lessons_shown: Vec::new(),
         };
         let start = Instant::now();
         engine.record_execution(new)?;

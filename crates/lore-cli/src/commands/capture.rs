@@ -3,12 +3,11 @@
 use std::io::Read;
 
 use anyhow::{Context, Result, bail};
-use lore_core::engine::{NewCorrection, NewExecution};
-use lore_core::model::AuthorKind;
+use lore_core::engine::{NewCorrection, NewExecution, NewSignal};
 use lore_sqlite::OpenMode;
 use serde_json::Value;
 
-use crate::cli::{CorrectArgs, RecordArgs};
+use crate::cli::{CorrectArgs, RecordArgs, SignalArgs};
 use crate::config::Paths;
 use crate::output;
 
@@ -45,6 +44,7 @@ pub fn record(paths: &Paths, args: RecordArgs, json: bool) -> Result<()> {
         latency_ms: args.latency_ms,
         model: args.model,
         session: args.session,
+        lessons_shown: args.lessons_shown,
     })?;
     if json {
         output::json(&execution)
@@ -62,7 +62,7 @@ pub fn correct(paths: &Paths, args: CorrectArgs, json: bool) -> Result<()> {
         skill: args.skill,
         execution_id: args.execution_id,
         text: args.correction,
-        author_kind: AuthorKind::Human,
+        author_kind: args.author_kind,
         author: args.by,
     })?;
     let test = engine.write_regression_test(&outcome)?;
@@ -96,5 +96,27 @@ pub fn correct(paths: &Paths, args: CorrectArgs, json: bool) -> Result<()> {
         (Some(path), _) => output::line(format!("guardrail  {path}")),
         (None, Some(why)) => output::line(format!("guardrail  not written: {why}")),
         (None, None) => Ok(()),
+    }
+}
+
+pub fn signal(paths: &Paths, args: SignalArgs, json: bool) -> Result<()> {
+    let engine = paths.engine(OpenMode::Existing)?;
+    let event = engine.report_signal(NewSignal {
+        execution_id: args.execution_id,
+        channel: args.channel,
+        message: args.message,
+        value: args.value,
+        action: args.action,
+        tags: args.tags,
+    })?;
+    if json {
+        output::json(&event)
+    } else {
+        output::line(format!(
+            "{}  {}  [{}]",
+            event.id,
+            event.fingerprint,
+            event.tags.join(", ")
+        ))
     }
 }

@@ -40,6 +40,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Watch(args) => watch::run(&paths, args, json),
         Command::Record(args) => capture::record(&paths, args, json),
         Command::Correct(args) => capture::correct(&paths, args, json),
+        Command::Signal(args) => capture::signal(&paths, args, json),
         Command::Memory(cmd) => memory::run(&paths, cmd, json),
         Command::Lessons(cmd) => lessons::run(&paths, cmd, json),
         Command::Review(args) => review::review(&paths, args, json),

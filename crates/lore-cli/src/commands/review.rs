@@ -217,19 +217,28 @@ pub fn maintain(paths: &Paths, args: MaintainArgs, json: bool) -> Result<()> {
     if json {
         return output::json(&report);
     }
+    let utility = &report.utility;
     output::line(format!(
-        "expired: {}  |  pruned by age: {}  |  pruned by rank: {}",
+        "expired: {}  |  measured: {}  |  promoted: {}  |  suppressed: {}  |  pruned by age: {}  |  pruned by rank: {}",
         report.expired.len(),
+        utility.measured.len(),
+        utility.promoted.len(),
+        utility.suppressed.len(),
         report.pruned_by_age.len(),
         report.pruned_by_rank.len()
     ))?;
-    for id in report
-        .expired
-        .iter()
-        .chain(&report.pruned_by_age)
-        .chain(&report.pruned_by_rank)
-    {
-        output::line(format!("  {id}"))?;
+    let changed = [
+        ("expired", &report.expired),
+        ("promoted", &utility.promoted),
+        ("suppressed", &utility.suppressed),
+        ("harmful, left for review", &utility.harmful),
+        ("pruned by age", &report.pruned_by_age),
+        ("pruned by rank", &report.pruned_by_rank),
+    ];
+    for (what, ids) in changed {
+        for id in ids {
+            output::line(format!("  {id}  {what}"))?;
+        }
     }
     Ok(())
 }

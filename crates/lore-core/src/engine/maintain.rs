@@ -1,4 +1,5 @@
-//! Periodic upkeep: expiry of what waited too long for review, and pruning (seed 002).
+//! Periodic upkeep: expiry of what waited too long for review, utility measurement with its
+//! promotion and suppression gates (seed 003, see `measure`), and pruning (seed 002).
 //!
 //! `lore maintain` runs [`Engine::maintain`], which is idempotent: every job selects lessons by
 //! a condition its own change makes false (an expired lesson no longer waits, a pruned lesson is
@@ -25,6 +26,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::Engine;
+use super::measure::MeasureReport;
 use super::review::Attribution;
 use crate::error::{Error, Result};
 use crate::id::LessonId;
@@ -116,6 +118,8 @@ pub struct MaintainReport {
     pub pruned_by_age: Vec<LessonId>,
     /// Lessons archived by the Pareto rule.
     pub pruned_by_rank: Vec<LessonId>,
+    /// Utility measured from activations and feedback, and what its gates decided.
+    pub utility: MeasureReport,
 }
 
 const IN_USE: [LessonStatus; 2] = [LessonStatus::Approved, LessonStatus::Trial];
@@ -134,6 +138,8 @@ impl Engine {
             ..MaintainReport::default()
         };
         report.expired = self.expire(now - upkeep.review_expiry)?;
+        // Before pruning: the Pareto rank weighs relevance by measured utility.
+        report.utility = self.measure()?;
         let (max_age, max_lessons) = match upkeep.pruning {
             Pruning::Off => (None, None),
             Pruning::Ttl { max_age } => (Some(max_age), None),

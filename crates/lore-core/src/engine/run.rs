@@ -124,6 +124,7 @@ impl Engine {
                 latency_ms: Some(answer.latency_ms),
                 model: Some(answer.model.clone()),
                 session: request.session,
+                lessons_shown: answer.lessons.clone(),
             },
             extra,
         )?;
@@ -225,7 +226,6 @@ fn run_details(
     let mut extra = Map::new();
     extra.insert("provider".into(), json!(llm.provider()));
     extra.insert("usage".into(), json!(answer.usage));
-    extra.insert("lessons".into(), json!(answer.lessons));
     if let Some(err) = error {
         extra.insert("error".into(), json!(err.to_string()));
     }

@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::id::{CorrectionId, ErrorEventId, ExecutionId};
+use crate::id::{CorrectionId, ErrorEventId, ExecutionId, LessonId};
 use crate::scope::SkillPath;
 
 /// How an execution ended, as the agent or a reviewer judged it.
@@ -104,6 +104,10 @@ pub struct Execution {
     /// The session it belongs to, for per-session guards and episodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// The lessons placed into the prompt this execution ran with (its activations): what
+    /// utility is measured from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lessons_shown: Vec<LessonId>,
     /// Fields from imported records that Lore has no name for, kept so export is lossless.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra: Map<String, Value>,
@@ -156,6 +160,43 @@ pub enum SignalChannel {
     Progress,
     /// Steps, time or cost.
     Efficiency,
+}
+
+impl SignalChannel {
+    /// Every channel, in documentation order.
+    pub const ALL: [SignalChannel; 4] = [
+        SignalChannel::HardFailure,
+        SignalChannel::ConstraintFailure,
+        SignalChannel::Progress,
+        SignalChannel::Efficiency,
+    ];
+
+    /// The channel's wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignalChannel::HardFailure => "hard_failure",
+            SignalChannel::ConstraintFailure => "constraint_failure",
+            SignalChannel::Progress => "progress",
+            SignalChannel::Efficiency => "efficiency",
+        }
+    }
+
+    /// Parses a wire name.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] listing the accepted names.
+    pub fn parse(raw: &str) -> crate::Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.as_str() == raw)
+            .ok_or_else(|| {
+                let names: Vec<_> = Self::ALL.iter().map(|c| c.as_str()).collect();
+                crate::Error::invalid(
+                    "channel",
+                    format!("{raw:?}; expected one of {}", names.join(", ")),
+                )
+            })
+    }
 }
 
 /// A failed step, normalized so that recurrences can be counted (seed 003's `ErrorEvent`).
@@ -222,6 +263,7 @@ mod tests {
             model: Some("anthropic/claude-haiku-4-5".into()),
             agent: None,
             session: Some("s1".into()),
+            lessons_shown: vec![LessonId::generate(at())],
             extra,
         });
     }

@@ -1,7 +1,7 @@
 //! What the tools return: small, flat shapes a model can read at a glance.
 
 use lore_core::engine::{CorrectionOutcome, Page, RecallResult, ReviewItem, Status};
-use lore_core::model::{Execution, Lesson};
+use lore_core::model::{ErrorEvent, Execution, Lesson};
 use lore_core::prompt::AssembledPrompt;
 use lore_core::recall::{Decision, Explanation};
 use lore_core::store::SearchHit;
@@ -36,6 +36,27 @@ impl From<&Execution> for RecordedExecution {
             skill: e.skill.to_string(),
             outcome: e.outcome.as_str().to_owned(),
             recorded_at: e.timestamp.to_rfc3339(),
+        }
+    }
+}
+
+/// A stored feedback signal.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SignalView {
+    /// The signal's ID.
+    pub signal_id: String,
+    /// The normalized error, recognised when it recurs.
+    pub fingerprint: String,
+    /// The failure tags, inferred and given.
+    pub tags: Vec<String>,
+}
+
+impl From<&ErrorEvent> for SignalView {
+    fn from(e: &ErrorEvent) -> Self {
+        Self {
+            signal_id: e.id.to_string(),
+            fingerprint: e.fingerprint.clone(),
+            tags: e.tags.clone(),
         }
     }
 }

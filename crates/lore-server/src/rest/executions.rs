@@ -4,9 +4,9 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use lore_core::SkillPath;
-use lore_core::engine::{CorrectionOutcome, NewCorrection, NewExecution, Page};
-use lore_core::id::ExecutionId;
-use lore_core::model::{AuthorKind, Execution, Outcome};
+use lore_core::engine::{CorrectionOutcome, NewCorrection, NewExecution, NewSignal, Page};
+use lore_core::id::{ExecutionId, LessonId};
+use lore_core::model::{AuthorKind, ErrorEvent, Execution, Outcome, SignalChannel};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -25,6 +25,8 @@ pub struct RecordBody {
     latency_ms: Option<f64>,
     model: Option<String>,
     session: Option<String>,
+    #[serde(default)]
+    lessons_shown: Vec<LessonId>,
 }
 
 fn pending_review() -> Outcome {
@@ -44,6 +46,7 @@ pub async fn record(
         latency_ms: b.latency_ms,
         model: b.model,
         session: b.session,
+        lessons_shown: b.lessons_shown,
     };
     let execution = caller.run(move |e| e.record_execution(new)).await?;
     Ok((StatusCode::CREATED, Json(execution)))
@@ -71,6 +74,43 @@ pub async fn list(
 pub async fn get(caller: Caller, Path(id): Path<String>) -> Result<Json<Execution>, ApiError> {
     let id = ExecutionId::parse(&id)?;
     Ok(Json(caller.run(move |e| e.execution(&id)).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignalBody {
+    channel: SignalChannel,
+    #[serde(default)]
+    message: String,
+    value: Option<f64>,
+    action: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+pub async fn signal(
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(b): Body<SignalBody>,
+) -> Result<(StatusCode, Json<ErrorEvent>), ApiError> {
+    let signal = NewSignal {
+        execution_id: ExecutionId::parse(&id)?,
+        channel: b.channel,
+        message: b.message,
+        value: b.value,
+        action: b.action,
+        tags: b.tags,
+    };
+    let event = caller.run(move |e| e.report_signal(signal)).await?;
+    Ok((StatusCode::CREATED, Json(event)))
+}
+
+pub async fn signals(
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<ErrorEvent>>, ApiError> {
+    let id = ExecutionId::parse(&id)?;
+    Ok(Json(caller.run(move |e| e.signals(&id)).await?))
 }
 
 #[derive(Debug, Deserialize)]

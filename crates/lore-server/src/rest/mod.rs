@@ -184,6 +184,8 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/executions", executions::record)
         .on(M::GET, "/v1/executions", executions::list)
         .on(M::GET, "/v1/executions/{id}", executions::get)
+        .on(M::POST, "/v1/executions/{id}/signals", executions::signal)
+        .on(M::GET, "/v1/executions/{id}/signals", executions::signals)
         .on(M::POST, "/v1/corrections", executions::correct)
         .on(M::GET, "/v1/lessons", lessons::list)
         .on(M::GET, "/v1/lessons/{id}", lessons::get)

@@ -101,6 +101,7 @@ impl Project {
                 latency_ms: None,
                 model: None,
                 session: None,
+                lessons_shown: Vec::new(),
             })
             .unwrap();
         self.engine

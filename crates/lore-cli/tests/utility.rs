@@ -1,0 +1,124 @@
+//! Measuring lessons from the command line: `lore record --lessons-shown`, `lore signal`, and
+//! `lore maintain` promoting a trial lesson that helped, on a real SQLite file.
+
+mod common;
+
+use common::Project;
+
+const SKILL: &str = "support/summarize-ticket";
+
+fn record(p: &Project, outcome: &str, shown: Option<&str>) -> String {
+    let mut args = vec![
+        "record",
+        SKILL,
+        "--input",
+        r#"{"ticket": "Checkout fails for EU customers"}"#,
+        "--output",
+        r#"{"priority": "urgent"}"#,
+        "--outcome",
+        outcome,
+    ];
+    if let Some(ids) = shown {
+        args.extend(["--lessons-shown", ids]);
+    }
+    p.ok(&args).trim().to_owned()
+}
+
+#[test]
+fn a_trial_lesson_shown_in_good_runs_is_promoted_by_maintain() {
+    let p = Project::new().initialized();
+    let failed = record(&p, "rejected", None);
+    // An automated referee's correction: in auto curation its lesson goes on trial.
+    let made = p.json(&[
+        "correct",
+        SKILL,
+        "--execution-id",
+        &failed,
+        "--author-kind",
+        "agent",
+        "--correction",
+        "When a ticket reports errors for many customers, priority must be urgent.",
+    ]);
+    let lesson = made["lesson"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(made["lesson"]["status"], "trial", "{made}");
+
+    let signal = p.json(&[
+        "signal",
+        &failed,
+        "--channel",
+        "hard_failure",
+        "--message",
+        "unknown column 'Order Date' at line 3",
+    ]);
+    assert_eq!(signal["fingerprint"], "unknown column <str> at line <num>");
+    assert!(
+        signal["tags"]
+            .as_array()
+            .unwrap()
+            .contains(&"unknown_symbol".into())
+    );
+
+    for _ in 0..3 {
+        record(&p, "accepted", Some(&lesson));
+    }
+    let report = p.json(&["maintain"]);
+    assert_eq!(
+        report["utility"]["promoted"],
+        serde_json::json!([lesson]),
+        "{report}"
+    );
+    let shown = &p.json(&["lessons", "show", &lesson])["lesson"];
+    assert_eq!(shown["status"], "approved", "{shown}");
+    assert_eq!(shown["utility"]["activations"], 3);
+    assert_eq!(
+        shown["utility"]["utility"], 0.65,
+        "no failures where the baseline failed"
+    );
+    assert_eq!(shown["utility"]["helped"], 3);
+    assert!(
+        p.ok(&["maintain"]).contains("promoted: 0"),
+        "a second run changes nothing"
+    );
+}
+
+#[test]
+fn bad_activations_and_signals_fail_and_store_nothing() {
+    let p = Project::new().initialized();
+    let exec = record(&p, "failure", None);
+    let count = || p.json(&["memory", "status"])["counts"].clone();
+    let before = count();
+
+    let err = p.fails(&[
+        "record",
+        SKILL,
+        "--input",
+        "{}",
+        "--output",
+        "{}",
+        "--lessons-shown",
+        "REFL-999",
+    ]);
+    assert!(
+        err.contains("REFL-999") && err.contains("not a lesson"),
+        "{err}"
+    );
+    let err = p.fails(&["signal", &exec, "--channel", "meltdown", "--message", "x"]);
+    assert!(
+        err.contains("meltdown") && err.contains("hard_failure"),
+        "{err}"
+    );
+    let err = p.fails(&["signal", &exec, "--channel", "hard_failure"]);
+    assert!(err.contains("message"), "{err}");
+    let err = p.fails(&["signal", &exec, "--channel", "progress"]);
+    assert!(err.contains("value"), "{err}");
+    let err = p.fails(&[
+        "signal",
+        "EXEC-20260101000000-AAAAAAAA",
+        "--channel",
+        "hard_failure",
+        "--message",
+        "boom",
+    ]);
+    assert!(err.contains("EXEC-20260101000000-AAAAAAAA"), "{err}");
+    assert_eq!(count(), before);
+}
