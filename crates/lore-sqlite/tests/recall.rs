@@ -120,7 +120,7 @@ proptest! {
     #[test]
     fn recall_never_returns_an_ineligible_or_out_of_scope_lesson(
         specs in prop::collection::vec((0usize..3, 0usize..10, 0usize..4), 1..14),
-        budget in 0usize..400,
+        budget in 1usize..400,
         on_error in any::<bool>(),
     ) {
         let words = ["deploy", "rollback", "checkout", "invoice"];
