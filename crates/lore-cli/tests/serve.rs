@@ -36,7 +36,7 @@ fn lore(dir: &Path) -> Command {
 
 /// A running `lore serve`, killed if a test fails before stopping it.
 struct Server {
-    child: Child,
+    child: Reaped,
     addr: SocketAddr,
     banner: Vec<String>,
     _stdout: BufReader<ChildStdout>,
@@ -72,7 +72,7 @@ impl Server {
             addr.set_ip([127, 0, 0, 1].into());
         }
         Self {
-            child,
+            child: Reaped(child),
             addr,
             banner,
             _stdout: stdout,
@@ -100,12 +100,12 @@ impl Server {
     fn terminate(mut self) -> Duration {
         let started = Instant::now();
         let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
+            .args(["-TERM", &self.child.0.id().to_string()])
             .status()
             .unwrap();
         assert!(status.success());
         while started.elapsed() < Duration::from_secs(15) {
-            if let Some(status) = self.child.try_wait().unwrap() {
+            if let Some(status) = self.child.0.try_wait().unwrap() {
                 assert!(status.success(), "lore serve exited with {status}");
                 return started.elapsed();
             }
@@ -115,10 +115,13 @@ impl Server {
     }
 }
 
-impl Drop for Server {
+/// A child process killed when dropped, so a failing test leaves nothing running.
+struct Reaped(Child);
+
+impl Drop for Reaped {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -353,5 +356,191 @@ fn serve_with_a_jwt_key_accepts_jwts_and_may_listen_publicly() {
     let forged = hs256(b"another-secret-of-the-same-length-0123", iss, &["*"]);
     let answer = server.get_as("/v1/executions", Some(&forged));
     assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    server.terminate();
+}
+
+/// A running `lore watch`, its stdout lines read on a thread.
+struct Watch {
+    _child: Reaped,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Watch {
+    fn start(dir: &Path, args: &[&str]) -> Self {
+        let mut child = lore(dir)
+            .arg("watch")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Self {
+            _child: Reaped(child),
+            lines,
+        }
+    }
+
+    /// The next line that mentions `needle`, failing on any line that mentions `never`.
+    fn wait_for(&self, needle: &str, never: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("lore watch never showed {needle}"));
+            assert!(!line.contains(never), "lore watch showed {never}: {line}");
+            if line.contains(needle) {
+                return line;
+            }
+        }
+    }
+}
+
+#[test]
+fn watch_follows_a_server_in_its_token_scope() {
+    let dir = project();
+    let old = ok(
+        dir.path(),
+        &[
+            "record",
+            "support/triage",
+            "--input",
+            "{}",
+            "--output",
+            "{}",
+        ],
+    );
+    let old_fin = ok(
+        dir.path(),
+        &["record", "finance/audit", "--input", "{}", "--output", "{}"],
+    );
+    let create = [
+        "tokens",
+        "create",
+        "--role",
+        "agent",
+        "--scope",
+        "domain:support",
+    ];
+    let token = ok(dir.path(), &create).trim().to_owned();
+    let server = Server::start(dir.path());
+    let url = format!("http://{}", server.addr);
+
+    let watch = Watch::start(dir.path(), &["--server", &url, "--token", &token]);
+    assert!(
+        watch
+            .wait_for("EXECUTION", old_fin.trim())
+            .contains("OUTCOME")
+    );
+    watch.wait_for(old.trim(), old_fin.trim());
+
+    // Recorded through REST, then by a separate `lore record` process on the same store; the
+    // finance execution recorded in between is outside the token's scope.
+    let body = r#"{"skill": "support/triage", "input": {}, "output": {}, "outcome": "accepted"}"#;
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    let request = format!(
+        "POST /v1/executions HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        server.addr,
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    let via_rest = answer
+        .split("\"id\":\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    let fin = ok(
+        dir.path(),
+        &["record", "finance/audit", "--input", "{}", "--output", "{}"],
+    );
+    let by_cli = ok(
+        dir.path(),
+        &[
+            "record",
+            "support/triage",
+            "--input",
+            "{}",
+            "--output",
+            "{}",
+        ],
+    );
+
+    let row = watch.wait_for(via_rest, fin.trim());
+    assert!(
+        row.contains("support/triage") && row.contains("accepted"),
+        "{row}"
+    );
+    watch.wait_for(by_cli.trim(), fin.trim());
+
+    // A skill filter, and --once, which lists and stops.
+    let out = ok(
+        dir.path(),
+        &[
+            "watch",
+            "--server",
+            &url,
+            "--token",
+            &token,
+            "--skill",
+            "support/other",
+            "--once",
+        ],
+    );
+    assert_eq!(out.lines().count(), 1, "{out}");
+    drop(watch);
+    server.terminate();
+}
+
+#[test]
+fn watch_with_a_bad_server_or_token_says_why() {
+    let dir = project();
+    ok(
+        dir.path(),
+        &["tokens", "create", "--role", "agent", "--scope", "*"],
+    );
+    let server = Server::start(dir.path());
+    let url = format!("http://{}", server.addr);
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--server", &url, "--token", "lore_wrong"],
+            "unknown or revoked",
+        ),
+        (&["--server", &url], "Authorization"),
+        (&["--server", "127.0.0.1:7077"], "http://"),
+        (
+            &["--server", "http://127.0.0.1:1", "--token", "x"],
+            "cannot reach",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = lore(dir.path()).arg("watch").args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    let out = lore(dir.path())
+        .args(["watch", "--token", "x"])
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "--token without --server was accepted"
+    );
     server.terminate();
 }

@@ -36,8 +36,8 @@ use crate::model::{
 use crate::recall::EmbedderId;
 use crate::scope::{Scope, SkillPath};
 use crate::store::{
-    LessonUpdate, LessonVector, ListFilter, OnDuplicate, Record, SearchHit, Store, StoreCounts,
-    WriteReport,
+    ChangeCursor, Changes, LessonUpdate, LessonVector, ListFilter, OnDuplicate, Record, SearchHit,
+    Store, StoreCounts, WriteReport,
 };
 
 /// Expands to one `#[test]` per conformance function, each on a store made by `$make`.
@@ -79,6 +79,7 @@ macro_rules! conformance_tests {
             listings_are_oldest_first,
             pagination_applies_limit_and_offset,
             audit_lists_by_subject_oldest_first,
+            changes_follow_writes_in_commit_order,
             search_finds_a_lesson_by_a_rule_word,
             search_respects_statuses_and_skill,
             search_finds_executions_by_their_input,
@@ -951,6 +952,65 @@ pub fn audit_lists_by_subject_oldest_first(store: &dyn Store) {
     let all = ids(&store.audit(None).unwrap(), |a| a.id.as_str());
     let position = |a: &AuditEntry| all.iter().position(|id| id == a.id.as_str()).unwrap();
     assert!(position(&early) < position(&other) && position(&other) < position(&late));
+}
+
+/// A follower sees executions and audit entries in the order they were written (not their
+/// timestamps' order), each once, from any cursor, a limited number at a time.
+pub fn changes_follow_writes_in_commit_order(store: &dyn Store) {
+    let f = Fixture::new();
+    let start = store.change_cursor().unwrap();
+    assert_eq!(store.changes(start, 10).unwrap(), Changes::default());
+    let [late, early] = [5, 0].map(|m| f.execution(&f.hr, m));
+    let subject = format!("REFL-{}", f.tag);
+    let [a_late, a_early] = [5, 0].map(|m| f.audit(RecordKind::Lesson, &subject, m));
+    write(
+        store,
+        vec![
+            Record::Execution(late.clone()),
+            Record::Audit(a_late.clone()),
+        ],
+    );
+    write(
+        store,
+        vec![
+            Record::Execution(early.clone()),
+            Record::Audit(a_early.clone()),
+        ],
+    );
+    // A lesson without an audit entry is not a change a follower sees.
+    write(
+        store,
+        vec![Record::Lesson(f.lesson(&f.hr, LessonStatus::Approved, 1))],
+    );
+
+    let changes = store.changes(start, 10).unwrap();
+    let executions: Vec<&Execution> = changes.executions.iter().map(|(_, e)| e).collect();
+    assert_eq!(executions, [&late, &early]);
+    let audit: Vec<&AuditEntry> = changes.audit.iter().map(|(_, a)| a).collect();
+    assert_eq!(audit, [&a_late, &a_early]);
+    let (e1, e2) = (changes.executions[0].0, changes.executions[1].0);
+    let (a1, a2) = (changes.audit[0].0, changes.audit[1].0);
+    assert!(start.executions < e1 && e1 < e2 && start.audit < a1 && a1 < a2);
+    let head = ChangeCursor {
+        executions: e2,
+        audit: a2,
+    };
+    assert_eq!(store.change_cursor().unwrap(), head);
+    assert_eq!(store.changes(head, 10).unwrap(), Changes::default());
+
+    let first = store.changes(start, 1).unwrap();
+    assert_eq!((first.executions.len(), first.audit.len()), (1, 1));
+    let rest = store
+        .changes(
+            ChangeCursor {
+                executions: e1,
+                audit: a1,
+            },
+            10,
+        )
+        .unwrap();
+    assert_eq!(rest.executions, changes.executions[1..]);
+    assert_eq!(rest.audit, changes.audit[1..]);
 }
 
 /// A lesson is found by a word of its rule, in any case, with a short snippet of the match.

@@ -29,6 +29,7 @@ use crate::store::{
 };
 use crate::supersession::Thresholds;
 
+mod changes;
 mod curate;
 mod lessons;
 mod maintain;
@@ -43,6 +44,7 @@ mod review;
 mod run;
 mod transfer;
 
+pub use changes::{Change, Followed};
 pub use curate::CurationReport;
 pub use lessons::LessonEdit;
 pub use maintain::{MaintainReport, Pruning, Upkeep};

@@ -189,6 +189,27 @@ pub struct LessonChanges {
     pub lessons: Vec<Lesson>,
 }
 
+/// A position in the store's history of writes: the insertion sequence numbers of the newest
+/// execution and the newest audit entry seen. Every change a follower cares about is one or
+/// the other (lessons change only with an audit entry), and a store assigns both in commit
+/// order, so "everything after this cursor" misses nothing and repeats nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ChangeCursor {
+    /// The sequence number of the newest execution seen.
+    pub executions: u64,
+    /// The sequence number of the newest audit entry seen.
+    pub audit: u64,
+}
+
+/// What was written after a [`ChangeCursor`], each with its sequence number, oldest first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Changes {
+    /// Executions.
+    pub executions: Vec<(u64, Execution)>,
+    /// Audit entries.
+    pub audit: Vec<(u64, AuditEntry)>,
+}
+
 /// Persistence for every Lore record.
 ///
 /// Implementations must pass the conformance suite. They filter by the [`Scope`] in each
@@ -344,4 +365,26 @@ pub trait Store: Send + Sync {
     /// [`crate::Error::Invalid`] for an empty key; [`crate::Error::Store`] when the backend
     /// fails.
     fn set_index_state(&self, key: &str, value: &[u8]) -> Result<()>;
+
+    /// The cursor of the newest write: following from here sees only what comes next.
+    ///
+    /// # Errors
+    /// [`crate::Error::Unsupported`] from a store that cannot follow its writes;
+    /// [`crate::Error::Store`] when the backend fails.
+    fn change_cursor(&self) -> Result<ChangeCursor> {
+        Err(crate::Error::Unsupported(format!(
+            "the {} store cannot follow its writes",
+            self.info().backend
+        )))
+    }
+
+    /// Up to `limit` executions and up to `limit` audit entries written after `after`, in the
+    /// order they were committed, whatever their scope (callers filter).
+    ///
+    /// # Errors
+    /// As [`Store::change_cursor`].
+    fn changes(&self, after: ChangeCursor, limit: usize) -> Result<Changes> {
+        let _ = (after, limit);
+        self.change_cursor().map(|_| Changes::default())
+    }
 }

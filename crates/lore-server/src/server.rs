@@ -59,16 +59,23 @@ impl Default for Limits {
 /// The REST API alone, with its limits: what the handler tests drive through `oneshot`.
 pub fn rest_app(engine: Arc<Engine>, limits: Limits, access: Access) -> Router {
     let metrics = Metrics::new();
-    rest_with(engine, limits, access, Arc::clone(&metrics)).layer(
+    let never = CancellationToken::new();
+    rest_with(engine, limits, access, Arc::clone(&metrics), never).layer(
         axum::middleware::from_fn_with_state(metrics, metrics::track),
     )
 }
 
 /// The REST routes over `engine`, with the body limit and the `/v1` timeout, counting into
 /// `metrics`.
-fn rest_with(engine: Arc<Engine>, limits: Limits, access: Access, metrics: Arc<Metrics>) -> Router {
+fn rest_with(
+    engine: Arc<Engine>,
+    limits: Limits,
+    access: Access,
+    metrics: Arc<Metrics>,
+    shutdown: CancellationToken,
+) -> Router {
     rest::routes()
-        .into_router(engine, access, Arc::clone(&metrics))
+        .into_router(engine, access, Arc::clone(&metrics), shutdown)
         .layer(DefaultBodyLimit::max(limits.body_bytes))
         .layer(axum::middleware::from_fn_with_state(
             limits.timeout,
@@ -96,7 +103,7 @@ pub fn app(
     let mcp_engine = Arc::clone(&engine);
     let mcp_metrics = Arc::clone(&metrics);
     let mut config = StreamableHttpServerConfig::default();
-    config.cancellation_token = shutdown;
+    config.cancellation_token = shutdown.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(LoreMcp::new(Arc::clone(&mcp_engine)).with_metrics(Arc::clone(&mcp_metrics))),
         Arc::new(LocalSessionManager::default()),
@@ -109,7 +116,7 @@ pub fn app(
         ))
         .layer(RequestBodyLimitLayer::new(limits.body_bytes))
         .service(mcp);
-    rest_with(engine, limits, access, Arc::clone(&metrics))
+    rest_with(engine, limits, access, Arc::clone(&metrics), shutdown)
         .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn_with_state(
             metrics,

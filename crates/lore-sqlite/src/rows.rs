@@ -342,6 +342,48 @@ pub(crate) fn count(conn: &Connection, table: Table, filter: &Where) -> Result<u
     count_query(conn, &sql, filter.params())
 }
 
+/// The rows of `table` inserted after sequence number `after`, with their numbers, in
+/// insertion order: what a follower of the store reads.
+///
+/// # Errors
+/// [`lore_core::Error::Store`] when the query fails or a body does not parse.
+pub(crate) fn after_seq<T: DeserializeOwned>(
+    conn: &Connection,
+    table: Table,
+    after: u64,
+    limit: usize,
+) -> Result<Vec<(u64, T)>> {
+    let sql = format!(
+        "SELECT seq, body FROM {} WHERE seq > ? ORDER BY seq LIMIT ?",
+        table.name()
+    );
+    let rows: Vec<(i64, String)> = conn
+        .prepare_cached(&sql)
+        .and_then(|mut s| {
+            s.query_map(
+                [
+                    i64::try_from(after).unwrap_or(i64::MAX),
+                    saturating_i64(limit),
+                ],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?
+            .collect()
+        })
+        .db()?;
+    rows.iter()
+        .map(|(seq, body)| Ok((u64::try_from(*seq).unwrap_or(0), from_json(body)?)))
+        .collect()
+}
+
+/// The sequence number of the newest row of `table`; 0 when it is empty.
+///
+/// # Errors
+/// [`lore_core::Error::Store`] when the query fails.
+pub(crate) fn max_seq(conn: &Connection, table: Table) -> Result<u64> {
+    let sql = format!("SELECT COALESCE(MAX(seq), 0) FROM {}", table.name());
+    count_query(conn, &sql, &[])
+}
+
 /// Runs a `SELECT COUNT(…)` query.
 ///
 /// # Errors

@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use lore_core::id::{CorrectionId, ExecutionId, LessonId};
 use lore_core::model::{AuditEntry, Correction, ErrorEvent, Execution, Lesson};
 use lore_core::store::{
-    LessonChanges, LessonUpdate, LessonVector, ListFilter, OnDuplicate, Record, SearchHit,
-    StoreCounts, StoreInfo, WriteReport,
+    ChangeCursor, Changes, LessonChanges, LessonUpdate, LessonVector, ListFilter, OnDuplicate,
+    Record, SearchHit, StoreCounts, StoreInfo, WriteReport,
 };
 use lore_core::{Error, Result, Scope, Store};
 use rusqlite::types::Value;
@@ -455,6 +455,22 @@ impl Store for SqliteStore {
             return Err(Error::invalid("key", "an index state needs a name"));
         }
         self.in_transaction(|tx| vectors::set_state(tx, key, value))
+    }
+
+    fn change_cursor(&self) -> Result<ChangeCursor> {
+        let conn = self.conn();
+        Ok(ChangeCursor {
+            executions: rows::max_seq(&conn, Table::Executions)?,
+            audit: rows::max_seq(&conn, Table::Audit)?,
+        })
+    }
+
+    fn changes(&self, after: ChangeCursor, limit: usize) -> Result<Changes> {
+        let conn = self.conn();
+        Ok(Changes {
+            executions: rows::after_seq(&conn, Table::Executions, after.executions, limit)?,
+            audit: rows::after_seq(&conn, Table::Audit, after.audit, limit)?,
+        })
     }
 
     #[instrument(skip_all)]

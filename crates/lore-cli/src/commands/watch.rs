@@ -3,6 +3,11 @@
 //! The store is the meeting point: `watch` polls it, so executions recorded by another `lore`,
 //! a server or an agent appear without any notification channel. Rows are appended, never
 //! redrawn, so the table works the same in a terminal, in tmux and through a pipe.
+//!
+//! With `--server URL` it follows a running `lore serve` instead (`GET /v1/events`), with a
+//! token, so it works from another machine and sees only the token's scope. The table is the
+//! same. If the stream ends (a server restart), it reconnects once with the last event's ID and
+//! misses nothing; if that fails, it stops with the error.
 
 use std::thread;
 use std::time::Duration;
@@ -30,9 +35,18 @@ pub struct WatchArgs {
     /// Print the current table and stop instead of watching.
     #[arg(long)]
     pub once: bool,
+    /// Follow a running `lore serve` at this URL (`http://host:7077`) instead of the local store.
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// The bearer token (or JWT) for `--server`.
+    #[arg(long, env = "LORE_TOKEN", hide_env_values = true, requires = "server")]
+    pub token: Option<String>,
 }
 
 pub fn run(paths: &Paths, args: WatchArgs, json: bool) -> Result<()> {
+    if let Some(url) = args.server.clone() {
+        return remote::follow(&url, &args, json);
+    }
     let engine = paths.engine(OpenMode::Existing)?;
     let all = engine.executions(args.skill.as_ref(), None)?;
     let mut seen = all.len();
@@ -82,4 +96,168 @@ fn print_row(execution: &Execution, json: bool) -> Result<()> {
             .unwrap_or_else(|| "-".into()),
         execution.model.as_deref().unwrap_or("-"),
     ))
+}
+
+mod remote {
+    //! `lore watch --server`: the same table, fed by the server's event stream.
+
+    use std::collections::HashSet;
+    use std::io::{BufRead, BufReader};
+
+    use anyhow::{Context, Result, bail};
+    use lore_core::model::Execution;
+    use serde::Deserialize;
+
+    use super::{WatchArgs, header, print_row};
+    use crate::output;
+
+    #[derive(Deserialize)]
+    struct Page {
+        items: Vec<Execution>,
+        next_offset: Option<usize>,
+    }
+
+    struct Client {
+        base: String,
+        token: Option<String>,
+        agent: ureq::Agent,
+    }
+
+    impl Client {
+        fn get(
+            &self,
+            path: &str,
+            last_id: Option<&str>,
+        ) -> Result<ureq::http::Response<ureq::Body>> {
+            let url = format!("{}{path}", self.base);
+            let mut request = self.agent.get(&url);
+            if let Some(token) = &self.token {
+                request = request.header("Authorization", format!("Bearer {token}"));
+            }
+            if let Some(id) = last_id {
+                request = request.header("Last-Event-ID", id);
+            }
+            let mut response = request
+                .call()
+                .with_context(|| format!("cannot reach the Lore server at {}", self.base))?;
+            let status = response.status();
+            if !status.is_success() {
+                let body = response.body_mut().read_to_string().unwrap_or_default();
+                let why = serde_json::from_str::<serde_json::Value>(&body)
+                    .ok()
+                    .and_then(|v| v["error"]["message"].as_str().map(str::to_owned))
+                    .unwrap_or(body);
+                bail!(
+                    "the server at {} answered {status} to {path}: {why}",
+                    self.base
+                );
+            }
+            Ok(response)
+        }
+    }
+
+    pub fn follow(url: &str, args: &WatchArgs, json: bool) -> Result<()> {
+        let base = url.trim_end_matches('/');
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            bail!(
+                "--server {url:?}: expected an http:// or https:// URL, like http://127.0.0.1:7077"
+            );
+        }
+        let client = Client {
+            base: base.to_owned(),
+            token: args.token.clone(),
+            agent: ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build()
+                .new_agent(),
+        };
+        let events = match &args.skill {
+            Some(s) => format!("/v1/events?skill={s}"),
+            None => "/v1/events".to_owned(),
+        };
+        let skill = args.skill.as_ref().map(|s| format!("skill={s}&"));
+        let skill = skill.as_deref().unwrap_or("");
+        // Open the stream before listing, so nothing recorded in between is missed; what the
+        // listing already showed is not shown twice.
+        let stream = if args.once {
+            None
+        } else {
+            Some(client.get(&events, None)?)
+        };
+        let recent = recent(&client, skill, args.recent)?;
+        let mut shown: HashSet<String> = recent.iter().map(|e| e.id.to_string()).collect();
+        if !json {
+            output::line(header())?;
+        }
+        for execution in &recent {
+            print_row(execution, json)?;
+        }
+        let Some(mut stream) = stream else {
+            return Ok(());
+        };
+        let mut reconnected = false;
+        loop {
+            let last_id = read_events(stream, &mut shown, json)?;
+            if reconnected {
+                bail!("the event stream from {base} ended again; stopping");
+            }
+            eprintln!("the event stream ended; reconnecting");
+            stream = client.get(&events, last_id.as_deref())?;
+            reconnected = true;
+        }
+    }
+
+    /// The last `n` executions, oldest first, read a page at a time.
+    fn recent(client: &Client, skill: &str, n: usize) -> Result<Vec<Execution>> {
+        let mut kept = Vec::new();
+        let mut offset = Some(0);
+        while let Some(at) = offset {
+            let mut response = client.get(
+                &format!("/v1/executions?{skill}limit=500&offset={at}"),
+                None,
+            )?;
+            let page: Page = serde_json::from_str(&response.body_mut().read_to_string()?)
+                .context("the server's execution list is not what this lore expects")?;
+            kept.extend(page.items);
+            let excess = kept.len().saturating_sub(n);
+            kept.drain(..excess);
+            offset = page.next_offset;
+        }
+        Ok(kept)
+    }
+
+    /// Prints each new execution from the stream until it ends; returns the last event's ID.
+    fn read_events(
+        stream: ureq::http::Response<ureq::Body>,
+        shown: &mut HashSet<String>,
+        json: bool,
+    ) -> Result<Option<String>> {
+        let reader = BufReader::new(stream.into_body().into_reader());
+        let (mut last_id, mut name, mut data) = (None, String::new(), String::new());
+        for line in reader.lines() {
+            let line = line.context("reading the event stream")?;
+            if let Some(v) = line.strip_prefix("id:") {
+                last_id = Some(v.trim().to_owned());
+            } else if let Some(v) = line.strip_prefix("event:") {
+                name = v.trim().to_owned();
+            } else if let Some(v) = line.strip_prefix("data:") {
+                data.push_str(v.strip_prefix(' ').unwrap_or(v));
+            } else if line.is_empty() {
+                if name == "execution.recorded" {
+                    #[derive(Deserialize)]
+                    struct Recorded {
+                        execution: Execution,
+                    }
+                    let event: Recorded = serde_json::from_str(&data)
+                        .context("an execution event is not what this lore expects")?;
+                    if shown.insert(event.execution.id.to_string()) {
+                        print_row(&event.execution, json)?;
+                    }
+                }
+                name.clear();
+                data.clear();
+            }
+        }
+        Ok(last_id)
+    }
 }

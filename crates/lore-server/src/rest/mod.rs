@@ -10,6 +10,7 @@
 //! - [`Routes`] registers each route and records it in a table, which is how the OpenAPI test
 //!   knows the router's real surface without a second, hand-kept list.
 
+mod events;
 mod executions;
 mod lessons;
 mod memory;
@@ -27,6 +28,7 @@ use axum::routing::{MethodFilter, on};
 use axum::{Json, Router};
 use lore_core::Engine;
 use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Access, Role};
 use crate::error::ApiError;
@@ -39,6 +41,8 @@ pub struct AppState {
     engine: Arc<Engine>,
     access: Access,
     metrics: Arc<Metrics>,
+    /// Cancelled when the server shuts down; ends the event streams.
+    shutdown: CancellationToken,
 }
 
 /// The Engine handle for this request, already narrowed to the caller's scope, and its role.
@@ -161,14 +165,21 @@ impl Routes {
         &self.table
     }
 
-    /// The axum router over `engine`, counting into `metrics`.
-    pub fn into_router(self, engine: Arc<Engine>, access: Access, metrics: Arc<Metrics>) -> Router {
+    /// The axum router over `engine`, counting into `metrics`; `shutdown` ends event streams.
+    pub fn into_router(
+        self,
+        engine: Arc<Engine>,
+        access: Access,
+        metrics: Arc<Metrics>,
+        shutdown: CancellationToken,
+    ) -> Router {
         self.router
             .fallback(|uri: Uri| async move { ApiError::no_route(uri.path()) })
             .with_state(AppState {
                 engine,
                 access,
                 metrics,
+                shutdown,
             })
     }
 }
@@ -192,6 +203,7 @@ pub fn routes() -> Routes {
         .on(M::PATCH, "/v1/lessons/{id}", lessons::edit)
         .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
         .on(M::POST, "/v1/recall", recall::recall)
+        .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/review", review::queue)
         .on(M::POST, "/v1/review/{decision}", review::decide)
         .on(M::GET, "/metrics", metrics::metrics)

@@ -1,0 +1,183 @@
+//! `GET /v1/events`: a server-sent-event stream of executions recorded and lessons changed,
+//! narrowed to the caller's scope.
+//!
+//! Each subscriber follows the store itself, from a cursor ([`lore_core::store::ChangeCursor`]),
+//! rather than listening to this process's writes: that is what makes writes by other processes
+//! on the same store (`lore record`, another server) appear, and what makes resuming cheap. An
+//! event's ID is the cursor just past it (`EXECUTIONS-AUDIT`, two sequence numbers), so a client
+//! reconnecting with `Last-Event-ID` continues exactly where it stopped. Without one, the stream
+//! starts at the newest write. An idle stream polls the store every [`POLL`] (two indexed
+//! lookups) and sends a keep-alive comment every [`KEEP_ALIVE`]; streams end when the server
+//! shuts down, so they never hold up a graceful shutdown.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::Stream;
+use lore_core::engine::Change;
+use lore_core::model::AuditAction;
+use lore_core::store::ChangeCursor;
+use lore_core::{Engine, SkillPath};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{AppState, Caller, Params};
+use crate::error::ApiError;
+
+/// How often an idle stream looks at the store.
+pub const POLL: Duration = Duration::from_millis(250);
+/// How often an idle stream sends a comment, so proxies keep the connection open.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// The most changes of each kind read from the store at once.
+const BATCH: usize = 256;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsQuery {
+    skill: Option<SkillPath>,
+}
+
+pub async fn events(
+    caller: Caller,
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Params(q): Params<EventsQuery>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let resume = match headers.get("last-event-id") {
+        Some(raw) => Some(parse_id(raw.to_str().unwrap_or(""))?),
+        None => None,
+    };
+    let engine = caller.engine;
+    let start = engine.clone();
+    let cursor = match resume {
+        Some(cursor) => cursor,
+        None => tokio::task::spawn_blocking(move || start.change_cursor()).await??,
+    };
+    let follow = Follow {
+        engine,
+        skill: q.skill,
+        cursor,
+        pending: VecDeque::new(),
+        shutdown: state.shutdown.clone(),
+        wait: false,
+    };
+    let stream = futures_util::stream::unfold(follow, Follow::next);
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}
+
+/// Parses an event ID back into the cursor it names.
+fn parse_id(raw: &str) -> Result<ChangeCursor, ApiError> {
+    let parsed = raw
+        .split_once('-')
+        .and_then(|(e, a)| Some((e.parse().ok()?, a.parse().ok()?)));
+    let Some((executions, audit)) = parsed else {
+        return Err(lore_core::Error::invalid(
+            "Last-Event-ID",
+            format!("{raw:?}; expected the ID of an event from this stream, like \"12-40\""),
+        )
+        .into());
+    };
+    Ok(ChangeCursor { executions, audit })
+}
+
+struct Follow {
+    engine: Engine,
+    skill: Option<SkillPath>,
+    cursor: ChangeCursor,
+    pending: VecDeque<Event>,
+    shutdown: CancellationToken,
+    /// Whether to wait a poll interval before reading the store again.
+    wait: bool,
+}
+
+impl Follow {
+    async fn next(mut self) -> Option<(Result<Event, Infallible>, Self)> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some((Ok(event), self));
+            }
+            if self.wait {
+                tokio::select! {
+                    () = self.shutdown.cancelled() => return None,
+                    () = tokio::time::sleep(POLL) => {}
+                }
+            }
+            if self.shutdown.is_cancelled() {
+                return None;
+            }
+            let (engine, cursor, skill) = (self.engine.clone(), self.cursor, self.skill.clone());
+            let read = tokio::task::spawn_blocking(move || {
+                engine.changes_after(cursor, skill.as_ref(), BATCH)
+            })
+            .await;
+            let followed = match read {
+                Ok(Ok(followed)) => followed,
+                // The client reconnects with its Last-Event-ID and loses nothing.
+                Ok(Err(err)) => {
+                    tracing::error!(error = %err, "the event stream cannot read the store");
+                    return None;
+                }
+                Err(err) => {
+                    tracing::error!(error = %err, "the event stream's store read panicked");
+                    return None;
+                }
+            };
+            // A full batch means more is waiting: read again at once.
+            let moved = followed.cursor != self.cursor;
+            self.wait = !moved;
+            self.cursor = followed.cursor;
+            self.pending.extend(
+                followed
+                    .changes
+                    .into_iter()
+                    .map(|(c, change)| event(c, change)),
+            );
+        }
+    }
+}
+
+/// The event's name and JSON for one change. Purged lessons are announced by ID and skill only.
+fn event(cursor: ChangeCursor, change: Change) -> Event {
+    let (name, data) = match change {
+        Change::Execution(execution) => {
+            let name = "execution.recorded";
+            (name, json!({"type": name, "execution": execution}))
+        }
+        Change::Lesson {
+            entry,
+            skill,
+            lesson,
+        } => {
+            let name = match entry.action {
+                AuditAction::Created | AuditAction::Imported => "lesson.created",
+                AuditAction::Transition => "lesson.status_changed",
+                AuditAction::Edited => "lesson.edited",
+                AuditAction::Purged => "lesson.purged",
+            };
+            let mut data = json!({
+                "type": name, "lesson_id": entry.subject, "skill": skill, "at": entry.at,
+            });
+            if let (Some(lesson), Value::Object(fields)) = (lesson, &mut data) {
+                fields.insert("actor".into(), json!(entry.actor));
+                fields.insert("reason".into(), json!(entry.reason));
+                if let Some(from) = entry.from {
+                    fields.insert("from".into(), json!(from));
+                }
+                if let Some(to) = entry.to {
+                    fields.insert("to".into(), json!(to));
+                }
+                fields.insert("lesson".into(), json!(lesson));
+            }
+            (name, data)
+        }
+    };
+    Event::default()
+        .id(format!("{}-{}", cursor.executions, cursor.audit))
+        .event(name)
+        .data(data.to_string())
+}
