@@ -164,23 +164,29 @@ fn serve_says_it_is_unauthenticated_answers_rest_and_stops_on_sigterm() {
     server.terminate();
 }
 
-fn python_mcp_available() -> bool {
+/// Whether the Python module `module` imports; a loud skip locally when it does not, a failure
+/// under CI (`scripts/test` installs `package`).
+fn python_module_available(module: &str, package: &str, test: &str) -> bool {
     let found = Command::new("python3")
-        .args(["-c", "import mcp"])
+        .args(["-c", &format!("import {module}")])
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
     if !found {
         assert!(
             std::env::var_os("CI").is_none(),
-            "CI is set but the Python MCP SDK is missing: `pip install mcp` (scripts/test installs it)"
+            "CI is set but {package} is missing (scripts/test installs it)"
         );
         eprintln!(
-            "\n!!! SKIPPED: the MCP client test needs the official Python SDK.\n\
-             !!! Install it with `pip install mcp==2.3.0` to run it; CI always does.\n"
+            "\n!!! SKIPPED: {test} needs {package}.\n\
+             !!! Install it with `pip install {package}` to run it, or run scripts/test.\n"
         );
     }
     found
+}
+
+fn python_mcp_available() -> bool {
+    python_module_available("mcp", "mcp==2.3.0", "the MCP client test")
 }
 
 fn client_script() -> PathBuf {
@@ -542,5 +548,82 @@ fn watch_with_a_bad_server_or_token_says_why() {
         !out.status.success(),
         "--token without --server was accepted"
     );
+    server.terminate();
+}
+
+fn schemathesis_available() -> bool {
+    python_module_available(
+        "schemathesis",
+        "schemathesis==4.32.5",
+        "the OpenAPI conformance test",
+    )
+}
+
+/// schemathesis generates requests from `/v1/openapi.json` and checks every answer against the
+/// document: no 5xx, documented status codes, content types and response schemas. Any finding
+/// fails the test. Bounded: 10 examples per operation and a fixed seed, 15–30 s on a shared
+/// machine.
+/// `/v1/events` is left out because its answer is a stream that does not end.
+#[test]
+fn schemathesis_finds_nothing_the_openapi_document_does_not_promise() {
+    if !schemathesis_available() {
+        return;
+    }
+    let dir = project();
+    let skill = "support/triage";
+    let id = ok(
+        dir.path(),
+        &[
+            "record",
+            skill,
+            "--input",
+            r#"{"t": "EU 500s"}"#,
+            "--output",
+            "{}",
+        ],
+    );
+    let correct = [
+        "correct",
+        skill,
+        "--execution-id",
+        id.trim(),
+        "--correction",
+        "When many customers see errors, priority must be urgent.",
+    ];
+    ok(dir.path(), &correct);
+    let server = Server::start(dir.path());
+    let out = Command::new("python3")
+        .args(["-m", "schemathesis.cli", "run"])
+        .arg(format!("http://{}/v1/openapi.json", server.addr))
+        .args([
+            "--checks",
+            "not_a_server_error,status_code_conformance,content_type_conformance,\
+             response_schema_conformance",
+            "--max-examples",
+            "10",
+            "--seed",
+            "1",
+            // One worker: with several threads, CPython 3.11's `ast` module occasionally fails
+            // inside hypothesis ("AST constructor recursion depth mismatch"), a tool error that
+            // says nothing about the server.
+            "--workers",
+            "1",
+            "--request-timeout",
+            "10",
+            "--exclude-path",
+            "/v1/events",
+            "--no-color",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "schemathesis found problems:\n{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(report.contains(" passed"), "{report}");
+    assert!(!report.contains("failed"), "{report}");
     server.terminate();
 }
