@@ -28,10 +28,11 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use serde_json::{Map, json};
 
 use crate::Error;
-use crate::id::{AuditId, CorrectionId, ErrorEventId, ExecutionId, LessonId};
+use crate::id::{AuditId, CorrectionId, ErrorEventId, ExecutionId, LessonId, MemoryId};
 use crate::model::{
     AuditAction, AuditEntry, AuthorKind, Correction, ErrorEvent, Execution, Lesson, LessonLink,
-    LessonSource, LessonStatus, LinkKind, Outcome, RecordKind, SignalChannel, Tiers, UtilityStats,
+    LessonSource, LessonStatus, LinkKind, MemoryCategory, MemoryEntry, Outcome, RecordKind,
+    SignalChannel, Tiers, UtilityStats,
 };
 use crate::recall::EmbedderId;
 use crate::scope::{Scope, SkillPath};
@@ -95,6 +96,10 @@ macro_rules! conformance_tests {
             bad_vectors_are_refused_and_nothing_is_written,
             purge_erases_the_lesson_vector,
             index_state_roundtrips,
+            memories_roundtrip_by_category_oldest_first,
+            memories_follow_scope_and_skill,
+            memory_search_ranks_inside_category_and_scope,
+            purge_erases_a_memory_and_its_search_terms,
         );
     };
     (@each $make:expr; $($name:ident),* $(,)?) => {
@@ -771,6 +776,7 @@ pub fn scope_isolates_domains(store: &dyn Store) {
             error_events: 1,
             audit_entries: 1,
             tests: 1,
+            memories: 0,
         };
         assert_eq!(
             store.counts(&scope).unwrap(),
@@ -1227,6 +1233,7 @@ pub fn counts_follow_scope(store: &dyn Store) {
         error_events: 2,
         audit_entries: 2,
         tests: 3,
+        memories: 0,
     };
     assert_eq!(store.counts(&f.hr_scope()).unwrap(), hr);
     let both = StoreCounts {
@@ -1478,6 +1485,184 @@ pub fn index_state_roundtrips(store: &dyn Store) {
         store.set_index_state(" ", b"x"),
         Err(Error::Invalid { .. })
     ));
+}
+
+impl Fixture {
+    fn memory(
+        &self,
+        skill: &SkillPath,
+        category: MemoryCategory,
+        text: &str,
+        minutes: i64,
+    ) -> MemoryEntry {
+        let at = self.at(minutes);
+        MemoryEntry {
+            id: MemoryId::generate(at),
+            skill: skill.clone(),
+            category,
+            block: (category == MemoryCategory::Core).then(|| "user".to_owned()),
+            text: text.to_owned(),
+            tags: vec!["pref".into()],
+            session: (category == MemoryCategory::Recall).then(|| format!("s-{}", self.tag)),
+            author: Some("agent-7".into()),
+            timestamp: at,
+            extra: Map::new(),
+        }
+    }
+}
+
+fn memory_ids(entries: &[MemoryEntry]) -> Vec<String> {
+    ids(entries, |m| m.id.as_str())
+}
+
+/// Memory entries come back whole, one category at a time, oldest first.
+pub fn memories_roundtrip_by_category_oldest_first(store: &dyn Store) {
+    let f = Fixture::new();
+    let late = f.memory(
+        &f.hr,
+        MemoryCategory::Core,
+        "Prefers answers in Zoë's ✓ style",
+        5,
+    );
+    let early = f.memory(&f.hr, MemoryCategory::Core, "Prefers short answers", 1);
+    let archival = f.memory(
+        &f.hr,
+        MemoryCategory::Archival,
+        "The ledger closes on Fridays",
+        2,
+    );
+    let recall = f.memory(&f.hr, MemoryCategory::Recall, "user: hello", 3);
+    write(
+        store,
+        [&late, &early, &archival, &recall]
+            .map(|m| Record::Memory(m.clone()))
+            .to_vec(),
+    );
+    let filter = ListFilter::skill(&f.hr_scope(), &f.hr);
+    let core = store.memories(&filter, MemoryCategory::Core).unwrap();
+    assert_eq!(core, vec![early, late]);
+    assert_eq!(
+        store.memories(&filter, MemoryCategory::Archival).unwrap(),
+        vec![archival]
+    );
+    assert_eq!(
+        store.memories(&filter, MemoryCategory::Recall).unwrap(),
+        vec![recall]
+    );
+    let counted = store.counts(&f.hr_scope()).unwrap();
+    assert_eq!(counted.memories, 4);
+}
+
+/// Another domain's memories are invisible; a skill filter narrows to one skill.
+pub fn memories_follow_scope_and_skill(store: &dyn Store) {
+    let f = Fixture::new();
+    let hr = f.memory(&f.hr, MemoryCategory::Archival, "hr passage", 1);
+    let other = f.memory(&f.hr_other, MemoryCategory::Archival, "hr other passage", 2);
+    let fin = f.memory(&f.finance, MemoryCategory::Archival, "finance passage", 3);
+    write(
+        store,
+        [&hr, &other, &fin]
+            .map(|m| Record::Memory(m.clone()))
+            .to_vec(),
+    );
+    let scoped = ListFilter {
+        scope: f.hr_scope(),
+        ..ListFilter::default()
+    };
+    let listed = store.memories(&scoped, MemoryCategory::Archival).unwrap();
+    assert_eq!(memory_ids(&listed), memory_ids(&[hr.clone(), other]));
+    let one = ListFilter::skill(&f.both_scope(), &f.hr);
+    let listed = store.memories(&one, MemoryCategory::Archival).unwrap();
+    assert_eq!(memory_ids(&listed), memory_ids(&[hr]));
+    let hits = store
+        .search_memories("finance passage", &scoped, MemoryCategory::Archival, 10)
+        .unwrap();
+    assert!(
+        hits.iter().all(|(m, _)| m.skill.domain() == f.hr.domain()),
+        "{hits:?}"
+    );
+}
+
+/// Memory search finds words of the text and tags, ranks the better match first, stays in
+/// its category, and treats query syntax as words.
+pub fn memory_search_ranks_inside_category_and_scope(store: &dyn Store) {
+    let f = Fixture::new();
+    let w = &f.word;
+    let strong = f.memory(
+        &f.hr,
+        MemoryCategory::Archival,
+        &format!("{w} {w} ledger {w}"),
+        1,
+    );
+    let weak = f.memory(
+        &f.hr,
+        MemoryCategory::Archival,
+        &format!("{w} is mentioned once among many other words here"),
+        2,
+    );
+    let core = f.memory(&f.hr, MemoryCategory::Core, &format!("{w} core"), 3);
+    write(
+        store,
+        [&strong, &weak, &core]
+            .map(|m| Record::Memory(m.clone()))
+            .to_vec(),
+    );
+    let filter = ListFilter {
+        scope: f.hr_scope(),
+        ..ListFilter::default()
+    };
+    let hits = store
+        .search_memories(
+            &format!("{w} OR \"NEAR("),
+            &filter,
+            MemoryCategory::Archival,
+            10,
+        )
+        .unwrap();
+    let found: Vec<&str> = hits.iter().map(|(m, _)| m.id.as_str()).collect();
+    assert_eq!(found, vec![strong.id.as_str(), weak.id.as_str()]);
+    assert!(hits[0].1 > hits[1].1, "{hits:?}");
+    let one = store
+        .search_memories(w, &filter, MemoryCategory::Archival, 1)
+        .unwrap();
+    assert_eq!(one.len(), 1);
+    assert!(
+        store
+            .search_memories("", &filter, MemoryCategory::Archival, 10)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// A purged memory keeps its ID but loses its text, and search no longer finds its words.
+pub fn purge_erases_a_memory_and_its_search_terms(store: &dyn Store) {
+    let f = Fixture::new();
+    let w = &f.word;
+    let secret = f.memory(
+        &f.hr,
+        MemoryCategory::Archival,
+        &format!("{w} secret passage"),
+        1,
+    );
+    write(store, vec![Record::Memory(secret.clone())]);
+    let mut erased = secret.clone();
+    erased.text = String::new();
+    erased.tags = Vec::new();
+    let audit = f.audit(RecordKind::Lesson, secret.id.as_str(), 2);
+    store
+        .purge(&[Record::Memory(erased.clone())], &audit)
+        .unwrap();
+    let filter = ListFilter::skill(&f.hr_scope(), &f.hr);
+    assert_eq!(
+        store.memories(&filter, MemoryCategory::Archival).unwrap(),
+        vec![erased]
+    );
+    assert!(
+        store
+            .search_memories(w, &filter, MemoryCategory::Archival, 10)
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[cfg(test)]

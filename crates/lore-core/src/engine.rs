@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::id::{AuditId, CorrectionId, ExecutionId, LessonId};
 use crate::model::{
     AuditAction, AuditEntry, AuthorKind, Correction, CurationMode, Execution, Lesson, LessonSource,
-    LessonStatus, Outcome, RecordKind, UtilityStats,
+    LessonStatus, MemoryCategory, Outcome, RecordKind, UtilityStats,
 };
 use crate::prompt::{self, AssembledPrompt};
 use crate::scope::{Scope, SkillPath};
@@ -34,6 +34,7 @@ mod curate;
 mod lessons;
 mod maintain;
 mod measure;
+mod memory;
 mod pages;
 mod propose;
 mod purge;
@@ -49,6 +50,10 @@ pub use curate::CurationReport;
 pub use lessons::LessonEdit;
 pub use maintain::{MaintainReport, Pruning, Upkeep};
 pub use measure::{MIN_RUNS, MeasureReport, Measurement, NewSignal, PROMOTE_AT};
+pub use memory::{
+    CoreBlock, CoreEdit, CoreMemory, InjectionStrategy, MAX_RESULTS, MemoryHit, MemoryPolicy,
+    ToolDefinition, memory_tools,
+};
 pub use pages::{MAX_PAGE, Page, PageRequest};
 pub use propose::proposal_schema;
 pub use purge::{PURGED, PurgeReport};
@@ -79,6 +84,8 @@ pub struct EngineConfig {
     pub thresholds: Thresholds,
     /// Expiry and pruning, run by [`Engine::maintain`].
     pub upkeep: Upkeep,
+    /// What agents may write to their own memory.
+    pub memory: MemoryPolicy,
 }
 
 /// An execution to record; the Engine stamps its ID and time.
@@ -508,7 +515,12 @@ impl Engine {
                 .total_cmp(&a.confidence)
                 .then(b.created_at.cmp(&a.created_at))
         });
-        Ok(prompt::assemble(&files, &curate::prompt_guard(lessons)))
+        let core = self.core_memory(skill)?;
+        Ok(prompt::assemble_with_core(
+            &files,
+            &curate::prompt_guard(lessons),
+            &core.blocks,
+        ))
     }
 
     /// Store identity and counts inside the scope.
@@ -615,6 +627,14 @@ impl Engine {
                 .into_iter()
                 .map(Record::ErrorEvent),
         );
+        for category in MemoryCategory::ALL {
+            out.extend(
+                self.store
+                    .memories(&filter, category)?
+                    .into_iter()
+                    .map(Record::Memory),
+            );
+        }
         out.extend(
             self.store
                 .audit(None)?
@@ -654,6 +674,7 @@ fn record_skill(record: &Record) -> Option<&SkillPath> {
         Record::Lesson(r) => Some(&r.skill),
         Record::ErrorEvent(r) => Some(&r.skill),
         Record::Audit(_) => None,
+        Record::Memory(r) => Some(&r.skill),
     }
 }
 

@@ -132,6 +132,11 @@ id_type!(
     /// Identifies one audit entry (`AUD-…`).
     AuditId, "AUD", "audit ID"
 );
+id_type!(
+    /// Identifies one memory entry (`MEM-…`): a core block version, an archival passage or a
+    /// conversation entry.
+    MemoryId, "MEM", "memory ID"
+);
 
 #[cfg(test)]
 mod tests {

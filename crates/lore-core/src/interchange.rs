@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::id::{CorrectionId, ExecutionId, LessonId};
 use crate::model::{
     AuditEntry, AuthorKind, Correction, ErrorEvent, Execution, Lesson, LessonSource, LessonStatus,
-    Outcome, Tiers, UtilityStats,
+    MemoryEntry, Outcome, Tiers, UtilityStats,
 };
 use crate::scope::SkillPath;
 use crate::store::Record;
@@ -374,6 +374,7 @@ enum Line {
     Lesson(Lesson),
     ErrorEvent(ErrorEvent),
     Audit(AuditEntry),
+    Memory(MemoryEntry),
 }
 
 /// Writes records as JSON lines, `{"type": "...", "record": {...}}`.
@@ -388,6 +389,7 @@ pub fn write_jsonl(records: &[Record], mut out: impl Write) -> Result<()> {
             Record::Lesson(r) => Line::Lesson(r),
             Record::ErrorEvent(r) => Line::ErrorEvent(r),
             Record::Audit(r) => Line::Audit(r),
+            Record::Memory(r) => Line::Memory(r),
         };
         serde_json::to_writer(&mut out, &line).map_err(|e| Error::io("export", e.into()))?;
         out.write_all(b"\n").map_err(|e| Error::io("export", e))?;
@@ -414,6 +416,7 @@ pub fn read_jsonl(input: impl BufRead) -> Result<Vec<Record>> {
             Line::Lesson(r) => Record::Lesson(r),
             Line::ErrorEvent(r) => Record::ErrorEvent(r),
             Line::Audit(r) => Record::Audit(r),
+            Line::Memory(r) => Record::Memory(r),
         });
     }
     Ok(out)

@@ -17,7 +17,8 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::id::{CorrectionId, ExecutionId, LessonId};
 use crate::model::{
-    AuditEntry, Correction, ErrorEvent, Execution, Lesson, LessonStatus, RecordKind,
+    AuditEntry, Correction, ErrorEvent, Execution, Lesson, LessonStatus, MemoryCategory,
+    MemoryEntry, RecordKind,
 };
 use crate::recall::EmbedderId;
 use crate::scope::{Scope, SkillPath};
@@ -38,6 +39,8 @@ pub enum Record {
     ErrorEvent(ErrorEvent),
     /// An audit entry.
     Audit(AuditEntry),
+    /// An entry of an agent's own memory.
+    Memory(MemoryEntry),
 }
 
 impl Record {
@@ -49,6 +52,7 @@ impl Record {
             Record::Lesson(r) => r.id.as_str(),
             Record::ErrorEvent(r) => r.id.as_str(),
             Record::Audit(r) => r.id.as_str(),
+            Record::Memory(r) => r.id.as_str(),
         }
     }
 
@@ -60,6 +64,7 @@ impl Record {
             Record::Lesson(_) => "lesson",
             Record::ErrorEvent(_) => "error event",
             Record::Audit(_) => "audit entry",
+            Record::Memory(_) => "memory entry",
         }
     }
 }
@@ -141,6 +146,8 @@ pub struct StoreCounts {
     pub audit_entries: u64,
     /// Distinct generated tests named by lessons.
     pub tests: u64,
+    /// Entries of agents' own memory (core block versions, archival passages, recall log).
+    pub memories: u64,
 }
 
 /// What a store is, for `lore memory status`.
@@ -315,6 +322,26 @@ pub trait Store: Send + Sync {
     /// # Errors
     /// [`crate::Error::Store`] when the backend fails.
     fn search(&self, query: &str, filter: &ListFilter, limit: usize) -> Result<Vec<SearchHit>>;
+
+    /// The memory entries of `category` that `filter` selects (scope, skill, limit, offset),
+    /// oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn memories(&self, filter: &ListFilter, category: MemoryCategory) -> Result<Vec<MemoryEntry>>;
+
+    /// Full-text search over the memory entries of `category` inside `filter`'s scope and
+    /// skill, best first, with scores (higher is better); `query` is plain words.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn search_memories(
+        &self,
+        query: &str,
+        filter: &ListFilter,
+        category: MemoryCategory,
+        limit: usize,
+    ) -> Result<Vec<(MemoryEntry, f64)>>;
 
     /// How many records of each kind are inside `scope`.
     ///

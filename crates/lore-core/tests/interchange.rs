@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, TimeZone, Utc};
 use lore_core::Error;
-use lore_core::id::{AuditId, CorrectionId, ErrorEventId, ExecutionId, LessonId};
+use lore_core::id::{AuditId, CorrectionId, ErrorEventId, ExecutionId, LessonId, MemoryId};
 use lore_core::interchange::{
     AgenturaBundle, CORRECTIONS_FILE, EPISODIC_FILE, REFLEXIONS_FILE, read_jsonl, write_jsonl,
 };
 use lore_core::model::{
-    AuditAction, AuditEntry, AuthorKind, ErrorEvent, LessonSource, LessonStatus, Outcome,
-    RecordKind, SignalChannel,
+    AuditAction, AuditEntry, AuthorKind, ErrorEvent, LessonSource, LessonStatus, MemoryCategory,
+    MemoryEntry, Outcome, RecordKind, SignalChannel,
 };
 use lore_core::scope::SkillPath;
 use lore_core::store::Record;
@@ -139,6 +139,7 @@ fn assert_jsonl_roundtrip(case: &str) {
             Record::Lesson(_) => "lesson",
             Record::ErrorEvent(_) => "error_event",
             Record::Audit(_) => "audit",
+            Record::Memory(_) => "memory",
         };
         assert_eq!(kind, expected, "{case}: {line}");
         assert!(v["record"].is_object(), "{case}: {line}");
@@ -505,6 +506,18 @@ fn jsonl_roundtrips_error_events_and_audit_entries_too() {
         at: when,
         reason: "imported from .agentura/".into(),
         evidence: json!({"file": REFLEXIONS_FILE}),
+    }));
+    records.push(Record::Memory(MemoryEntry {
+        id: MemoryId::generate(when),
+        skill: SkillPath::parse("data/gridtool").unwrap(),
+        category: MemoryCategory::Core,
+        block: Some("user".into()),
+        text: "Prefers ü-quoted columns.\nSecond line.".into(),
+        tags: vec!["pref".into()],
+        session: None,
+        author: Some("agent-7".into()),
+        timestamp: when,
+        extra: Default::default(),
     }));
     let mut buf = Vec::new();
     write_jsonl(&records, &mut buf).unwrap();

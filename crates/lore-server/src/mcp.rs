@@ -12,6 +12,7 @@
 //! seed 002 keeps an agent from approving its own lessons. They start on `trial` (auto curation,
 //! shown marked as such) or `needs_review` (review curation).
 
+mod memory;
 mod views;
 
 use std::sync::Arc;
@@ -223,7 +224,7 @@ impl LoreMcp {
         Self {
             engine,
             metrics: Metrics::new(),
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::memory_tool_router(),
         }
     }
 
@@ -625,18 +626,24 @@ mod tests {
 
     #[test]
     fn read_only_tools_are_annotated_and_writes_are_not() {
-        let tools = LoreMcp::tool_router().list_all();
+        let tools = (LoreMcp::tool_router() + LoreMcp::memory_tool_router()).list_all();
         let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
         names.sort();
         assert_eq!(
             names,
             [
+                "archival_memory_search",
+                "archival_memory_write",
+                "core_memory_read",
+                "core_memory_write",
                 "correct",
                 "get_lesson",
                 "list_lessons",
                 "memory_prompt",
                 "memory_status",
                 "recall_memory",
+                "recall_memory_read",
+                "recall_memory_write",
                 "record_execution",
                 "report_signal",
                 "review_lessons",
@@ -644,11 +651,29 @@ mod tests {
                 "search_memory"
             ]
         );
+        // The Engine's tool definitions of every strategy are what this server publishes.
+        for strategy in [
+            lore_core::engine::InjectionStrategy::ToolBased,
+            lore_core::engine::InjectionStrategy::SelfEditing,
+        ] {
+            for def in lore_core::engine::memory_tools(strategy) {
+                let tool = tools.iter().find(|t| t.name == def.name);
+                let tool = tool.unwrap_or_else(|| panic!("{} is not published", def.name));
+                let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
+                assert_eq!(read_only, Some(def.read_only), "{}", def.name);
+            }
+        }
         for tool in &tools {
             let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
             let writes = matches!(
                 tool.name.as_ref(),
-                "record_execution" | "correct" | "review_lessons" | "report_signal"
+                "record_execution"
+                    | "correct"
+                    | "review_lessons"
+                    | "report_signal"
+                    | "core_memory_write"
+                    | "archival_memory_write"
+                    | "recall_memory_write"
             );
             assert_eq!(read_only, Some(!writes), "{}", tool.name);
             assert!(

@@ -302,6 +302,24 @@ async fn an_hr_token_writes_nothing_to_finance() {
                 json!({"channel": "hard_failure", "message": "boom"}),
                 404,
             ),
+            (
+                Method::POST,
+                "/v1/memory/archival".to_owned(),
+                json!({"skill": FIN, "text": "Use the ledger."}),
+                403,
+            ),
+            (
+                Method::PUT,
+                "/v1/memory/core".to_owned(),
+                json!({"skill": FIN, "block": "user", "text": "Use the ledger."}),
+                403,
+            ),
+            (
+                Method::POST,
+                "/v1/memory/recall".to_owned(),
+                json!({"skill": FIN, "session": "s", "text": "Use the ledger."}),
+                403,
+            ),
             // An hr run cannot claim it was shown a finance lesson.
             (
                 Method::POST,

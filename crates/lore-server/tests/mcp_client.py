@@ -25,9 +25,13 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 SKILL = "support/summarize-ticket"
 READ_ONLY = {
     "search_memory", "recall_memory", "list_lessons", "get_lesson", "memory_prompt",
-    "memory_status", "review_queue",
+    "memory_status", "review_queue", "core_memory_read", "archival_memory_search",
+    "recall_memory_read",
 }
-WRITES = {"record_execution", "correct", "review_lessons", "report_signal"}
+WRITES = {
+    "record_execution", "correct", "review_lessons", "report_signal", "core_memory_write",
+    "archival_memory_write", "recall_memory_write",
+}
 
 
 def attr(obj, *names):
@@ -64,6 +68,10 @@ async def isolation(session):
     check("scope" in text, f"the refusal does not say why: {text}")
     recalled = await call(session, "recall_memory", {"query": "ledger totals urgent priority"})
     check(all(l["skill"].startswith("support/") for l in recalled["lessons"]), f"recall leaked: {recalled}")
+    refused = await session.call_tool("archival_memory_write", {"skill": "finance/audit", "text": "x"})
+    check(attr(refused, "is_error", "isError"), "an archival write outside the token's scope was accepted")
+    found = await call(session, "archival_memory_search", {"query": "ledger totals closes"})
+    check(all(e["skill"].startswith("support/") for e in found["entries"]), f"archival leaked: {found}")
     refused = await session.call_tool("recall_memory", {"query": "totals", "skill": "finance/audit"})
     check(attr(refused, "is_error", "isError"), "a recall outside the token's scope was answered")
     # The token is an agent's: review tools need the reviewer role.
@@ -85,6 +93,40 @@ async def review(session, lesson_id):
         "decision": "approve", "ids": [lesson_id], "reason": "checked", "by": "mcp-test",
     })
     check([l["status"] for l in done["lessons"]] == ["approved"], f"review_lessons: {done}")
+
+
+async def self_editing(session):
+    """Core, archival and recall memory through the six self-editing tools."""
+    core = await call(session, "core_memory_write", {
+        "skill": SKILL, "block": "user", "text": "Ana leads the EU checkout team.",
+    })
+    core = await call(session, "core_memory_write", {
+        "skill": SKILL, "block": "user", "text": "She wants outages marked urgent.", "mode": "append",
+    })
+    check(core["blocks"][0]["versions"] == 2 and "urgent" in core["blocks"][0]["text"], f"core: {core}")
+    read = await call(session, "core_memory_read", {"skill": SKILL})
+    check(read["blocks"] == core["blocks"] and read["tokens"] <= read["budget"], f"core read: {read}")
+    prompt = await call(session, "memory_prompt", {"skill": SKILL})
+    check("She wants outages marked urgent." in prompt["prompt"], "core memory is not in the prompt")
+    secret = await session.call_tool("core_memory_write", {
+        "skill": SKILL, "block": "user", "text": "token sk-live-4f9a8b7c6d5e4f3a2b1c0d9e",
+    })
+    check(attr(secret, "is_error", "isError"), "a secret was written to core memory")
+
+    await call(session, "archival_memory_write", {
+        "skill": SKILL, "text": "The EU checkout runs on the payments-eu cluster.", "tags": ["infra"],
+    })
+    found = await call(session, "archival_memory_search", {"query": "which cluster runs checkout"})
+    check("payments-eu" in found["entries"][0]["text"], f"archival search: {found}")
+
+    for speaker, text in [("user", "refund 600 euros please"), ("agent", "I will ask an approver")]:
+        await call(session, "recall_memory_write", {
+            "skill": SKILL, "session": "chat-1", "speaker": speaker, "text": text,
+        })
+    log = await call(session, "recall_memory_read", {"skill": SKILL, "session": "chat-1"})
+    check([e["text"] for e in log["entries"]][-2:] == ["refund 600 euros please", "I will ask an approver"], f"log: {log}")
+    hit = await call(session, "recall_memory_read", {"skill": SKILL, "query": "refund euros"})
+    check(hit["entries"][0]["author"] == "user", f"log search: {hit}")
 
 
 async def exercise(session, reviewer):
@@ -136,6 +178,7 @@ async def exercise(session, reviewer):
     check("urgent" in recalled["context"] and recalled["explain"], f"recall_memory: {recalled}")
     if reviewer:
         await review(session, lesson["id"])
+    await self_editing(session)
     status = await call(session, "memory_status", {})
     check(status["executions"] >= 1 and status["lessons"] >= 1, f"memory_status: {status}")
 

@@ -447,6 +447,119 @@ async fn signals_are_fingerprinted_listed_and_bad_ones_refused() {
 }
 
 #[tokio::test]
+async fn agents_keep_core_archival_and_recall_memory() {
+    let home = Home::new();
+    let app = app(&home);
+    let core = json!({"skill": SKILL, "block": "user", "text": "Ana leads EU checkout."});
+    let (status, body) = send(&app, Method::PUT, "/v1/memory/core", Some(core)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let append =
+        json!({"skill": SKILL, "block": "user", "text": "Outages are urgent.", "mode": "append"});
+    send(&app, Method::PUT, "/v1/memory/core", Some(append)).await;
+    let (status, body) = send(
+        &app,
+        Method::GET,
+        &format!("/v1/memory/core?skill={SKILL}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body["blocks"][0]["text"],
+        "Ana leads EU checkout.\nOutages are urgent."
+    );
+    assert_eq!(body["blocks"][0]["versions"], 2);
+
+    let passage =
+        json!({"skill": SKILL, "text": "Checkout runs on payments-eu.", "tags": ["infra"]});
+    let (status, made) = send(&app, Method::POST, "/v1/memory/archival", Some(passage)).await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let (_, found) = send(
+        &app,
+        Method::GET,
+        "/v1/memory/archival?q=checkout+cluster",
+        None,
+    )
+    .await;
+    assert_eq!(found["hits"][0]["entry"]["id"], made["id"], "{found}");
+
+    let said =
+        json!({"skill": SKILL, "session": "chat-1", "speaker": "user", "text": "refund please"});
+    let (status, _) = send(&app, Method::POST, "/v1/memory/recall", Some(said)).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let uri = format!("/v1/memory/recall?skill={SKILL}&session=chat-1");
+    let (_, log) = send(&app, Method::GET, &uri, None).await;
+    assert_eq!(log["hits"][0]["entry"]["text"], "refund please", "{log}");
+
+    let before = home.snapshot();
+    let bad = [
+        (
+            Method::PUT,
+            "/v1/memory/core",
+            json!({"skill": SKILL, "block": "Bad Name", "text": "x"}),
+        ),
+        (
+            Method::PUT,
+            "/v1/memory/core",
+            json!({"skill": SKILL, "block": "user", "text": "x", "mode": "merge"}),
+        ),
+        (
+            Method::PUT,
+            "/v1/memory/core",
+            json!({"skill": SKILL, "block": "user", "text": "mail ana@example.com"}),
+        ),
+        (
+            Method::PUT,
+            "/v1/memory/core",
+            json!({"skill": SKILL, "block": "user", "text": "word ".repeat(2000)}),
+        ),
+        (
+            Method::POST,
+            "/v1/memory/archival",
+            json!({"skill": SKILL, "text": ""}),
+        ),
+        (
+            Method::POST,
+            "/v1/memory/archival",
+            json!({"skill": "../etc", "text": "x"}),
+        ),
+        (
+            Method::POST,
+            "/v1/memory/archival",
+            json!({"skill": SKILL, "text": "x", "tags": ["Bad Tag"]}),
+        ),
+        (
+            Method::POST,
+            "/v1/memory/recall",
+            json!({"skill": SKILL, "session": "", "text": "x"}),
+        ),
+        (
+            Method::POST,
+            "/v1/memory/recall",
+            json!({"skill": SKILL, "session": "c", "text": "x", "extra": 1}),
+        ),
+    ];
+    for (method, uri, body) in bad {
+        let shown = format!("{method} {uri} {body}");
+        let (status, answer) = send(&app, method, uri, Some(body)).await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{shown}: {answer}"
+        );
+    }
+    for uri in ["/v1/memory/archival?q=", "/v1/memory/archival?q=x&limit=0"] {
+        let (status, answer) = send(&app, Method::GET, uri, None).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{uri}: {answer}");
+    }
+    assert_eq!(
+        home.snapshot(),
+        before,
+        "a refused memory write changed the store"
+    );
+}
+
+#[tokio::test]
 async fn oversized_bodies_are_refused_before_parsing() {
     let home = Home::new();
     let limits = Limits {

@@ -24,6 +24,7 @@ pub(crate) enum Table {
     Lessons,
     ErrorEvents,
     Audit,
+    Memories,
 }
 
 impl Table {
@@ -43,6 +44,7 @@ impl Table {
             Table::Lessons => "lessons",
             Table::ErrorEvents => "error_events",
             Table::Audit => "audit",
+            Table::Memories => "memories",
         }
     }
 
@@ -54,6 +56,7 @@ impl Table {
             Table::Lessons => "lesson",
             Table::ErrorEvents => "error event",
             Table::Audit => "audit entry",
+            Table::Memories => "memory entry",
         }
     }
 
@@ -67,6 +70,9 @@ impl Table {
             ),
             Table::Executions => {
                 Some("INSERT INTO executions_fts (rowid, input, output) VALUES (?, ?, ?)")
+            }
+            Table::Memories => {
+                Some("INSERT INTO memories_fts (rowid, text, tags) VALUES (?, ?, ?)")
             }
             _ => None,
         }
@@ -100,6 +106,13 @@ impl Row {
                 Row::scoped(Table::ErrorEvents, e.id.as_str(), &e.skill, e.timestamp, e)?
             }
             Record::Audit(a) => Row::audit(a)?,
+            Record::Memory(m) => {
+                let mut row =
+                    Row::scoped(Table::Memories, m.id.as_str(), &m.skill, m.timestamp, m)?;
+                row.columns.push(("category", text(m.category.as_str())));
+                row.text = vec![m.text.clone(), m.tags.join(" ")];
+                row
+            }
         };
         Ok(row)
     }
@@ -285,7 +298,8 @@ pub(crate) fn erase(conn: &Connection, seq: i64, row: &Row) -> Result<()> {
 pub(crate) fn merge_text_indexes(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "INSERT INTO lessons_fts (lessons_fts) VALUES ('optimize'); \
-         INSERT INTO executions_fts (executions_fts) VALUES ('optimize');",
+         INSERT INTO executions_fts (executions_fts) VALUES ('optimize'); \
+         INSERT INTO memories_fts (memories_fts) VALUES ('optimize');",
     )
     .db()
 }

@@ -23,6 +23,7 @@ pub const APPLICATION_ID: i32 = 0x4C4F_5245;
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_recall_index.sql"),
+    include_str!("../migrations/0003_memories.sql"),
 ];
 
 /// The newest schema version this build knows, the one it migrates every file to.

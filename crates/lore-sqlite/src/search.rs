@@ -5,7 +5,7 @@
 //! fail a search nor change its meaning. Results are ranked with bm25, negated so that higher is
 //! better, and the two kinds are merged into one list.
 
-use lore_core::model::RecordKind;
+use lore_core::model::{MemoryCategory, MemoryEntry, RecordKind};
 use lore_core::store::{ListFilter, SearchHit};
 use lore_core::{Result, SkillPath};
 use rusqlite::types::Value;
@@ -119,6 +119,49 @@ impl SearchIn {
             })
             .collect()
     }
+}
+
+/// Searches the memory entries of `category` for `query`, best first, with scores.
+///
+/// # Errors
+/// [`lore_core::Error::Store`] when a query fails or a body does not parse.
+pub(crate) fn search_memories(
+    conn: &Connection,
+    query: &str,
+    filter: &ListFilter,
+    category: MemoryCategory,
+    limit: usize,
+) -> Result<Vec<(MemoryEntry, f64)>> {
+    let Some(expr) = fts_query(query) else {
+        return Ok(Vec::new());
+    };
+    let mut w = Where::default();
+    w.push("memories_fts MATCH ?", [Value::Text(expr)]);
+    w.push_all(Where::listing(Table::Memories, filter));
+    w.push(
+        "t.category = ?",
+        [Value::Text(category.as_str().to_owned())],
+    );
+    let sql = format!(
+        "SELECT t.body, -bm25(memories_fts) FROM memories_fts \
+         JOIN memories t ON t.seq = memories_fts.rowid{} ORDER BY 2 DESC, t.seq LIMIT ?",
+        w.sql()
+    );
+    let values = w
+        .params()
+        .iter()
+        .cloned()
+        .chain([Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX))]);
+    let rows: Vec<(String, f64)> = conn
+        .prepare_cached(&sql)
+        .and_then(|mut s| {
+            s.query_map(params_from_iter(values), |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })
+        .db()?;
+    rows.into_iter()
+        .map(|(body, score)| Ok((crate::rows::from_json(&body)?, score)))
+        .collect()
 }
 
 /// The FTS5 expression for plain words: each alphanumeric term quoted, joined with `OR`.

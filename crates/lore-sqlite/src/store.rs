@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use lore_core::id::{CorrectionId, ExecutionId, LessonId};
-use lore_core::model::{AuditEntry, Correction, ErrorEvent, Execution, Lesson};
+use lore_core::model::{
+    AuditEntry, Correction, ErrorEvent, Execution, Lesson, MemoryCategory, MemoryEntry,
+};
 use lore_core::store::{
     ChangeCursor, Changes, LessonChanges, LessonUpdate, LessonVector, ListFilter, OnDuplicate,
     Record, SearchHit, StoreCounts, StoreInfo, WriteReport,
@@ -473,6 +475,31 @@ impl Store for SqliteStore {
         })
     }
 
+    fn memories(&self, filter: &ListFilter, category: MemoryCategory) -> Result<Vec<MemoryEntry>> {
+        let mut w = Where::listing(Table::Memories, filter);
+        w.push(
+            "t.category = ?",
+            [Value::Text(category.as_str().to_owned())],
+        );
+        rows::list(
+            &self.conn(),
+            Table::Memories,
+            &w,
+            filter.limit,
+            filter.offset,
+        )
+    }
+
+    fn search_memories(
+        &self,
+        query: &str,
+        filter: &ListFilter,
+        category: MemoryCategory,
+        limit: usize,
+    ) -> Result<Vec<(MemoryEntry, f64)>> {
+        search::search_memories(&self.conn(), query, filter, category, limit)
+    }
+
     #[instrument(skip_all)]
     fn counts(&self, scope: &Scope) -> Result<StoreCounts> {
         let conn = self.conn();
@@ -484,6 +511,7 @@ impl Store for SqliteStore {
             error_events: count(Table::ErrorEvents)?,
             audit_entries: rows::count_audit(&conn, scope)?,
             tests: rows::count_tests(&conn, scope)?,
+            memories: count(Table::Memories)?,
         })
     }
 }

@@ -117,6 +117,11 @@ impl Engine {
         self
     }
 
+    /// The tokenizer budgets are counted with.
+    pub(crate) fn tokenizer(&self) -> &dyn Tokenizer {
+        self.recall.tokenizer.as_ref()
+    }
+
     /// Counts recall budgets with `tokenizer` (default: [`ApproxTokenizer`]).
     pub fn with_tokenizer(mut self, tokenizer: Arc<dyn Tokenizer>) -> Self {
         self.recall.tokenizer = tokenizer;

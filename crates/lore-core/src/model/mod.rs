@@ -6,11 +6,13 @@
 
 mod audit;
 mod lesson;
+mod memory;
 
 pub use audit::{AuditAction, AuditEntry, RecordKind};
 pub use lesson::{
     CurationMode, Lesson, LessonLink, LessonSource, LessonStatus, LinkKind, Tiers, UtilityStats,
 };
+pub use memory::{MemoryCategory, MemoryEntry};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
