@@ -86,6 +86,8 @@ pub struct EngineConfig {
     pub upkeep: Upkeep,
     /// What agents may write to their own memory.
     pub memory: MemoryPolicy,
+    /// The token budgets of the prompt's layers (seed 004's layered context).
+    pub prompt_budgets: crate::recall::LayerBudgets,
 }
 
 /// An execution to record; the Engine stamps its ID and time.
@@ -516,10 +518,12 @@ impl Engine {
                 .then(b.created_at.cmp(&a.created_at))
         });
         let core = self.core_memory(skill)?;
-        Ok(prompt::assemble_with_core(
+        Ok(prompt::assemble_layered(
             &files,
             &curate::prompt_guard(lessons),
             &core.blocks,
+            self.config.prompt_budgets,
+            self.tokenizer(),
         ))
     }
 

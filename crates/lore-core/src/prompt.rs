@@ -1,4 +1,5 @@
-//! The 4-layer system prompt of seed 000: WORKSPACE, DOMAIN, learned rules, SKILL.
+//! The layered system prompt of seed 000: WORKSPACE, DOMAIN, learned rules (and the skill's core
+//! memory), SKILL, each layer held to a token budget (seed 004, see `assemble_layered`).
 //!
 //! Learned rules are memory, and memory is data, not instructions: each rule is rendered as a
 //! quoted block with its provenance (lesson ID, confidence, source correction, status), so a rule
@@ -10,6 +11,7 @@ use serde::Serialize;
 use crate::engine::CoreBlock;
 use crate::id::LessonId;
 use crate::model::{Lesson, LessonStatus};
+use crate::recall::{Layer, LayerBudgets, Tokenizer, stack};
 use crate::skills::SkillFiles;
 
 /// The heading of the learned-rules layer (seed 000's wording).
@@ -24,6 +26,10 @@ pub struct LayerInfo {
     pub source: String,
     /// Its length in characters.
     pub chars: usize,
+    /// Its tokens, by the Engine's tokenizer.
+    pub tokens: usize,
+    /// Whether it was cut to fit its budget (tail first).
+    pub truncated: bool,
 }
 
 /// A system prompt and what it was built from.
@@ -110,71 +116,116 @@ pub fn render_core_memory(blocks: &[CoreBlock]) -> Option<String> {
     Some(out)
 }
 
-/// Stacks the layers in seed 000's order; missing optional layers are skipped.
+/// Between two layers.
+const SEPARATOR: &str = "\n\n---\n\n";
+
+/// Stacks the layers in seed 000's order, missing optional layers skipped, with the default
+/// budgets counted by the approximate tokenizer.
 pub fn assemble(files: &SkillFiles, lessons: &[Lesson]) -> AssembledPrompt {
-    assemble_with_core(files, lessons, &[])
+    assemble_layered(
+        files,
+        lessons,
+        &[],
+        LayerBudgets::default(),
+        &crate::recall::ApproxTokenizer,
+    )
 }
 
-/// [`assemble`] with the skill's core memory as a layer between the learned rules and SKILL.
-pub fn assemble_with_core(
+/// The layered prompt (seed 004's layered context): WORKSPACE, DOMAIN, learned rules, core
+/// memory, SKILL, each within `budgets.per_layer` and all within `budgets.total`.
+///
+/// The learned rules arrive best first, so the layer keeps whole rules from the top while
+/// they fit; when the total is short, the memory layers (rules, core memory) give way first,
+/// then WORKSPACE and DOMAIN, and SKILL.md — the task's own instructions — last. `lessons` in
+/// the result lists only the rules that made it in: those are the prompt's activations.
+pub fn assemble_layered(
     files: &SkillFiles,
     lessons: &[Lesson],
     core: &[CoreBlock],
+    budgets: LayerBudgets,
+    tokenizer: &dyn Tokenizer,
 ) -> AssembledPrompt {
-    let mut parts: Vec<(&'static str, String, String)> = Vec::new();
+    let mut layers: Vec<(Layer, String)> = Vec::new();
+    let file_layer = |name, file: &crate::skills::LayerFile, expendable| {
+        (
+            Layer {
+                name,
+                text: file.text.trim().to_owned(),
+                expendable,
+            },
+            file.path.display().to_string(),
+        )
+    };
     if let Some(f) = &files.workspace {
-        parts.push((
-            "workspace",
-            f.path.display().to_string(),
-            f.text.trim().to_owned(),
-        ));
+        layers.push(file_layer("workspace", f, true));
     }
     if let Some(f) = &files.domain {
-        parts.push((
-            "domain",
-            f.path.display().to_string(),
-            f.text.trim().to_owned(),
-        ));
+        layers.push(file_layer("domain", f, true));
     }
-    if let Some(rules) = render_learned_rules(lessons) {
-        parts.push((
-            "learned_rules",
-            "store".to_owned(),
-            rules.trim_end().to_owned(),
-        ));
+    let fitting = rules_that_fit(lessons, budgets.per_layer, tokenizer);
+    if let Some(rules) = render_learned_rules(&lessons[..fitting]) {
+        let text = rules.trim_end().to_owned();
+        layers.push((layer("learned_rules", text), "store".to_owned()));
     }
     if let Some(memory) = render_core_memory(core) {
-        parts.push((
-            "core_memory",
-            "store".to_owned(),
-            memory.trim_end().to_owned(),
-        ));
+        let text = memory.trim_end().to_owned();
+        layers.push((layer("core_memory", text), "store".to_owned()));
     }
-    parts.push((
-        "skill",
-        files.skill.path.display().to_string(),
-        files.skill.text.trim().to_owned(),
-    ));
-    let parts: Vec<_> = parts
-        .into_iter()
-        .filter(|(_, _, t)| !t.is_empty())
-        .collect();
-    let layers = parts
+    layers.push(file_layer("skill", &files.skill, false));
+    // The stack cuts expendable layers from the last backwards: the memory layers, which come
+    // after the context files, give way first; SKILL.md is not expendable.
+    let (order, sources): (Vec<Layer>, Vec<String>) = layers.into_iter().unzip();
+    let names: Vec<&'static str> = order.iter().map(|l| l.name).collect();
+    let stacked = stack(order, budgets, SEPARATOR, tokenizer);
+    let layers = stacked
         .iter()
-        .map(|(name, source, text)| LayerInfo {
-            name,
-            source: source.clone(),
-            chars: text.chars().count(),
+        .map(|s| LayerInfo {
+            name: s.name,
+            source: sources[names.iter().position(|n| *n == s.name).unwrap_or(0)].clone(),
+            chars: s.text.chars().count(),
+            tokens: s.tokens,
+            truncated: s.truncated,
         })
         .collect();
-    let text = parts
+    let rules_text = stacked
+        .iter()
+        .find(|s| s.name == "learned_rules")
+        .map(|s| s.text.as_str())
+        .unwrap_or("");
+    let shown = lessons[..fitting]
+        .iter()
+        .filter(|l| rules_text.contains(&format!("**{}**", l.id)))
+        .map(|l| l.id.clone())
+        .collect();
+    let text = stacked
         .into_iter()
-        .map(|(_, _, text)| text)
+        .map(|s| s.text)
         .collect::<Vec<_>>()
-        .join("\n\n---\n\n");
+        .join(SEPARATOR);
     AssembledPrompt {
         text: text + "\n",
         layers,
-        lessons: lessons.iter().map(|l| l.id.clone()).collect(),
+        lessons: shown,
     }
+}
+
+fn layer(name: &'static str, text: String) -> Layer {
+    Layer {
+        name,
+        text,
+        expendable: true,
+    }
+}
+
+/// How many of the best-first `lessons` the learned-rules layer holds whole within `budget`.
+fn rules_that_fit(lessons: &[Lesson], budget: usize, tokenizer: &dyn Tokenizer) -> usize {
+    let mut fitting = 0;
+    while fitting < lessons.len() {
+        let text = render_learned_rules(&lessons[..=fitting]).unwrap_or_default();
+        if tokenizer.count(text.trim_end()) > budget {
+            break;
+        }
+        fitting += 1;
+    }
+    fitting
 }

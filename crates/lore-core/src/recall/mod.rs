@@ -24,6 +24,7 @@ mod embed;
 mod fuse;
 mod hnsw;
 mod index;
+mod layers;
 mod pack;
 mod select;
 mod sparse;
@@ -38,6 +39,10 @@ pub use embed::{BUILTIN_DIM, BuiltinEmbedder, Embedder, EmbedderId, cosine, norm
 pub use fuse::{Components, Fused, OnErrorWeights, Scoring, SourceScore, fuse, recency};
 pub use hnsw::{Hnsw, HnswParams};
 pub use index::{Bm25Index, DenseIndex};
+pub use layers::{
+    DEFAULT_LAYER_BUDGET, DEFAULT_TOTAL_BUDGET, Layer, LayerBudgets, Stacked, TRUNCATED, stack,
+    truncate_tail,
+};
 pub use pack::{ApproxTokenizer, Packed, PackedItem, ToPack, Tokenizer, pack};
 pub use select::{Guards, MemoryFilter, NON_INFERABLE_TAG, NonInferableOnly, mmr};
 pub use sparse::SparseIndex;
