@@ -14,6 +14,7 @@ pub mod jwt;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
+pub mod regression;
 pub mod rest;
 pub mod review;
 pub mod server;

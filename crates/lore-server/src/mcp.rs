@@ -353,18 +353,21 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<CorrectParams>,
     ) -> Result<Json<CorrectionResult>, String> {
-        let outcome = self
+        let result = self
             .call(&ctx, move |e| {
-                e.correct(NewCorrection {
+                let outcome = e.correct(NewCorrection {
                     skill: SkillPath::parse(&p.skill)?,
                     execution_id: ExecutionId::parse(&p.execution_id)?,
                     text: p.correction,
                     author_kind: AuthorKind::Agent,
                     author: p.author,
-                })
+                })?;
+                let mut result = CorrectionResult::from(&outcome);
+                result.regression_test = crate::regression::write(e, &outcome);
+                Ok(result)
             })
             .await?;
-        Ok(Json(CorrectionResult::from(&outcome)))
+        Ok(Json(result))
     }
 
     /// Search what Lore remembers (learned lessons that may be used, and past executions) by

@@ -162,6 +162,8 @@ async def exercise(session, reviewer):
         "author": "mcp-test",
     })
     lesson = corrected["lesson"]
+    test = corrected.get("regression_test") or {}
+    check(test.get("assertions", 0) >= 1, f"correct should write a regression test: {corrected}")
     check(lesson["status"] == "trial", f"an agent's correction should start on trial: {lesson}")
 
     hits = (await call(session, "search_memory", {"query": "urgent priority customers"}))["hits"]

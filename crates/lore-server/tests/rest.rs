@@ -126,6 +126,24 @@ async fn a_correction_becomes_a_lesson_that_reaches_the_prompt_and_search() {
     );
     let lesson_id = lesson["id"].as_str().unwrap();
 
+    // The regression test is written beside the skill, as `lore correct` writes it.
+    let test = &outcome["regression_test"];
+    let test_id = test["id"].as_str().unwrap();
+    assert!(test["assertions"].as_u64().unwrap() >= 1, "{test}");
+    let tests = home.dir.path().join("skills").join(SKILL).join("tests");
+    let cases = std::fs::read_to_string(tests.join("lore.jsonl")).unwrap();
+    assert!(
+        cases.contains(test_id) && cases.contains(lesson_id),
+        "{cases}"
+    );
+    let promptfoo = std::fs::read_to_string(tests.join("promptfoo.yaml")).unwrap();
+    assert!(promptfoo.contains("priority must be urgent"), "{promptfoo}");
+    assert!(
+        !test
+            .to_string()
+            .contains(&home.dir.path().display().to_string())
+    );
+
     let uri = format!("/v1/skills/{SKILL}/prompt");
     let (status, prompt) = send(&app, Method::GET, &uri, None).await;
     assert_eq!(status, StatusCode::OK, "{prompt}");
@@ -270,6 +288,13 @@ async fn bad_writes_are_refused_and_change_nothing() {
         .unwrap()
         .to_owned();
     let before = home.snapshot();
+    let tests_file = home
+        .dir
+        .path()
+        .join("skills")
+        .join(SKILL)
+        .join("tests/lore.jsonl");
+    let tests_before = std::fs::read_to_string(&tests_file).unwrap();
 
     let exec = |v: Value| (Method::POST, "/v1/executions".to_owned(), v);
     let corr = |v: Value| (Method::POST, "/v1/corrections".to_owned(), v);
@@ -387,6 +412,11 @@ async fn bad_writes_are_refused_and_change_nothing() {
         home.snapshot(),
         before,
         "a refused request changed the store"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&tests_file).unwrap(),
+        tests_before,
+        "a refused correction wrote a regression test"
     );
 }
 

@@ -112,6 +112,9 @@ pub struct CorrectionResult {
     pub lesson: LessonView,
     /// The guardrail file the rule was appended to, if the skill has a folder.
     pub guardrail: Option<String>,
+    /// The regression test written from the correction (replayed by `lore test`), if the
+    /// skill has a folder.
+    pub regression_test: Option<crate::regression::RegressionTest>,
 }
 
 impl From<&CorrectionOutcome> for CorrectionResult {
@@ -120,6 +123,7 @@ impl From<&CorrectionOutcome> for CorrectionResult {
             correction_id: o.correction.id.to_string(),
             lesson: LessonView::from(&o.lesson),
             guardrail: o.guardrail.clone(),
+            regression_test: None,
         }
     }
 }

@@ -7,11 +7,12 @@ use lore_core::SkillPath;
 use lore_core::engine::{CorrectionOutcome, NewCorrection, NewExecution, NewSignal, Page};
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{AuthorKind, ErrorEvent, Execution, Outcome, SignalChannel};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Body, Caller, Params, page};
 use crate::error::ApiError;
+use crate::regression::{self, RegressionTest};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -128,10 +129,18 @@ fn human() -> AuthorKind {
     AuthorKind::Human
 }
 
+/// A correction's outcome with the regression test written from it.
+#[derive(Debug, Serialize)]
+pub struct Corrected {
+    #[serde(flatten)]
+    outcome: CorrectionOutcome,
+    regression_test: Option<RegressionTest>,
+}
+
 pub async fn correct(
     caller: Caller,
     Body(b): Body<CorrectBody>,
-) -> Result<(StatusCode, Json<CorrectionOutcome>), ApiError> {
+) -> Result<(StatusCode, Json<Corrected>), ApiError> {
     let new = NewCorrection {
         skill: b.skill,
         execution_id: b.execution_id,
@@ -139,6 +148,15 @@ pub async fn correct(
         author_kind: b.author_kind,
         author: b.author,
     };
-    let outcome = caller.run(move |e| e.correct(new)).await?;
-    Ok((StatusCode::CREATED, Json(outcome)))
+    let corrected = caller
+        .run(move |e| {
+            let outcome = e.correct(new)?;
+            let regression_test = regression::write(e, &outcome);
+            Ok(Corrected {
+                outcome,
+                regression_test,
+            })
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(corrected)))
 }
