@@ -7,6 +7,7 @@ use lore_core::SkillPath;
 use lore_core::engine::HumanCorrections;
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{AuthorKind, CurationMode, LessonStatus, Outcome, SignalChannel};
+use lore_core::recall::HnswParams;
 
 /// Lore: a learning memory for AI agents.
 #[derive(Debug, Parser)]
@@ -79,6 +80,9 @@ pub enum Command {
     Export(ExportArgs),
     /// The lessons that fit a task, packed into a token budget.
     Recall(RecallArgs),
+    /// Fit the embedder again to the retrievable lessons and re-embed every lesson (a progress
+    /// bar on a terminal). Recall is refused while the store's vectors are another embedder's.
+    Reembed,
     /// Measure Lore on this machine.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -332,6 +336,15 @@ pub enum BenchCommand {
         /// LoCoMo's JSON file, to ask its real questions (synthetic ones otherwise).
         #[arg(long)]
         data: Option<PathBuf>,
+        /// HNSW links per node (layer 0 has twice as many), to tune the graph.
+        #[arg(long, default_value_t = HnswParams::default().m)]
+        m: usize,
+        /// HNSW beam width while building.
+        #[arg(long, default_value_t = HnswParams::default().ef_construction)]
+        ef_construction: usize,
+        /// HNSW beam width while searching.
+        #[arg(long, default_value_t = HnswParams::default().ef_search)]
+        ef_search: usize,
     },
     /// Evidence recall on LoCoMo conversations: BM25, the builtin embedder, and their fusions.
     Locomo {

@@ -634,6 +634,34 @@ fn bench_ingest_reports_latency_and_throughput() {
 }
 
 #[test]
+fn bench_recall_reports_latency_per_size_and_ann_recall() {
+    let p = Project::new();
+    let report = p.json(&["bench", "recall", "--sizes", "300,600"]);
+    assert!(
+        report["embedder"]
+            .as_str()
+            .unwrap()
+            .starts_with("builtin-hash-idf-v1"),
+        "{report}"
+    );
+    let sizes = report["sizes"].as_array().unwrap();
+    assert_eq!(sizes.len(), 2);
+    for (size, want) in sizes.iter().zip([300, 600]) {
+        assert_eq!(size["lessons"], want);
+        let (p50, p99) = (
+            size["p50_ms"].as_f64().unwrap(),
+            size["p99_ms"].as_f64().unwrap(),
+        );
+        assert!(p50 > 0.0 && p50 <= p99, "{size}");
+        // Below the graph's threshold the dense search is the exact scan itself.
+        assert_eq!(size["ann"], false);
+        assert_eq!(size["ann_recall_at_10"], 1.0);
+    }
+    let err = p.fails(&["bench", "recall", "--sizes", "ten"]);
+    assert!(err.contains("ten"), "{err}");
+}
+
+#[test]
 fn imported_secrets_never_reach_search_or_the_prompt() {
     let p = initialized();
     let from = p.path().join("leaky");

@@ -158,3 +158,50 @@ fn bad_input_is_refused_with_a_clear_error() {
     let err = p.fails(&["recall", "   "]);
     assert!(err.contains("query"), "{err}");
 }
+
+#[test]
+fn reembed_refits_and_recall_uses_the_new_fit() {
+    let p = Project::with_lessons();
+    let before = p.json(&["recall", "checkout deploy"]);
+    let fitted = before["embedder"]["name"].as_str().unwrap().to_owned();
+    assert!(
+        fitted.starts_with("builtin-hash-idf-v1+corpus-"),
+        "{before}"
+    );
+    // Not a terminal: no progress bar, only the report.
+    let out = p.run(&["reembed"]);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("re-embedded 3 lessons with builtin-hash-idf-v1"),
+        "{text}"
+    );
+    let report = p.json(&["reembed"]);
+    assert_eq!(report["lessons"], 3);
+    assert_eq!(
+        report["embedder"]["name"],
+        fitted.as_str(),
+        "the same lessons fit the same"
+    );
+    let ids = |v: &Value| -> Vec<String> {
+        v["lessons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["id"].to_string())
+            .collect()
+    };
+    let after = p.json(&["recall", "checkout deploy"]);
+    assert_eq!(
+        ids(&after),
+        ids(&before),
+        "recency moved on; the order did not"
+    );
+    let err = p.fails(&["reembed", "--lessons-from", "x"]);
+    assert!(err.contains("--lessons-from"), "{err}");
+}

@@ -7,6 +7,7 @@ mod locomo;
 mod memory;
 mod recall;
 mod recall_bench;
+mod reembed;
 pub mod review;
 pub mod run;
 pub mod serve;
@@ -48,9 +49,21 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Import(args) => transfer::import(&paths, args, json),
         Command::Export(args) => transfer::export(&paths, args, json),
         Command::Recall(args) => recall::run(&paths, args, json),
+        Command::Reembed => reembed::run(&paths, json),
         Command::Bench(BenchCommand::Ingest { records, sizes }) => bench::run(records, sizes, json),
-        Command::Bench(BenchCommand::Recall { sizes, data }) => {
-            recall_bench::run_bench(sizes, data.as_deref(), json)
+        Command::Bench(BenchCommand::Recall {
+            sizes,
+            data,
+            m,
+            ef_construction,
+            ef_search,
+        }) => {
+            let params = lore_core::recall::HnswParams {
+                m,
+                ef_construction,
+                ef_search,
+            };
+            recall_bench::run_bench(sizes, data.as_deref(), params, json)
         }
         Command::Bench(BenchCommand::Locomo { data, embedder }) => {
             locomo::run_bench(&data, &embedder, json)

@@ -2,20 +2,22 @@
 //!
 //! Each size gets a corpus of synthetic LoCoMo-like lessons (`(date) speaker: sentence`, made
 //! from small word lists with a fixed-seed generator, so every run indexes the same text and no
-//! dataset is copied), indexed in memory with the pipeline's own components: Okapi BM25 and the
-//! builtin embedder fitted to the corpus (IDF) with exact dense search. A query is timed from its
-//! text to the packed context: embed it, take the sparse and dense candidates, fuse, MMR, guard
-//! and pack (the [`run`] that `lore recall` runs). Questions are LoCoMo's real ones when `--data`
-//! names its file, synthetic ones otherwise. The per-stage medians say what dominates. Index
-//! build time is excluded; there is no ANN index yet, so exact-vs-index recall is not measured.
+//! dataset is copied), indexed in memory with the components the Engine's recall index uses:
+//! [`SparseIndex`] (BM25 with MaxScore pruning) and [`VectorIndex`] (HNSW from 4096 vectors)
+//! over the builtin embedder fitted to the corpus. A query is timed as `Engine::recall` runs it
+//! once its index is fresh: embed the query, take the sparse and dense candidates, make
+//! pipeline entries for those candidates, then fuse, MMR, guard and pack ([`run`]). Questions
+//! are LoCoMo's real ones when `--data` names its file, synthetic ones otherwise. The per-stage
+//! medians say what dominates; index build time is reported apart. The ANN index's recall@10 is
+//! measured against an exact scan of the same vectors for the same questions.
 
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
 use lore_core::recall::{
-    ApproxTokenizer, Bm25Index, BuiltinEmbedder, DenseIndex, Embedder, Entries, QueryShape,
-    RankedList, RecallConfig, Source, run,
+    ApproxTokenizer, BuiltinEmbedder, Embedder, Entries, Hit, HnswParams, QueryShape, RankedList,
+    RecallConfig, Source, SparseIndex, VectorIndex, run,
 };
 use serde::Serialize;
 
@@ -34,7 +36,10 @@ struct SizeReport {
     /// Median milliseconds per stage: embed the query, BM25, dense search, fuse to pack.
     stages_p50_ms: Stages,
     build_s: f64,
-    ann_recall_at_10: Option<f64>,
+    /// Share of the exact top 10 (by cosine) that the vector index returned.
+    ann_recall_at_10: f64,
+    /// Whether the vector index searched an HNSW graph (false: it scanned exactly).
+    ann: bool,
 }
 
 #[derive(Serialize)]
@@ -48,25 +53,40 @@ struct Stages {
 #[derive(Serialize)]
 struct Report {
     embedder: String,
+    hnsw: HnswParams,
     questions: &'static str,
     sizes: Vec<SizeReport>,
 }
 
-pub fn run_bench(sizes: Vec<usize>, data: Option<&Path>, json: bool) -> Result<()> {
+pub fn run_bench(
+    sizes: Vec<usize>,
+    data: Option<&Path>,
+    params: HnswParams,
+    json: bool,
+) -> Result<()> {
     let (questions, from) = match data {
         Some(path) => (crate::commands::locomo::question_texts(path)?, "locomo"),
         None => ((0..250).map(synthetic_question).collect(), "synthetic"),
     };
     anyhow::ensure!(!questions.is_empty(), "no questions to ask");
+    anyhow::ensure!(
+        !sizes.is_empty() && sizes.iter().all(|&s| s > 0),
+        "give sizes of at least 1 lesson"
+    );
+    anyhow::ensure!(
+        params.m >= 2 && params.ef_construction >= 1 && params.ef_search >= 1,
+        "HNSW needs m of at least 2 and beams of at least 1"
+    );
     let mut reports = Vec::new();
     let mut embedder_name = String::new();
     for size in sizes {
-        let (report, name) = measure(size, &questions)?;
+        let (report, name) = measure(size, &questions, params)?;
         embedder_name = name;
         reports.push(report);
     }
     let report = Report {
         embedder: embedder_name,
+        hnsw: params,
         questions: from,
         sizes: reports,
     };
@@ -81,7 +101,8 @@ pub fn run_bench(sizes: Vec<usize>, data: Option<&Path>, json: bool) -> Result<(
         let st = &s.stages_p50_ms;
         output::line(format!(
             "{:>8} lessons: p50 {:.2} ms, p99 {:.2} ms ({} queries; medians: embed {:.3}, \
-             bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; index built in {:.1} s)",
+             bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; index built in {:.1} s); \
+             {} recall@10 vs exact {:.3}",
             s.lessons,
             s.p50_ms,
             s.p99_ms,
@@ -90,50 +111,69 @@ pub fn run_bench(sizes: Vec<usize>, data: Option<&Path>, json: bool) -> Result<(
             st.sparse,
             st.dense,
             st.pipeline,
-            s.build_s
+            s.build_s,
+            if s.ann { "HNSW" } else { "exact scan" },
+            s.ann_recall_at_10,
         ))?;
     }
-    output::line("exact vs ANN recall@10: no ANN index yet (dense search is exact)")
+    Ok(())
 }
 
-fn measure(size: usize, questions: &[String]) -> Result<(SizeReport, String)> {
+fn measure(size: usize, questions: &[String], params: HnswParams) -> Result<(SizeReport, String)> {
     let start = Instant::now();
     let texts: Vec<String> = (0..size).map(synthetic_lesson).collect();
     let embedder = BuiltinEmbedder::default().fitted(texts.iter().map(String::as_str));
     let id = embedder.id();
-    let mut bm25 = Bm25Index::new();
-    let mut dense = DenseIndex::new(id.clone());
-    let mut entries = Entries::new();
-    for (i, text) in texts.into_iter().enumerate() {
-        let key = format!("L{i}");
-        bm25.add(key.clone(), &text);
-        let vector = embedder.embed(&text)?;
-        dense.add(key.clone(), &vector, &id)?;
-        entries.insert(key.clone(), turn_entry(&key, &text, vector));
+    let mut sparse = SparseIndex::new();
+    let mut dense = VectorIndex::with_params(id.dim, params);
+    for text in &texts {
+        let slot = sparse.add(text);
+        let dense_slot = dense.add(&embedder.embed(text)?);
+        anyhow::ensure!(slot == dense_slot, "the indexes disagree on slots");
     }
     let build_s = start.elapsed().as_secs_f64();
     let config = RecallConfig::default();
     let pool = config.limit * config.pool_multiplier;
+    let all = |_: u32| true;
+    let hits = |found: Vec<(u32, f64)>| -> Vec<Hit> {
+        found
+            .into_iter()
+            .map(|(slot, score)| Hit {
+                id: format!("L{slot}"),
+                score,
+            })
+            .collect()
+    };
     let mut total = Vec::with_capacity(QUERIES);
     let mut stages: [Vec<f64>; 4] = Default::default();
+    let (mut found, mut wanted) = (0usize, 0usize);
     for q in questions.iter().cycle().take(QUERIES) {
         let t0 = Instant::now();
         let query = embedder.embed(q)?;
         let t1 = Instant::now();
-        let sparse = bm25.search(q, pool);
+        let sparse_hits = hits(sparse.search(q, pool, all));
         let t2 = Instant::now();
-        let hits = dense.search(&query, &id, pool)?;
+        let dense_hits = hits(dense.search(&query, pool, size, all));
         let t3 = Instant::now();
         let lists = [
             RankedList {
                 source: Source::Sparse,
-                hits: sparse,
+                hits: sparse_hits,
             },
             RankedList {
                 source: Source::Dense,
-                hits,
+                hits: dense_hits,
             },
         ];
+        // As the Engine does: entries for the candidates only.
+        let mut entries = Entries::new();
+        for hit in lists.iter().flat_map(|l| &l.hits) {
+            if !entries.contains_key(&hit.id) {
+                let slot: usize = hit.id[1..].parse()?;
+                let vector = dense.vector(slot as u32).to_vec();
+                entries.insert(hit.id.clone(), turn_entry(&hit.id, &texts[slot], vector));
+            }
+        }
         let out = run(
             &lists,
             &entries,
@@ -152,8 +192,13 @@ fn measure(size: usize, questions: &[String]) -> Result<(SizeReport, String)> {
         {
             s.push(ms(a, b));
         }
+        // Outside the timing: the exact top 10 that the index should have returned.
+        let exact: Vec<u32> = dense.exact(&query, 10, all).iter().map(|h| h.0).collect();
+        let approx = dense.search(&query, 10, size, all);
+        found += approx.iter().filter(|h| exact.contains(&h.0)).count();
+        wanted += exact.len();
     }
-    let [embed, sparse, dense_ms, pipeline] = stages.map(|mut s| quantile(&mut s, 0.5));
+    let [embed, sparse_ms, dense_ms, pipeline] = stages.map(|mut s| quantile(&mut s, 0.5));
     let report = SizeReport {
         lessons: size,
         queries: total.len(),
@@ -161,12 +206,13 @@ fn measure(size: usize, questions: &[String]) -> Result<(SizeReport, String)> {
         p99_ms: quantile(&mut total, 0.99),
         stages_p50_ms: Stages {
             embed,
-            sparse,
+            sparse: sparse_ms,
             dense: dense_ms,
             pipeline,
         },
         build_s,
-        ann_recall_at_10: None,
+        ann_recall_at_10: found as f64 / wanted.max(1) as f64,
+        ann: size >= lore_core::recall::HNSW_FROM,
     };
     Ok((report, id.to_string()))
 }

@@ -73,7 +73,14 @@ pub fn filter_drop(
 /// `λ × score - (1 - λ) × max similarity to what is already chosen`. Returns positions into
 /// `items` in the new order; ties keep the earlier item.
 pub fn mmr(items: &[(&Entry, f64)], lambda: f64, similarity: Similarity) -> Vec<usize> {
-    let bigrams: Vec<_> = items.iter().map(|(e, _)| text::bigrams(&e.text)).collect();
+    // Bigram sets cost allocations per item; cosine needs none, so make them only if used.
+    let jaccard =
+        similarity == Similarity::Jaccard || items.iter().any(|(e, _)| e.vector.is_none());
+    let bigrams: Vec<_> = if jaccard {
+        items.iter().map(|(e, _)| text::bigrams(&e.text)).collect()
+    } else {
+        Vec::new()
+    };
     let sim = |a: usize, b: usize| {
         let (ea, eb) = (items[a].0, items[b].0);
         match (&ea.vector, &eb.vector, similarity) {
