@@ -21,4 +21,4 @@ pub mod server;
 
 pub use auth::Access;
 pub use error::ApiError;
-pub use server::{Limits, app, check_bind, rest_app, run_until_signal, serve};
+pub use server::{Limits, app, app_with_hosts, check_bind, rest_app, run_until_signal, serve};

@@ -92,18 +92,34 @@ async fn time_limit(State(limit): State<Duration>, request: Request, next: Next)
     }
 }
 
-/// REST under `/v1`, `/metrics`, and MCP at `/mcp`; `shutdown` ends the MCP sessions.
+/// REST under `/v1`, `/metrics`, and MCP at `/mcp`; `shutdown` ends the MCP sessions and the
+/// event streams. `/mcp` answers only requests whose `Host` is a loopback name.
 pub fn app(
     engine: Arc<Engine>,
     limits: Limits,
     access: Access,
     shutdown: CancellationToken,
 ) -> Router {
+    app_with_hosts(engine, limits, access, shutdown, &[])
+}
+
+/// [`app`], with `/mcp` also answering requests whose `Host` is one of `mcp_hosts` (`name` or
+/// `name:port`). The check guards against DNS rebinding: a web page cannot make a browser talk
+/// to a local MCP server under a name it controls. A public deployment lists the names its
+/// clients use.
+pub fn app_with_hosts(
+    engine: Arc<Engine>,
+    limits: Limits,
+    access: Access,
+    shutdown: CancellationToken,
+    mcp_hosts: &[String],
+) -> Router {
     let metrics = Metrics::new();
     let mcp_engine = Arc::clone(&engine);
     let mcp_metrics = Arc::clone(&metrics);
     let mut config = StreamableHttpServerConfig::default();
     config.cancellation_token = shutdown.clone();
+    config.allowed_hosts.extend(mcp_hosts.iter().cloned());
     let mcp = StreamableHttpService::new(
         move || Ok(LoreMcp::new(Arc::clone(&mcp_engine)).with_metrics(Arc::clone(&mcp_metrics))),
         Arc::new(LocalSessionManager::default()),
@@ -178,7 +194,8 @@ pub async fn serve(
         .await
 }
 
-/// Serves REST and MCP over `engine` on `listener` until Ctrl-C or SIGTERM, then drains.
+/// Serves REST and MCP over `engine` on `listener` until Ctrl-C or SIGTERM, then drains;
+/// `mcp_hosts` as in [`app_with_hosts`].
 ///
 /// # Errors
 /// When accepting connections fails.
@@ -187,10 +204,12 @@ pub async fn run_until_signal(
     engine: Arc<Engine>,
     limits: Limits,
     access: Access,
+    mcp_hosts: &[String],
 ) -> std::io::Result<()> {
     let token = CancellationToken::new();
     tokio::spawn(cancel_on_signal(token.clone()));
-    serve(listener, app(engine, limits, access, token.clone()), token).await
+    let app = app_with_hosts(engine, limits, access, token.clone(), mcp_hosts);
+    serve(listener, app, token).await
 }
 
 /// Cancels `token` on Ctrl-C or SIGTERM.

@@ -683,3 +683,49 @@ fn jwt_configuration_is_checked_at_start_up() {
     let access = Access::new(&empty, Some(jwt::verifier(true, false)));
     assert!(lore_server::check_bind(addr, &access).is_ok());
 }
+
+/// `/mcp` refuses a `Host` it was not told about (DNS rebinding), even with a valid token, and
+/// answers the names a public deployment lists.
+#[tokio::test]
+async fn mcp_answers_only_known_host_names() {
+    let w = world();
+    let token = w.token(Role::Agent, "*");
+    let mcp = |app: Router, host: &'static str| {
+        let token = token.clone();
+        async move {
+            let request = Request::post("/mcp")
+                .header(header::HOST, host)
+                .header(header::AUTHORIZATION, format!("Bearer {token}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::ACCEPT, "application/json, text/event-stream")
+                .body(Body::from("{}"))
+                .unwrap();
+            let response = app.oneshot(request).await.unwrap();
+            let status = response.status();
+            let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+                .await
+                .unwrap();
+            (status, String::from_utf8_lossy(&bytes).into_owned())
+        }
+    };
+    for host in ["127.0.0.1:7077", "localhost"] {
+        let (status, body) = mcp(w.app.clone(), host).await;
+        assert_ne!(status, StatusCode::FORBIDDEN, "{host}: {body}");
+    }
+    let (status, body) = mcp(w.app.clone(), "lore.example").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body.contains("Host"), "{body}");
+
+    let access = Access::from_file(&TokenFile::load(&w.tokens).unwrap());
+    let listed = lore_server::app_with_hosts(
+        Arc::clone(&w.home.engine),
+        Limits::default(),
+        access,
+        CancellationToken::new(),
+        &["lore.example".to_owned()],
+    );
+    let (status, body) = mcp(listed.clone(), "lore.example").await;
+    assert_ne!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, _) = mcp(listed, "evil.example").await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}

@@ -32,6 +32,10 @@ pub struct ServeArgs {
     /// The issuer (`iss`) JWTs must name; required with a JWT key.
     #[arg(long, env = "LORE_JWT_ISSUER")]
     pub jwt_issuer: Option<String>,
+    /// A host name (or `name:port`) MCP clients use to reach this server; repeatable. `/mcp`
+    /// answers loopback names and the address it listens on, and these.
+    #[arg(long = "mcp-host", value_name = "HOST")]
+    pub mcp_hosts: Vec<String>,
     /// The audience (`aud`) JWTs must include.
     #[arg(long, env = "LORE_JWT_AUDIENCE", default_value = "lore")]
     pub jwt_audience: String,
@@ -109,7 +113,22 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
                 .to_owned(),
         };
         output::line(format!("{auth} Store: {}", paths.db().display()))?;
-        lore_server::run_until_signal(listener, engine, Limits::default(), access).await?;
+        let mut mcp_hosts = args.mcp_hosts.clone();
+        if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
+            mcp_hosts.push(addr.ip().to_string());
+        }
+        if !addr.ip().is_loopback() {
+            let names = if args.mcp_hosts.is_empty() {
+                "loopback names and the listening address only; add --mcp-host NAME for the \
+                 names clients use"
+                    .to_owned()
+            } else {
+                format!("loopback names and {}", mcp_hosts.join(", "))
+            };
+            output::line(format!("MCP answers Host headers of {names}."))?;
+        }
+        lore_server::run_until_signal(listener, engine, Limits::default(), access, &mcp_hosts)
+            .await?;
         Ok(())
     })
 }
