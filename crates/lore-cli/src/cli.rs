@@ -8,6 +8,7 @@ use lore_core::engine::HumanCorrections;
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{AuthorKind, CurationMode, LessonStatus, Outcome, SignalChannel};
 use lore_core::recall::HnswParams;
+use lore_embed::EmbedderKind;
 
 /// Lore: a learning memory for AI agents.
 #[derive(Debug, Parser)]
@@ -50,6 +51,18 @@ pub struct Global {
         value_parser = parse_human_corrections
     )]
     pub human_corrections: HumanCorrections,
+    /// The embedder for dense recall: `builtin` (no model), `minilm` (the local model in
+    /// `LORE_MINILM_PATH`; builds with the `minilm` feature) or `http` (an OpenAI-compatible
+    /// `/v1/embeddings` service: `LORE_EMBEDDER_BASE_URL`, `LORE_EMBEDDER_MODEL`,
+    /// `LORE_EMBEDDER_API_KEY`).
+    #[arg(
+        long,
+        global = true,
+        env = "LORE_EMBEDDER",
+        default_value = "builtin",
+        value_parser = parse_embedder
+    )]
+    pub embedder: EmbedderKind,
 }
 
 #[derive(Debug, Subcommand)]
@@ -351,10 +364,47 @@ pub enum BenchCommand {
         /// LoCoMo's JSON file (a list of samples).
         #[arg(long)]
         data: PathBuf,
-        /// The dense embedder.
-        #[arg(long, default_value = "builtin")]
-        embedder: String,
+        /// Which questions: `dev` (the half defaults are chosen on), `heldout` (the other
+        /// half) or `all`.
+        #[arg(long, default_value = "all", value_parser = parse_split)]
+        split: Split,
     },
+}
+
+/// Which LoCoMo questions `lore bench locomo` asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Split {
+    /// Every other question of each conversation, from the first: defaults are chosen here.
+    Dev,
+    /// The rest, for measuring those defaults on questions they were not chosen on.
+    Heldout,
+    /// Both halves.
+    All,
+}
+
+impl Split {
+    /// Whether the question at `index` within its conversation belongs to this split.
+    pub fn keeps(self, index: usize) -> bool {
+        match self {
+            Split::Dev => index.is_multiple_of(2),
+            Split::Heldout => !index.is_multiple_of(2),
+            Split::All => true,
+        }
+    }
+}
+
+fn parse_embedder(raw: &str) -> Result<EmbedderKind, String> {
+    EmbedderKind::parse(raw).map_err(|e| e.to_string())
+}
+
+fn parse_split(raw: &str) -> Result<Split, String> {
+    match raw {
+        "dev" => Ok(Split::Dev),
+        "heldout" => Ok(Split::Heldout),
+        "all" => Ok(Split::All),
+        other => Err(format!("{other:?}; expected dev, heldout or all")),
+    }
 }
 
 fn parse_outcome(raw: &str) -> Result<Outcome, String> {

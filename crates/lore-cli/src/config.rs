@@ -4,8 +4,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use lore_core::recall::Embedder;
 use lore_core::skills::SkillLibrary;
 use lore_core::{Engine, EngineConfig};
+use lore_embed::{EmbedderConfig, EmbedderKind};
 use lore_sqlite::{OpenMode, SqliteStore};
 
 use crate::cli::Global;
@@ -25,6 +27,8 @@ pub struct Paths {
     pub project_root: PathBuf,
     /// Curation settings from the global flags (`--curation`, `--human-corrections`).
     pub engine_config: EngineConfig,
+    /// The embedder for dense recall (`--embedder`).
+    pub embedder: EmbedderKind,
 }
 
 impl Paths {
@@ -64,6 +68,7 @@ impl Paths {
             skills,
             project_root,
             engine_config,
+            embedder: global.embedder,
         })
     }
 
@@ -83,6 +88,14 @@ impl Paths {
         })?;
         Ok(Engine::new(Arc::new(store), self.engine_config)
             .with_skills(SkillLibrary::new(&self.skills, &self.project_root)))
+    }
+
+    /// The embedder `--embedder` names, with its settings from the environment. Loading a model
+    /// takes a moment, so only the commands that recall call this.
+    pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+        let config = EmbedderConfig::from_env()?.with_kind(self.embedder);
+        lore_embed::connect(&config)
+            .with_context(|| format!("cannot use the {} embedder", self.embedder.as_str()))
     }
 }
 

@@ -3,6 +3,8 @@
 use std::fs;
 use std::process::{Command, Output};
 
+use lore_core::recall::{BuiltinEmbedder, Embedder};
+use lore_providers::fake::{FakeServer, embeddings_answer};
 use serde_json::Value;
 
 struct Project {
@@ -54,8 +56,13 @@ impl Project {
     }
 
     fn run(&self, args: &[&str]) -> Output {
+        self.run_with(args, &[])
+    }
+
+    fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_lore"))
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(self.dir.path())
             .env_remove("LORE_HOME")
             .env_remove("LORE_SKILLS_DIR")
@@ -204,4 +211,99 @@ fn reembed_refits_and_recall_uses_the_new_fit() {
     );
     let err = p.fails(&["reembed", "--lessons-from", "x"]);
     assert!(err.contains("--lessons-from"), "{err}");
+}
+
+#[test]
+fn recall_uses_an_http_embedder_when_asked() {
+    let p = Project::with_lessons();
+    // A service whose vectors are the builtin embedder's: enough meaning to rank by.
+    let server = FakeServer::start(|request| {
+        let model = BuiltinEmbedder::with_dim(64).unwrap();
+        let vectors: Vec<Vec<f32>> = request.body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| model.embed(t.as_str().unwrap()).unwrap())
+            .collect();
+        embeddings_answer(&vectors, "fake-embed")
+    });
+    let base = format!("{}/v1", server.url());
+    let env = [
+        ("LORE_EMBEDDER_BASE_URL", base.as_str()),
+        ("LORE_EMBEDDER_MODEL", "fake-embed"),
+    ];
+    let args = [
+        "recall",
+        "checkout fails after deploy",
+        "--embedder",
+        "http",
+        "--json",
+    ];
+    let out = p.run_with(&args, &env);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["embedder"]["name"], "openai-embeddings:fake-embed");
+    assert_eq!(json["embedder"]["dim"], 64);
+    assert_eq!(
+        json["lessons"][0]["id"].as_str().unwrap().get(..2),
+        Some("R-")
+    );
+    let seen = server.requests();
+    assert!(seen.iter().all(|r| r.path == "/v1/embeddings"));
+    let inputs: Vec<&str> = seen
+        .iter()
+        .flat_map(|r| r.body["input"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        inputs.contains(&"checkout fails after deploy"),
+        "{inputs:?}"
+    );
+
+    // The same choice through the environment.
+    let env_choice = [("LORE_EMBEDDER", "http"), env[0], env[1]];
+    let out = p.run_with(&args[..2], &env_choice);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("openai-embeddings:fake-embed"));
+}
+
+#[test]
+fn unusable_embedders_are_refused_by_name() {
+    let p = Project::with_lessons();
+    let err = p.fails(&["recall", "checkout", "--embedder", "word2vec"]);
+    assert!(
+        err.contains("word2vec") && err.contains("builtin, minilm or http"),
+        "{err}"
+    );
+
+    let refused = |env: &[(&str, &str)]| {
+        let out = p.run_with(&["recall", "checkout"], env);
+        assert!(!out.status.success(), "{env:?} should fail");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = refused(&[
+        ("LORE_EMBEDDER", "minilm"),
+        ("LORE_MINILM_PATH", "/no/such/model"),
+    ]);
+    assert!(err.contains("minilm embedder"), "{err}");
+    assert!(
+        err.contains("/no/such/model") || err.contains("--features minilm"),
+        "names the folder, or the missing feature: {err}"
+    );
+    let err = refused(&[("LORE_EMBEDDER", "http")]);
+    assert!(err.contains("LORE_EMBEDDER_MODEL"), "{err}");
+    let err = refused(&[
+        ("LORE_EMBEDDER", "http"),
+        ("LORE_EMBEDDER_MODEL", "m"),
+        ("LORE_EMBEDDER_BASE_URL", "ftp://example.invalid"),
+    ]);
+    assert!(err.contains("LORE_EMBEDDER_BASE_URL"), "{err}");
 }

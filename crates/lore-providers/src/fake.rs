@@ -115,6 +115,26 @@ impl Protocol {
     }
 }
 
+/// A 200 answer to `POST /embeddings` carrying `vectors`, listed last first (servers may answer
+/// in any order; `index` says where each belongs).
+pub fn embeddings_answer(vectors: &[Vec<f32>], model: &str) -> Reply {
+    let data: Vec<Value> = vectors
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, v)| json!({"object": "embedding", "index": i, "embedding": v}))
+        .collect();
+    let body = json!({
+        "object": "list", "data": data, "model": model,
+        "usage": {"prompt_tokens": 8, "total_tokens": 8}
+    });
+    Reply::Raw {
+        status: 200,
+        body: body.to_string(),
+        retry_after: None,
+    }
+}
+
 type Handler = dyn Fn(&Captured) -> Reply + Send + Sync;
 
 /// A running fake provider; it stops when dropped.

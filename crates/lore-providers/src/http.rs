@@ -62,17 +62,21 @@ pub(crate) struct Http {
 
 impl Http {
     pub(crate) fn new(config: &LlmConfig) -> Self {
+        Self::with(config.timeout, config.retry, config.api_key.clone())
+    }
+
+    pub(crate) fn with(timeout: Duration, retry: RetryPolicy, key: Option<ApiKey>) -> Self {
         let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(config.timeout))
+            .timeout_global(Some(timeout))
             .http_status_as_error(false)
             .user_agent(concat!("lore/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
         Self {
             agent,
-            timeout: config.timeout,
-            retry: config.retry,
-            key: config.api_key.clone(),
+            timeout,
+            retry,
+            key,
         }
     }
 

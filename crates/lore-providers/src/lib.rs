@@ -16,6 +16,7 @@
 
 mod anthropic;
 mod config;
+mod embed;
 #[cfg(feature = "fake")]
 pub mod fake;
 mod http;
@@ -26,6 +27,7 @@ use std::sync::Arc;
 
 pub use anthropic::AnthropicClient;
 pub use config::{ApiKey, LlmConfig, ProviderKind};
+pub use embed::{BATCH as EMBED_BATCH, HttpEmbedder, HttpEmbedderConfig};
 pub use http::RetryPolicy;
 use lore_core::llm::Llm;
 #[cfg(doc)]

@@ -4,22 +4,30 @@
 //! appended; each QA question is asked within its own conversation; a question scores the share
 //! of its evidence turns found in the top k (LoCoMo's `recall_acc`), averaged per category and
 //! overall. The candidate lists come from the same components `lore recall` uses (Okapi BM25
-//! with stop words, the builtin embedder with exact dense search) and the fusions are the
+//! with stop words, the `--embedder` with exact dense search, fitted to the conversation when the
+//! embedder learns from its corpus, as the Engine fits it to a store) and the fusions are the
 //! pipeline's own [`rank`], so the figures measure the engine's retrieval logic, not a copy.
 //! `pipeline` runs the whole of [`run`] (MMR λ 0.7 over a pool of 75) with caps and budget off,
 //! since every turn is in scope and a session cap would hide evidence by design.
+//!
+//! `--split dev` asks every other question of each conversation (from the first), `heldout` the
+//! rest: defaults are chosen on `dev` and reported on both.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use lore_core::recall::{
-    ApproxTokenizer, Bm25Index, BuiltinEmbedder, DenseIndex, Eligibility, Embedder, Entries, Entry,
-    Fusion, QueryShape, RankedList, RecallConfig, Source, rank, run,
+    ApproxTokenizer, Bm25Index, ContextSpread, DenseIndex, Eligibility, Embedder, Entries, Entry,
+    Fusion, QueryShape, RankedList, RecallConfig, Sequences, Source, rank, run, spread,
 };
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::cli::Split;
+use crate::config::Paths;
 use crate::output;
 
 const KS: [usize; 3] = [5, 10, 25];
@@ -32,29 +40,37 @@ const CATEGORIES: [(u64, &str); 5] = [
     (5, "adversarial"),
 ];
 
-/// The methods compared, in report order. `idf` methods use the builtin embedder fitted to the
-/// conversation's turns (as the Engine fits it to a store's lessons); the others use it unfitted.
-fn methods() -> Vec<(&'static str, Method)> {
-    use Dense::{Flat, Idf};
-    vec![
+/// The methods compared, in report order. Dense lists use the embedder fitted to the
+/// conversation's turns when it fits (the builtin one: IDF); `unfitted` methods use it as is and
+/// are only listed for an embedder that fits.
+fn methods(fits: bool) -> Vec<(&'static str, Method)> {
+    use Dense::{Fitted, Unfitted};
+    let mut methods = vec![
         ("bm25", Method::Sparse),
-        ("dense", Method::Dense(Flat)),
-        ("dense_idf", Method::Dense(Idf)),
-        ("rrf_k60_idf", Method::Fused(Fusion::Rrf { k: 60.0 }, Idf)),
-        ("rrf_k10_idf", Method::Fused(Fusion::Rrf { k: 10.0 }, Idf)),
-        ("linear_0.5", linear(0.5, Flat)),
-        ("linear_0.8", linear(0.8, Flat)),
-        ("linear_0.5_idf", linear(0.5, Idf)),
-        ("linear_0.6_idf", linear(0.6, Idf)),
-        ("linear_0.7_idf", linear(0.7, Idf)),
-        ("linear_0.8_idf", linear(0.8, Idf)),
-        ("linear_0.9_idf", linear(0.9, Idf)),
+        ("dense", Method::Dense(Fitted)),
+        ("rrf_k60", Method::Fused(Fusion::Rrf { k: 60.0 }, Fitted)),
+        ("rrf_k10", Method::Fused(Fusion::Rrf { k: 10.0 }, Fitted)),
+        ("linear_0.5", linear(0.5, Fitted)),
+        ("linear_0.6", linear(0.6, Fitted)),
+        ("linear_0.7", linear(0.7, Fitted)),
+        ("linear_0.8", linear(0.8, Fitted)),
+        ("linear_0.9", linear(0.9, Fitted)),
         (
             "default",
-            Method::Fused(RecallConfig::default().fusion, Idf),
+            Method::Fused(RecallConfig::default().fusion, Fitted),
         ),
         ("pipeline", Method::Pipeline),
-    ]
+        ("bm25_context", context(1.0)),
+        ("dense_context", context(0.0)),
+        ("linear_0.5_context", context(0.5)),
+        ("linear_0.9_context", context(0.9)),
+    ];
+    if fits {
+        methods.insert(2, ("dense_unfitted", Method::Dense(Unfitted)));
+        methods.insert(9, ("linear_0.5_unfitted", linear(0.5, Unfitted)));
+        methods.insert(10, ("linear_0.8_unfitted", linear(0.8, Unfitted)));
+    }
+    methods
 }
 
 /// Linear fusion with `sparse` on BM25 and the rest on the dense list.
@@ -68,21 +84,32 @@ fn linear(sparse: f64, dense: Dense) -> Method {
     )
 }
 
+/// Linear fusion with `sparse` on BM25, then neighbour context ([`spread`], its defaults).
+fn context(sparse: f64) -> Method {
+    match linear(sparse, Dense::Fitted) {
+        Method::Fused(fusion, dense) => Method::Context(fusion, dense),
+        other => other,
+    }
+}
+
 #[derive(Clone, Copy)]
 enum Method {
     Sparse,
     Dense(Dense),
     Fused(Fusion, Dense),
+    /// Fused, then re-scored with neighbouring turns of the same session.
+    Context(Fusion, Dense),
     Pipeline,
 }
 
-/// Which builtin embedder makes the dense list.
+/// Which copy of the embedder makes the dense list.
 #[derive(Clone, Copy)]
 enum Dense {
-    /// Unfitted: every feature of a kind weighs the same.
-    Flat,
-    /// Fitted to the conversation: features weighted by IDF (what the Engine uses).
-    Idf,
+    /// As configured.
+    Unfitted,
+    /// Fitted to the conversation (the builtin one: features weighted by IDF), as the Engine
+    /// fits it to a store; the same as `Unfitted` for an embedder that learns nothing.
+    Fitted,
 }
 
 /// Recall at 5, 10 and 25 over some questions.
@@ -123,17 +150,29 @@ struct MethodReport {
     categories: BTreeMap<&'static str, Recall>,
 }
 
+/// Milliseconds to embed one question (one `embed` call each, as `lore recall` does).
+#[derive(Serialize)]
+struct Latency {
+    queries: usize,
+    p50_ms: f64,
+    p90_ms: f64,
+}
+
 #[derive(Serialize)]
 struct Report {
     embedder: String,
+    split: Split,
     conversations: usize,
     default_fusion: Fusion,
+    query_embedding: Latency,
     methods: BTreeMap<&'static str, MethodReport>,
 }
 
 /// One conversation's memories and questions.
 struct Conversation {
     turns: Vec<(String, String)>,
+    /// Each turn's session and place in it.
+    sequences: Sequences,
     questions: Vec<Question>,
 }
 
@@ -143,37 +182,48 @@ struct Question {
     evidence: Vec<String>,
 }
 
-pub fn run_bench(data: &Path, embedder: &str, json: bool) -> Result<()> {
-    if embedder != "builtin" {
-        bail!("embedder {embedder:?} is not available yet; use builtin");
-    }
+pub fn run_bench(data: &Path, paths: &Paths, split: Split, json: bool) -> Result<()> {
     let raw =
         std::fs::read_to_string(data).with_context(|| format!("reading {}", data.display()))?;
     let samples: Vec<Value> = serde_json::from_str(&raw).context("LoCoMo JSON")?;
     let conversations: Vec<Conversation> =
         samples.iter().map(conversation).collect::<Result<_>>()?;
-    let embedder = BuiltinEmbedder::default();
-    let methods = methods();
+    let embedder = paths.embedder()?;
+    let fits = embedder.fit(&["probe"]).is_some();
+    let methods = methods(fits);
     let mut sums: Vec<(Sums, HashMap<u64, Sums>)> =
         methods.iter().map(|_| Default::default()).collect();
+    let mut embed_ms = Vec::new();
     for conv in &conversations {
         let index = ConversationIndex::build(conv, &embedder)?;
-        for q in &conv.questions {
+        let asked = conv.questions.iter().enumerate();
+        for (_, q) in asked.filter(|(i, _)| split.keeps(*i)) {
+            let query = index.query(&q.text, &mut embed_ms)?;
             for ((_, method), (all, by_cat)) in methods.iter().zip(sums.iter_mut()) {
-                let ranking = index.ranking(&q.text, *method)?;
+                let ranking = index.ranking(&query, *method)?;
                 let scores = KS.map(|k| evidence_recall(&ranking, &q.evidence, k));
                 all.add(scores);
                 by_cat.entry(q.category).or_default().add(scores);
             }
         }
     }
+    embed_ms.sort_by(f64::total_cmp);
+    let quantile = |q: f64| {
+        embed_ms
+            .get(((embed_ms.len() as f64 - 1.0) * q).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
     let report = Report {
-        embedder: format!(
-            "{}, unfitted and fitted per conversation (idf)",
-            embedder.id()
-        ),
+        embedder: embedder.id().to_string(),
+        split,
         conversations: conversations.len(),
         default_fusion: RecallConfig::default().fusion,
+        query_embedding: Latency {
+            queries: embed_ms.len(),
+            p50_ms: quantile(0.5),
+            p90_ms: quantile(0.9),
+        },
         methods: methods
             .iter()
             .zip(&sums)
@@ -198,11 +248,17 @@ fn method_report(all: &Sums, by_cat: &HashMap<u64, Sums>) -> MethodReport {
 
 fn print_report(report: &Report, methods: &[(&'static str, Method)]) -> Result<()> {
     output::line(format!(
-        "LoCoMo evidence recall, {} conversations, dense: {}",
-        report.conversations, report.embedder
+        "LoCoMo evidence recall, {} conversations, {:?} questions, dense: {}",
+        report.conversations, report.split, report.embedder
     ))?;
     output::line(format!(
-        "{:<14} {:<12} {:>9} {:>6} {:>6} {:>6}",
+        "query embedding: p50 {:.2} ms, p90 {:.2} ms over {} questions",
+        report.query_embedding.p50_ms,
+        report.query_embedding.p90_ms,
+        report.query_embedding.queries
+    ))?;
+    output::line(format!(
+        "{:<20} {:<12} {:>9} {:>6} {:>6} {:>6}",
         "method", "category", "questions", "@5", "@10", "@25"
     ))?;
     for (name, _) in methods {
@@ -214,7 +270,7 @@ fn print_report(report: &Report, methods: &[(&'static str, Method)]) -> Result<(
             .chain([("overall", &m.overall)]);
         for (cat, r) in rows {
             output::line(format!(
-                "{name:<14} {cat:<12} {:>9} {:>6.3} {:>6.3} {:>6.3}",
+                "{name:<20} {cat:<12} {:>9} {:>6.3} {:>6.3} {:>6.3}",
                 r.questions, r.recall_at_5, r.recall_at_10, r.recall_at_25
             ))?;
         }
@@ -232,26 +288,35 @@ fn evidence_recall(ranking: &[String], evidence: &[String], k: usize) -> f64 {
 /// The indexes of one conversation, built with the pipeline's components.
 struct ConversationIndex {
     bm25: Bm25Index,
-    flat: DenseSide,
-    idf: DenseSide,
+    unfitted: DenseSide,
+    /// `None` when the embedder learns nothing from its corpus (`unfitted` serves both).
+    fitted: Option<DenseSide>,
     entries: Entries,
+    sequences: Sequences,
     size: usize,
+}
+
+/// A question with its vectors, embedded once for every method.
+struct Query<'a> {
+    text: &'a str,
+    unfitted: Vec<f32>,
+    fitted: Option<Vec<f32>>,
 }
 
 /// One embedder's exact index over the turns.
 struct DenseSide {
-    embedder: BuiltinEmbedder,
+    embedder: Arc<dyn Embedder>,
     index: DenseIndex,
     vectors: HashMap<String, Vec<f32>>,
 }
 
 impl DenseSide {
-    fn build(embedder: BuiltinEmbedder, turns: &[(String, String)]) -> Result<Self> {
+    fn build(embedder: Arc<dyn Embedder>, turns: &[(String, String)]) -> Result<Self> {
         let id = embedder.id();
         let mut index = DenseIndex::new(id.clone());
+        let texts: Vec<&str> = turns.iter().map(|(_, t)| t.as_str()).collect();
         let mut vectors = HashMap::new();
-        for (dia_id, text) in turns {
-            let vector = embedder.embed(text)?;
+        for ((dia_id, _), vector) in turns.iter().zip(embedder.embed_batch(&texts)?) {
             index.add(dia_id.clone(), &vector, &id)?;
             vectors.insert(dia_id.clone(), vector);
         }
@@ -262,67 +327,88 @@ impl DenseSide {
         })
     }
 
-    fn search(&self, question: &str, k: usize) -> Result<RankedList> {
-        let query = self.embedder.embed(question)?;
+    fn search(&self, query: &[f32], k: usize) -> Result<RankedList> {
         Ok(RankedList {
             source: Source::Dense,
-            hits: self.index.search(&query, &self.embedder.id(), k)?,
+            hits: self.index.search(query, &self.embedder.id(), k)?,
         })
     }
 }
 
 impl ConversationIndex {
-    fn build(conv: &Conversation, embedder: &BuiltinEmbedder) -> Result<Self> {
+    fn build(conv: &Conversation, embedder: &Arc<dyn Embedder>) -> Result<Self> {
         let mut bm25 = Bm25Index::new();
         for (dia_id, text) in &conv.turns {
             bm25.add(dia_id.clone(), text);
         }
-        let fitted = embedder.fitted(conv.turns.iter().map(|(_, t)| t.as_str()));
-        let flat = DenseSide::build(embedder.clone(), &conv.turns)?;
-        let idf = DenseSide::build(fitted, &conv.turns)?;
+        let texts: Vec<&str> = conv.turns.iter().map(|(_, t)| t.as_str()).collect();
+        let unfitted = DenseSide::build(embedder.clone(), &conv.turns)?;
+        let fitted = match embedder.fit(&texts) {
+            Some(fitted) => Some(DenseSide::build(fitted, &conv.turns)?),
+            None => None,
+        };
+        let vectors = &fitted.as_ref().unwrap_or(&unfitted).vectors;
         let entries = conv
             .turns
             .iter()
             .map(|(dia_id, text)| {
-                let vector = idf.vectors[dia_id].clone();
+                let vector = vectors[dia_id].clone();
                 (dia_id.clone(), turn_entry(dia_id, text, vector))
             })
             .collect();
         Ok(Self {
             bm25,
-            flat,
-            idf,
+            unfitted,
+            fitted,
             entries,
+            sequences: conv.sequences.clone(),
             size: conv.turns.len(),
         })
     }
 
+    /// Embeds `text` for every dense side, timing the configured embedder's call into `ms`.
+    fn query<'a>(&self, text: &'a str, ms: &mut Vec<f64>) -> Result<Query<'a>> {
+        let start = Instant::now();
+        let unfitted = self.unfitted.embedder.embed(text)?;
+        ms.push(start.elapsed().as_secs_f64() * 1e3);
+        let fitted = match &self.fitted {
+            Some(side) => Some(side.embedder.embed(text)?),
+            None => None,
+        };
+        Ok(Query {
+            text,
+            unfitted,
+            fitted,
+        })
+    }
+
     /// Every turn the method ranks, best first (full rankings, so fusion sees whole lists).
-    fn ranking(&self, question: &str, method: Method) -> Result<Vec<String>> {
+    fn ranking(&self, query: &Query<'_>, method: Method) -> Result<Vec<String>> {
         let sparse = RankedList {
             source: Source::Sparse,
-            hits: self.bm25.search(question, self.size),
+            hits: self.bm25.search(query.text, self.size),
         };
-        let dense = |which| match which {
-            Dense::Flat => self.flat.search(question, self.size),
-            Dense::Idf => self.idf.search(question, self.size),
+        let dense = |which| match (which, &self.fitted, &query.fitted) {
+            (Dense::Fitted, Some(side), Some(vector)) => side.search(vector, self.size),
+            _ => self.unfitted.search(&query.unfitted, self.size),
         };
         let ids = |list: RankedList| list.hits.into_iter().map(|h| h.id).collect();
         let config = |fusion| RecallConfig::builder().fusion(fusion);
         Ok(match method {
             Method::Sparse => ids(sparse),
             Method::Dense(which) => ids(dense(which)?),
-            Method::Fused(fusion, which) => {
+            Method::Fused(fusion, which) | Method::Context(fusion, which) => {
                 let config = config(fusion).build()?;
-                rank(
+                let mut scored = rank(
                     &[sparse, dense(which)?],
                     &self.entries,
                     QueryShape::default(),
                     &config,
-                )
-                .into_iter()
-                .map(|s| s.fused.id)
-                .collect()
+                );
+                if matches!(method, Method::Context(..)) {
+                    scored = spread(scored, &self.sequences, ContextSpread::default());
+                }
+                scored.into_iter().map(|s| s.fused.id).collect()
             }
             Method::Pipeline => {
                 let config = config(RecallConfig::default().fusion)
@@ -330,7 +416,7 @@ impl ConversationIndex {
                     .caps(None, None)
                     .budget(usize::MAX)
                     .build()?;
-                let lists = [sparse, dense(Dense::Idf)?];
+                let lists = [sparse, dense(Dense::Fitted)?];
                 let out = run(
                     &lists,
                     &self.entries,
@@ -374,6 +460,7 @@ pub(crate) fn question_texts(data: &Path) -> Result<Vec<String>> {
 fn conversation(sample: &Value) -> Result<Conversation> {
     let conv = &sample["conversation"];
     let mut turns = Vec::new();
+    let mut sequences = Sequences::new();
     for n in 1.. {
         let Some(session) = conv.get(format!("session_{n}")).and_then(Value::as_array) else {
             break;
@@ -391,14 +478,21 @@ fn conversation(sample: &Value) -> Result<Conversation> {
             if let Some(caption) = turn.get("blip_caption").and_then(Value::as_str) {
                 text.push_str(&format!(" [shares {caption}]"));
             }
-            turns.extend(dia_id.map(|id| (id, text)));
+            if let Some(id) = dia_id {
+                sequences.push(id.clone(), &format!("session_{n}"), turns.len() as u64);
+                turns.push((id, text));
+            }
         }
     }
     let questions = sample["qa"]
         .as_array()
         .map(|qa| qa.iter().filter_map(question).collect())
         .unwrap_or_default();
-    Ok(Conversation { turns, questions })
+    Ok(Conversation {
+        turns,
+        sequences,
+        questions,
+    })
 }
 
 /// A question with its evidence; `None` when it has no usable evidence (some open-domain ones).

@@ -65,8 +65,8 @@ pub fn run(cli: Cli) -> Result<()> {
             };
             recall_bench::run_bench(sizes, data.as_deref(), params, json)
         }
-        Command::Bench(BenchCommand::Locomo { data, embedder }) => {
-            locomo::run_bench(&data, &embedder, json)
+        Command::Bench(BenchCommand::Locomo { data, split }) => {
+            locomo::run_bench(&data, &paths, split, json)
         }
     }
 }

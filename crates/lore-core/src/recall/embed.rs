@@ -67,6 +67,15 @@ pub trait Embedder: Send + Sync {
     /// Embedder-specific failures (a model that cannot run, a service that does not answer).
     fn embed(&self, text: &str) -> Result<Vec<f32>>;
 
+    /// Embeds each of `texts`, in order. A model embeds a batch in one pass and a service in one
+    /// request, much faster than one call per text; the default calls [`Embedder::embed`].
+    ///
+    /// # Errors
+    /// As [`Embedder::embed`]; one failure fails the batch.
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        texts.iter().map(|t| self.embed(t)).collect()
+    }
+
     /// An embedder fitted to `corpus` (the texts it is about to index), or `None` for one that
     /// learns nothing from its corpus. A fitted embedder's identity names the fit, so its
     /// vectors are never compared with another fit's.

@@ -20,6 +20,7 @@
 //! tables.
 
 mod ann;
+mod context;
 mod embed;
 mod fuse;
 mod hnsw;
@@ -35,6 +36,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 pub use ann::{HNSW_FROM, VectorIndex};
+pub use context::{ContextSpread, Sequences, spread};
 pub use embed::{BUILTIN_DIM, BuiltinEmbedder, Embedder, EmbedderId, cosine, normalize, text_hash};
 pub use fuse::{Components, Fused, OnErrorWeights, Scoring, SourceScore, fuse, recency};
 pub use hnsw::{Hnsw, HnswParams};

@@ -1,0 +1,232 @@
+//! A local sentence-transformers BERT model (all-MiniLM-L6-v2 and its kin) run with candle on
+//! the CPU: WordPiece tokens from the folder's `tokenizer.json`, the BERT encoder from
+//! `model.safetensors` and `config.json`, mean pooling over the attention mask, L2
+//! normalization, which is what sentence-transformers does for these models, so the vectors
+//! match theirs.
+//!
+//! The identity names the folder and a SHA-256 over what decides the output (`config.json`,
+//! `tokenizer.json`, the weights' length, first and last MiB), so two different models, or one
+//! fine-tuned copy of another, never compare, while hashing stays quick in debug builds.
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use lore_core::recall::{Embedder, EmbedderId};
+use lore_core::{Error, Result};
+use sha2::{Digest, Sha256};
+use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+
+/// Texts per forward pass: padding to the longest of a batch wastes little at this size, and
+/// the activations stay a few MB.
+const BATCH: usize = 32;
+
+/// The word-piece limit when the folder does not say (`sentence_bert_config.json`'s
+/// `max_seq_length`); all-MiniLM-L6-v2 was trained at 256.
+const DEFAULT_MAX_TOKENS: usize = 256;
+
+/// A BERT sentence-embedding model loaded from a folder.
+pub struct MiniLm {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    id: EmbedderId,
+}
+
+impl std::fmt::Debug for MiniLm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MiniLm").field("id", &self.id).finish()
+    }
+}
+
+fn bad(path: &Path, why: impl std::fmt::Display) -> Error {
+    Error::invalid(format!("embedding model at {}", path.display()), why)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| bad(path, format!("cannot read it: {e}")))
+}
+
+impl MiniLm {
+    /// Loads the model in `dir` (a sentence-transformers folder).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the file at fault: a missing folder or file, a config that is
+    /// not BERT's, a pooling other than mean, weights that do not fit the config.
+    pub fn load(dir: &Path) -> Result<Self> {
+        if !dir.is_dir() {
+            return Err(bad(
+                dir,
+                "no such folder; point LORE_MINILM_PATH at a sentence-transformers folder \
+                 holding config.json, model.safetensors and tokenizer.json",
+            ));
+        }
+        let config_path = dir.join("config.json");
+        let config_bytes = read(&config_path)?;
+        let config_json: serde_json::Value = serde_json::from_slice(&config_bytes)
+            .map_err(|e| bad(&config_path, format!("not JSON: {e}")))?;
+        if let Some(kind) = config_json.get("model_type").and_then(|v| v.as_str())
+            && kind != "bert"
+        {
+            return Err(bad(
+                &config_path,
+                format!("model_type {kind:?}; only BERT models are supported"),
+            ));
+        }
+        let config: Config = serde_json::from_value(config_json)
+            .map_err(|e| bad(&config_path, format!("not a BERT config: {e}")))?;
+        check_pooling(dir)?;
+
+        let tokenizer_path = dir.join("tokenizer.json");
+        let tokenizer_bytes = read(&tokenizer_path)?;
+        let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes)
+            .map_err(|e| bad(&tokenizer_path, format!("not a tokenizer: {e}")))?;
+        let max_tokens = max_tokens(dir).min(config.max_position_embeddings);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| bad(&tokenizer_path, e))?;
+        tokenizer.with_padding(Some(PaddingParams::default()));
+
+        let weights_path = dir.join("model.safetensors");
+        let weights = read(&weights_path)?;
+        let hash = fingerprint(&config_bytes, &tokenizer_bytes, &weights);
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+            .map_err(|e| bad(&weights_path, e))?;
+        let model = BertModel::load(vb, &config).map_err(|e| {
+            bad(
+                &weights_path,
+                format!("weights do not fit config.json: {e}"),
+            )
+        })?;
+        let id = EmbedderId {
+            name: format!("bert-mean-v1:{}+{hash}", label(dir)),
+            dim: config.hidden_size,
+        };
+        Ok(Self {
+            model,
+            tokenizer,
+            id,
+        })
+    }
+
+    /// One forward pass over `texts`: mean-pooled, normalized vectors.
+    fn forward(&self, texts: &[&str]) -> candle_core::Result<Vec<Vec<f32>>> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(candle_core::Error::wrap)?;
+        let device = Device::Cpu;
+        let rows = |f: fn(&tokenizers::Encoding) -> &[u32]| {
+            let rows = encodings
+                .iter()
+                .map(|e| Tensor::new(f(e), &device))
+                .collect::<candle_core::Result<Vec<_>>>()?;
+            Tensor::stack(&rows, 0)
+        };
+        let ids = rows(tokenizers::Encoding::get_ids)?;
+        let mask = rows(tokenizers::Encoding::get_attention_mask)?;
+        let types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+        // An empty text still has [CLS] and [SEP], so no count is zero.
+        let mean = summed.broadcast_div(&mask.sum(1)?)?;
+        let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f32::MAX)?;
+        mean.broadcast_div(&norm)?.to_vec2::<f32>()
+    }
+}
+
+impl Embedder for MiniLm {
+    fn id(&self) -> EmbedderId {
+        self.id.clone()
+    }
+
+    fn embed(&self, text: &str) -> Result<Vec<f32>> {
+        Ok(self.embed_batch(&[text])?.remove(0))
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let mut out = Vec::with_capacity(texts.len());
+        // Similar lengths share a batch, so little of each pass is padding.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut vectors: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        for chunk in order.chunks(BATCH) {
+            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
+            let embedded = self.forward(&batch).map_err(|e| {
+                Error::invalid("embedding", format!("the model {} failed: {e}", self.id))
+            })?;
+            for (&i, v) in chunk.iter().zip(embedded) {
+                vectors[i] = Some(v);
+            }
+        }
+        out.extend(vectors.into_iter().flatten());
+        Ok(out)
+    }
+}
+
+/// Refuses a folder whose pooling is not mean pooling (CLS or max pooling would need other code;
+/// silently using mean would give vectors the model was not trained for).
+fn check_pooling(dir: &Path) -> Result<()> {
+    let path = dir.join("1_Pooling").join("config.json");
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Ok(());
+    };
+    let pooling: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| bad(&path, format!("not JSON: {e}")))?;
+    let on = |key: &str| pooling.get(key).and_then(|v| v.as_bool()).unwrap_or(false);
+    let others = [
+        "pooling_mode_cls_token",
+        "pooling_mode_max_tokens",
+        "pooling_mode_mean_sqrt_len_tokens",
+    ];
+    if !on("pooling_mode_mean_tokens") || others.iter().any(|k| on(k)) {
+        return Err(bad(&path, "only mean pooling is supported"));
+    }
+    Ok(())
+}
+
+fn max_tokens(dir: &Path) -> usize {
+    std::fs::read(dir.join("sentence_bert_config.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("max_seq_length").and_then(|n| n.as_u64()))
+        .map_or(DEFAULT_MAX_TOKENS, |n| n as usize)
+}
+
+/// The first 16 hex digits of SHA-256 over the config, the tokenizer and a sample of the weights.
+fn fingerprint(config: &[u8], tokenizer: &[u8], weights: &[u8]) -> String {
+    const SAMPLE: usize = 1 << 20;
+    let mut h = Sha256::new();
+    for part in [
+        config,
+        tokenizer,
+        &weights[..weights.len().min(SAMPLE)],
+        &weights[weights.len().saturating_sub(SAMPLE)..],
+    ] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.update((weights.len() as u64).to_le_bytes());
+    h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A readable name for the folder: its own, or its parent's when it has a generic one (a
+/// package's `model/`).
+fn label(dir: &Path) -> String {
+    let dir: PathBuf = dir.components().collect();
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    match name(&dir) {
+        Some(n) if n != "model" => n,
+        _ => dir
+            .parent()
+            .and_then(name)
+            .unwrap_or_else(|| "model".into()),
+    }
+}
