@@ -86,12 +86,17 @@ impl Paths {
             ),
             other => other.into(),
         })?;
-        Ok(Engine::new(Arc::new(store), self.engine_config)
-            .with_skills(SkillLibrary::new(&self.skills, &self.project_root)))
+        let engine = Engine::new(Arc::new(store), self.engine_config)
+            .with_skills(SkillLibrary::new(&self.skills, &self.project_root));
+        // Every command gets the configured embedder, since writing a lesson embeds it too; the
+        // builtin one is the Engine's own default, so only a model or service is loaded here.
+        Ok(match self.embedder {
+            EmbedderKind::Builtin => engine,
+            _ => engine.with_embedder(self.embedder()?),
+        })
     }
 
-    /// The embedder `--embedder` names, with its settings from the environment. Loading a model
-    /// takes a moment, so only the commands that recall call this.
+    /// The embedder `--embedder` names, with its settings from the environment.
     pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
         let config = EmbedderConfig::from_env()?.with_kind(self.embedder);
         lore_embed::connect(&config)

@@ -273,6 +273,13 @@ fn recall_uses_an_http_embedder_when_asked() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("openai-embeddings:fake-embed"));
+
+    // The store's vectors are now the service's: another embedder is refused, not compared.
+    let err = p.fails(&["recall", "checkout"]);
+    assert!(
+        err.contains("fake-embed") && err.contains("reembed"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use lore_core::{Error, Result};
 use serde_json::{Value, json};
 
 use crate::config::ApiKey;
-use crate::http::{Http, RetryPolicy, short};
+use crate::http::{Http, RetryPolicy, bearer, short};
 
 /// Inputs per request: well under every server's limit (OpenAI's is 2048), small enough that one
 /// slow batch does not approach the timeout.
@@ -94,12 +94,7 @@ impl HttpEmbedder {
 
     /// One request for `texts` (at most [`BATCH`]): their vectors in order, normalized.
     fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let headers: Vec<(&str, &str)> = self
-            .auth
-            .as_deref()
-            .map(|a| ("authorization", a))
-            .into_iter()
-            .collect();
+        let headers = bearer(self.auth.as_deref());
         let body = json!({"model": self.model, "input": texts, "encoding_format": "float"});
         let answer = self.http.post_json(&self.url, &headers, &body)?;
         let mut vectors = parse(&answer, texts.len())?;

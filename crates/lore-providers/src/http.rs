@@ -171,6 +171,11 @@ impl Http {
     }
 }
 
+/// The `authorization` header, when there is one.
+pub(crate) fn bearer(auth: Option<&str>) -> Vec<(&'static str, &str)> {
+    auth.map(|a| ("authorization", a)).into_iter().collect()
+}
+
 /// The message in `{"error": {"message": …}}` (both protocols use it), else the body shortened.
 fn error_message(body: &str) -> String {
     let parsed: Option<Value> = serde_json::from_str(body).ok();

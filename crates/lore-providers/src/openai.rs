@@ -10,7 +10,7 @@ use lore_core::llm::{Llm, LlmError, LlmRequest, LlmResponse, Usage};
 use serde_json::{Value, json};
 
 use crate::config::LlmConfig;
-use crate::http::{Http, short};
+use crate::http::{Http, bearer, short};
 
 /// A chat-completions client.
 #[derive(Debug)]
@@ -67,12 +67,7 @@ impl Llm for OpenAiClient {
     }
 
     fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
-        let headers: Vec<(&str, &str)> = self
-            .auth
-            .as_deref()
-            .map(|a| ("authorization", a))
-            .into_iter()
-            .collect();
+        let headers = bearer(self.auth.as_deref());
         let answer = self
             .http
             .post_json(&self.url, &headers, &self.body(request))?;

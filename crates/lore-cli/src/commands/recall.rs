@@ -12,10 +12,7 @@ use crate::output;
 
 pub fn run(paths: &Paths, args: RecallArgs, json: bool) -> Result<()> {
     let tokenizer = Tiktoken::shared(Encoding::parse(&args.encoding)?)?;
-    let engine = paths
-        .engine(OpenMode::Existing)?
-        .with_tokenizer(tokenizer)
-        .with_embedder(paths.embedder()?);
+    let engine = paths.engine(OpenMode::Existing)?.with_tokenizer(tokenizer);
     let result = engine.recall(&RecallQuery {
         text: args.query,
         skill: args.skill,

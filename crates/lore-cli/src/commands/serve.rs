@@ -90,11 +90,7 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
     let jwt = jwt(&args)?;
     let access = Access::new(&TokenFile::load(paths.home.join("tokens.json"))?, jwt);
     lore_server::check_bind(args.addr, &access)?;
-    let engine = Arc::new(
-        paths
-            .engine(OpenMode::Create)?
-            .with_embedder(paths.embedder()?),
-    );
+    let engine = Arc::new(paths.engine(OpenMode::Create)?);
     runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
@@ -138,10 +134,6 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
 }
 
 pub fn mcp(paths: &Paths) -> Result<()> {
-    let engine = Arc::new(
-        paths
-            .engine(OpenMode::Create)?
-            .with_embedder(paths.embedder()?),
-    );
+    let engine = Arc::new(paths.engine(OpenMode::Create)?);
     runtime()?.block_on(lore_server::mcp::serve_stdio(engine))
 }
