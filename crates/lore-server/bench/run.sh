@@ -17,6 +17,9 @@ python3 "$here/seed.py" "$n" > "$work/lessons.jsonl"
 server=$!
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/v1/status" >/dev/null && break; sleep 0.2; done
 curl -s "http://127.0.0.1:$port/v1/status"; echo
+# The first recall builds the recall index (fit, embed, HNSW); time it apart from the runs.
+/usr/bin/time -f "first recall (index build): %e s" curl -s -o /dev/null \
+  "http://127.0.0.1:$port/v1/recall" -H 'content-type: application/json' -d '{"query":"warm up"}'
 
 bench() {
   echo "== $1"
