@@ -272,3 +272,55 @@ fn a_schema_still_in_the_wal_is_seen_and_refused() {
         .unwrap();
     assert_eq!(tables, 1);
 }
+
+/// A v1 file's lessons get revisions when migration 0002 runs, so the first index build of an
+/// upgraded store sees every lesson, and later writes move the revision on.
+#[test]
+fn upgrading_a_v1_file_gives_its_lessons_revisions() {
+    let (_dir, path) = temp();
+    let at = Utc.with_ymd_and_hms(2026, 2, 20, 12, 0, 0).unwrap();
+    let lesson = |rule: &str| -> lore_core::model::Lesson {
+        serde_json::from_value(json!({
+            "id": lore_core::id::LessonId::generate(at),
+            "skill": "ops/deploy", "mistake": "m", "root_cause": "c", "rule": rule,
+            "applies_when": "w", "tiers": {"summary": rule, "condition": "", "action": "",
+            "rationale": ""}, "confidence": 0.8, "source": "manual", "status": "approved",
+            "created_at": at, "updated_at": at,
+        }))
+        .unwrap()
+    };
+    let (a, b) = (lesson("first"), lesson("second"));
+    // A file as a v1 build wrote it: its schema, its stamp, two lesson rows.
+    let v1 =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/0001_init.sql"))
+            .unwrap();
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(&v1).unwrap();
+    for l in [&a, &b] {
+        conn.execute(
+            "INSERT INTO lessons (id, skill, domain, timestamp, status, body) \
+             VALUES (?, 'ops/deploy', 'ops', '2026-02-20T12:00:00.000000000Z', 'approved', ?)",
+            [l.id.to_string(), serde_json::to_string(l).unwrap()],
+        )
+        .unwrap();
+    }
+    conn.execute_batch(&format!(
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;"
+    ))
+    .unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&path, OpenMode::Existing).unwrap();
+    assert_eq!(pragma(&path, "user_version"), i64::from(SCHEMA_VERSION));
+    let all = lore_core::Scope::unrestricted();
+    let changes = store.lessons_changed(&all, 0).unwrap();
+    let ids: Vec<_> = changes.lessons.iter().map(|l| l.id.clone()).collect();
+    assert_eq!(ids, vec![a.id.clone(), b.id.clone()]);
+    assert_eq!(store.lesson_revision().unwrap(), changes.revision);
+    let c = lesson("third");
+    store
+        .write(&[Record::Lesson(c.clone())], OnDuplicate::Fail)
+        .unwrap();
+    let later = store.lessons_changed(&all, changes.revision).unwrap();
+    assert_eq!(later.lessons, vec![c]);
+    assert!(later.revision > changes.revision);
+}
