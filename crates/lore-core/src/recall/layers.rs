@@ -172,16 +172,7 @@ mod tests {
     use crate::recall::ApproxTokenizer;
     use proptest::prelude::*;
 
-    /// One token per word: budgets below are easy to reason about.
-    struct Words;
-    impl Tokenizer for Words {
-        fn name(&self) -> &str {
-            "words"
-        }
-        fn count(&self, text: &str) -> usize {
-            text.split_whitespace().count()
-        }
-    }
+    use crate::recall::pack::tests::Words;
 
     fn layer(name: &'static str, text: &str, expendable: bool) -> Layer {
         Layer {

@@ -127,12 +127,12 @@ fn shrink_to_budget(out: &mut Packed, parts: &mut Vec<&str>, budget: usize, tok:
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
     /// One token per word: exact arithmetic for the unit tests.
-    struct Words;
+    pub(crate) struct Words;
     impl Tokenizer for Words {
         fn name(&self) -> &str {
             "words"

@@ -3,7 +3,7 @@
 //! ([`lore_core::engine::memory_tools`]); a test keeps the two lists equal.
 
 use lore_core::SkillPath;
-use lore_core::engine::{CoreEdit, MAX_RESULTS, MemoryHit};
+use lore_core::engine::{CoreEdit, MemoryHit};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
@@ -179,18 +179,6 @@ fn entries(hits: &[MemoryHit]) -> MemoryEntries {
     }
 }
 
-fn limit(raw: Option<usize>, default: usize) -> lore_core::Result<usize> {
-    let n = raw.unwrap_or(default);
-    if (1..=MAX_RESULTS).contains(&n) {
-        Ok(n)
-    } else {
-        Err(lore_core::Error::invalid(
-            "limit",
-            format!("1 to {MAX_RESULTS}"),
-        ))
-    }
-}
-
 #[tool_router(router = memory_tool_router, vis = "pub(crate)")]
 impl LoreMcp {
     /// Read your core memory for a skill: the short named blocks (who the user is, standing
@@ -258,7 +246,7 @@ impl LoreMcp {
         let hits = self
             .call(&ctx, move |e| {
                 let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
-                e.archival_search(skill.as_ref(), &p.query, limit(p.limit, 5)?)
+                e.archival_search(skill.as_ref(), &p.query, p.limit.unwrap_or(5))
             })
             .await?;
         Ok(Json(entries(&hits)))
@@ -303,7 +291,7 @@ impl LoreMcp {
                     &SkillPath::parse(&p.skill)?,
                     p.session.as_deref(),
                     p.query.as_deref(),
-                    limit(p.limit, 10)?,
+                    p.limit.unwrap_or(10),
                 )
             })
             .await?;
