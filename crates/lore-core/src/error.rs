@@ -28,7 +28,8 @@ pub enum Error {
         /// The identifier that was asked for.
         id: String,
     },
-    /// A write would overwrite different data under an existing identifier.
+    /// A write would overwrite different data under an existing identifier, or the record's
+    /// current state refuses it (a lesson already archived, a move the lifecycle forbids).
     #[error("conflict: {0}")]
     Conflict(String),
     /// The caller's scope does not allow this write.

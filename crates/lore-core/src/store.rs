@@ -97,7 +97,7 @@ pub struct ListFilter {
     pub skill: Option<SkillPath>,
     /// Only lessons in these states (ignored for other kinds).
     pub statuses: Option<BTreeSet<LessonStatus>>,
-    /// Only the corrections of this execution (ignored for other kinds).
+    /// Only the corrections and error events of this execution (ignored for other kinds).
     pub execution_id: Option<ExecutionId>,
     /// At most this many, oldest first.
     pub limit: Option<usize>,

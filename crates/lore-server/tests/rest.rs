@@ -473,7 +473,34 @@ async fn signals_are_fingerprinted_listed_and_bad_ones_refused() {
 
     let (status, listed) = send(&app, Method::GET, &uri, None).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(listed, json!([made]));
+    assert_eq!(listed, json!({"items": [made], "next_offset": null}));
+
+    // Pages, oldest first, holding only this execution's signals.
+    let other = record(&app, SKILL, "failure").await;
+    let other_uri = format!("/v1/executions/{other}/signals");
+    let progress = json!({"channel": "progress", "value": 0.5});
+    send(&app, Method::POST, &other_uri, Some(progress.clone())).await;
+    let mut ids = vec![made["id"].clone()];
+    for _ in 0..2 {
+        let (_, more) = send(&app, Method::POST, &uri, Some(progress.clone())).await;
+        ids.push(more["id"].clone());
+    }
+    let (_, first) = send(&app, Method::GET, &format!("{uri}?limit=2"), None).await;
+    let (_, rest) = send(&app, Method::GET, &format!("{uri}?limit=2&offset=2"), None).await;
+    let page_ids = |page: &Value| -> Vec<Value> {
+        page["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].clone())
+            .collect()
+    };
+    assert_eq!(page_ids(&first), ids[..2]);
+    assert_eq!(first["next_offset"], 2);
+    assert_eq!(page_ids(&rest), ids[2..]);
+    assert_eq!(rest["next_offset"], Value::Null);
+    let (status, _) = send(&app, Method::GET, &format!("{uri}?limit=0"), None).await;
+    assert_eq!(status.as_u16(), 422);
 }
 
 #[tokio::test]
@@ -875,7 +902,7 @@ async fn bad_review_decisions_are_refused_and_change_nothing() {
         Some(json!({"ids": [ids[1], ids[0]]})),
     )
     .await;
-    assert_eq!(status.as_u16(), 422, "{answer}");
+    assert_eq!(status.as_u16(), 409, "{answer}");
     assert_eq!(home.snapshot(), before, "a refused batch changed the store");
     let (status, _) = send(&app, Method::GET, "/v1/review?status=nonsense", None).await;
     assert_eq!(status.as_u16(), 422);

@@ -47,6 +47,14 @@ impl Where {
                     [Value::Text(execution.as_str().to_owned())],
                 );
             }
+            // Error events keep their execution only in the body; the skill's index narrows
+            // the scan first, since an execution's signals share its skill.
+            (Table::ErrorEvents, _, Some(execution)) => {
+                w.push(
+                    "json_extract(t.body, '$.execution_id') = ?",
+                    [Value::Text(execution.as_str().to_owned())],
+                );
+            }
             _ => {}
         }
         w

@@ -46,10 +46,7 @@ fn moves_outside_the_table_are_refused_and_change_nothing() {
             }
             let lesson = p.seed("A rule that must not move.", from);
             let err = p.engine.transition(&lesson.id, to, &why("no")).unwrap_err();
-            assert!(
-                matches!(err, Error::Invalid { .. }),
-                "{from:?}->{to:?}: {err}"
-            );
+            assert!(matches!(err, Error::Conflict(_)), "{from:?}->{to:?}: {err}");
             assert_eq!(p.engine.lesson(&lesson.id).unwrap(), lesson);
             assert!(p.store.audit(Some(lesson.id.as_str())).unwrap().is_empty());
         }

@@ -208,6 +208,10 @@ fn bad_memory_writes_are_refused_and_store_nothing() {
             p.engine.recall_write(&s, "c", Some("A B"), "hi").map(drop),
         ),
         (
+            "empty speaker",
+            p.engine.recall_write(&s, "c", Some(""), "hi").map(drop),
+        ),
+        (
             "empty query",
             p.engine.archival_search(None, "  ", 5).map(drop),
         ),

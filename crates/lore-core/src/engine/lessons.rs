@@ -150,7 +150,7 @@ impl Engine {
     /// Retires a lesson: it moves to `archived`, stays on record, and never reaches a prompt.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when it is already archived or the lifecycle table forbids the move;
+    /// [`Error::Conflict`] when it is already archived or the lifecycle table forbids the move;
     /// [`Error::NotFound`] for an unknown lesson.
     pub fn retire_lesson(
         &self,

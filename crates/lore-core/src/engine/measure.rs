@@ -188,16 +188,17 @@ impl Engine {
     /// # Errors
     /// [`Error::NotFound`] for an execution outside the scope or unknown.
     pub fn signals(&self, execution_id: &ExecutionId) -> Result<Vec<ErrorEvent>> {
+        self.store.error_events(&self.signal_filter(execution_id)?)
+    }
+
+    /// The filter for an execution's signals: its skill and its ID, inside the scope.
+    pub(super) fn signal_filter(&self, execution_id: &ExecutionId) -> Result<ListFilter> {
         let execution = self.execution(execution_id)?;
-        Ok(self
-            .store
-            .error_events(&ListFilter {
-                skill: Some(execution.skill),
-                ..self.filter()
-            })?
-            .into_iter()
-            .filter(|e| e.execution_id.as_ref() == Some(execution_id))
-            .collect())
+        Ok(ListFilter {
+            skill: Some(execution.skill),
+            execution_id: Some(execution.id),
+            ..self.filter()
+        })
     }
 
     /// Refuses a `lessons_shown` list naming a lesson twice or one that is not stored inside the

@@ -255,7 +255,8 @@ impl Engine {
                 "give the conversation's ID (1 to 128 bytes)",
             ));
         }
-        let speaker = speaker.map(str::trim).filter(|s| !s.is_empty());
+        // An empty speaker is refused rather than read as "none": the two are different
+        // requests, and guessing would file the entry under the wrong name.
         if let Some(s) = speaker {
             check_name("speaker", s)?;
         }

@@ -10,7 +10,8 @@ use serde::Serialize;
 
 use super::Engine;
 use crate::error::{Error, Result};
-use crate::model::{Execution, Lesson, LessonStatus};
+use crate::id::ExecutionId;
+use crate::model::{ErrorEvent, Execution, Lesson, LessonStatus};
 use crate::scope::SkillPath;
 use crate::store::ListFilter;
 
@@ -99,6 +100,21 @@ impl Engine {
             ..self.filter()
         });
         Ok(page.cut(self.store.lessons(&filter)?))
+    }
+
+    /// One page of the signals reported on an execution, oldest first.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an execution outside the scope or unknown; [`Error::Invalid`] for
+    /// a limit outside `1..=MAX_PAGE`; store failures.
+    pub fn signals_page(
+        &self,
+        execution_id: &ExecutionId,
+        page: PageRequest,
+    ) -> Result<Page<ErrorEvent>> {
+        let page = page.check()?;
+        let filter = page.filter(self.signal_filter(execution_id)?);
+        Ok(page.cut(self.store.error_events(&filter)?))
     }
 }
 

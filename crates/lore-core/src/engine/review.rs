@@ -102,9 +102,9 @@ impl Engine {
     /// Moves every lesson in `ids` to `to`, all or none, each with its own audit entry.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for an empty or repeated list of IDs, or a move the lifecycle table
-    /// does not allow; [`Error::NotFound`] for a lesson that does not exist or is outside the
-    /// scope; [`Error::Conflict`] when one changed meanwhile. Nothing changes on any error.
+    /// [`Error::Invalid`] for an empty or repeated list of IDs; [`Error::Conflict`] for a move
+    /// the lifecycle table does not allow or a lesson that changed meanwhile;
+    /// [`Error::NotFound`] for a lesson that does not exist or is outside the scope. Nothing changes on any error.
     pub fn transition_many(
         &self,
         ids: &[LessonId],
@@ -331,14 +331,19 @@ impl Engine {
         why: &Attribution,
     ) -> Result<LessonUpdate> {
         self.scope.check_write(&lesson.skill)?;
+        // The request is well formed but the lesson's current state refuses it: a conflict
+        // (409 over REST), so a client knows to re-read the lesson rather than fix its input.
         if lesson.status == to {
-            return Err(Error::invalid(
-                "lesson",
-                format!("{} is already {}", lesson.id, to.as_str()),
-            ));
+            return Err(Error::Conflict(format!(
+                "{} is already {}",
+                lesson.id,
+                to.as_str()
+            )));
         }
         lifecycle::check(lesson.status, to).map_err(|e| match e {
-            Error::Invalid { why, .. } => Error::invalid(format!("status of {}", lesson.id), why),
+            Error::Invalid { why, .. } => {
+                Error::Conflict(format!("status of {}: {why}", lesson.id))
+            }
             other => other,
         })?;
         let mut after = lesson.clone();

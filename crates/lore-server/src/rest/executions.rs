@@ -106,12 +106,23 @@ pub async fn signal(
     Ok((StatusCode::CREATED, Json(event)))
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageQuery {
+    limit: Option<usize>,
+    offset: Option<usize>,
+}
+
 pub async fn signals(
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<Vec<ErrorEvent>>, ApiError> {
+    Params(q): Params<PageQuery>,
+) -> Result<Json<Page<ErrorEvent>>, ApiError> {
     let id = ExecutionId::parse(&id)?;
-    Ok(Json(caller.run(move |e| e.signals(&id)).await?))
+    let request = page(q.limit, q.offset);
+    Ok(Json(
+        caller.run(move |e| e.signals_page(&id, request)).await?,
+    ))
 }
 
 #[derive(Debug, Deserialize)]

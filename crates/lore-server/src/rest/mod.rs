@@ -212,6 +212,7 @@ pub fn routes() -> Routes {
         .on(M::GET, "/v1/memory/recall", agent_memory::read_log)
         .on(M::POST, "/v1/memory/recall", agent_memory::write_log)
         .on(M::GET, "/v1/review", review::queue)
+        .on(M::POST, "/v1/review/supersede", review::supersede)
         .on(M::POST, "/v1/review/{decision}", review::decide)
         .on(M::GET, "/metrics", metrics::metrics)
 }

@@ -73,6 +73,15 @@ pub struct Decided {
     lessons: Vec<Lesson>,
 }
 
+/// `POST /v1/review/supersede`: its own route so that the document can require
+/// `superseded_by` here and refuse it for the other decisions.
+pub async fn supersede(
+    caller: Caller,
+    body: Body<DecisionBody>,
+) -> Result<Json<Decided>, ApiError> {
+    decide(caller, Path("supersede".to_owned()), body).await
+}
+
 pub async fn decide(
     caller: Caller,
     Path(decision): Path<String>,
