@@ -144,6 +144,10 @@ impl Embedder for MiniLm {
         self.id.clone()
     }
 
+    fn semantic(&self) -> bool {
+        true
+    }
+
     fn embed(&self, text: &str) -> Result<Vec<f32>> {
         Ok(self.embed_batch(&[text])?.remove(0))
     }

@@ -121,6 +121,10 @@ impl Embedder for HttpEmbedder {
         }
     }
 
+    fn semantic(&self) -> bool {
+        true
+    }
+
     fn embed(&self, text: &str) -> Result<Vec<f32>> {
         Ok(self.request(&[text])?.remove(0))
     }

@@ -428,3 +428,88 @@ proptest! {
         }
     }
 }
+
+/// The builtin embedder presented as a semantic one, to see which fusion the Engine picks.
+struct Semantic(lore_core::recall::BuiltinEmbedder);
+
+impl lore_core::recall::Embedder for Semantic {
+    fn id(&self) -> lore_core::recall::EmbedderId {
+        self.0.id()
+    }
+
+    fn embed(&self, text: &str) -> lore_core::Result<Vec<f32>> {
+        self.0.embed(text)
+    }
+
+    fn semantic(&self) -> bool {
+        true
+    }
+}
+
+/// The dense weight each candidate's fused text score implies (`None` when the sources cannot
+/// tell: found in one list only, or equal normalized scores).
+fn dense_weights(engine: &Engine) -> Vec<f64> {
+    use lore_core::recall::Source;
+    let result = engine
+        .recall(&RecallQuery {
+            text: "roll back the deploy when checkout fails".into(),
+            ..RecallQuery::default()
+        })
+        .unwrap();
+    result
+        .explain
+        .iter()
+        .filter_map(|e| {
+            let of = |source| {
+                e.sources
+                    .iter()
+                    .find(|s| s.source == source)
+                    .map(|s| s.normalized)
+            };
+            let (sparse, dense) = (of(Source::Sparse)?, of(Source::Dense)?);
+            // text = (1 - w) × sparse + w × dense
+            ((dense - sparse).abs() > 1e-6).then(|| (e.components.text - sparse) / (dense - sparse))
+        })
+        .collect()
+}
+
+#[test]
+fn the_fusion_follows_the_embedder_unless_one_was_configured() {
+    use lore_core::recall::{BuiltinEmbedder, Embedder, RecallConfig};
+    let rules = [
+        "Roll back the deploy when checkout fails.",
+        "Checkout fails when the VAT rate is missing.",
+        "Deploy on Tuesdays and roll forward.",
+        "When payments fail, page the on-call.",
+    ];
+    let lessons: Vec<Lesson> = rules
+        .iter()
+        .enumerate()
+        .map(|(n, rule)| approved(n, "ops/deploy", rule))
+        .collect();
+    let weights = |engine: Engine| {
+        let w = dense_weights(&engine);
+        assert!(!w.is_empty(), "no candidate found by both lists");
+        w
+    };
+    let close = |ws: Vec<f64>, expected: f64| {
+        assert!(
+            ws.iter().all(|w| (w - expected).abs() < 1e-6),
+            "{ws:?} != {expected}"
+        );
+    };
+    let dir = tempfile::tempdir().unwrap();
+    close(weights(engine(&dir, &lessons)), 0.1);
+    let semantic: Arc<dyn Embedder> = Arc::new(Semantic(BuiltinEmbedder::default()));
+    let dir = tempfile::tempdir().unwrap();
+    close(
+        weights(engine(&dir, &lessons).with_embedder(semantic.clone())),
+        0.5,
+    );
+    // A configured fusion wins, in either order.
+    let dir = tempfile::tempdir().unwrap();
+    let configured = engine(&dir, &lessons)
+        .with_recall_config(RecallConfig::default())
+        .with_embedder(semantic);
+    close(weights(configured), 0.1);
+}

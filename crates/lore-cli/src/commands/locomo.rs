@@ -42,24 +42,23 @@ const CATEGORIES: [(u64, &str); 5] = [
 
 /// The methods compared, in report order. Dense lists use the embedder fitted to the
 /// conversation's turns when it fits (the builtin one: IDF); `unfitted` methods use it as is and
-/// are only listed for an embedder that fits.
-fn methods(fits: bool) -> Vec<(&'static str, Method)> {
+/// are only listed for an embedder that fits. `default` is the Engine's fusion for this embedder.
+fn methods(fits: bool, default: Fusion) -> Vec<(&'static str, Method)> {
     use Dense::{Fitted, Unfitted};
     let mut methods = vec![
         ("bm25", Method::Sparse),
         ("dense", Method::Dense(Fitted)),
         ("rrf_k60", Method::Fused(Fusion::Rrf { k: 60.0 }, Fitted)),
         ("rrf_k10", Method::Fused(Fusion::Rrf { k: 10.0 }, Fitted)),
+        ("linear_0.3", linear(0.3, Fitted)),
+        ("linear_0.4", linear(0.4, Fitted)),
         ("linear_0.5", linear(0.5, Fitted)),
         ("linear_0.6", linear(0.6, Fitted)),
         ("linear_0.7", linear(0.7, Fitted)),
         ("linear_0.8", linear(0.8, Fitted)),
         ("linear_0.9", linear(0.9, Fitted)),
-        (
-            "default",
-            Method::Fused(RecallConfig::default().fusion, Fitted),
-        ),
-        ("pipeline", Method::Pipeline),
+        ("default", Method::Fused(default, Fitted)),
+        ("pipeline", Method::Pipeline(default)),
         ("bm25_context", context(1.0)),
         ("dense_context", context(0.0)),
         ("linear_0.5_context", context(0.5)),
@@ -67,8 +66,8 @@ fn methods(fits: bool) -> Vec<(&'static str, Method)> {
     ];
     if fits {
         methods.insert(2, ("dense_unfitted", Method::Dense(Unfitted)));
-        methods.insert(9, ("linear_0.5_unfitted", linear(0.5, Unfitted)));
-        methods.insert(10, ("linear_0.8_unfitted", linear(0.8, Unfitted)));
+        methods.insert(11, ("linear_0.5_unfitted", linear(0.5, Unfitted)));
+        methods.insert(12, ("linear_0.8_unfitted", linear(0.8, Unfitted)));
     }
     methods
 }
@@ -99,7 +98,8 @@ enum Method {
     Fused(Fusion, Dense),
     /// Fused, then re-scored with neighbouring turns of the same session.
     Context(Fusion, Dense),
-    Pipeline,
+    /// The Engine's whole pipeline with this fusion.
+    Pipeline(Fusion),
 }
 
 /// Which copy of the embedder makes the dense list.
@@ -190,7 +190,8 @@ pub fn run_bench(data: &Path, paths: &Paths, split: Split, json: bool) -> Result
         samples.iter().map(conversation).collect::<Result<_>>()?;
     let embedder = paths.embedder()?;
     let fits = embedder.fit(&["probe"]).is_some();
-    let methods = methods(fits);
+    let default_fusion = RecallConfig::fusion_for(embedder.semantic());
+    let methods = methods(fits, default_fusion);
     let mut sums: Vec<(Sums, HashMap<u64, Sums>)> =
         methods.iter().map(|_| Default::default()).collect();
     let mut embed_ms = Vec::new();
@@ -218,7 +219,7 @@ pub fn run_bench(data: &Path, paths: &Paths, split: Split, json: bool) -> Result
         embedder: embedder.id().to_string(),
         split,
         conversations: conversations.len(),
-        default_fusion: RecallConfig::default().fusion,
+        default_fusion,
         query_embedding: Latency {
             queries: embed_ms.len(),
             p50_ms: quantile(0.5),
@@ -410,8 +411,8 @@ impl ConversationIndex {
                 }
                 scored.into_iter().map(|s| s.fused.id).collect()
             }
-            Method::Pipeline => {
-                let config = config(RecallConfig::default().fusion)
+            Method::Pipeline(fusion) => {
+                let config = config(fusion)
                     .limit(KS[2])
                     .caps(None, None)
                     .budget(usize::MAX)

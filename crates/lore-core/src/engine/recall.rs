@@ -32,6 +32,9 @@ pub(crate) struct RecallSettings {
     embedder: Arc<dyn Embedder>,
     tokenizer: Arc<dyn Tokenizer>,
     config: RecallConfig,
+    /// Whether `config` came from the caller, fusion included; otherwise the fusion follows
+    /// the embedder ([`RecallConfig::fusion_for`]).
+    configured: bool,
     /// Shared by every clone and scoped handle of one Engine.
     index: SharedIndex,
 }
@@ -42,6 +45,7 @@ impl Default for RecallSettings {
             embedder: Arc::new(BuiltinEmbedder::default()),
             tokenizer: Arc::new(ApproxTokenizer),
             config: RecallConfig::default(),
+            configured: false,
             index: SharedIndex::default(),
         }
     }
@@ -110,7 +114,9 @@ pub struct RecallResult {
 }
 
 impl Engine {
-    /// Uses `embedder` for dense recall candidates (default: the builtin embedder).
+    /// Uses `embedder` for dense recall candidates (default: the builtin embedder). Unless a
+    /// recall config was given, the fusion becomes the embedder's default
+    /// ([`RecallConfig::fusion_for`]).
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
         self.recall.embedder = embedder;
         self.recall.index = SharedIndex::default();
@@ -128,9 +134,10 @@ impl Engine {
         self
     }
 
-    /// Uses `config` for recall.
+    /// Uses `config` for recall, its fusion whatever the embedder.
     pub fn with_recall_config(mut self, config: RecallConfig) -> Self {
         self.recall.config = config;
+        self.recall.configured = true;
         self
     }
 
@@ -323,6 +330,9 @@ impl Engine {
 
     fn recall_config(&self, query: &RecallQuery) -> Result<RecallConfig> {
         let mut config = self.recall.config.clone();
+        if !self.recall.configured {
+            config.fusion = RecallConfig::fusion_for(self.recall.embedder.semantic());
+        }
         if let Some(budget) = query.budget {
             if budget == 0 {
                 return Err(Error::invalid("budget", "must be at least 1 token"));

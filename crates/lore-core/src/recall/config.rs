@@ -48,12 +48,9 @@ impl Default for RecallConfig {
             // linear 0.5 .544/.615/.692, 0.6 .549/.623/.693, 0.7 .549/.617/.699, 0.8
             // .553/.616/.695, 0.9 .552/.619/.690 (unfitted 0.8 was .555/.616/.693). 0.9 is the
             // only weight no worse than BM25 at every k; 1024 buckets lift dense alone to .529 at
-            // 10 but not the hybrid. A lexical embedder adds little beside BM25; revisit with a
-            // neural one.
-            fusion: Fusion::Linear {
-                sparse: 0.9,
-                dense: 0.1,
-            },
+            // 10 but not the hybrid. A lexical embedder adds little beside BM25; a neural one
+            // gets its own default, see `fusion_for`.
+            fusion: Self::fusion_for(false),
             recency_weight: 0.05,
             // A half-life of about four weeks.
             decay_per_hour: 0.001,
@@ -73,6 +70,27 @@ impl Default for RecallConfig {
 }
 
 impl RecallConfig {
+    /// The default fusion for an embedder whose vectors are `semantic` (see
+    /// [`super::Embedder::semantic`]) or lexical (the builtin one).
+    ///
+    /// Chosen on the dev half of `lore bench locomo` with MiniLM (recall@5/10/25): BM25 alone
+    /// .552/.606/.690, MiniLM alone .392/.488/.617; linear 0.9/0.1 (the lexical default)
+    /// .561/.625/.709, 0.7 .584/.663/.741, 0.6 .592/.666/.746, 0.5 .608/.673/.757 (MEASURE-LOW);
+    /// RRF k=10 .573/.668/.771.
+    pub fn fusion_for(semantic: bool) -> Fusion {
+        if semantic {
+            Fusion::Linear {
+                sparse: 0.5,
+                dense: 0.5,
+            }
+        } else {
+            Fusion::Linear {
+                sparse: 0.9,
+                dense: 0.1,
+            }
+        }
+    }
+
     /// A builder starting from the defaults.
     pub fn builder() -> RecallConfigBuilder {
         RecallConfigBuilder(Self::default())

@@ -76,6 +76,15 @@ pub trait Embedder: Send + Sync {
         texts.iter().map(|t| self.embed(t)).collect()
     }
 
+    /// Whether the vectors carry meaning beyond the words themselves (a trained model, a
+    /// service) rather than the words' own features (the builtin embedder). Recall weighs the
+    /// dense list by it when no fusion was configured: see [`RecallConfig::fusion_for`].
+    ///
+    /// [`RecallConfig::fusion_for`]: super::RecallConfig::fusion_for
+    fn semantic(&self) -> bool {
+        false
+    }
+
     /// An embedder fitted to `corpus` (the texts it is about to index), or `None` for one that
     /// learns nothing from its corpus. A fitted embedder's identity names the fit, so its
     /// vectors are never compared with another fit's.
