@@ -102,7 +102,7 @@ pub enum Command {
     /// Serve the REST API (/v1) and MCP (/mcp) over HTTP; loopback only without authentication.
     Serve(crate::commands::serve::ServeArgs),
     /// Serve MCP over standard input and output (Claude Desktop, Claude Code, Cursor).
-    Mcp,
+    Mcp(crate::commands::serve::McpArgs),
     /// API tokens for `lore serve`.
     #[command(subcommand)]
     Tokens(crate::commands::tokens::TokensCommand),
@@ -227,6 +227,8 @@ pub enum MemoryCommand {
         /// Only this skill.
         #[arg(long)]
         skill: Option<SkillPath>,
+        #[command(flatten)]
+        reformulate: crate::config::ReformulateArgs,
     },
     /// The assembled 4-layer prompt with the learned rules.
     Prompt {

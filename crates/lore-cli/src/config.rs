@@ -111,3 +111,53 @@ fn absolute(cwd: &Path, path: &Path) -> PathBuf {
         cwd.join(path)
     }
 }
+
+/// Who decides, in the Search-and-Ask loop, whether a search found enough.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReformulatorKind {
+    /// No model: terms the best results share widen the query; with nothing found, inflected
+    /// words lose their endings.
+    Lexical,
+    /// The configured model (LORE_LLM_PROVIDER and its key) reads the results and proposes
+    /// the next query.
+    Model,
+}
+
+/// The Search-and-Ask loop of `search_memory` (seed 002's tool-based strategy).
+#[derive(Clone, Debug, clap::Args)]
+pub struct ReformulateArgs {
+    /// After a search that found too little, search again with a better query and merge the
+    /// results by ID. Off when absent.
+    #[arg(long, value_enum)]
+    pub reformulate: Option<ReformulatorKind>,
+    /// Searches after the first, 1 to 5.
+    #[arg(long, default_value_t = 2, requires = "reformulate")]
+    pub reformulate_rounds: usize,
+}
+
+impl ReformulateArgs {
+    /// `engine` with the loop these arguments ask for.
+    pub fn apply(&self, engine: Engine) -> Result<Engine> {
+        use lore_core::engine::{
+            LexicalReformulator, ModelReformulator, Reformulation, Reformulator,
+        };
+        let Some(kind) = self.reformulate else {
+            return Ok(engine);
+        };
+        let reformulator: Arc<dyn Reformulator> = match kind {
+            ReformulatorKind::Lexical => Arc::new(LexicalReformulator),
+            ReformulatorKind::Model => {
+                let config = lore_providers::LlmConfig::from_env()
+                    .context("the model configuration is invalid")?;
+                if config.kind == lore_providers::ProviderKind::Offline {
+                    anyhow::bail!(
+                        "--reformulate model needs a model: set LORE_LLM_PROVIDER (and its key), \
+                         or use --reformulate lexical"
+                    );
+                }
+                Arc::new(ModelReformulator::new(lore_providers::connect(&config)))
+            }
+        };
+        Ok(engine.with_reformulation(Reformulation::new(self.reformulate_rounds, reformulator)?))
+    }
+}

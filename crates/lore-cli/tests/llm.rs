@@ -630,3 +630,122 @@ fn watch_in_a_terminal_shows_an_execution_recorded_by_another_process() {
         "{last}"
     );
 }
+
+/// Two approved lessons where the question's words reach only the first; the second shares
+/// its vocabulary with the first.
+fn import_refund_lessons(project: &Project) {
+    let lesson = |n: u32, rule: &str| {
+        json!({"type": "lesson", "record": {
+            "id": format!("REFL-20260101000000-0000000{n}"), "skill": "finance/refunds",
+            "mistake": "m", "root_cause": "c", "rule": rule, "applies_when": "",
+            "tags": [], "tiers": {"summary": rule, "condition": "", "action": "", "rationale": ""},
+            "confidence": 0.8, "source": "correction", "status": "approved",
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}})
+        .to_string()
+    };
+    let jsonl = [
+        lesson(1, "Refunds over 500 EUR need finance approval."),
+        lesson(2, "Finance approval tickets go to the approvals queue."),
+    ]
+    .join("\n");
+    fs::write(project.path().join("lessons.jsonl"), jsonl).unwrap();
+    project.ok(&["import", "--jsonl", "lessons.jsonl"]);
+}
+
+fn ids(search: &Value) -> Vec<&str> {
+    search["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn search_asks_the_model_for_a_better_query_and_merges_the_rounds() {
+    let verdict = |v: Value| Protocol::OpenAi.answer(&v.to_string(), "gpt-4o-mini");
+    let server = FakeServer::scripted(vec![
+        verdict(json!({"sufficient": false, "query": "approval queue"})),
+        verdict(json!({"sufficient": true, "query": null})),
+    ]);
+    let project = project(Some(&server), Protocol::OpenAi);
+    import_refund_lessons(&project);
+    let args = ["memory", "search", "refund 500", "--reformulate", "model"];
+    let search = project.json(&args);
+    assert_eq!(search["stopped"], "sufficient", "{search}");
+    let queries: Vec<&str> = search["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["query"].as_str().unwrap())
+        .collect();
+    assert_eq!(queries, ["refund 500", "approval queue"]);
+    let found = ids(&search);
+    assert!(found.contains(&"REFL-20260101000000-00000001"), "{search}");
+    assert!(found.contains(&"REFL-20260101000000-00000002"), "{search}");
+    assert_eq!(found.len(), 2, "merged by ID: {search}");
+    // The model saw the question, what was tried, and the results as quoted data.
+    let asks = server.requests();
+    assert_eq!(asks.len(), 2);
+    let first = asks[0].all_text();
+    assert!(
+        first.contains("refund 500") && first.contains("queries_tried"),
+        "{first}"
+    );
+    assert!(first.contains("Refunds over 500 EUR"), "{first}");
+}
+
+#[test]
+fn a_failing_model_leaves_the_first_results_and_says_why() {
+    let server = FakeServer::scripted(vec![
+        Protocol::OpenAi
+            .answer("not json at all", "gpt-4o-mini");
+        4
+    ]);
+    let project = project(Some(&server), Protocol::OpenAi);
+    import_refund_lessons(&project);
+    let args = ["memory", "search", "refund 500", "--reformulate", "model"];
+    let search = project.json(&args);
+    assert_eq!(search["stopped"], "failed", "{search}");
+    assert!(
+        search["failure"].as_str().unwrap().contains("schema"),
+        "{search}"
+    );
+    assert_eq!(ids(&search), ["REFL-20260101000000-00000001"]);
+    assert_eq!(search["rounds"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn the_lexical_loop_needs_no_model_and_bad_settings_are_refused() {
+    let project = project(None, Protocol::OpenAi);
+    import_refund_lessons(&project);
+    let args = ["memory", "search", "refund 500", "--reformulate", "lexical"];
+    let search = project.json(&args);
+    assert_eq!(ids(&search).len(), 2, "{search}");
+    assert_eq!(search["rounds"][1]["new"], 1, "{search}");
+    for (args, expected) in [
+        (
+            vec!["memory", "search", "refund", "--reformulate", "model"],
+            "needs a model",
+        ),
+        (
+            vec![
+                "memory",
+                "search",
+                "refund",
+                "--reformulate",
+                "lexical",
+                "--reformulate-rounds",
+                "9",
+            ],
+            "outside 1 to 5",
+        ),
+        (
+            vec!["memory", "search", "refund", "--reformulate-rounds", "2"],
+            "--reformulate",
+        ),
+    ] {
+        let err = project.fails(&args);
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+}

@@ -40,6 +40,7 @@ mod propose;
 mod purge;
 mod recall;
 mod recall_index;
+mod reformulate;
 mod regression;
 mod review;
 mod run;
@@ -58,6 +59,10 @@ pub use pages::{MAX_PAGE, Page, PageRequest};
 pub use propose::proposal_schema;
 pub use purge::{PURGED, PurgeReport};
 pub use recall::{RecallQuery, RecallResult, RecalledLesson, ReembedReport};
+pub use reformulate::{
+    LexicalReformulator, MAX_ROUNDS, MemorySearch, ModelReformulator, Reformulation, Reformulator,
+    SearchRound, Verdict, reformulation_schema,
+};
 pub use regression::{CaseResult, GeneratedTest, TestReport};
 pub use review::{Attribution, RelatedLesson, ReviewItem};
 pub use run::{RunOutcome, RunRequest, SkillAnswer};
@@ -166,6 +171,7 @@ pub struct Engine {
     scope: Scope,
     proposer: Option<Arc<dyn crate::llm::Llm>>,
     recall: recall::RecallSettings,
+    reformulation: Option<Reformulation>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -192,6 +198,7 @@ impl Engine {
             scope: Scope::unrestricted(),
             proposer: None,
             recall: recall::RecallSettings::default(),
+            reformulation: None,
         }
     }
 

@@ -389,10 +389,10 @@ impl LoreMcp {
                 if limit > 50 {
                     return Err(lore_core::Error::invalid("limit", "at most 50"));
                 }
-                e.search(&p.query, skill.as_ref(), limit)
+                e.search_memory(&p.query, skill.as_ref(), limit)
             })
             .await?;
-        Ok(Json(SearchResults::from(hits.as_slice())))
+        Ok(Json(SearchResults::from(&hits)))
     }
 
     /// List learned lessons, oldest first, with their status and one-line summary. Use

@@ -29,15 +29,38 @@ pub fn run(paths: &Paths, cmd: MemoryCommand, json: bool) -> Result<()> {
             query,
             limit,
             skill,
+            reformulate,
         } => {
-            let hits = engine.search(&query, skill.as_ref(), limit)?;
+            let looping = reformulate.reformulate.is_some();
+            let search = reformulate
+                .apply(engine)?
+                .search_memory(&query, skill.as_ref(), limit)?;
             if json {
-                return output::json(&hits);
+                // The rounds only when asked for, so the plain search keeps its list shape.
+                return if looping {
+                    output::json(&search)
+                } else {
+                    output::json(&search.hits)
+                };
             }
-            if hits.is_empty() {
+            if looping {
+                for round in &search.rounds {
+                    output::line(format!(
+                        "query {:?}: {} found, {} new",
+                        round.query, round.found, round.new
+                    ))?;
+                }
+                let failure = search.failure.as_deref().map(|f| format!(" ({f})"));
+                output::line(format!(
+                    "stopped: {}{}",
+                    search.stopped,
+                    failure.unwrap_or_default()
+                ))?;
+            }
+            if search.hits.is_empty() {
                 return output::line("no matches");
             }
-            for hit in hits {
+            for hit in search.hits {
                 let kind = serde_json::to_value(hit.kind)?;
                 output::line(format!(
                     "{:>7.3}  {:<10} {:<34} {}  {}",

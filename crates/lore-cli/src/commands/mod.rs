@@ -34,7 +34,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Init => init(&paths, json),
         Command::Serve(args) => serve::serve(&paths, args),
-        Command::Mcp => serve::mcp(&paths),
+        Command::Mcp(args) => serve::mcp(&paths, args),
         Command::Tokens(cmd) => tokens::run(&paths, cmd, json),
         Command::Run(args) => run::run(&paths, args, json),
         Command::Test(args) => test::run(&paths, args, json),

@@ -13,7 +13,7 @@ use lore_server::auth::{Access, TokenFile};
 use lore_server::jwt::{JwtConfig, JwtVerifier};
 use lore_sqlite::OpenMode;
 
-use crate::config::Paths;
+use crate::config::{Paths, ReformulateArgs};
 use crate::output;
 
 #[derive(Debug, clap::Args)]
@@ -39,6 +39,14 @@ pub struct ServeArgs {
     /// The audience (`aud`) JWTs must include.
     #[arg(long, env = "LORE_JWT_AUDIENCE", default_value = "lore")]
     pub jwt_audience: String,
+    #[command(flatten)]
+    pub reformulate: ReformulateArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub reformulate: ReformulateArgs,
 }
 
 /// The environment variable that may hold the HS256 secret. Read here rather than through
@@ -90,7 +98,7 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
     let jwt = jwt(&args)?;
     let access = Access::new(&TokenFile::load(paths.home.join("tokens.json"))?, jwt);
     lore_server::check_bind(args.addr, &access)?;
-    let engine = Arc::new(paths.engine(OpenMode::Create)?);
+    let engine = Arc::new(args.reformulate.apply(paths.engine(OpenMode::Create)?)?);
     runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
@@ -133,7 +141,7 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
     })
 }
 
-pub fn mcp(paths: &Paths) -> Result<()> {
-    let engine = Arc::new(paths.engine(OpenMode::Create)?);
+pub fn mcp(paths: &Paths, args: McpArgs) -> Result<()> {
+    let engine = Arc::new(args.reformulate.apply(paths.engine(OpenMode::Create)?)?);
     runtime()?.block_on(lore_server::mcp::serve_stdio(engine))
 }

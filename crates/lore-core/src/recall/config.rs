@@ -75,8 +75,10 @@ impl RecallConfig {
     ///
     /// Chosen on the dev half of `lore bench locomo` with MiniLM (recall@5/10/25): BM25 alone
     /// .552/.606/.690, MiniLM alone .392/.488/.617; linear 0.9/0.1 (the lexical default)
-    /// .561/.625/.709, 0.7 .584/.663/.741, 0.6 .592/.666/.746, 0.5 .608/.673/.757 (MEASURE-LOW);
-    /// RRF k=10 .573/.668/.771.
+    /// .561/.625/.709, 0.7 .584/.663/.741, 0.6 .592/.666/.746, 0.5 .608/.673/.757,
+    /// 0.4 .597/.686/.769, 0.3 .586/.673/.765; RRF k=10 .573/.668/.771. 0.5 is best at 5 and
+    /// within .013 of the best at 10 and 25; the Engine's whole pipeline with it scores
+    /// .603/.667/.749 (with 0.9/0.1 it was .535/.613/.712).
     pub fn fusion_for(semantic: bool) -> Fusion {
         if semantic {
             Fusion::Linear {

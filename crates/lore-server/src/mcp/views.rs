@@ -1,10 +1,9 @@
 //! What the tools return: small, flat shapes a model can read at a glance.
 
-use lore_core::engine::{CorrectionOutcome, Page, RecallResult, ReviewItem, Status};
+use lore_core::engine::{CorrectionOutcome, MemorySearch, Page, RecallResult, ReviewItem, Status};
 use lore_core::model::{ErrorEvent, Execution, Lesson};
 use lore_core::prompt::AssembledPrompt;
 use lore_core::recall::{Decision, Explanation};
-use lore_core::store::SearchHit;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -193,12 +192,29 @@ pub struct Hit {
 pub struct SearchResults {
     /// The hits; empty when nothing matched.
     pub hits: Vec<Hit>,
+    /// The queries run, in order: the first is yours; later ones come from the server's
+    /// reformulation loop when it is on, each merged into the hits by ID.
+    pub queries: Vec<QueryRound>,
+    /// Why the search stopped: single, sufficient, exhausted, max_rounds or failed.
+    pub stopped: String,
 }
 
-impl From<&[SearchHit]> for SearchResults {
-    fn from(hits: &[SearchHit]) -> Self {
+/// One query of a search.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct QueryRound {
+    /// The query.
+    pub query: String,
+    /// Results it found.
+    pub found: usize,
+    /// Of those, results earlier queries had not found.
+    pub new: usize,
+}
+
+impl From<&MemorySearch> for SearchResults {
+    fn from(search: &MemorySearch) -> Self {
         Self {
-            hits: hits
+            hits: search
+                .hits
                 .iter()
                 .map(|h| Hit {
                     kind: wire(&h.kind),
@@ -208,6 +224,16 @@ impl From<&[SearchHit]> for SearchResults {
                     snippet: h.snippet.clone(),
                 })
                 .collect(),
+            queries: search
+                .rounds
+                .iter()
+                .map(|r| QueryRound {
+                    query: r.query.clone(),
+                    found: r.found,
+                    new: r.new,
+                })
+                .collect(),
+            stopped: search.stopped.to_owned(),
         }
     }
 }
