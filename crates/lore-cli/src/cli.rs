@@ -78,6 +78,12 @@ pub enum Command {
     /// Inspect memory.
     #[command(subcommand)]
     Memory(MemoryCommand),
+    /// Record and read episodes: a session's decisions and events with their causes (seed 001).
+    #[command(subcommand)]
+    Episode(crate::commands::episodes::EpisodeCommand),
+    /// Query the causal graph the episodes build: paths, what-if, similar decisions, patterns.
+    #[command(subcommand)]
+    Graph(crate::commands::episodes::GraphCommand),
     /// Review and fix learned lessons.
     #[command(subcommand)]
     Lessons(LessonsCommand),

@@ -777,6 +777,7 @@ pub fn scope_isolates_domains(store: &dyn Store) {
             audit_entries: 1,
             tests: 1,
             memories: 0,
+            episodes: 0,
         };
         assert_eq!(
             store.counts(&scope).unwrap(),
@@ -1234,6 +1235,7 @@ pub fn counts_follow_scope(store: &dyn Store) {
         audit_entries: 2,
         tests: 3,
         memories: 0,
+        episodes: 0,
     };
     assert_eq!(store.counts(&f.hr_scope()).unwrap(), hr);
     let both = StoreCounts {

@@ -29,8 +29,10 @@ use crate::store::{
 };
 use crate::supersession::Thresholds;
 
+mod causal;
 mod changes;
 mod curate;
+mod episodes;
 mod lessons;
 mod maintain;
 mod measure;
@@ -46,8 +48,17 @@ mod review;
 mod run;
 mod transfer;
 
+pub use causal::{
+    CausalPath, DecisionMatch, MAX_GRAPH_RESULTS, OutcomeStats, PATH_BUDGET, PATTERN_BUDGET,
+    PathStep, PatternQuery, Patterns, SIMILAR_BUDGET, SimilarDecisions, WHAT_IF_BUDGET,
+    WHAT_IF_OVERLAP, WhatIf,
+};
 pub use changes::{Change, Followed};
 pub use curate::CurationReport;
+pub use episodes::{
+    DecisionSequence, EPISODE_BUDGET, EpisodeQuery, EpisodeReceipt, EpisodeSummary, EpisodeView,
+    MAX_BUDGET, Rendered,
+};
 pub use lessons::LessonEdit;
 pub use maintain::{MaintainReport, Pruning, Upkeep};
 pub use measure::{MIN_RUNS, MeasureReport, Measurement, NewSignal, PROMOTE_AT};

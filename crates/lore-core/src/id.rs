@@ -17,7 +17,7 @@ const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const MAX_ID_LEN: usize = 128;
 
 /// Checks the characters and length that every Lore identifier shares.
-fn validate(kind: &str, raw: &str) -> Result<()> {
+pub(crate) fn validate(kind: &str, raw: &str) -> Result<()> {
     if raw.is_empty() {
         return Err(Error::invalid(kind, "an ID cannot be empty"));
     }
@@ -136,6 +136,11 @@ id_type!(
     /// Identifies one memory entry (`MEM-…`): a core block version, an archival passage or a
     /// conversation entry.
     MemoryId, "MEM", "memory ID"
+);
+id_type!(
+    /// Identifies one episode (`EPI-…`, or the ID an imported episode brings, such as seed
+    /// 001's `episode-2026-01-01-126`).
+    EpisodeId, "EPI", "episode ID"
 );
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod engine;
 mod error;
 mod fingerprint;
 pub mod front_matter;
+pub mod graph;
 pub mod id;
 pub mod interchange;
 pub mod lifecycle;

@@ -15,10 +15,11 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::id::{CorrectionId, ExecutionId, LessonId};
+use crate::graph::GraphCounts;
+use crate::id::{CorrectionId, EpisodeId, ExecutionId, LessonId};
 use crate::model::{
-    AuditEntry, Correction, ErrorEvent, Execution, Lesson, LessonStatus, MemoryCategory,
-    MemoryEntry, RecordKind,
+    AuditEntry, Correction, Episode, EpisodeOutcome, ErrorEvent, Execution, Lesson, LessonStatus,
+    MemoryCategory, MemoryEntry, RecordKind,
 };
 use crate::recall::EmbedderId;
 use crate::scope::{Scope, SkillPath};
@@ -116,6 +117,23 @@ impl ListFilter {
     }
 }
 
+/// Which episodes a listing returns.
+#[derive(Clone, Debug, Default)]
+pub struct EpisodeFilter {
+    /// Only what this scope allows.
+    pub scope: Scope,
+    /// Only this skill.
+    pub skill: Option<SkillPath>,
+    /// Only episodes that ended so.
+    pub outcome: Option<EpisodeOutcome>,
+    /// Only episodes that started at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// At most this many, oldest first.
+    pub limit: Option<usize>,
+    /// Skip this many first.
+    pub offset: usize,
+}
+
 /// One search result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SearchHit {
@@ -148,6 +166,8 @@ pub struct StoreCounts {
     pub tests: u64,
     /// Entries of agents' own memory (core block versions, archival passages, recall log).
     pub memories: u64,
+    /// Episodes.
+    pub episodes: u64,
 }
 
 /// What a store is, for `lore memory status`.
@@ -342,6 +362,39 @@ pub trait Store: Send + Sync {
         category: MemoryCategory,
         limit: usize,
     ) -> Result<Vec<(MemoryEntry, f64)>>;
+
+    /// Stores an episode and adds its contribution to the causal graph
+    /// ([`crate::graph::Contribution`]), atomically. With `replace`, an episode stored under
+    /// the same ID is replaced and its contribution subtracted first; returns whether one was.
+    ///
+    /// # Errors
+    /// [`crate::Error::Conflict`] when the ID is taken and `replace` is false;
+    /// [`crate::Error::Store`] when the backend fails. Nothing is written then.
+    fn put_episode(&self, episode: &Episode, replace: bool) -> Result<bool>;
+
+    /// One episode by ID, whatever its scope (callers check).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn episode(&self, id: &EpisodeId) -> Result<Option<Episode>>;
+
+    /// The episodes `filter` selects, oldest first (by timestamp, then insertion).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn episodes(&self, filter: &EpisodeFilter) -> Result<Vec<Episode>>;
+
+    /// The causal graph's counts over the episodes inside `scope`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn graph_counts(&self, scope: &Scope) -> Result<GraphCounts>;
+
+    /// Recomputes the whole causal graph from the stored episodes, atomically.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn rebuild_graph(&self) -> Result<()>;
 
     /// How many records of each kind are inside `scope`.
     ///

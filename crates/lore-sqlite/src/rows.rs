@@ -332,13 +332,27 @@ pub(crate) fn list<T: DeserializeOwned>(
         table.name(),
         filter.sql()
     );
-    let limit = limit.map_or(-1, saturating_i64);
+    page_of_bodies(conn, &sql, filter, limit, offset)
+}
+
+/// Runs `sql` (selecting one body column and ending in `LIMIT ? OFFSET ?`) with `filter`'s
+/// parameters, and parses the bodies.
+///
+/// # Errors
+/// [`lore_core::Error::Store`] when the query fails or a body does not parse.
+pub(crate) fn page_of_bodies<T: DeserializeOwned>(
+    conn: &Connection,
+    sql: &str,
+    filter: &Where,
+    limit: Option<usize>,
+    offset: usize,
+) -> Result<Vec<T>> {
     let values = filter.params().iter().cloned().chain([
-        Value::Integer(limit),
+        Value::Integer(limit.map_or(-1, saturating_i64)),
         Value::Integer(saturating_i64(offset)),
     ]);
     let bodies: Vec<String> = conn
-        .prepare_cached(&sql)
+        .prepare_cached(sql)
         .and_then(|mut s| {
             s.query_map(params_from_iter(values), |r| r.get(0))?
                 .collect()
@@ -460,7 +474,7 @@ pub(crate) fn kind_name(kind: RecordKind) -> &'static str {
 }
 
 /// A UTC time as fixed-width text, so that text order is time order.
-fn timestamp(at: DateTime<Utc>) -> Value {
+pub(crate) fn timestamp(at: DateTime<Utc>) -> Value {
     Value::Text(at.format("%Y-%m-%dT%H:%M:%S%.9fZ").to_string())
 }
 

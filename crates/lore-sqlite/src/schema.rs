@@ -24,6 +24,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_recall_index.sql"),
     include_str!("../migrations/0003_memories.sql"),
+    include_str!("../migrations/0004_episodes.sql"),
 ];
 
 /// The newest schema version this build knows, the one it migrates every file to.

@@ -6,13 +6,14 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use lore_core::id::{CorrectionId, ExecutionId, LessonId};
+use lore_core::graph::GraphCounts;
+use lore_core::id::{CorrectionId, EpisodeId, ExecutionId, LessonId};
 use lore_core::model::{
-    AuditEntry, Correction, ErrorEvent, Execution, Lesson, MemoryCategory, MemoryEntry,
+    AuditEntry, Correction, Episode, ErrorEvent, Execution, Lesson, MemoryCategory, MemoryEntry,
 };
 use lore_core::store::{
-    ChangeCursor, Changes, LessonChanges, LessonUpdate, LessonVector, ListFilter, OnDuplicate,
-    Record, SearchHit, StoreCounts, StoreInfo, WriteReport,
+    ChangeCursor, Changes, EpisodeFilter, LessonChanges, LessonUpdate, LessonVector, ListFilter,
+    OnDuplicate, Record, SearchHit, StoreCounts, StoreInfo, WriteReport,
 };
 use lore_core::{Error, Result, Scope, Store};
 use rusqlite::types::Value;
@@ -20,6 +21,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use tracing::instrument;
 
 use crate::Db;
+use crate::episodes;
 use crate::filter::Where;
 use crate::rows::{self, Row, Table};
 use crate::schema;
@@ -512,6 +514,37 @@ impl Store for SqliteStore {
             audit_entries: rows::count_audit(&conn, scope)?,
             tests: rows::count_tests(&conn, scope)?,
             memories: count(Table::Memories)?,
+            episodes: episodes::count(&conn, scope)?,
         })
+    }
+
+    #[instrument(skip_all, fields(episode = %episode.id))]
+    fn put_episode(&self, episode: &Episode, replace: bool) -> Result<bool> {
+        self.in_transaction(|tx| episodes::put(tx, episode, replace))
+    }
+
+    #[instrument(skip_all)]
+    fn episode(&self, id: &EpisodeId) -> Result<Option<Episode>> {
+        episodes::get(&self.conn(), id)
+    }
+
+    #[instrument(skip_all)]
+    fn episodes(&self, filter: &EpisodeFilter) -> Result<Vec<Episode>> {
+        episodes::list(&self.conn(), filter)
+    }
+
+    #[instrument(skip_all)]
+    fn graph_counts(&self, scope: &Scope) -> Result<GraphCounts> {
+        // One read transaction, so counts and members are of the same moment.
+        let mut conn = self.conn();
+        let tx = conn.transaction().db()?;
+        let graph = episodes::graph(&tx, scope)?;
+        tx.commit().db()?;
+        Ok(graph)
+    }
+
+    #[instrument(skip_all)]
+    fn rebuild_graph(&self) -> Result<()> {
+        self.in_transaction(|tx| episodes::rebuild(tx))
     }
 }

@@ -2,6 +2,7 @@
 
 mod bench;
 mod capture;
+pub mod episodes;
 mod lessons;
 mod locomo;
 mod memory;
@@ -43,6 +44,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Correct(args) => capture::correct(&paths, args, json),
         Command::Signal(args) => capture::signal(&paths, args, json),
         Command::Memory(cmd) => memory::run(&paths, cmd, json),
+        Command::Episode(cmd) => episodes::episode(&paths, cmd, json),
+        Command::Graph(cmd) => episodes::graph(&paths, cmd, json),
         Command::Lessons(cmd) => lessons::run(&paths, cmd, json),
         Command::Review(args) => review::review(&paths, args, json),
         Command::Maintain(args) => review::maintain(&paths, args, json),

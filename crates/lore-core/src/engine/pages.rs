@@ -37,7 +37,7 @@ pub struct PageRequest {
 }
 
 impl PageRequest {
-    fn check(self) -> Result<Self> {
+    pub(super) fn check(self) -> Result<Self> {
         if self.limit == 0 || self.limit > MAX_PAGE {
             return Err(Error::invalid(
                 "limit",
@@ -55,7 +55,7 @@ impl PageRequest {
         }
     }
 
-    fn cut<T>(self, mut items: Vec<T>) -> Page<T> {
+    pub(super) fn cut<T>(self, mut items: Vec<T>) -> Page<T> {
         let more = items.len() > self.limit;
         items.truncate(self.limit);
         Page {

@@ -5,10 +5,15 @@
 //! round-trip test per type guards both.
 
 mod audit;
+mod episode;
 mod lesson;
 mod memory;
 
 pub use audit::{AuditAction, AuditEntry, RecordKind};
+pub use episode::{
+    Decision, DecisionType, EdgeType, Episode, EpisodeLink, EpisodeMetrics, EpisodeOutcome, Event,
+    EventType, ItemRef,
+};
 pub use lesson::{
     CurationMode, Lesson, LessonLink, LessonSource, LessonStatus, LinkKind, Tiers, UtilityStats,
 };

@@ -1,0 +1,175 @@
+//! `lore episode` and `lore graph` end to end: recording from a file and standard input, the
+//! queries with `--json`, token budgets counted with tiktoken, and bad input refused with
+//! nothing stored.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::Project;
+use serde_json::{Value, json};
+
+const SKILL: &str = "dev/router";
+
+fn episode(id: &str, outcome: &str, chosen: &str) -> Value {
+    json!({
+      "id": id,
+      "session": format!("session-{id}"),
+      "timestamp": "2026-01-01T17:00:00Z",
+      "outcome": outcome,
+      "task": "Implement MemoryRouter module",
+      "decisions": [{
+          "id": "d001", "type": "design", "context": "Choosing routing strategy",
+          "options": ["Forgetful-first", "Serena-first", "Parallel"],
+          "chosen": chosen, "rationale": "Lower latency", "effects": ["e001"]
+      }],
+      "events": [{"id": "e001", "type": "tool_call", "content": "Created MemoryRouter.psm1",
+                  "caused_by": ["d001"]}],
+      "metrics": {"duration_minutes": 45, "tool_calls": 87, "errors": 2, "recoveries": 2},
+      "lessons": ["Pre-commit hooks check all markdown"]
+    })
+}
+
+fn write(p: &Project, name: &str, value: &Value) -> String {
+    std::fs::write(p.path().join(name), value.to_string()).unwrap();
+    name.to_owned()
+}
+
+fn episodes(p: &Project) -> usize {
+    p.json(&["episode", "list"])["items"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+#[test]
+fn episodes_are_recorded_listed_shown_and_queried() {
+    let p = Project::new().initialized();
+    let file = write(&p, "a.json", &episode("ep-a", "success", "Serena-first"));
+    let out = p.ok(&["episode", "add", &file, "--skill", SKILL]);
+    assert!(out.contains("Recorded episode ep-a"), "{out}");
+
+    // Standard input, the skill inside the JSON.
+    let mut b = episode("ep-b", "failure", "Parallel");
+    b["skill"] = json!(SKILL);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lore"))
+        .args(["episode", "add", "-", "--json"])
+        .current_dir(p.path())
+        .env_remove("LORE_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let receipt: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(receipt["episode"]["id"], "ep-b");
+    assert_eq!(receipt["replaced"], false);
+
+    let list = p.json(&["episode", "list", "--outcome", "failure"]);
+    assert_eq!(list["items"][0]["id"], "ep-b");
+    assert_eq!(list["items"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        p.json(&["episode", "list", "--since", "2026-01-02"])["items"],
+        json!([])
+    );
+
+    let shown = p.json(&["episode", "show", "ep-a"]);
+    assert_eq!(shown["episode"]["decisions"][0]["chosen"], "Serena-first");
+    assert_eq!(shown["budget"], 500);
+    assert!(shown["tokens"].as_u64().unwrap() <= 500);
+    let text = p.ok(&["episode", "show", "ep-a", "--budget", "25"]);
+    assert!(text.contains("cut to fit"), "{text}");
+    let seq = p.json(&["episode", "show", "ep-a", "--decisions"]);
+    assert_eq!(seq["decisions"][0]["id"], "d001");
+
+    let path = p.json(&[
+        "graph",
+        "path",
+        "--from",
+        "decision:parallel",
+        "--to",
+        "outcome:failure",
+    ]);
+    assert_eq!(path["steps"].as_array().unwrap().len(), 2, "{path}");
+    assert_eq!(
+        path["steps"][0]["target"]["label"],
+        "created memoryrouter.psm1"
+    );
+    assert!(path["tokens"].as_u64().unwrap() <= 200);
+
+    let what_if = p.json(&["graph", "what-if", "ep-b", "d001", "Serena-first"]);
+    assert_eq!(what_if["evidence"], true);
+    assert_eq!(what_if["alternative_stats"]["success_rate"], 1.0);
+    let none = p.ok(&["graph", "what-if", "ep-b", "d001", "Forgetful-first"]);
+    assert!(none.contains("No evidence"), "{none}");
+
+    let similar = p.json(&["graph", "similar", "routing strategy"]);
+    assert_eq!(similar["decisions"].as_array().unwrap().len(), 2);
+    let good = p.json(&["graph", "patterns", "--min-occurrences", "1"]);
+    assert_eq!(good["patterns"][0]["action"], "serena-first");
+    let bad = p.json(&["graph", "anti-patterns", "--min-occurrences", "1"]);
+    assert_eq!(bad["patterns"][0]["action"], "parallel");
+    assert!(bad["tokens"].as_u64().unwrap() <= 100);
+
+    // Re-recording is refused; --replace replaces.
+    let err = p.fails(&["episode", "add", &file, "--skill", SKILL]);
+    assert!(err.contains("already exists"), "{err}");
+    let replaced = p.ok(&["episode", "add", &file, "--skill", SKILL, "--replace"]);
+    assert!(replaced.contains("Replaced episode ep-a"), "{replaced}");
+    assert_eq!(episodes(&p), 2);
+}
+
+#[test]
+fn bad_episodes_are_refused_and_nothing_is_stored() {
+    let p = Project::new().initialized();
+    let mut cases: Vec<(Value, &str)> = Vec::new();
+    let mut v = episode("x", "success", "Serial");
+    cases.push((v.clone(), "decisions[0].chosen"));
+    v = episode("x", "meh", "Parallel");
+    cases.push((v.clone(), "outcome"));
+    v = episode("x", "success", "Parallel");
+    v["events"][0]["caused_by"] = json!(["d404"]);
+    cases.push((v.clone(), "events[0].caused_by[0]"));
+    v = episode("x", "success", "Parallel");
+    v["decisions"][0]["type"] = json!("vibes");
+    cases.push((v.clone(), "decisions[0].type"));
+    v = episode("x", "success", "Parallel");
+    v["skill"] = json!("other/skill");
+    cases.push((v.clone(), "skill"));
+    for (i, (value, needle)) in cases.iter().enumerate() {
+        let file = write(&p, &format!("bad{i}.json"), value);
+        let err = p.fails(&["episode", "add", &file, "--skill", SKILL]);
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+    std::fs::write(p.path().join("broken.json"), "{not json").unwrap();
+    assert!(
+        p.fails(&["episode", "add", "broken.json", "--skill", SKILL])
+            .contains("not JSON")
+    );
+    let good = write(&p, "nosk.json", &episode("x", "success", "Parallel"));
+    assert!(p.fails(&["episode", "add", &good]).contains("skill"));
+    assert!(
+        p.fails(&["episode", "add", &good, "--skill", "../etc"])
+            .contains("relative")
+    );
+    assert!(
+        p.fails(&["episode", "list", "--outcome", "maybe"])
+            .contains("partial")
+    );
+    assert!(
+        p.fails(&["episode", "list", "--since", "soon"])
+            .contains("RFC 3339")
+    );
+    assert!(p.fails(&["episode", "show", "nope"]).contains("not found"));
+    assert_eq!(episodes(&p), 0);
+    let err = p.fails(&["graph", "patterns", "--min-success-rate", "7"]);
+    assert!(err.contains("min_success_rate"), "{err}");
+}
