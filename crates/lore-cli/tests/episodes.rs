@@ -173,3 +173,134 @@ fn bad_episodes_are_refused_and_nothing_is_stored() {
     let err = p.fails(&["graph", "patterns", "--min-success-rate", "7"]);
     assert!(err.contains("min_success_rate"), "{err}");
 }
+
+const LOG: &str = "# Session s-126
+Date: 2026-01-01T17:00:00Z
+Outcome: failure
+Task: Speed up candidate search
+
+## Decisions
+### d1 [design] Choosing a cache for candidate lookups
+- Options: Redis | Memcached
+- Chosen: Redis
+- Rationale: Already deployed
+- Effects: e1
+
+## Events
+- e1 [error] Cache timeout under load (caused by: d1)
+
+## Metrics
+- tool_calls: 12
+
+## Lessons
+- Load-test the cache before rollout
+";
+
+#[test]
+fn extract_turns_a_markdown_log_into_a_recorded_episode() {
+    let p = Project::new().initialized();
+    std::fs::write(p.path().join("s.md"), LOG).unwrap();
+    let dry = p.json(&["episode", "extract", "s.md", "--skill", SKILL, "--dry-run"]);
+    assert_eq!(dry["decisions"][0]["chosen"], "Redis");
+    assert_eq!(dry["events"][0]["caused_by"], json!(["d1"]));
+    assert_eq!(episodes(&p), 0, "a dry run stores nothing");
+    let receipt = p.json(&["episode", "extract", "s.md", "--skill", SKILL]);
+    let id = receipt["episode"]["id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("EPI-"), "{id}");
+    assert_eq!(receipt["episode"]["session"], "s-126");
+    let path = p.json(&["graph", "path", "--from", "redis", "--to", "failure"]);
+    assert_eq!(path["steps"].as_array().unwrap().len(), 2);
+
+    let broken = LOG.replace("- e1 [error]", "- e1 [oops]");
+    std::fs::write(p.path().join("bad.md"), broken).unwrap();
+    let err = p.fails(&["episode", "extract", "bad.md", "--skill", SKILL]);
+    assert!(
+        err.contains("line 14") && err.contains("event type"),
+        "{err}"
+    );
+    let dangling = LOG.replace("(caused by: d1)", "(caused by: d9)");
+    std::fs::write(p.path().join("dangling.md"), dangling).unwrap();
+    let err = p.fails(&["episode", "extract", "dangling.md", "--skill", SKILL]);
+    assert!(err.contains("events[0].caused_by[0]"), "{err}");
+    assert!(p.fails(&["episode", "extract", "s.md"]).contains("skill"));
+    assert_eq!(episodes(&p), 1);
+}
+
+mod model {
+    use super::*;
+    use lore_providers::fake::{FakeServer, Protocol};
+
+    fn project(server: &FakeServer) -> Project {
+        Project::with_env(vec![
+            ("LORE_LLM_PROVIDER", "openai".to_owned()),
+            ("LORE_LLM_BASE_URL", format!("{}/v1", server.url())),
+            ("LORE_LLM_MODEL", "gpt-4o-mini".to_owned()),
+        ])
+        .initialized()
+    }
+
+    fn answer() -> Value {
+        json!({
+            "session": "s-9", "timestamp": "2026-01-02T09:00:00Z", "outcome": "success",
+            "task": "Fix the flaky export",
+            "decisions": [{"id": "d1", "type": "recovery", "context": "Export times out",
+                           "options": ["retry", "stream"], "chosen": "stream", "effects": ["e1"]}],
+            "events": [{"id": "e1", "type": "milestone", "content": "Export streams in 2 s"}],
+            "lessons": ["Stream large exports"]
+        })
+    }
+
+    #[test]
+    fn the_model_extracts_a_checked_episode_over_a_fake_server() {
+        let server = FakeServer::scripted(vec![Protocol::OpenAi.answer(
+            &format!("Here it is:\n```json\n{}\n```", answer()),
+            "gpt-4o-mini",
+        )]);
+        let p = project(&server);
+        std::fs::write(
+            p.path().join("free.md"),
+            "We fixed the export by streaming it.",
+        )
+        .unwrap();
+        let receipt = p.json(&["episode", "extract", "free.md", "--skill", SKILL, "--llm"]);
+        assert_eq!(receipt["episode"]["decisions"][0]["chosen"], "stream");
+        assert_eq!(receipt["episode"]["skill"], SKILL);
+        let sent = server.requests();
+        assert_eq!(sent.len(), 1);
+        let text = sent[0].all_text();
+        assert!(
+            text.contains("We fixed the export by streaming it."),
+            "{text}"
+        );
+        assert!(text.contains("\"chosen\""), "the schema is sent: {text}");
+        assert_eq!(episodes(&p), 1);
+    }
+
+    #[test]
+    fn an_invalid_answer_is_an_error_and_nothing_is_stored() {
+        // Twice off-schema (the second answers the repair), then valid JSON breaking a rule.
+        let mut unknown = answer();
+        unknown["mood"] = json!("great");
+        let mut dangling = answer();
+        dangling["events"][0]["caused_by"] = json!(["d7"]);
+        let server = FakeServer::scripted(vec![
+            Protocol::OpenAi.answer("I could not find any decisions.", "gpt-4o-mini"),
+            Protocol::OpenAi.answer(&unknown.to_string(), "gpt-4o-mini"),
+            Protocol::OpenAi.answer(&dangling.to_string(), "gpt-4o-mini"),
+        ]);
+        let p = project(&server);
+        std::fs::write(p.path().join("free.md"), "A session.").unwrap();
+        let args = ["episode", "extract", "free.md", "--skill", SKILL, "--llm"];
+        let err = p.fails(&args);
+        assert!(err.contains("mood") || err.contains("schema"), "{err}");
+        let err = p.fails(&args);
+        assert!(err.contains("events[0].caused_by[0]"), "{err}");
+        assert!(err.contains("nothing was stored"), "{err}");
+        assert_eq!(server.requests().len(), 3);
+        assert_eq!(episodes(&p), 0);
+        assert!(
+            p.fails(&["episode", "extract", "free.md", "--llm"])
+                .contains("--skill")
+        );
+    }
+}

@@ -249,6 +249,14 @@ fn a_real_mcp_client_lists_and_calls_every_tool_over_stdio_and_http() {
             "{}",
         ],
     );
+    let finance_episode = serde_json::json!({
+        "id": "fin-1", "skill": "finance/audit", "timestamp": "2026-01-01T09:00:00Z",
+        "outcome": "failure", "task": "Export the ledger totals",
+        "decisions": [{"id": "d1", "type": "design", "context": "Choosing the ledger export format",
+                       "options": ["CSV", "Parquet"], "chosen": "Parquet"}]
+    });
+    std::fs::write(dir.path().join("fin.json"), finance_episode.to_string()).unwrap();
+    ok(dir.path(), &["episode", "add", "fin.json"]);
     let create = [
         "tokens",
         "create",

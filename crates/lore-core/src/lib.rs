@@ -10,6 +10,7 @@ pub mod clock;
 pub mod distill;
 pub mod engine;
 mod error;
+pub mod extract;
 mod fingerprint;
 pub mod front_matter;
 pub mod graph;

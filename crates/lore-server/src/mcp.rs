@@ -12,6 +12,7 @@
 //! seed 002 keeps an agent from approving its own lessons. They start on `trial` (auto curation,
 //! shown marked as such) or `needs_review` (review curation).
 
+mod episodes;
 mod memory;
 mod views;
 
@@ -224,7 +225,9 @@ impl LoreMcp {
         Self {
             engine,
             metrics: Metrics::new(),
-            tool_router: Self::tool_router() + Self::memory_tool_router(),
+            tool_router: Self::tool_router()
+                + Self::memory_tool_router()
+                + Self::episode_tool_router(),
         }
     }
 
@@ -575,7 +578,10 @@ impl ServerHandler for LoreMcp {
                 "Lore is a learning memory. Before a task, call recall_memory (or memory_prompt) \
                  to get rules learned from earlier corrections. After a task, call \
                  record_execution; when the user says an output was wrong, call correct with \
-                 the execution ID and their words, so the next run avoids the mistake.",
+                 the execution ID and their words, so the next run avoids the mistake. At the \
+                 end of a session, record_episode keeps its decisions and their effects; \
+                 similar_decisions, what_if, causal_path and find_anti_patterns consult them \
+                 before a choice.",
             )
     }
 }
@@ -629,7 +635,10 @@ mod tests {
 
     #[test]
     fn read_only_tools_are_annotated_and_writes_are_not() {
-        let tools = (LoreMcp::tool_router() + LoreMcp::memory_tool_router()).list_all();
+        let tools = (LoreMcp::tool_router()
+            + LoreMcp::memory_tool_router()
+            + LoreMcp::episode_tool_router())
+        .list_all();
         let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
         names.sort();
         assert_eq!(
@@ -637,21 +646,30 @@ mod tests {
             [
                 "archival_memory_search",
                 "archival_memory_write",
+                "causal_path",
                 "core_memory_read",
                 "core_memory_write",
                 "correct",
+                "decision_sequence",
+                "find_anti_patterns",
+                "find_patterns",
+                "get_episode",
                 "get_lesson",
+                "list_episodes",
                 "list_lessons",
                 "memory_prompt",
                 "memory_status",
                 "recall_memory",
                 "recall_memory_read",
                 "recall_memory_write",
+                "record_episode",
                 "record_execution",
                 "report_signal",
                 "review_lessons",
                 "review_queue",
-                "search_memory"
+                "search_memory",
+                "similar_decisions",
+                "what_if"
             ]
         );
         // The Engine's tool definitions of every strategy are what this server publishes.
@@ -671,6 +689,7 @@ mod tests {
             let writes = matches!(
                 tool.name.as_ref(),
                 "record_execution"
+                    | "record_episode"
                     | "correct"
                     | "review_lessons"
                     | "report_signal"

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use common::{Home, jwt};
+use common::{Home, ids, jwt};
 use lore_core::engine::{NewCorrection, NewExecution};
 use lore_core::model::{AuthorKind, Outcome};
 use lore_core::{Scope, SkillPath};
@@ -162,15 +162,6 @@ impl World {
             serde_json::from_slice(&bytes).unwrap_or(Value::Null),
         )
     }
-}
-
-fn ids(items: &Value) -> Vec<String> {
-    items
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["id"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 #[tokio::test]
@@ -728,4 +719,105 @@ async fn mcp_answers_only_known_host_names() {
     assert_ne!(status, StatusCode::FORBIDDEN, "{body}");
     let (status, _) = mcp(listed, "evil.example").await;
     assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+fn episode_of(id: &str, skill: &str, context: &str, chosen: &str) -> Value {
+    json!({
+        "id": id, "skill": skill, "timestamp": "2026-01-01T17:00:00Z", "outcome": "failure",
+        "task": "Close the books",
+        "decisions": [{"id": "d1", "type": "design", "context": context,
+                       "options": [chosen, "other"], "chosen": chosen}]
+    })
+}
+
+#[tokio::test]
+async fn episodes_and_graph_queries_stay_inside_the_token_scope() {
+    for w in worlds() {
+        let admin = w.token(Role::Admin, "*");
+        for (id, skill, context, chosen) in [
+            ("hr-ep", HR, "Choosing screening order", "by seniority"),
+            ("fin-ep", FIN, "Choosing ledger export", "parquet"),
+        ] {
+            let body = episode_of(id, skill, context, chosen);
+            let (status, answer) = w
+                .send(Some(&admin), Method::POST, "/v1/episodes", Some(body))
+                .await;
+            assert_eq!(status, StatusCode::CREATED, "{answer}");
+        }
+        let hr = w.token(Role::Agent, "domain:hr");
+        let (_, page) = w.send(Some(&hr), Method::GET, "/v1/episodes", None).await;
+        assert_eq!(ids(&page["items"]), ["hr-ep"], "{:?}", w.kind);
+        let (status, _) = w
+            .send(Some(&hr), Method::GET, "/v1/episodes/fin-ep", None)
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        let body = episode_of("fin-2", FIN, "Choosing ledger export", "parquet");
+        let (status, _) = w
+            .send(Some(&hr), Method::POST, "/v1/episodes", Some(body))
+            .await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        // An hr token cannot overwrite finance's episode by reusing its ID.
+        let body = episode_of("fin-ep", HR, "Choosing screening order", "by seniority");
+        let (status, _) = w
+            .send(
+                Some(&hr),
+                Method::POST,
+                "/v1/episodes?replace=true",
+                Some(body),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        let (status, _) = w
+            .send(
+                Some(&hr),
+                Method::GET,
+                "/v1/graph/path?from=decision:parquet&to=outcome:failure",
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "finance's node is invisible");
+        let (_, similar) = w
+            .send(
+                Some(&hr),
+                Method::GET,
+                "/v1/graph/similar?context=choosing%20export",
+                None,
+            )
+            .await;
+        let episodes: Vec<&str> = similar["decisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["episode"].as_str().unwrap())
+            .collect();
+        assert_eq!(episodes, ["hr-ep"]);
+        let (_, anti) = w
+            .send(
+                Some(&hr),
+                Method::GET,
+                "/v1/graph/anti-patterns?min_occurrences=1",
+                None,
+            )
+            .await;
+        assert_eq!(anti["patterns"].as_array().unwrap().len(), 1, "{anti}");
+        assert_eq!(anti["patterns"][0]["episodes"], json!(["hr-ep"]));
+        let (status, _) = w
+            .send(
+                Some(&hr),
+                Method::GET,
+                "/v1/graph/what-if?episode=fin-ep&decision=d1&alternative=other",
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        let (_, all) = w
+            .send(
+                Some(&admin),
+                Method::GET,
+                "/v1/graph/anti-patterns?min_occurrences=1",
+                None,
+            )
+            .await;
+        assert_eq!(all["patterns"].as_array().unwrap().len(), 2);
+    }
 }

@@ -26,11 +26,12 @@ SKILL = "support/summarize-ticket"
 READ_ONLY = {
     "search_memory", "recall_memory", "list_lessons", "get_lesson", "memory_prompt",
     "memory_status", "review_queue", "core_memory_read", "archival_memory_search",
-    "recall_memory_read",
+    "recall_memory_read", "get_episode", "decision_sequence", "list_episodes", "causal_path",
+    "what_if", "similar_decisions", "find_patterns", "find_anti_patterns",
 }
 WRITES = {
     "record_execution", "correct", "review_lessons", "report_signal", "core_memory_write",
-    "archival_memory_write", "recall_memory_write",
+    "archival_memory_write", "recall_memory_write", "record_episode",
 }
 
 
@@ -72,6 +73,14 @@ async def isolation(session):
     check(attr(refused, "is_error", "isError"), "an archival write outside the token's scope was accepted")
     found = await call(session, "archival_memory_search", {"query": "ledger totals closes"})
     check(all(e["skill"].startswith("support/") for e in found["entries"]), f"archival leaked: {found}")
+    listed = await call(session, "list_episodes", {"limit": 100})
+    check(all(e["skill"].startswith("support/") for e in listed["episodes"]), f"episodes leaked: {listed}")
+    similar = await call(session, "similar_decisions", {"context": "ledger export format"})
+    check("ledger" not in similar["text"], f"similar_decisions leaked: {similar}")
+    refused = await session.call_tool("what_if", {"episode": "fin-1", "decision": "d1", "alternative": "CSV"})
+    check(attr(refused, "is_error", "isError"), "a finance episode was visible")
+    refused = await session.call_tool("record_episode", {"episode": episode("fin-2", "finance/audit", "CSV", "success")})
+    check(attr(refused, "is_error", "isError"), "an episode outside the token's scope was recorded")
     refused = await session.call_tool("recall_memory", {"query": "totals", "skill": "finance/audit"})
     check(attr(refused, "is_error", "isError"), "a recall outside the token's scope was answered")
     # The token is an agent's: review tools need the reviewer role.
@@ -81,6 +90,53 @@ async def isolation(session):
         text = " ".join(getattr(c, "text", "") for c in refused.content)
         check("reviewer" in text, f"the refusal does not name the role: {text}")
     return {"isolated": True}
+
+
+def episode(id, skill, chosen, outcome):
+    return {
+        "id": id, "skill": skill, "timestamp": "2026-01-01T17:00:00Z", "outcome": outcome,
+        "task": "Export the ledger totals" if skill.startswith("finance") else "Triage the EU outage",
+        "decisions": [{
+            "id": "d1", "type": "design",
+            "context": "Choosing the ledger export format" if skill.startswith("finance") else "Choosing who to page for the outage",
+            "options": ["CSV", "Parquet"] if skill.startswith("finance") else ["on-call", "team lead"],
+            "chosen": chosen, "effects": ["e1"],
+        }],
+        "events": [{"id": "e1", "type": "milestone", "content": "Handled"}],
+    }
+
+
+async def episodes(session):
+    """Seed 001 through MCP: record two episodes, then every query, then a bad one."""
+    first = await call(session, "record_episode", {"episode": episode("mcp-ep-1", SKILL, "on-call", "success")})
+    check(first["id"] == "mcp-ep-1" and first["decisions"] == 1, f"record_episode: {first}")
+    await call(session, "record_episode", {"episode": episode("mcp-ep-2", SKILL, "team lead", "failure")})
+    again = await session.call_tool("record_episode", {"episode": episode("mcp-ep-2", SKILL, "team lead", "failure")})
+    check(attr(again, "is_error", "isError"), "a taken episode ID was accepted")
+    shown = await call(session, "get_episode", {"id": "mcp-ep-1"})
+    check("> Triage the EU outage" in shown["text"] and shown["tokens"] <= 500, f"get_episode: {shown}")
+    seq = await call(session, "decision_sequence", {"id": "mcp-ep-2"})
+    check("> team lead" in seq["text"], f"decision_sequence: {seq}")
+    listed = await call(session, "list_episodes", {"outcome": "failure"})
+    check([e["id"] for e in listed["episodes"]] == ["mcp-ep-2"], f"list_episodes: {listed}")
+    path = await call(session, "causal_path", {"from": "decision:team lead", "to": "outcome:failure"})
+    # "Handled" follows both choices and led to failure in one of its two episodes.
+    check(path["found"] and path["strength"] == 0.5, f"causal_path: {path}")
+    what_if = await call(session, "what_if", {"episode": "mcp-ep-2", "decision": "d1", "alternative": "on-call"})
+    check(what_if["evidence"] and what_if["alternative_success_rate"] == 1.0, f"what_if: {what_if}")
+    similar = await call(session, "similar_decisions", {"context": "who to page for an outage"})
+    check("mcp-ep-1" in similar["text"], f"similar_decisions: {similar}")
+    good = await call(session, "find_patterns", {"min_occurrences": 1})
+    check("on-call" in good["text"] and good["tokens"] <= 100, f"find_patterns: {good}")
+    bad = await call(session, "find_anti_patterns", {"min_occurrences": 1})
+    check("team lead" in bad["text"], f"find_anti_patterns: {bad}")
+    broken = episode("mcp-ep-3", SKILL, "nobody", "success")
+    refused = await session.call_tool("record_episode", {"episode": broken})
+    check(attr(refused, "is_error", "isError"), "a chosen option outside the options was accepted")
+    text = " ".join(getattr(c, "text", "") for c in refused.content)
+    check("decisions[0].chosen" in text and "Fix that argument" in text, f"the error does not name the field: {text}")
+    missing = await session.call_tool("get_episode", {"id": "mcp-ep-3"})
+    check(attr(missing, "is_error", "isError"), "a refused episode was stored")
 
 
 async def review(session, lesson_id):
@@ -181,6 +237,7 @@ async def exercise(session, reviewer):
     if reviewer:
         await review(session, lesson["id"])
     await self_editing(session)
+    await episodes(session)
     status = await call(session, "memory_status", {})
     check(status["executions"] >= 1 and status["lessons"] >= 1, f"memory_status: {status}")
 

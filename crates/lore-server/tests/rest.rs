@@ -961,3 +961,176 @@ async fn metrics_count_requests_by_route_and_time_recalls() {
         .unwrap();
     assert!(bytes > 0);
 }
+
+fn episode(id: &str, skill: &str, chosen: &str, outcome: &str) -> Value {
+    json!({
+        "id": id, "skill": skill, "timestamp": "2026-01-01T17:00:00Z", "outcome": outcome,
+        "task": "Pick the routing strategy",
+        "decisions": [{"id": "d1", "type": "design", "context": "Choosing routing strategy",
+                       "options": ["Serena-first", "Parallel"], "chosen": chosen,
+                       "effects": ["e1"]}],
+        "events": [{"id": "e1", "type": "tool_call", "content": "Created the router"}]
+    })
+}
+
+#[tokio::test]
+async fn episodes_are_recorded_read_and_queried() {
+    let home = Home::new();
+    let app = app(&home);
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        "/v1/episodes",
+        Some(episode("ep-1", SKILL, "Serena-first", "success")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["replaced"], false);
+    let second = episode("ep-2", SKILL, "Parallel", "failure");
+    let (status, _) = send(&app, Method::POST, "/v1/episodes", Some(second.clone())).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, body) = send(&app, Method::POST, "/v1/episodes", Some(second.clone())).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error"]["code"], "conflict");
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        "/v1/episodes?replace=true",
+        Some(second),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["replaced"], true);
+
+    let (status, page) = send(&app, Method::GET, "/v1/episodes?limit=1", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(page["items"][0]["id"], "ep-1");
+    assert_eq!(page["next_offset"], 1);
+    let (_, failed) = send(&app, Method::GET, "/v1/episodes?outcome=failure", None).await;
+    assert_eq!(common::ids(&failed["items"]), ["ep-2"]);
+    let (_, none) = send(
+        &app,
+        Method::GET,
+        "/v1/episodes?since=2026-02-01T00:00:00Z",
+        None,
+    )
+    .await;
+    assert_eq!(none["items"], json!([]));
+
+    let (status, view) = send(&app, Method::GET, "/v1/episodes/ep-1?budget=300", None).await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["episode"]["decisions"][0]["chosen"], "Serena-first");
+    assert_eq!(view["budget"], 300);
+    assert!(
+        view["text"]
+            .as_str()
+            .unwrap()
+            .contains("> Pick the routing strategy")
+    );
+    let (_, seq) = send(&app, Method::GET, "/v1/episodes/ep-2/decisions", None).await;
+    assert_eq!(seq["decisions"][0]["chosen"], "Parallel");
+
+    let (status, path) = send(
+        &app,
+        Method::GET,
+        "/v1/graph/path?from=decision:parallel&to=outcome:failure&mode=strongest",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{path}");
+    assert_eq!(path["steps"].as_array().unwrap().len(), 2);
+    // Parallel always led to the router; the router led to failure in one of its two episodes.
+    assert_eq!(path["strength"], 0.5);
+    let (_, what_if) = send(
+        &app,
+        Method::GET,
+        "/v1/graph/what-if?episode=ep-2&decision=d1&alternative=Serena-first",
+        None,
+    )
+    .await;
+    assert_eq!(what_if["evidence"], true, "{what_if}");
+    assert_eq!(what_if["alternative_cases"][0]["episode"], "ep-1");
+    let (_, similar) = send(&app, Method::GET, "/v1/graph/similar?context=routing", None).await;
+    assert_eq!(similar["decisions"].as_array().unwrap().len(), 2);
+    let (_, good) = send(
+        &app,
+        Method::GET,
+        "/v1/graph/patterns?min_occurrences=1",
+        None,
+    )
+    .await;
+    assert_eq!(good["patterns"][0]["action"], "serena-first");
+    assert_eq!(good["budget"], 100);
+    let (_, bad) = send(
+        &app,
+        Method::GET,
+        "/v1/graph/anti-patterns?min_occurrences=1",
+        None,
+    )
+    .await;
+    assert_eq!(bad["patterns"][0]["action"], "parallel");
+}
+
+#[tokio::test]
+async fn bad_episodes_and_graph_queries_are_refused_and_change_nothing() {
+    let home = Home::new();
+    let app = app(&home);
+    type Edit = fn(&mut Value);
+    let edits: Vec<(Edit, &str)> = vec![
+        (
+            |v| v["decisions"][0]["chosen"] = json!("Serial"),
+            "decisions[0].chosen",
+        ),
+        (|v| v["outcome"] = json!("meh"), "outcome"),
+        (
+            |v| v["events"][0]["caused_by"] = json!(["x9"]),
+            "events[0].caused_by[0]",
+        ),
+        (|v| v["skill"] = json!("../etc"), "skill"),
+        (|v| v["decisons"] = json!([]), "decisons"),
+        (|v| v["task"] = json!(""), "task"),
+        (|v| v["timestamp"] = json!("yesterday"), "timestamp"),
+    ];
+    for (edit, field) in edits {
+        let mut body = episode("bad", SKILL, "Parallel", "success");
+        edit(&mut body);
+        let (status, answer) = send(&app, Method::POST, "/v1/episodes", Some(body)).await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{field}: {answer}"
+        );
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains(field), "{field}: {message}");
+    }
+    let (status, _) = send(&app, Method::POST, "/v1/episodes", Some(json!([1]))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    for uri in [
+        "/v1/episodes?outcome=meh",
+        "/v1/episodes?since=soon",
+        "/v1/episodes?limit=0",
+        "/v1/episodes/bad?budget=0",
+        "/v1/graph/path?from=a&to=b&mode=longest",
+        "/v1/graph/path?from=%3A&to=b",
+        "/v1/graph/similar?context=the",
+        "/v1/graph/patterns?min_success_rate=2",
+        "/v1/graph/patterns?max_success_rate=0.1",
+        "/v1/graph/what-if?episode=bad&decision=d1&alternative=x&min_overlap=3",
+    ] {
+        let (status, body) = send(&app, Method::GET, uri, None).await;
+        assert!(
+            status == StatusCode::UNPROCESSABLE_ENTITY || status == StatusCode::BAD_REQUEST,
+            "{uri}: {status} {body}"
+        );
+    }
+    for uri in [
+        "/v1/episodes/bad",
+        "/v1/graph/path?from=nothing&to=failure",
+        "/v1/graph/what-if?episode=bad&decision=d1&alternative=x",
+    ] {
+        let (status, body) = send(&app, Method::GET, uri, None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{uri}: {body}");
+    }
+    let (_, page) = send(&app, Method::GET, "/v1/episodes", None).await;
+    assert_eq!(page["items"], json!([]));
+}

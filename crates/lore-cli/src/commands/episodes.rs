@@ -1,4 +1,4 @@
-//! `lore episode add|show|list` and `lore graph path|what-if|similar|patterns|anti-patterns`.
+//! `lore episode add|extract|show|list` and `lore graph path|what-if|similar|patterns|anti-patterns`.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -26,6 +26,24 @@ pub enum EpisodeCommand {
         /// The skill, when the JSON names none (`domain/skill`).
         #[arg(long)]
         skill: Option<SkillPath>,
+        /// Replace an episode stored under the same ID (refused otherwise).
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Turn a session log into an episode and record it: the documented markdown format
+    /// offline (see the README), or any log with the configured model (`--llm`).
+    Extract {
+        /// The session log, or `-` for standard input.
+        file: PathBuf,
+        /// The skill, when the log names none (`domain/skill`); required with `--llm`.
+        #[arg(long)]
+        skill: Option<SkillPath>,
+        /// Extract with the configured model (LORE_LLM_*) instead of the offline parser.
+        #[arg(long)]
+        llm: bool,
+        /// Print the extracted episode as JSON without recording it.
+        #[arg(long)]
+        dry_run: bool,
         /// Replace an episode stored under the same ID (refused otherwise).
         #[arg(long)]
         replace: bool,
@@ -201,6 +219,30 @@ pub fn episode(paths: &Paths, cmd: EpisodeCommand, json: bool) -> Result<()> {
             let value: serde_json::Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", file.display()))?;
             let episode = Episode::from_json(value, skill.as_ref())?;
+            let engine = paths.engine(OpenMode::Create)?;
+            let receipt = engine.add_episode(episode, replace)?;
+            print_receipt(&receipt, json)
+        }
+        EpisodeCommand::Extract {
+            file,
+            skill,
+            llm,
+            dry_run,
+            replace,
+        } => {
+            let log = read_source(&file)?;
+            let episode = if llm {
+                let skill = skill.context("--skill is required with --llm")?;
+                let model = crate::commands::run::required_model()?;
+                lore_core::extract::with_model(model.as_ref(), &log, &skill)?
+            } else {
+                let value = lore_core::extract::from_markdown(&log)?;
+                Episode::from_json(value, skill.as_ref())?
+            };
+            if dry_run {
+                episode.validate()?;
+                return output::json(&episode);
+            }
             let engine = paths.engine(OpenMode::Create)?;
             let receipt = engine.add_episode(episode, replace)?;
             print_receipt(&receipt, json)

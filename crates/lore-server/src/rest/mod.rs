@@ -11,6 +11,7 @@
 //!   knows the router's real surface without a second, hand-kept list.
 
 mod agent_memory;
+mod episodes;
 mod events;
 mod executions;
 mod lessons;
@@ -211,6 +212,15 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/memory/archival", agent_memory::write_archival)
         .on(M::GET, "/v1/memory/recall", agent_memory::read_log)
         .on(M::POST, "/v1/memory/recall", agent_memory::write_log)
+        .on(M::POST, "/v1/episodes", episodes::add)
+        .on(M::GET, "/v1/episodes", episodes::list)
+        .on(M::GET, "/v1/episodes/{id}", episodes::get)
+        .on(M::GET, "/v1/episodes/{id}/decisions", episodes::decisions)
+        .on(M::GET, "/v1/graph/path", episodes::path)
+        .on(M::GET, "/v1/graph/what-if", episodes::what_if)
+        .on(M::GET, "/v1/graph/similar", episodes::similar)
+        .on(M::GET, "/v1/graph/patterns", episodes::patterns)
+        .on(M::GET, "/v1/graph/anti-patterns", episodes::anti_patterns)
         .on(M::GET, "/v1/review", review::queue)
         .on(M::POST, "/v1/review/supersede", review::supersede)
         .on(M::POST, "/v1/review/{decision}", review::decide)

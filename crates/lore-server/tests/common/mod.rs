@@ -133,3 +133,13 @@ pub mod jwt {
         )
     }
 }
+
+/// The `id` of each item of a JSON array.
+pub fn ids(items: &serde_json::Value) -> Vec<String> {
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().to_owned())
+        .collect()
+}
