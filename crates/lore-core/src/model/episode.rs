@@ -275,7 +275,7 @@ impl Episode {
             return Err(Error::invalid("episode", "expected a JSON object"));
         };
         match (map.get("skill"), default_skill) {
-            (None | Some(Value::Null), Some(skill)) => {
+            (None, Some(skill)) => {
                 map.insert("skill".into(), Value::String(skill.to_string()));
             }
             (Some(Value::String(given)), Some(skill)) if given != skill.as_str() => {
@@ -286,9 +286,23 @@ impl Episode {
             }
             _ => {}
         }
-        if matches!(map.get("id"), None | Some(Value::Null)) {
+        if !map.contains_key("id") {
             // A placeholder the Engine replaces; it keeps one parser for both cases.
             map.insert("id".into(), Value::String(UNSET_ID.into()));
+        }
+        // serde reads a struct from an array too (by field order); the shape is seed 001's
+        // objects, and accepting `[…]` would let a malformed payload through.
+        if let Some(metrics) = map.get("metrics")
+            && !metrics.is_object()
+        {
+            return Err(Error::invalid("metrics", "expected an object"));
+        }
+        for list in ["decisions", "events", "links"] {
+            if let Some(Value::Array(items)) = map.get(list)
+                && let Some(i) = items.iter().position(|item| !item.is_object())
+            {
+                return Err(Error::invalid(format!("{list}[{i}]"), "expected an object"));
+            }
         }
         serde_path_to_error::deserialize::<_, Episode>(Value::Object(map)).map_err(|err| {
             let path = err.path().to_string();
