@@ -2,12 +2,16 @@
 # Seeds a temporary store with N lessons, serves it on loopback, and runs wrk against
 # POST /v1/recall (one skill, and the whole store) and POST /v1/executions.
 # Usage: run.sh [LORE_BINARY] [N] [DURATION]   (defaults: target/release/lore 10000 20s)
+# RUNS (env, default 1) repeats each measurement; ONLY (env: recall-skill, recall-all or
+# record) runs one of them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 lore=${1:-target/release/lore}
 n=${2:-10000}
 duration=${3:-20s}
 port=${PORT:-7177}
+runs=${RUNS:-1}
+only=${ONLY:-}
 work=$(mktemp -d)
 trap 'kill "$server" 2>/dev/null || true; wait 2>/dev/null; rm -rf "$work"' EXIT
 
@@ -22,16 +26,20 @@ curl -s "http://127.0.0.1:$port/v1/status"; echo
   "http://127.0.0.1:$port/v1/recall" -H 'content-type: application/json' -d '{"query":"warm up"}'
 
 bench() {
-  echo "== $1"
-  shift
-  "$@"
-  sleep 5 # let requests wrk gave up on drain before the next run
+  local name=$1 title=$2
+  shift 2
+  [ -n "$only" ] && [ "$only" != "$name" ] && return
+  for run in $(seq "$runs"); do
+    echo "== $title, run $run of $runs; $(uptime | sed 's/.*load/load/')"
+    "$@"
+    sleep 5 # let requests wrk gave up on drain before the next run
+  done
 }
-bench "recall, one skill ($((n / 20)) of $n lessons)" \
+bench recall-skill "recall, one skill ($((n / 20)) of $n lessons)" \
   env SKILL=support/triage wrk -t2 -c16 -d"$duration" --latency -s "$here/recall.lua" "http://127.0.0.1:$port"
-bench "recall, whole store ($n lessons)" \
+bench recall-all "recall, whole store ($n lessons)" \
   wrk -t2 -c16 -d"$duration" --timeout 10s --latency -s "$here/recall.lua" "http://127.0.0.1:$port"
-bench "record (POST /v1/executions)" \
+bench record "record (POST /v1/executions)" \
   wrk -t2 -c16 -d"$duration" --latency -s "$here/executions.lua" "http://127.0.0.1:$port"
 curl -s "http://127.0.0.1:$port/metrics" | grep -E '^lore_recall_duration_seconds_(sum|count)|^lore_store'
 ls -l "$work/.lore"

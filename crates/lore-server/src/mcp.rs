@@ -489,7 +489,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<RecallParams>,
     ) -> Result<Json<RecallView>, String> {
-        let explain = p.explain;
         let metrics = Arc::clone(&self.metrics);
         let started = std::time::Instant::now();
         let result = self
@@ -504,11 +503,12 @@ impl LoreMcp {
                     tags: p.tags,
                     budget: p.budget,
                     limit: p.limit,
+                    explain: p.explain,
                 })
             })
             .await?;
         metrics.observe_recall(started.elapsed());
-        Ok(Json(RecallView::new(&result, explain)))
+        Ok(Json(RecallView::new(&result)))
     }
 
     /// For reviewers: lessons waiting for a decision, with the correction they came from and

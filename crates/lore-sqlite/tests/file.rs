@@ -139,6 +139,43 @@ fn the_file_uses_wal() {
     assert_eq!(mode, "wal");
 }
 
+/// Writers that never pause keep the WAL bounded: past 64 MiB the writer finishes the
+/// background checkpoint itself, the next commit starts the log again from its beginning, and
+/// `journal_size_limit` cuts the file back. Unbounded, these writes would leave well over
+/// 200 MiB of log (each carries 16 KiB of text, stored twice: row and full-text copy).
+#[test]
+fn sustained_writes_keep_the_wal_bounded() {
+    const LIMIT: u64 = 64 * 1024 * 1024;
+    let (_dir, path) = temp();
+    let store = SqliteStore::open(&path, OpenMode::Create).unwrap();
+    let wal = PathBuf::from(format!("{}-wal", path.display()));
+    let text = "lorem ".repeat(16 * 1024 / 6);
+    let largest = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for thread in 0..4 {
+            let (store, wal, text, largest) = (&store, &wal, &text, &largest);
+            s.spawn(move || {
+                for i in 0..1000 {
+                    write(store, &execution(&format!("{thread} {i} {text}")));
+                    let len = fs::metadata(wal).map(|m| m.len()).unwrap_or(0);
+                    largest.fetch_max(len, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    let largest = largest.into_inner();
+    assert!(
+        largest < LIMIT + LIMIT / 2,
+        "the WAL reached {} MiB",
+        largest >> 20
+    );
+    let count = store
+        .counts(&lore_core::Scope::unrestricted())
+        .unwrap()
+        .executions;
+    assert_eq!(count, 4000, "every write landed");
+}
+
 #[test]
 fn two_handles_on_one_file_see_each_other() {
     let (_dir, path) = temp();

@@ -52,6 +52,7 @@ fn query(text: &str, budget: usize) -> RecallQuery {
     RecallQuery {
         text: text.into(),
         budget: Some(budget),
+        explain: true,
         ..RecallQuery::default()
     }
 }
@@ -96,6 +97,8 @@ fn recall_finds_the_relevant_lesson_and_explains_the_rest() {
     assert!(
         result
             .explain
+            .as_ref()
+            .expect("explain was asked for")
             .iter()
             .any(|e| matches!(e.decision, Decision::Kept { .. }))
     );
@@ -420,7 +423,8 @@ proptest! {
             }
             // Every candidate considered, kept or not, is eligible; and every eligible one is
             // considered (the query matches them all).
-            let mut considered: Vec<&str> = result.explain.iter().map(|e| e.id.as_str()).collect();
+            let explain = result.explain.as_ref().expect("explain was asked for");
+            let mut considered: Vec<&str> = explain.iter().map(|e| e.id.as_str()).collect();
             considered.sort_unstable();
             let mut wanted: Vec<&str> = expected.iter().map(|id| id.as_str()).collect();
             wanted.sort_unstable();
@@ -453,11 +457,13 @@ fn dense_weights(engine: &Engine) -> Vec<f64> {
     let result = engine
         .recall(&RecallQuery {
             text: "roll back the deploy when checkout fails".into(),
+            explain: true,
             ..RecallQuery::default()
         })
         .unwrap();
     result
         .explain
+        .expect("explain was asked for")
         .iter()
         .filter_map(|e| {
             let of = |source| {

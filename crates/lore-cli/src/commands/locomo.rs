@@ -13,6 +13,7 @@
 //! `--split dev` asks every other question of each conversation (from the first), `heldout` the
 //! rest: defaults are chosen on `dev` and reported on both.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
@@ -292,7 +293,7 @@ struct ConversationIndex {
     unfitted: DenseSide,
     /// `None` when the embedder learns nothing from its corpus (`unfitted` serves both).
     fitted: Option<DenseSide>,
-    entries: Entries,
+    entries: Entries<'static>,
     sequences: Sequences,
     size: usize,
 }
@@ -354,7 +355,7 @@ impl ConversationIndex {
             .iter()
             .map(|(dia_id, text)| {
                 let vector = vectors[dia_id].clone();
-                (dia_id.clone(), turn_entry(dia_id, text, vector))
+                (dia_id.clone(), turn_entry(dia_id, text.clone(), vector))
             })
             .collect();
         Ok(Self {
@@ -433,18 +434,23 @@ impl ConversationIndex {
 }
 
 /// An always-eligible memory with one tier, as a LoCoMo turn (or a synthetic one) becomes.
-pub(crate) fn turn_entry(dia_id: &str, text: &str, vector: Vec<f32>) -> Entry {
+pub(crate) fn turn_entry<'a>(
+    dia_id: &str,
+    text: impl Into<Cow<'a, str>>,
+    vector: impl Into<Cow<'a, [f32]>>,
+) -> Entry<'a> {
+    let text = text.into();
     Entry {
         id: dia_id.to_owned(),
-        text: text.to_owned(),
-        vector: Some(vector),
-        tags: Vec::new(),
+        tiers: vec![text.to_string()].into(),
+        text,
+        vector: Some(vector.into()),
+        tags: Cow::Borrowed(&[]),
         session: None,
         age_hours: 0.0,
         reliability: 1.0,
         eligibility: Eligibility::Eligible,
-        conflicts_with: Vec::new(),
-        tiers: vec![text.to_owned()],
+        conflicts_with: Cow::Borrowed(&[]),
     }
 }
 

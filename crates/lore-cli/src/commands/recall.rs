@@ -20,20 +20,15 @@ pub fn run(paths: &Paths, args: RecallArgs, json: bool) -> Result<()> {
         tags: args.tags,
         budget: Some(args.budget),
         limit: Some(args.limit),
+        explain: args.explain,
     })?;
     if json {
-        let mut value = serde_json::to_value(&result)?;
-        if !args.explain
-            && let Some(map) = value.as_object_mut()
-        {
-            map.remove("explain");
-        }
-        return output::json(&value);
+        return output::json(&result);
     }
-    print_text(&result, args.explain)
+    print_text(&result)
 }
 
-fn print_text(result: &RecallResult, explain: bool) -> Result<()> {
+fn print_text(result: &RecallResult) -> Result<()> {
     output::line(format!(
         "{} lessons, {}/{} tokens ({}), dense candidates by {}",
         result.lessons.len(),
@@ -45,9 +40,9 @@ fn print_text(result: &RecallResult, explain: bool) -> Result<()> {
     if !result.text.is_empty() {
         output::line(format!("\n{}", result.text))?;
     }
-    if explain {
+    if let Some(explain) = &result.explain {
         output::line("\nscore  decision                  sources                            id")?;
-        for e in &result.explain {
+        for e in explain {
             output::line(explain_line(e))?;
         }
     }

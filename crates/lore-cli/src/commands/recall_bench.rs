@@ -170,8 +170,11 @@ fn measure(size: usize, questions: &[String], params: HnswParams) -> Result<(Siz
         for hit in lists.iter().flat_map(|l| &l.hits) {
             if !entries.contains_key(&hit.id) {
                 let slot: usize = hit.id[1..].parse()?;
-                let vector = dense.vector(slot as u32).to_vec();
-                entries.insert(hit.id.clone(), turn_entry(&hit.id, &texts[slot], vector));
+                let vector = dense.vector(slot as u32);
+                entries.insert(
+                    hit.id.clone(),
+                    turn_entry(&hit.id, texts[slot].as_str(), vector),
+                );
             }
         }
         let out = run(

@@ -8,6 +8,7 @@
 //! unknown. So a lesson outside the scope or in an ineligible state cannot reach a context
 //! even if one search misbehaves.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -75,6 +76,8 @@ pub struct RecallQuery {
     pub budget: Option<usize>,
     /// At most this many lessons instead of the configured limit.
     pub limit: Option<usize>,
+    /// Return every candidate's explanation ([`RecallResult::explain`]).
+    pub explain: bool,
 }
 
 /// One lesson placed in the context.
@@ -109,8 +112,10 @@ pub struct RecallResult {
     pub text: String,
     /// The lessons in it, in order.
     pub lessons: Vec<RecalledLesson>,
-    /// Every candidate: sources, scores, kept or dropped and why.
-    pub explain: Vec<Explanation>,
+    /// Every candidate: sources, scores, kept or dropped and why; only when the query asked
+    /// ([`RecallQuery::explain`]), since most callers want the context alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Vec<Explanation>>,
 }
 
 impl Engine {
@@ -176,52 +181,41 @@ impl Engine {
         });
         let admits = |slot: u32| index.admits(&mask, slot);
         let pool = config.limit * config.pool_multiplier;
-        let hit = |slot: u32, score: f64| {
-            index.doc(slot).map(|d| Hit {
-                id: d.lesson.id.to_string(),
-                score,
-            })
-        };
-        let sparse = index
-            .sparse
-            .search(&query.text, pool, admits)
-            .into_iter()
-            .filter_map(|(slot, score)| hit(slot, score))
-            .collect();
+        let sparse = index.sparse.search(&query.text, pool, admits);
         let dense = if query.text.trim().is_empty() {
             Vec::new()
         } else {
             let q = index.embedder.embed(&query.text)?;
-            index
-                .dense
-                .search(&q, pool, allowed, admits)
-                .into_iter()
-                .filter_map(|(slot, sim)| hit(slot, sim))
-                .collect()
+            index.dense.search(&q, pool, allowed, admits)
         };
-        let lists = [
-            RankedList {
-                source: Source::Sparse,
-                hits: sparse,
-            },
-            RankedList {
-                source: Source::Dense,
-                hits: dense,
-            },
-            fingerprint_candidates(query.fingerprint.as_deref(), index, &admits),
-            tag_candidates(&query.tags, index, &admits),
+        let found = [
+            (Source::Sparse, sparse),
+            (Source::Dense, dense),
+            (
+                Source::Fingerprint,
+                fingerprint_candidates(query.fingerprint.as_deref(), index, &admits),
+            ),
+            (Source::Tags, tag_candidates(&query.tags, index, &admits)),
         ];
-        let candidates: Vec<(&Lesson, Vec<f32>)> = {
-            let mut seen = std::collections::HashSet::new();
-            lists
-                .iter()
-                .flat_map(|l| &l.hits)
-                .filter(|h| seen.insert(h.id.as_str()))
-                .filter_map(|h| index.lesson(&h.id))
-                .map(|(slot, lesson)| (lesson, index.dense.vector(slot).to_vec()))
-                .collect()
-        };
-        let entries = self.entries(candidates.iter().map(|(l, v)| (*l, v.clone())));
+        let mut slots: Vec<u32> = found
+            .iter()
+            .flat_map(|(_, hits)| hits.iter().map(|&(slot, _)| slot))
+            .collect();
+        slots.sort_unstable();
+        slots.dedup();
+        let lists = found.map(|(source, hits)| RankedList {
+            source,
+            hits: hits
+                .into_iter()
+                .filter_map(|(slot, score)| {
+                    index.doc(slot).map(|d| Hit {
+                        id: d.lesson.id.as_str().to_owned(),
+                        score,
+                    })
+                })
+                .collect(),
+        });
+        let entries = self.entries(index, &slots);
         let shape = QueryShape {
             on_error: has_error,
         };
@@ -251,7 +245,7 @@ impl Engine {
             tokens: recalled.packed.tokens,
             text: recalled.packed.text,
             lessons: placed,
-            explain: recalled.explain,
+            explain: query.explain.then_some(recalled.explain),
         })
     }
 
@@ -348,21 +342,26 @@ impl Engine {
         Ok(config)
     }
 
-    fn entries<'a>(&self, lessons: impl Iterator<Item = (&'a Lesson, Vec<f32>)>) -> Entries {
+    /// The pipeline's entries for the candidates in `slots`, borrowing what the index keeps.
+    fn entries<'i>(&self, index: &'i RecallIndex, slots: &[u32]) -> Entries<'i> {
         let now = self.now();
-        lessons
-            .map(|(lesson, vector)| {
+        slots
+            .iter()
+            .filter_map(|&slot| index.doc(slot).map(|doc| (slot, doc)))
+            .map(|(slot, doc)| {
+                let lesson = &doc.lesson;
+                let shown = doc.shown.get_or_init(|| Shown::of(lesson));
                 let entry = Entry {
-                    id: lesson.id.to_string(),
-                    text: lesson_text(lesson),
-                    vector: Some(vector),
-                    tags: lesson.tags.clone(),
+                    id: lesson.id.as_str().to_owned(),
+                    text: Cow::Borrowed(&shown.text),
+                    vector: Some(Cow::Borrowed(index.dense.vector(slot))),
+                    tags: Cow::Borrowed(&lesson.tags),
                     session: None,
                     age_hours: age_hours(lesson.updated_at, now),
                     reliability: reliability(lesson),
                     eligibility: self.eligibility(lesson),
-                    conflicts_with: conflicts(lesson),
-                    tiers: tiers(lesson),
+                    conflicts_with: Cow::Borrowed(&shown.conflicts),
+                    tiers: Cow::Borrowed(&shown.tiers),
                 };
                 (entry.id.clone(), entry)
             })
@@ -386,28 +385,20 @@ fn fingerprint_candidates(
     error: Option<&str>,
     index: &RecallIndex,
     admits: &dyn Fn(u32) -> bool,
-) -> RankedList {
-    let mut hits = Vec::new();
-    if let Some(raw) = error {
-        let (raw, normalized) = (raw.trim().to_owned(), crate::fingerprint(raw));
-        let mut slots: Vec<u32> = index.with_trigger(&raw).to_vec();
-        slots.extend(index.with_trigger(&normalized));
-        slots.sort_unstable();
-        slots.dedup();
-        hits = slots
-            .into_iter()
-            .filter(|&s| admits(s))
-            .filter_map(|s| index.doc(s))
-            .map(|d| Hit {
-                id: d.lesson.id.to_string(),
-                score: 1.0,
-            })
-            .collect();
-    }
-    RankedList {
-        source: Source::Fingerprint,
-        hits,
-    }
+) -> Vec<(u32, f64)> {
+    let Some(raw) = error else {
+        return Vec::new();
+    };
+    let (raw, normalized) = (raw.trim().to_owned(), crate::fingerprint(raw));
+    let mut slots: Vec<u32> = index.with_trigger(&raw).to_vec();
+    slots.extend(index.with_trigger(&normalized));
+    slots.sort_unstable();
+    slots.dedup();
+    slots
+        .into_iter()
+        .filter(|&s| admits(s))
+        .map(|s| (s, 1.0))
+        .collect()
 }
 
 /// Lessons sharing the query's tags, scored by the share of the query's tags they carry.
@@ -415,7 +406,7 @@ fn tag_candidates(
     tags: &[String],
     index: &RecallIndex,
     admits: &dyn Fn(u32) -> bool,
-) -> RankedList {
+) -> Vec<(u32, f64)> {
     let mut shared: HashMap<u32, usize> = HashMap::new();
     let mut distinct = tags.to_vec();
     distinct.sort();
@@ -429,19 +420,10 @@ fn tag_candidates(
     }
     let mut scored: Vec<(u32, usize)> = shared.into_iter().collect();
     scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let hits = scored
+    scored
         .into_iter()
-        .filter_map(|(slot, n)| {
-            index.doc(slot).map(|d| Hit {
-                id: d.lesson.id.to_string(),
-                score: n as f64 / tags.len() as f64,
-            })
-        })
-        .collect();
-    RankedList {
-        source: Source::Tags,
-        hits,
-    }
+        .map(|(slot, n)| (slot, n as f64 / tags.len() as f64))
+        .collect()
 }
 
 fn age_hours(at: DateTime<Utc>, now: DateTime<Utc>) -> f64 {
@@ -457,13 +439,31 @@ fn reliability(lesson: &Lesson) -> f64 {
     }
 }
 
-fn conflicts(lesson: &Lesson) -> Vec<String> {
-    lesson
-        .links
-        .iter()
-        .filter(|l| l.kind == LinkKind::Conflicts)
-        .map(|l| l.target.to_string())
-        .collect()
+/// What recall shows of a lesson and compares it by, rendered once per lesson and kept with
+/// it in the index (a changed lesson is a new index entry, so this never goes stale).
+#[derive(Debug)]
+pub(crate) struct Shown {
+    /// Its words ([`lesson_text`]), for word-bigram similarity and filters.
+    text: String,
+    /// Its tiers: summary, rule and conditions, steps.
+    tiers: Vec<String>,
+    /// The lessons it conflicts with.
+    conflicts: Vec<String>,
+}
+
+impl Shown {
+    fn of(lesson: &Lesson) -> Self {
+        Self {
+            text: lesson_text(lesson),
+            tiers: tiers(lesson),
+            conflicts: lesson
+                .links
+                .iter()
+                .filter(|l| l.kind == LinkKind::Conflicts)
+                .map(|l| l.target.to_string())
+                .collect(),
+        }
+    }
 }
 
 /// The lesson's tiers as quoted data with provenance: summary, rule and conditions, steps.

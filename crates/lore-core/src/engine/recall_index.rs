@@ -19,10 +19,11 @@
 //! not keep their statistics forever); `lore reembed` does the same on request.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde::{Deserialize, Serialize};
 
+use super::recall::Shown;
 use crate::error::{Error, Result};
 use crate::id::LessonId;
 use crate::model::{Lesson, LessonStatus};
@@ -57,6 +58,8 @@ pub(crate) struct EmbedderState {
 pub(crate) struct Doc {
     pub lesson: Lesson,
     pub skill: u32,
+    /// Its rendering for recall, made by the first query that finds it.
+    pub shown: OnceLock<Shown>,
 }
 
 /// The in-memory index. Slots are shared by the sparse and dense indexes.
@@ -66,6 +69,9 @@ pub(crate) struct RecallIndex {
     pub state: EmbedderState,
     statuses: Vec<LessonStatus>,
     docs: Vec<Option<Doc>>,
+    /// Per slot, the live lesson's interned skill or [`NO_SKILL`]: what every search's filter
+    /// reads, kept apart from the lessons so that it stays in cache.
+    slot_skills: Vec<u32>,
     by_id: HashMap<String, u32>,
     pub sparse: SparseIndex,
     pub dense: VectorIndex,
@@ -76,6 +82,9 @@ pub(crate) struct RecallIndex {
     triggers: HashMap<String, Vec<u32>>,
     tags: HashMap<String, Vec<u32>>,
 }
+
+/// [`RecallIndex::slot_skills`] of a removed slot.
+const NO_SKILL: u32 = u32::MAX;
 
 /// The index of one Engine and its scoped handles; `None` until first used or after a failure.
 pub(crate) type SharedIndex = Arc<RwLock<Option<RecallIndex>>>;
@@ -293,6 +302,7 @@ impl RecallIndex {
             state,
             statuses: statuses.to_vec(),
             docs: Vec::new(),
+            slot_skills: Vec::new(),
             by_id: HashMap::new(),
             sparse: SparseIndex::new(),
             skills: Vec::new(),
@@ -367,7 +377,12 @@ impl RecallIndex {
             self.tags.entry(t.clone()).or_default().push(slot);
         }
         self.by_id.insert(lesson.id.to_string(), slot);
-        self.docs.push(Some(Doc { lesson, skill }));
+        self.docs.push(Some(Doc {
+            lesson,
+            skill,
+            shown: OnceLock::new(),
+        }));
+        self.slot_skills.push(skill);
     }
 
     fn remove(&mut self, slot: u32) {
@@ -376,6 +391,7 @@ impl RecallIndex {
         if let Some(doc) = self.docs[slot as usize].take() {
             self.skill_counts[doc.skill as usize] -= 1;
         }
+        self.slot_skills[slot as usize] = NO_SKILL;
     }
 
     /// The live lesson in `slot`.
@@ -403,7 +419,11 @@ impl RecallIndex {
 
     /// Whether `slot` holds a live lesson whose skill `mask` admits.
     pub(crate) fn admits(&self, mask: &[bool], slot: u32) -> bool {
-        self.doc(slot).is_some_and(|d| mask[d.skill as usize])
+        self.slot_skills
+            .get(slot as usize)
+            .and_then(|&skill| mask.get(skill as usize))
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Live slots of lessons with trigger `t`.

@@ -55,18 +55,20 @@ impl Fused {
 /// Fingerprint and tag lists are recorded as sources but do not count toward text relevance:
 /// they enter the score through seed 003's weights instead.
 pub fn fuse(lists: &[RankedList], fusion: Fusion) -> Vec<Fused> {
-    let mut order: Vec<String> = Vec::new();
-    let mut by_id: HashMap<String, Fused> = HashMap::new();
+    // Candidates in the order they were first seen, found by ID without copying it.
+    let mut fused: Vec<Fused> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
     for list in lists {
         for (i, (hit, normalized)) in list.hits.iter().zip(min_max(list)).enumerate() {
-            let entry = by_id.entry(hit.id.clone()).or_insert_with(|| {
-                order.push(hit.id.clone());
-                Fused {
+            let k = *at.entry(hit.id.as_str()).or_insert_with(|| {
+                fused.push(Fused {
                     id: hit.id.clone(),
                     sources: Vec::new(),
                     text: 0.0,
-                }
+                });
+                fused.len() - 1
             });
+            let entry = &mut fused[k];
             if entry.sources.iter().any(|s| s.source == list.source) {
                 continue;
             }
@@ -78,10 +80,6 @@ pub fn fuse(lists: &[RankedList], fusion: Fusion) -> Vec<Fused> {
             });
         }
     }
-    let mut fused: Vec<Fused> = order
-        .into_iter()
-        .filter_map(|id| by_id.remove(&id))
-        .collect();
     let raw: Vec<f64> = fused.iter().map(|f| text_relevance(f, fusion)).collect();
     let normalized = match fusion {
         Fusion::Rrf { .. } => normalize(&raw),
@@ -90,16 +88,8 @@ pub fn fuse(lists: &[RankedList], fusion: Fusion) -> Vec<Fused> {
     for (f, text) in fused.iter_mut().zip(normalized) {
         f.text = text;
     }
-    let position: HashMap<String, usize> = fused
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.id.clone(), i))
-        .collect();
-    fused.sort_by(|a, b| {
-        b.text
-            .total_cmp(&a.text)
-            .then(position[&a.id].cmp(&position[&b.id]))
-    });
+    // A stable sort: equal relevance keeps the order first seen.
+    fused.sort_by(|a, b| b.text.total_cmp(&a.text));
     fused
 }
 

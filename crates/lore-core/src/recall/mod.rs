@@ -31,6 +31,7 @@ mod select;
 mod sparse;
 pub mod text;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -131,16 +132,20 @@ pub enum Eligibility {
 }
 
 /// What the pipeline knows about one memory.
+///
+/// The bulky parts (text, vector, tags, conflicts, tiers) may borrow from the caller, so a
+/// caller that keeps them, as the Engine's recall index does, builds an entry per candidate
+/// without copying them on every query.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Entry {
+pub struct Entry<'a> {
     /// Its ID, as in the candidate lists.
     pub id: String,
     /// Its text, for word-bigram similarity.
-    pub text: String,
+    pub text: Cow<'a, str>,
     /// Its vector, for cosine similarity.
-    pub vector: Option<Vec<f32>>,
+    pub vector: Option<Cow<'a, [f32]>>,
     /// Its tags, for tag caps and the non-inferable filter.
-    pub tags: Vec<String>,
+    pub tags: Cow<'a, [String]>,
     /// Its session, for the per-session cap.
     pub session: Option<String>,
     /// Hours since it was made or last confirmed.
@@ -150,9 +155,9 @@ pub struct Entry {
     /// Whether it may be shown.
     pub eligibility: Eligibility,
     /// IDs it must not be shown together with.
-    pub conflicts_with: Vec<String>,
+    pub conflicts_with: Cow<'a, [String]>,
     /// Rendered tiers, the one-line summary first.
-    pub tiers: Vec<String>,
+    pub tiers: Cow<'a, [String]>,
 }
 
 /// Why a candidate was left out.
@@ -255,25 +260,25 @@ fn check_range(what: &str, value: f64, lo: f64, hi: f64) -> Result<()> {
 }
 
 /// Entries by ID, as [`run`] takes them.
-pub type Entries = HashMap<String, Entry>;
+pub type Entries<'a> = HashMap<String, Entry<'a>>;
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
 
     /// An eligible entry with one tier (its text).
-    pub(crate) fn entry(id: &str, text: &str) -> Entry {
+    pub(crate) fn entry(id: &str, text: &str) -> Entry<'static> {
         Entry {
             id: id.to_owned(),
-            text: text.to_owned(),
+            text: text.to_owned().into(),
             vector: None,
-            tags: Vec::new(),
+            tags: Cow::Borrowed(&[]),
             session: None,
             age_hours: 0.0,
             reliability: 0.5,
             eligibility: Eligibility::Eligible,
-            conflicts_with: Vec::new(),
-            tiers: vec![text.to_owned()],
+            conflicts_with: Cow::Borrowed(&[]),
+            tiers: vec![text.to_owned()].into(),
         }
     }
 }

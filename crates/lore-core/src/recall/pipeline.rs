@@ -26,7 +26,7 @@ pub struct Scored {
 /// A candidate without an entry scores with reliability and recency 0; [`run`] drops it.
 pub fn rank(
     lists: &[RankedList],
-    entries: &Entries,
+    entries: &Entries<'_>,
     shape: QueryShape,
     config: &RecallConfig,
 ) -> Vec<Scored> {
@@ -72,17 +72,26 @@ fn raw(fused: &Fused, source: Source) -> f64 {
 /// The whole pipeline: rank, filter, diversify, guard, pack, explain.
 pub fn run(
     lists: &[RankedList],
-    entries: &Entries,
+    entries: &Entries<'_>,
     shape: QueryShape,
     config: &RecallConfig,
     filters: &[&dyn MemoryFilter],
     tokenizer: &dyn Tokenizer,
 ) -> Recalled {
     let scored = rank(lists, entries, shape, config);
-    let mut decisions: HashMap<String, Decision> = HashMap::new();
-    let mut drop = |id: &str, why: DropReason| {
-        decisions.insert(id.to_owned(), Decision::Dropped { why });
+    // Decisions by position in `scored`; the last one made for a candidate stands.
+    let position: HashMap<&str, usize> = scored
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.fused.id.as_str(), i))
+        .collect();
+    let mut decisions: Vec<Option<Decision>> = vec![None; scored.len()];
+    let mut decide = |id: &str, decision: Decision| {
+        if let Some(&i) = position.get(id) {
+            decisions[i] = Some(decision);
+        }
     };
+    let mut drop = |id: &str, why: DropReason| decide(id, Decision::Dropped { why });
     let mut filters = filters.to_vec();
     if config.non_inferable_only {
         filters.push(&NonInferableOnly);
@@ -110,8 +119,8 @@ pub fn run(
         drop(id, why.clone());
     }
     for (position, item) in packed.items.iter().enumerate() {
-        decisions.insert(
-            item.id.clone(),
+        decide(
+            &item.id,
             Decision::Kept {
                 position,
                 tier: item.tier,
@@ -119,18 +128,18 @@ pub fn run(
             },
         );
     }
-    let explain = explain(scored, &mut decisions);
+    let explain = explain(scored, decisions);
     Recalled { packed, explain }
 }
 
 /// Eligibility, minimum relevance and configured filters; a failing filter drops everything.
-fn filter_stage<'e>(
+fn filter_stage<'e, 'a>(
     scored: &[Scored],
-    entries: &'e Entries,
+    entries: &'e Entries<'a>,
     config: &RecallConfig,
     filters: &[&dyn MemoryFilter],
     drop: &mut impl FnMut(&str, DropReason),
-) -> Vec<(&'e Entry, f64)> {
+) -> Vec<(&'e Entry<'a>, f64)> {
     let mut survivors = Vec::new();
     for s in scored {
         let id = s.fused.id.as_str();
@@ -162,13 +171,14 @@ fn filter_stage<'e>(
 }
 
 /// Conflicts, caps and the limit, in MMR order.
-fn guard_stage<'e>(
-    pool: &[(&'e Entry, f64)],
+fn guard_stage<'e, 'a>(
+    pool: &[(&'e Entry<'a>, f64)],
     order: &[usize],
     config: &RecallConfig,
     drop: &mut impl FnMut(&str, DropReason),
-) -> Vec<&'e Entry> {
-    let present: HashMap<&str, &Entry> = pool.iter().map(|(e, _)| (e.id.as_str(), *e)).collect();
+) -> Vec<&'e Entry<'a>> {
+    let present: HashMap<&str, &Entry<'a>> =
+        pool.iter().map(|(e, _)| (e.id.as_str(), *e)).collect();
     let mut guards = Guards::new(config.max_per_tag, config.max_per_session);
     let mut admitted = Vec::new();
     for &i in order {
@@ -188,11 +198,12 @@ fn guard_stage<'e>(
     admitted
 }
 
-fn explain(scored: Vec<Scored>, decisions: &mut HashMap<String, Decision>) -> Vec<Explanation> {
+fn explain(scored: Vec<Scored>, decisions: Vec<Option<Decision>>) -> Vec<Explanation> {
     scored
         .into_iter()
-        .map(|s| Explanation {
-            decision: decisions.remove(&s.fused.id).unwrap_or(Decision::Dropped {
+        .zip(decisions)
+        .map(|(s, decision)| Explanation {
+            decision: decision.unwrap_or(Decision::Dropped {
                 why: DropReason::Unknown,
             }),
             id: s.fused.id,
@@ -223,12 +234,12 @@ mod tests {
         }
     }
 
-    fn entries(items: Vec<Entry>) -> Entries {
+    fn entries(items: Vec<Entry<'static>>) -> Entries<'static> {
         items.into_iter().map(|e| (e.id.clone(), e)).collect()
     }
 
     /// The whole pipeline for a plain query, without extra filters.
-    fn plain(lists: &[RankedList], e: &Entries, config: &RecallConfig) -> Recalled {
+    fn plain(lists: &[RankedList], e: &Entries<'_>, config: &RecallConfig) -> Recalled {
         run(
             lists,
             e,

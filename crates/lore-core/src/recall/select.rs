@@ -69,14 +69,48 @@ pub fn filter_drop(
     Ok(None)
 }
 
+/// Raises `max_sim[i]` to the cosine of `vectors[i]` with `to`, for each `i` in `items`.
+///
+/// Each cosine is summed in the order [`cosine`] sums it, so ties break as they always did,
+/// but four pairs at a time: one pair's additions form a chain in which each waits for the
+/// last, and interleaving independent chains keeps the CPU's adders busy.
+fn raise_to_cosines(to: &[f32], items: &[usize], vectors: &[&[f32]], max_sim: &mut [f64]) {
+    let mut fours = items.chunks_exact(4);
+    for four in &mut fours {
+        let v = [four[0], four[1], four[2], four[3]].map(|i| vectors[i]);
+        let sims = if v.iter().all(|x| x.len() == to.len()) {
+            // As f32's `Sum` starts.
+            let mut acc = [-0.0f32; 4];
+            for ((((&t, &a), &b), &c), &d) in to.iter().zip(v[0]).zip(v[1]).zip(v[2]).zip(v[3]) {
+                acc[0] += a * t;
+                acc[1] += b * t;
+                acc[2] += c * t;
+                acc[3] += d * t;
+            }
+            acc.map(f64::from)
+        } else {
+            v.map(|x| cosine(x, to))
+        };
+        for (&i, sim) in four.iter().zip(sims) {
+            max_sim[i] = max_sim[i].max(sim);
+        }
+    }
+    for &i in fours.remainder() {
+        max_sim[i] = max_sim[i].max(cosine(vectors[i], to));
+    }
+}
+
 /// Maximal Marginal Relevance: reorders `items` (entries with their scores, best first) by
 /// `λ × score - (1 - λ) × max similarity to what is already chosen`. Returns positions into
 /// `items` in the new order; ties keep the earlier item.
 pub fn mmr(items: &[(&Entry, f64)], lambda: f64, similarity: Similarity) -> Vec<usize> {
-    // Bigram sets cost allocations per item; cosine needs none, so make them only if used.
-    let jaccard =
-        similarity == Similarity::Jaccard || items.iter().any(|(e, _)| e.vector.is_none());
-    let bigrams: Vec<_> = if jaccard {
+    // Cosine when every item has a vector; bigram sets cost allocations per item, so they are
+    // made only when some pair needs them.
+    let vectors: Option<Vec<&[f32]>> = match similarity {
+        Similarity::Auto => items.iter().map(|(e, _)| e.vector.as_deref()).collect(),
+        Similarity::Jaccard => None,
+    };
+    let bigrams: Vec<_> = if vectors.is_none() {
         items.iter().map(|(e, _)| text::bigrams(&e.text)).collect()
     } else {
         Vec::new()
@@ -100,8 +134,13 @@ pub fn mmr(items: &[(&Entry, f64)], lambda: f64, similarity: Similarity) -> Vec<
             .expect("left is not empty");
         left.remove(pos);
         chosen.push(best);
-        for &i in &left {
-            max_sim[i] = max_sim[i].max(sim(i, best));
+        match &vectors {
+            Some(vectors) => raise_to_cosines(vectors[best], &left, vectors, &mut max_sim),
+            None => {
+                for &i in &left {
+                    max_sim[i] = max_sim[i].max(sim(i, best));
+                }
+            }
         }
     }
     chosen
@@ -142,7 +181,7 @@ impl Guards {
         {
             return Some(DropReason::SessionCap(session.clone()));
         }
-        for tag in &entry.tags {
+        for tag in entry.tags.iter() {
             *self.per_tag.entry(tag.clone()).or_default() += 1;
         }
         if let Some(session) = &entry.session {
@@ -155,7 +194,10 @@ impl Guards {
 
 /// The entry that wins a conflict with `entry` among `present`: higher reliability, then newer.
 /// `None` when `entry` wins all of its conflicts.
-pub fn conflict_winner<'a>(entry: &Entry, present: &HashMap<&str, &'a Entry>) -> Option<&'a Entry> {
+pub fn conflict_winner<'e, 'a>(
+    entry: &Entry<'_>,
+    present: &HashMap<&str, &'e Entry<'a>>,
+) -> Option<&'e Entry<'a>> {
     entry
         .conflicts_with
         .iter()
@@ -193,9 +235,9 @@ mod tests {
         let mut a = entry("a", "alpha");
         let mut b = entry("b", "beta");
         let mut c = entry("c", "gamma");
-        a.vector = Some(vec![1.0, 0.0]);
-        b.vector = Some(vec![1.0, 0.0]);
-        c.vector = Some(vec![0.0, 1.0]);
+        a.vector = Some(vec![1.0, 0.0].into());
+        b.vector = Some(vec![1.0, 0.0].into());
+        c.vector = Some(vec![0.0, 1.0].into());
         let items = [(&a, 1.0), (&b, 0.9), (&c, 0.8)];
         assert_eq!(mmr(&items, 0.7, Similarity::Auto), [0, 2, 1]);
         assert_eq!(
@@ -206,11 +248,32 @@ mod tests {
     }
 
     #[test]
+    fn cosines_four_at_a_time_equal_cosine_bit_for_bit() {
+        let mut z = 1u32;
+        let mut next = || {
+            z = z.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (z >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+        };
+        let mut vectors: Vec<Vec<f32>> =
+            (0..11).map(|_| (0..37).map(|_| next()).collect()).collect();
+        vectors[3].truncate(5);
+        let refs: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();
+        let items: Vec<usize> = (1..11).collect();
+        let mut max_sim = vec![f64::NEG_INFINITY; refs.len()];
+        raise_to_cosines(refs[0], &items, &refs, &mut max_sim);
+        for &i in &items {
+            let expected = cosine(refs[i], refs[0]);
+            assert_eq!(max_sim[i].to_bits(), expected.to_bits(), "{i}");
+        }
+        assert_eq!(max_sim[3], 0.0, "another length compares as 0");
+    }
+
+    #[test]
     fn guards_cap_tags_and_sessions() {
         let mut guards = Guards::new(Some(1), Some(2));
         let mut e = |id: &str, tag: &str, session: &str| {
             let mut e = entry(id, id);
-            e.tags = vec![tag.to_owned()];
+            e.tags = vec![tag.to_owned()].into();
             e.session = Some(session.to_owned());
             guards.admit(&e)
         };
@@ -228,8 +291,8 @@ mod tests {
     fn conflicts_go_to_the_more_reliable_then_the_newer() {
         let mut a = entry("a", "always retry");
         let mut b = entry("b", "never retry");
-        a.conflicts_with = vec!["b".into()];
-        b.conflicts_with = vec!["a".into()];
+        a.conflicts_with = vec!["b".into()].into();
+        b.conflicts_with = vec!["a".into()].into();
         a.reliability = 0.9;
         b.reliability = 0.6;
         let present = HashMap::from([("a", &a), ("b", &b)]);

@@ -324,8 +324,8 @@ pub struct RecallView {
 }
 
 impl RecallView {
-    /// The view of `r`, with explanations when `explain`.
-    pub fn new(r: &RecallResult, explain: bool) -> Self {
+    /// The view of `r`, with its explanations when the query asked for them.
+    pub fn new(r: &RecallResult) -> Self {
         Self {
             context: r.text.clone(),
             lessons: r
@@ -340,7 +340,10 @@ impl RecallView {
                 .collect(),
             tokens: r.tokens,
             budget: r.budget,
-            explain: explain.then(|| r.explain.iter().map(explain_line).collect()),
+            explain: r
+                .explain
+                .as_ref()
+                .map(|e| e.iter().map(explain_line).collect()),
         }
     }
 }

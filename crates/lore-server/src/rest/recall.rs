@@ -4,9 +4,8 @@ use std::time::Instant;
 
 use axum::Json;
 use lore_core::SkillPath;
-use lore_core::engine::{MAX_PAGE, RecallQuery};
+use lore_core::engine::{MAX_PAGE, RecallQuery, RecallResult};
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::{Body, Caller};
 use crate::error::ApiError;
@@ -51,23 +50,19 @@ impl RecallBody {
             tags: self.tags,
             budget: self.budget,
             limit: self.limit,
+            explain: self.explain,
         })
     }
 }
 
-pub async fn recall(caller: Caller, Body(b): Body<RecallBody>) -> Result<Json<Value>, ApiError> {
-    let explain = b.explain;
+pub async fn recall(
+    caller: Caller,
+    Body(b): Body<RecallBody>,
+) -> Result<Json<RecallResult>, ApiError> {
     let query = b.into_query()?;
     let metrics = caller.metrics.clone();
     let started = Instant::now();
     let result = caller.run(move |e| e.recall(&query)).await?;
     metrics.observe_recall(started.elapsed());
-    let mut answer = serde_json::to_value(result).map_err(|err| {
-        tracing::error!(%err, "a recall result did not serialize");
-        ApiError::internal()
-    })?;
-    if !explain && let Some(fields) = answer.as_object_mut() {
-        fields.remove("explain");
-    }
-    Ok(Json(answer))
+    Ok(Json(result))
 }
