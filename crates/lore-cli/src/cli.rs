@@ -349,6 +349,12 @@ pub enum BenchCommand {
         #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
         sizes: Vec<usize>,
     },
+    /// Recording episodes and querying the causal graph (medians) over synthetic episodes.
+    Episodes {
+        /// How many episodes, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+        sizes: Vec<usize>,
+    },
     /// Recall latency (p50, p99, per stage) over synthetic LoCoMo-like lessons.
     Recall {
         /// Corpus sizes, comma-separated.

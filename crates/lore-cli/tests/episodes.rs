@@ -304,3 +304,19 @@ mod model {
         );
     }
 }
+
+#[test]
+fn the_episode_benchmark_reports_every_query() {
+    let p = Project::new();
+    let report = p.json(&["bench", "episodes", "--sizes", "30"]);
+    let size = &report[0];
+    assert_eq!(size["episodes"], 30);
+    for key in [
+        "record_p50_ms",
+        "causal_path_p50_ms",
+        "what_if_p50_ms",
+        "patterns_p50_ms",
+    ] {
+        assert!(size[key].as_f64().unwrap() >= 0.0, "{key}: {report}");
+    }
+}

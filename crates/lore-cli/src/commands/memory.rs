@@ -21,8 +21,8 @@ pub fn run(paths: &Paths, cmd: MemoryCommand, json: bool) -> Result<()> {
                 status.store.backend, status.store.location, status.store.schema_version
             ))?;
             output::line(format!(
-                "Executions: {}  |  Corrections: {}  |  Lessons: {}  |  Tests: {}",
-                c.executions, c.corrections, c.lessons, c.tests
+                "Executions: {}  |  Corrections: {}  |  Lessons: {}  |  Tests: {}  |  Episodes: {}",
+                c.executions, c.corrections, c.lessons, c.tests, c.episodes
             ))
         }
         MemoryCommand::Search {

@@ -2,6 +2,7 @@
 
 mod bench;
 mod capture;
+mod episode_bench;
 pub mod episodes;
 mod lessons;
 mod locomo;
@@ -54,6 +55,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Recall(args) => recall::run(&paths, args, json),
         Command::Reembed => reembed::run(&paths, json),
         Command::Bench(BenchCommand::Ingest { records, sizes }) => bench::run(records, sizes, json),
+        Command::Bench(BenchCommand::Episodes { sizes }) => episode_bench::run(sizes, json),
         Command::Bench(BenchCommand::Recall {
             sizes,
             data,
