@@ -355,7 +355,8 @@ pub enum BenchCommand {
         #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
         sizes: Vec<usize>,
     },
-    /// Recall latency (p50, p99, per stage) over synthetic LoCoMo-like lessons.
+    /// Recall latency (p50, p99, per stage) over synthetic LoCoMo-like lessons, with the
+    /// configured `--embedder` (the query embedding timed as a stage of its own).
     Recall {
         /// Corpus sizes, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "10000,100000")]

@@ -33,6 +33,7 @@ mod causal;
 mod changes;
 mod curate;
 mod episodes;
+mod index_file;
 mod lessons;
 mod maintain;
 mod measure;
@@ -70,6 +71,7 @@ pub use pages::{MAX_PAGE, Page, PageRequest};
 pub use propose::proposal_schema;
 pub use purge::{PURGED, PurgeReport};
 pub use recall::{RecallQuery, RecallResult, RecalledLesson, ReembedReport};
+pub use recall_index::{IndexInfo, IndexOrigin};
 pub use reformulate::{
     LexicalReformulator, MAX_ROUNDS, MemorySearch, ModelReformulator, Reformulation, Reformulator,
     SearchRound, Verdict, reformulation_schema,

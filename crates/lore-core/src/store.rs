@@ -446,6 +446,14 @@ pub trait Store: Send + Sync {
     /// fails.
     fn set_index_state(&self, key: &str, value: &[u8]) -> Result<()>;
 
+    /// Where a derived file named `name` (an index rebuilt from this store whenever it is
+    /// missing or in doubt) may be kept beside the store, or `None` (the default) for a store
+    /// without such a place. The file never holds the only copy of anything.
+    fn derived_path(&self, name: &str) -> Option<std::path::PathBuf> {
+        let _ = name;
+        None
+    }
+
     /// The cursor of the newest write: following from here sees only what comes next.
     ///
     /// # Errors

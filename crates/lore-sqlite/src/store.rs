@@ -499,6 +499,14 @@ impl Store for SqliteStore {
         self.in_transaction(|tx| vectors::set_state(tx, key, value))
     }
 
+    /// `.lore/lore.db` keeps its derived files in `.lore/index/`, named after the database so
+    /// that two databases in one folder do not share them.
+    fn derived_path(&self, name: &str) -> Option<PathBuf> {
+        let stem = self.path.file_stem()?.to_string_lossy();
+        let dir = self.path.parent().unwrap_or(Path::new(""));
+        Some(dir.join("index").join(format!("{stem}.{name}")))
+    }
+
     fn change_cursor(&self) -> Result<ChangeCursor> {
         let conn = self.conn();
         Ok(ChangeCursor {

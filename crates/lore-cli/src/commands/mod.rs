@@ -68,7 +68,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 ef_construction,
                 ef_search,
             };
-            recall_bench::run_bench(sizes, data.as_deref(), params, json)
+            recall_bench::run_bench(&paths.embedder()?, sizes, data.as_deref(), params, json)
         }
         Command::Bench(BenchCommand::Locomo { data, split }) => {
             locomo::run_bench(&data, &paths, split, json)

@@ -83,6 +83,8 @@ impl Engine {
         );
         let after = after.clone();
         self.store.purge(&erased, &entry)?;
+        // The recall index saved beside the store names the lesson and hashes its old text.
+        self.forget_saved_index();
         Ok(PurgeReport {
             lesson: after,
             corrections,

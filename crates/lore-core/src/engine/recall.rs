@@ -17,7 +17,7 @@ use serde::Serialize;
 use tracing::instrument;
 
 use super::Engine;
-use super::recall_index::{self, RecallIndex, SharedIndex, lesson_text};
+use super::recall_index::{self, IndexInfo, RecallIndex, SharedIndex, lesson_text};
 use crate::error::{Error, Result};
 use crate::id::LessonId;
 use crate::model::{Lesson, LessonStatus, LinkKind};
@@ -277,6 +277,23 @@ impl Engine {
             progress,
         )?;
         Ok(ReembedReport { embedder, lessons })
+    }
+
+    /// What the recall index holds and how it came to be (built, or loaded from the file
+    /// beside the store), once a recall has made it.
+    pub fn recall_index_info(&self) -> Option<IndexInfo> {
+        self.recall
+            .index
+            .read()
+            .ok()?
+            .as_ref()
+            .map(RecallIndex::info)
+    }
+
+    /// Deletes the recall index saved beside the store (it names lessons and hashes their
+    /// text); this process writes it again at its next query.
+    pub(super) fn forget_saved_index(&self) {
+        recall_index::forget_saved(&self.recall.index, self.store.as_ref());
     }
 
     /// The embedder the stored vectors were made with (as fitted), if any were made yet.

@@ -17,17 +17,28 @@
 //! over the retrievable lessons, and made again, re-embedding everything, when their number has
 //! grown past twice the fitted corpus (so a memory that started with a handful of lessons does
 //! not keep their statistics forever); `lore reembed` does the same on request.
+//!
+//! A new process does not build the HNSW graph again when the store has a place for derived
+//! files ([`Store::derived_path`]): the index is saved there ([`super::index_file`]) after a
+//! build and after every [`SAVE_AFTER`] graph insertions, and loaded on first use. A load
+//! reads the lessons and vectors from the store as a build does, keeps each saved slot whose
+//! lesson is still retrievable with the same text, drops the others and inserts the lessons
+//! the file lacks, so it reflects the store exactly as a build would; a file that cannot be
+//! used (damaged, another embedder or fit, too many slots gone) is rebuilt from the store with
+//! a warning.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde::{Deserialize, Serialize};
 
+use super::index_file::{self, Header, Loaded, Slot};
 use super::recall::Shown;
 use crate::error::{Error, Result};
 use crate::id::LessonId;
 use crate::model::{Lesson, LessonStatus};
-use crate::recall::{Embedder, EmbedderId, SparseIndex, VectorIndex, text_hash};
+use crate::recall::{Embedder, EmbedderId, HnswParams, SparseIndex, VectorIndex, text_hash};
 use crate::scope::{Scope, SkillPath};
 use crate::store::{LessonVector, Store};
 
@@ -36,11 +47,51 @@ const EMBEDDER_KEY: &str = "embedder";
 /// The key of the frozen fit itself.
 const FIT_KEY: &str = "embedder_fit";
 
-/// Vectors written per store transaction while embedding many lessons.
-const WRITE_BATCH: usize = 1000;
+/// Lessons embedded per [`Embedder::embed_batch`] call and written per store transaction: a
+/// model runs a batch in a few passes and a service in a few requests, and a progress bar
+/// still moves every few seconds with a model on a CPU.
+const WRITE_BATCH: usize = 256;
 
 /// A fit is made again once the retrievable lessons outnumber twice its corpus plus this.
 const REFIT_SLACK: usize = 64;
+
+/// Graph insertions after which the index is saved again: inserting this many at the next
+/// start costs about a second at 100k lessons, as much as writing the file.
+const SAVE_AFTER: usize = 1000;
+
+/// How the Engine's recall index came to be.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum IndexOrigin {
+    /// Built from the store.
+    Built,
+    /// Loaded from the file beside the store: `kept` saved slots still matched the store,
+    /// `dropped` did not (their lesson changed, left or was purged since), and `added` lessons
+    /// were inserted because the file lacked them.
+    Loaded {
+        /// Saved slots whose lesson was unchanged.
+        kept: usize,
+        /// Saved slots whose lesson changed, left the retrievable statuses or was purged.
+        dropped: usize,
+        /// Retrievable lessons the file lacked.
+        added: usize,
+    },
+}
+
+/// What the Engine's recall index holds now (see [`super::Engine::recall_index_info`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IndexInfo {
+    /// Built or loaded.
+    pub origin: IndexOrigin,
+    /// The store revision it reflects.
+    pub revision: u64,
+    /// Live lessons.
+    pub lessons: usize,
+    /// Slots, live or removed.
+    pub slots: usize,
+    /// Whether dense search walks an HNSW graph (else it scans exactly).
+    pub graph: bool,
+}
 
 /// What the store remembers about the embedder that made its vectors.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -81,6 +132,9 @@ pub(crate) struct RecallIndex {
     skill_counts: Vec<usize>,
     triggers: HashMap<String, Vec<u32>>,
     tags: HashMap<String, Vec<u32>>,
+    origin: IndexOrigin,
+    /// Slots the file beside the store already has (slots are only ever appended).
+    saved_slots: usize,
 }
 
 /// [`RecallIndex::slot_skills`] of a removed slot.
@@ -179,16 +233,27 @@ pub(crate) fn embed_and_store(
     let id = embedder.id();
     let mut out = Vec::with_capacity(lessons.len());
     for chunk in lessons.chunks(WRITE_BATCH) {
-        let mut batch = Vec::with_capacity(chunk.len());
-        for lesson in chunk {
-            let text = lesson_text(lesson);
-            batch.push(LessonVector {
+        let texts: Vec<String> = chunk.iter().map(|l| lesson_text(l)).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = embedder.embed_batch(&refs)?;
+        if vectors.len() != chunk.len() {
+            return Err(Error::Incompatible(format!(
+                "{id} returned {} vectors for {} texts",
+                vectors.len(),
+                chunk.len()
+            )));
+        }
+        let batch: Vec<LessonVector> = chunk
+            .iter()
+            .zip(&texts)
+            .zip(vectors)
+            .map(|((lesson, text), vector)| LessonVector {
                 lesson: lesson.id.clone(),
                 embedder: id.clone(),
-                source_hash: text_hash(&text),
-                vector: embedder.embed(&text)?,
-            });
-        }
+                source_hash: text_hash(text),
+                vector,
+            })
+            .collect();
         store.put_vectors(&batch)?;
         out.extend(batch.into_iter().map(|v| v.vector));
         progress(out.len());
@@ -295,8 +360,21 @@ impl RecallIndex {
             _ => fit_and_store(store, configured, &refs)?,
         };
         let vectors = vectors_for(store, embedder.as_ref(), &lessons, &texts, true)?;
-        let mut index = Self {
-            revision: changes.revision,
+        let mut index = Self::empty(changes.revision, embedder, state, statuses);
+        for ((lesson, text), vector) in lessons.into_iter().zip(&texts).zip(vectors) {
+            index.insert(lesson, text, &vector);
+        }
+        Ok(index)
+    }
+
+    fn empty(
+        revision: u64,
+        embedder: Arc<dyn Embedder>,
+        state: EmbedderState,
+        statuses: &[LessonStatus],
+    ) -> Self {
+        Self {
+            revision,
             dense: VectorIndex::new(embedder.id().dim),
             embedder,
             state,
@@ -310,11 +388,184 @@ impl RecallIndex {
             skill_counts: Vec::new(),
             triggers: HashMap::new(),
             tags: HashMap::new(),
-        };
-        for ((lesson, text), vector) in lessons.into_iter().zip(&texts).zip(vectors) {
-            index.insert(lesson, text, &vector);
+            origin: IndexOrigin::Built,
+            saved_slots: 0,
         }
-        Ok(index)
+    }
+
+    /// The index from the file beside the store when there is a usable one, else built.
+    pub(crate) fn open(
+        store: &dyn Store,
+        configured: &Arc<dyn Embedder>,
+        statuses: &[LessonStatus],
+    ) -> Result<Self> {
+        if let Some(path) = store.derived_path(index_file::NAME) {
+            let why = match index_file::read(&path) {
+                Ok(None) => None,
+                Ok(Some(loaded)) => match Self::load(store, configured, statuses, loaded)? {
+                    Ok(index) => return Ok(index),
+                    Err(why) => Some(why),
+                },
+                Err(why) => Some(format!("the file {why}")),
+            };
+            if let Some(why) = why {
+                tracing::warn!(path = %path.display(), %why, "rebuilding the recall index from the store");
+            }
+        }
+        Self::build(store, configured, statuses)
+    }
+
+    /// The index `loaded` describes, checked slot by slot against the store and brought up
+    /// to date with it; `Ok(Err(why))` when it cannot be used.
+    fn load(
+        store: &dyn Store,
+        configured: &Arc<dyn Embedder>,
+        statuses: &[LessonStatus],
+        loaded: Loaded,
+    ) -> Result<std::result::Result<Self, String>> {
+        let Loaded {
+            header,
+            slots,
+            graph,
+        } = loaded;
+        let Some((embedder, state)) = stored_embedder(store, configured)? else {
+            return Ok(Err("the store has no embedder state".into()));
+        };
+        let changes = store.lessons_changed(&Scope::unrestricted(), 0)?;
+        let mut lessons: Vec<Option<Lesson>> = changes
+            .lessons
+            .into_iter()
+            .filter(|l| statuses.contains(&l.status))
+            .map(Some)
+            .collect();
+        if header.state != state
+            || header.dim != state.fitted.dim
+            || header.statuses != statuses
+            || header.params != HnswParams::default()
+            || refit_due(embedder.as_ref(), state.fit_docs, lessons.len())
+        {
+            return Ok(Err(format!(
+                "the file was made by {} for other settings than {}'s",
+                header.state.fitted, state.fitted
+            )));
+        }
+        let position: HashMap<String, usize> = lessons
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.as_ref().expect("all present").id.to_string(), i))
+            .collect();
+        // Each saved slot keeps its lesson only if the store still has it, retrievable, with
+        // the text its vector was made from.
+        let mut claimed: Vec<Option<(Lesson, String)>> = Vec::with_capacity(slots.len());
+        for slot in &slots {
+            let lesson = position
+                .get(&slot.id)
+                .and_then(|&i| {
+                    let text = lesson_text(lessons[i].as_ref()?);
+                    (text_hash(&text) == slot.hash).then_some((i, text))
+                })
+                .and_then(|(i, text)| Some((lessons[i].take()?, text)));
+            claimed.push(lesson);
+        }
+        let kept = claimed.iter().flatten().count();
+        if slots.len() > 2 * kept + 1024 {
+            return Ok(Err(format!(
+                "only {kept} of its {} slots still match the store",
+                slots.len()
+            )));
+        }
+        let (kept_lessons, kept_texts): (Vec<Lesson>, Vec<String>) =
+            claimed.iter().flatten().cloned().unzip();
+        let mut vectors =
+            vectors_for(store, embedder.as_ref(), &kept_lessons, &kept_texts, true)?.into_iter();
+        let dim = state.fitted.dim;
+        let mut index = Self::empty(changes.revision, embedder, state, statuses);
+        let mut data = Vec::with_capacity(slots.len() * dim);
+        let mut live = Vec::with_capacity(slots.len());
+        for entry in claimed {
+            let slot = match entry {
+                Some((lesson, text)) => {
+                    let vector = vectors.next().expect("a vector per kept lesson");
+                    data.extend_from_slice(&vector);
+                    let slot = index.sparse.add(&text);
+                    index.register(slot, lesson);
+                    slot
+                }
+                None => {
+                    // A removed slot: the graph still walks through it, never returns it.
+                    data.extend(std::iter::repeat_n(0.0, dim));
+                    let slot = index.sparse.add("");
+                    index.sparse.remove(slot);
+                    index.docs.push(None);
+                    index.slot_skills.push(NO_SKILL);
+                    slot
+                }
+            };
+            live.push(index.docs[slot as usize].is_some());
+        }
+        let Some(dense) = VectorIndex::restore(dim, header.params, data, live, graph) else {
+            return Ok(Err("its graph does not fit its slots".into()));
+        };
+        index.dense = dense;
+        index.saved_slots = slots.len();
+        let added: Vec<Lesson> = lessons.into_iter().flatten().collect();
+        let origin = IndexOrigin::Loaded {
+            kept,
+            dropped: slots.len() - kept,
+            added: added.len(),
+        };
+        if !added.is_empty() {
+            index.add_with_vectors(store, added)?;
+        }
+        index.origin = origin;
+        Ok(Ok(index))
+    }
+
+    /// Writes the index beside the store when it has a graph worth keeping and enough of it
+    /// is new since the last save; a failure only costs the next process time.
+    fn save_if_due(&mut self, path: &Path) {
+        if self.dense.graph().is_none() || self.sparse.slots() < self.saved_slots + SAVE_AFTER {
+            return;
+        }
+        let slots: Vec<Slot> = self
+            .docs
+            .iter()
+            .map(|doc| match doc {
+                Some(d) => Slot {
+                    id: d.lesson.id.to_string(),
+                    hash: text_hash(&lesson_text(&d.lesson)),
+                },
+                None => Slot {
+                    id: String::new(),
+                    hash: 0,
+                },
+            })
+            .collect();
+        let header = Header {
+            revision: self.revision,
+            state: self.state.clone(),
+            statuses: self.statuses.clone(),
+            params: self.dense.params(),
+            dim: self.dense.dim(),
+            slots: slots.len(),
+        };
+        match index_file::write(path, &header, &slots, self.dense.graph()) {
+            Ok(()) => self.saved_slots = slots.len(),
+            Err(err) => {
+                tracing::warn!(path = %path.display(), %err, "the recall index was not saved");
+            }
+        }
+    }
+
+    /// What the index holds now.
+    pub(crate) fn info(&self) -> IndexInfo {
+        IndexInfo {
+            origin: self.origin.clone(),
+            revision: self.revision,
+            lessons: self.sparse.len(),
+            slots: self.sparse.slots(),
+            graph: self.dense.graph().is_some(),
+        }
     }
 
     /// Applies the lessons changed since this index's revision. `Ok(false)` when the index must
@@ -360,6 +611,16 @@ impl RecallIndex {
         let slot = self.sparse.add(text);
         let dense_slot = self.dense.add(vector);
         debug_assert_eq!(slot, dense_slot, "the sparse and dense slots agree");
+        self.register(slot, lesson);
+    }
+
+    /// Records `lesson` as the live lesson of the newest `slot`: its skill, triggers and tags.
+    fn register(&mut self, slot: u32, lesson: Lesson) {
+        debug_assert_eq!(
+            slot as usize,
+            self.docs.len(),
+            "slots are registered in order"
+        );
         let next = self.skills.len() as u32;
         let skill = *self.skill_ids.entry(lesson.skill.clone()).or_insert(next);
         if skill == next {
@@ -459,6 +720,7 @@ pub(crate) fn fresh<'a>(
                 *guard = None;
                 guard
             });
+        let first = guard.is_none();
         let current = match guard.as_mut() {
             Some(index) => index.refresh(store, revision),
             None => Ok(false),
@@ -467,12 +729,19 @@ pub(crate) fn fresh<'a>(
             Ok(true) => {}
             Ok(false) => {
                 *guard = None;
-                *guard = Some(RecallIndex::build(store, configured, statuses)?);
+                *guard = Some(if first {
+                    RecallIndex::open(store, configured, statuses)?
+                } else {
+                    RecallIndex::build(store, configured, statuses)?
+                });
             }
             Err(err) => {
                 *guard = None;
                 return Err(err);
             }
+        }
+        if let (Some(index), Some(path)) = (guard.as_mut(), store.derived_path(index_file::NAME)) {
+            index.save_if_due(&path);
         }
         shared.clear_poison();
     }
@@ -481,4 +750,24 @@ pub(crate) fn fresh<'a>(
             "the recall index failed while being updated; the next query rebuilds it",
         )))
     })
+}
+
+/// Deletes the index saved beside the store, which names lessons and hashes their text, and
+/// has the index in memory (if any) saved again at its next refresh.
+pub(crate) fn forget_saved(shared: &SharedIndex, store: &dyn Store) {
+    let Some(path) = store.derived_path(index_file::NAME) else {
+        return;
+    };
+    if let Ok(mut guard) = shared.write()
+        && let Some(index) = guard.as_mut()
+    {
+        index.saved_slots = 0;
+    }
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(err) => {
+            tracing::warn!(path = %path.display(), %err, "the saved recall index could not be deleted");
+        }
+    }
 }

@@ -135,6 +135,45 @@ impl VectorIndex {
         slot
     }
 
+    /// An index over `data` (slot-major vectors of `dim` components) whose slots are live
+    /// where `live` says, searched through `graph` when given: a graph built over exactly these
+    /// slots, such as one read back from disk. Without one, the graph is built as
+    /// [`VectorIndex::add`] would have. `None` when the sizes disagree.
+    pub fn restore(
+        dim: usize,
+        params: HnswParams,
+        data: Vec<f32>,
+        live: Vec<bool>,
+        graph: Option<Hnsw>,
+    ) -> Option<Self> {
+        if data.len() != live.len() * dim || graph.as_ref().is_some_and(|g| g.len() != live.len()) {
+            return None;
+        }
+        let live_count = live.iter().filter(|l| **l).count();
+        let mut index = Self {
+            dim,
+            data,
+            live,
+            live_count,
+            graph,
+            params,
+        };
+        if index.graph.is_none() && live_count >= HNSW_FROM {
+            index.build_graph();
+        }
+        Some(index)
+    }
+
+    /// The graph, once the index has one.
+    pub fn graph(&self) -> Option<&Hnsw> {
+        self.graph.as_ref()
+    }
+
+    /// The parameters a graph of this index is built with.
+    pub fn params(&self) -> HnswParams {
+        self.params
+    }
+
     /// Builds the graph over every slot now, whatever the size (the benchmark's choice).
     pub fn build_graph(&mut self) {
         let mut graph = Hnsw::new(self.params);

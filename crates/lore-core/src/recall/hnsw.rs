@@ -18,7 +18,7 @@ use std::collections::BinaryHeap;
 use super::ann::{Near, dot};
 
 /// The graph's shape and effort.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HnswParams {
     /// Links per node on the upper layers (layer 0 has twice as many).
     pub m: usize,
@@ -367,6 +367,108 @@ impl Hnsw {
         found.truncate(k);
         found.into_iter().map(|n| (n.slot, n.sim)).collect()
     }
+
+    /// The parameters the graph was built with.
+    pub fn params(&self) -> HnswParams {
+        self.params
+    }
+
+    /// Appends the graph's links to `out` (little-endian; read back by [`Hnsw::decode`]).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let n = self.len() as u32;
+        out.extend_from_slice(&n.to_le_bytes());
+        out.extend_from_slice(&self.entry.unwrap_or(u32::MAX).to_le_bytes());
+        out.extend_from_slice(&(self.top as u32).to_le_bytes());
+        out.extend_from_slice(&self.rng.to_le_bytes());
+        let put = |out: &mut Vec<u8>, links: &[u32]| {
+            out.extend_from_slice(&(links.len() as u16).to_le_bytes());
+            for l in links {
+                out.extend_from_slice(&l.to_le_bytes());
+            }
+        };
+        for node in 0..n {
+            put(out, self.links(node, 0));
+            let upper = &self.upper[node as usize];
+            out.push(upper.len() as u8);
+            for links in upper {
+                put(out, links);
+            }
+        }
+    }
+
+    /// Reads a graph of `params` written by [`Hnsw::encode`] from the front of `bytes`,
+    /// advancing it. `None` for anything a search could trip on (a link to a node that does
+    /// not exist or is not on that layer, an overfull list, an entry that is not on the top
+    /// layer), so a damaged graph is refused rather than walked.
+    pub fn decode(params: HnswParams, bytes: &mut &[u8]) -> Option<Self> {
+        let mut graph = Self::new(params);
+        let n = take_u32(bytes)?;
+        let entry = take_u32(bytes)?;
+        let top = take_u32(bytes)? as usize;
+        graph.rng = u64::from_le_bytes(take(bytes, 8)?.try_into().ok()?);
+        let links = |bytes: &mut &[u8], max: usize| -> Option<Vec<u32>> {
+            let len = u16::from_le_bytes(take(bytes, 2)?.try_into().ok()?) as usize;
+            if len > max {
+                return None;
+            }
+            let raw = take(bytes, 4 * len)?;
+            let out: Vec<u32> = raw
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            out.iter().all(|&l| l < n).then_some(out)
+        };
+        // Each node takes at least three bytes: a bound on `n` before allocating for it.
+        if n as usize > bytes.len() / 3 {
+            return None;
+        }
+        graph.layer0 = vec![0; n as usize * graph.m0];
+        graph.layer0_len = Vec::with_capacity(n as usize);
+        graph.upper = Vec::with_capacity(n as usize);
+        for node in 0..n {
+            let zero = links(bytes, graph.m0)?;
+            graph.layer0_len.push(0);
+            graph.set_links(node, 0, &zero);
+            let levels = *take(bytes, 1)?.first()? as usize;
+            let upper = (0..levels)
+                .map(|_| links(bytes, graph.params.m))
+                .collect::<Option<Vec<_>>>()?;
+            graph.upper.push(upper);
+        }
+        let on_layer = |node: u32, layer: usize| graph.upper[node as usize].len() >= layer;
+        for upper in &graph.upper {
+            for (l, links) in upper.iter().enumerate() {
+                if !links.iter().all(|&t| on_layer(t, l + 1)) {
+                    return None;
+                }
+            }
+        }
+        match (n, entry) {
+            (0, u32::MAX) => {}
+            (0, _) | (_, u32::MAX) => return None,
+            (_, e) if e >= n || graph.upper[e as usize].len() != top => return None,
+            (_, e) => {
+                graph.entry = Some(e);
+                graph.top = top;
+            }
+        }
+        Some(graph)
+    }
+}
+
+/// The next `len` bytes of `bytes`, advancing it.
+pub(crate) fn take<'a>(bytes: &mut &'a [u8], len: usize) -> Option<&'a [u8]> {
+    if bytes.len() < len {
+        return None;
+    }
+    let (head, rest) = bytes.split_at(len);
+    *bytes = rest;
+    Some(head)
+}
+
+/// The next little-endian `u32` of `bytes`, advancing it.
+pub(crate) fn take_u32(bytes: &mut &[u8]) -> Option<u32> {
+    Some(u32::from_le_bytes(take(bytes, 4)?.try_into().ok()?))
 }
 
 #[cfg(test)]

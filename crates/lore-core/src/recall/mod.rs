@@ -23,7 +23,7 @@ mod ann;
 mod context;
 mod embed;
 mod fuse;
-mod hnsw;
+pub(crate) mod hnsw;
 mod index;
 mod layers;
 mod pack;
