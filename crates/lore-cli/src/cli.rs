@@ -373,6 +373,11 @@ pub enum BenchCommand {
         /// HNSW beam width while searching.
         #[arg(long, default_value_t = HnswParams::default().ef_search)]
         ef_search: usize,
+        /// Also write each size's corpus and questions with their vectors to
+        /// `DIR/{size}/corpus.jsonl` and `queries.jsonl`, so that a peer (LanceDB's script in
+        /// the benchmark data) searches exactly the same data.
+        #[arg(long, value_name = "DIR")]
+        peer_data: Option<PathBuf>,
     },
     /// Evidence recall on LoCoMo conversations: BM25, the builtin embedder, and their fusions.
     Locomo {

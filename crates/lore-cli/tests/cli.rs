@@ -660,6 +660,28 @@ fn bench_recall_reports_latency_per_size_and_ann_recall() {
     }
     let err = p.fails(&["bench", "recall", "--sizes", "ten"]);
     assert!(err.contains("ten"), "{err}");
+
+    // The peer's copy holds the corpus and questions with the vectors searched.
+    let peer = p.path().join("peer");
+    let args = ["bench", "recall", "--sizes", "300", "--peer-data"];
+    p.json(&[&args[..], &[peer.to_str().unwrap()]].concat());
+    let lines = |name: &str| -> Vec<serde_json::Value> {
+        fs::read_to_string(peer.join("300").join(name))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let (corpus, queries) = (lines("corpus.jsonl"), lines("queries.jsonl"));
+    assert_eq!(corpus.len(), 300);
+    assert_eq!(corpus[7]["id"], 7);
+    assert!(!queries.is_empty() && queries.len() <= 300);
+    for row in corpus.iter().chain(&queries) {
+        let v: Vec<f64> = serde_json::from_value(row["vector"].clone()).unwrap();
+        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        assert!(v.len() == 256 && (norm - 1.0).abs() < 1e-3, "{row}");
+        assert!(row["text"].as_str().is_some_and(|t| !t.is_empty()));
+    }
 }
 
 #[test]

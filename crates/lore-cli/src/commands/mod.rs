@@ -62,13 +62,18 @@ pub fn run(cli: Cli) -> Result<()> {
             m,
             ef_construction,
             ef_search,
+            peer_data,
         }) => {
             let params = lore_core::recall::HnswParams {
                 m,
                 ef_construction,
                 ef_search,
             };
-            recall_bench::run_bench(&paths.embedder()?, sizes, data.as_deref(), params, json)
+            let bench = recall_bench::Bench {
+                params,
+                peer_data: peer_data.as_deref(),
+            };
+            recall_bench::run_bench(&paths.embedder()?, sizes, data.as_deref(), bench, json)
         }
         Command::Bench(BenchCommand::Locomo { data, split }) => {
             locomo::run_bench(&data, &paths, split, json)

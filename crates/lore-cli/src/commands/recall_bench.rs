@@ -66,13 +66,22 @@ struct Report {
     sizes: Vec<SizeReport>,
 }
 
+/// How to run the benchmark.
+pub struct Bench<'a> {
+    /// The HNSW's settings.
+    pub params: HnswParams,
+    /// Where to write each size's corpus and questions for a peer, if anywhere.
+    pub peer_data: Option<&'a Path>,
+}
+
 pub fn run_bench(
     embedder: &Arc<dyn Embedder>,
     sizes: Vec<usize>,
     data: Option<&Path>,
-    params: HnswParams,
+    bench: Bench<'_>,
     json: bool,
 ) -> Result<()> {
+    let params = bench.params;
     let (questions, from) = match data {
         Some(path) => (crate::commands::locomo::question_texts(path)?, "locomo"),
         None => ((0..250).map(synthetic_question).collect(), "synthetic"),
@@ -89,7 +98,7 @@ pub fn run_bench(
     let mut reports = Vec::new();
     let mut embedder_name = String::new();
     for size in sizes {
-        let (report, name) = measure(embedder, size, &questions, params)?;
+        let (report, name) = measure(embedder, size, &questions, &bench)?;
         embedder_name = name;
         reports.push(report);
     }
@@ -137,8 +146,9 @@ fn measure(
     configured: &Arc<dyn Embedder>,
     size: usize,
     questions: &[String],
-    params: HnswParams,
+    bench: &Bench<'_>,
 ) -> Result<(SizeReport, String)> {
+    let params = bench.params;
     let texts: Vec<String> = (0..size).map(synthetic_lesson).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let embedder = configured.fit(&refs).unwrap_or_else(|| configured.clone());
@@ -154,6 +164,15 @@ fn measure(
         }
     }
     let embed_s = start.elapsed().as_secs_f64();
+    if let Some(dir) = bench.peer_data {
+        write_peer_data(
+            &dir.join(size.to_string()),
+            &texts,
+            &vectors,
+            questions,
+            &*embedder,
+        )?;
+    }
     let start = Instant::now();
     let mut sparse = SparseIndex::new();
     let mut dense = VectorIndex::with_params(id.dim, params);
@@ -251,6 +270,48 @@ fn measure(
         ann: size >= lore_core::recall::HNSW_FROM,
     };
     Ok((report, id.to_string()))
+}
+
+/// The corpus (`{"id", "text", "vector"}` a line) and the questions (`{"text", "vector"}`) as
+/// the peer script reads them, with the very vectors this run searches.
+fn write_peer_data(
+    dir: &Path,
+    texts: &[String],
+    vectors: &[Vec<f32>],
+    questions: &[String],
+    embedder: &dyn Embedder,
+) -> Result<()> {
+    use anyhow::Context;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let write = |name: &str, lines: &mut dyn Iterator<Item = Result<serde_json::Value>>| {
+        let path = dir.join(name);
+        let file = std::fs::File::create(&path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        let mut out = std::io::BufWriter::new(file);
+        for line in lines {
+            serde_json::to_writer(&mut out, &line?)?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()?;
+        anyhow::Ok(())
+    };
+    write(
+        "corpus.jsonl",
+        &mut texts
+            .iter()
+            .zip(vectors)
+            .enumerate()
+            .map(|(id, (text, vector))| {
+                Ok(serde_json::json!({"id": id, "text": text, "vector": vector}))
+            }),
+    )?;
+    write(
+        "queries.jsonl",
+        &mut questions
+            .iter()
+            .take(QUERIES)
+            .map(|q| Ok(serde_json::json!({"text": q, "vector": embedder.embed(q)?}))),
+    )
 }
 
 fn quantile(values: &mut [f64], q: f64) -> f64 {
