@@ -72,30 +72,31 @@ pub fn filter_drop(
 /// Raises `max_sim[i]` to the cosine of `vectors[i]` with `to`, for each `i` in `items`.
 ///
 /// Each cosine is summed in the order [`cosine`] sums it, so ties break as they always did,
-/// but four pairs at a time: one pair's additions form a chain in which each waits for the
+/// but eight pairs at a time: one pair's additions form a chain in which each waits for the
 /// last, and interleaving independent chains keeps the CPU's adders busy.
 fn raise_to_cosines(to: &[f32], items: &[usize], vectors: &[&[f32]], max_sim: &mut [f64]) {
-    let mut fours = items.chunks_exact(4);
-    for four in &mut fours {
-        let v = [four[0], four[1], four[2], four[3]].map(|i| vectors[i]);
+    const LANES: usize = 8;
+    let mut groups = items.chunks_exact(LANES);
+    for group in &mut groups {
+        let v: [&[f32]; LANES] = std::array::from_fn(|j| vectors[group[j]]);
         let sims = if v.iter().all(|x| x.len() == to.len()) {
+            let v = v.map(|x| &x[..to.len()]);
             // As f32's `Sum` starts.
-            let mut acc = [-0.0f32; 4];
-            for ((((&t, &a), &b), &c), &d) in to.iter().zip(v[0]).zip(v[1]).zip(v[2]).zip(v[3]) {
-                acc[0] += a * t;
-                acc[1] += b * t;
-                acc[2] += c * t;
-                acc[3] += d * t;
+            let mut acc = [-0.0f32; LANES];
+            for (k, &t) in to.iter().enumerate() {
+                for j in 0..LANES {
+                    acc[j] += v[j][k] * t;
+                }
             }
             acc.map(f64::from)
         } else {
             v.map(|x| cosine(x, to))
         };
-        for (&i, sim) in four.iter().zip(sims) {
+        for (&i, sim) in group.iter().zip(sims) {
             max_sim[i] = max_sim[i].max(sim);
         }
     }
-    for &i in fours.remainder() {
+    for &i in groups.remainder() {
         max_sim[i] = max_sim[i].max(cosine(vectors[i], to));
     }
 }
@@ -248,17 +249,17 @@ mod tests {
     }
 
     #[test]
-    fn cosines_four_at_a_time_equal_cosine_bit_for_bit() {
+    fn cosines_eight_at_a_time_equal_cosine_bit_for_bit() {
         let mut z = 1u32;
         let mut next = || {
             z = z.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             (z >> 8) as f32 / (1u32 << 24) as f32 - 0.5
         };
         let mut vectors: Vec<Vec<f32>> =
-            (0..11).map(|_| (0..37).map(|_| next()).collect()).collect();
+            (0..21).map(|_| (0..37).map(|_| next()).collect()).collect();
         vectors[3].truncate(5);
         let refs: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();
-        let items: Vec<usize> = (1..11).collect();
+        let items: Vec<usize> = (1..21).collect();
         let mut max_sim = vec![f64::NEG_INFINITY; refs.len()];
         raise_to_cosines(refs[0], &items, &refs, &mut max_sim);
         for &i in &items {
