@@ -320,3 +320,82 @@ fn the_episode_benchmark_reports_every_query() {
         assert!(size[key].as_f64().unwrap() >= 0.0, "{key}: {report}");
     }
 }
+
+/// A project with ep-a (a success) and ep-b (a failure), recorded through the CLI.
+fn with_two_episodes() -> Project {
+    let p = Project::new().initialized();
+    for (id, outcome, chosen) in [
+        ("ep-a", "success", "Serena-first"),
+        ("ep-b", "failure", "Parallel"),
+    ] {
+        let file = write(&p, &format!("{id}.json"), &episode(id, outcome, chosen));
+        p.ok(&["episode", "add", &file, "--skill", SKILL]);
+    }
+    p
+}
+
+#[test]
+fn export_and_import_carry_episodes_and_a_bad_line_stores_nothing() {
+    let from = with_two_episodes();
+    let dump = from.path().join("dump.jsonl");
+    from.ok(&["export", "--jsonl", dump.to_str().unwrap()]);
+    let queries: [&[&str]; 3] = [
+        &["graph", "what-if", "ep-b", "d001", "Serena-first"],
+        &["graph", "similar", "routing strategy"],
+        &["graph", "anti-patterns", "--min-occurrences", "1"],
+    ];
+
+    let to = Project::new().initialized();
+    let report = to.json(&["import", "--jsonl", dump.to_str().unwrap()]);
+    assert_eq!(report["episodes"], 2, "{report}");
+    for q in queries {
+        assert_eq!(to.json(q), from.json(q), "{q:?}");
+    }
+    let again = to.ok(&["import", "--jsonl", dump.to_str().unwrap()]);
+    assert!(
+        again.contains("2 episodes") && again.contains("stored 0"),
+        "{again}"
+    );
+
+    // A new episode, then a broken one: the import fails naming the line and the field.
+    let line = |v: Value| json!({"type": "episode", "record": v}).to_string();
+    let mut new = episode("ep-c", "success", "Parallel");
+    new["skill"] = json!(SKILL);
+    let mut broken = new.clone();
+    broken["id"] = json!("ep-d");
+    broken["decisions"][0]["chosen"] = json!("Serial");
+    let bad = to.path().join("bad.jsonl");
+    std::fs::write(&bad, format!("{}\n{}\n", line(new), line(broken))).unwrap();
+    let err = to.fails(&["import", "--jsonl", bad.to_str().unwrap()]);
+    assert!(err.contains("line 2: decisions[0].chosen"), "{err}");
+    assert_eq!(episodes(&to), 2);
+}
+
+#[test]
+fn purge_erases_an_episode_and_the_graph_forgets_it() {
+    let p = with_two_episodes();
+    let similar = || p.json(&["graph", "similar", "routing strategy"])["decisions"].clone();
+    assert_eq!(similar().as_array().unwrap().len(), 2);
+    assert!(p.fails(&["episode", "purge", "ep-b"]).contains("--reason"));
+    let err = p.fails(&["episode", "purge", "ep-b", "--reason", " "]);
+    assert!(err.contains("reason"), "{err}");
+    let err = p.fails(&["episode", "purge", "ep-z", "--reason", "erasure"]);
+    assert!(err.contains("not found"), "{err}");
+    assert_eq!(similar().as_array().unwrap().len(), 2);
+
+    let out = p.ok(&[
+        "episode", "purge", "ep-b", "--reason", "erasure", "--by", "dpo",
+    ]);
+    assert!(
+        out.contains("ep-b purged: 1 decision(s) and 1 event(s)"),
+        "{out}"
+    );
+    let shown = p.json(&["episode", "show", "ep-b"]);
+    assert_eq!(shown["episode"]["task"], "[purged]");
+    assert!(!shown.to_string().contains("Parallel"), "{shown}");
+    let left = similar();
+    assert_eq!(left.as_array().unwrap().len(), 1);
+    assert_eq!(left[0]["episode"], "ep-a");
+    let bad = p.json(&["graph", "anti-patterns", "--min-occurrences", "1"]);
+    assert!(bad["patterns"].as_array().unwrap().is_empty(), "{bad}");
+}

@@ -502,6 +502,34 @@ fn watch_follows_a_server_in_its_token_scope() {
     );
     watch.wait_for(by_cli.trim(), fin.trim());
 
+    // Episodes too, each inside the token's scope only, whether watched remotely or locally.
+    let local = Watch::start(dir.path(), &["--interval-ms", "100"]);
+    local.wait_for("EXECUTION", "EPI-");
+    let episode = |skill: &str, id: &str| {
+        let file = dir.path().join(format!("{id}.json"));
+        let value = serde_json::json!({
+            "id": id, "skill": skill, "timestamp": "2026-01-01T10:00:00Z",
+            "outcome": "failure", "task": "Triage the queue",
+            "decisions": [{"id": "d1", "type": "design", "context": "Pick a queue",
+                           "chosen": "FIFO"}]
+        });
+        std::fs::write(&file, value.to_string()).unwrap();
+        ok(dir.path(), &["episode", "add", file.to_str().unwrap()]);
+    };
+    episode("finance/audit", "EPI-FIN");
+    episode("support/triage", "EPI-SUP");
+    let row = watch.wait_for("EPI-SUP", "EPI-FIN");
+    assert!(
+        row.contains("support/triage") && row.contains("episode.recorded"),
+        "{row}"
+    );
+    assert!(
+        local
+            .wait_for("EPI-FIN", "EPI-SUP")
+            .contains("episode.recorded")
+    );
+    assert!(local.wait_for("EPI-SUP", "EPI-FIN").contains("failure"));
+
     // A skill filter, and --once, which lists and stops.
     let out = ok(
         dir.path(),

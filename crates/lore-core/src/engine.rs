@@ -25,7 +25,8 @@ use crate::prompt::{self, AssembledPrompt};
 use crate::scope::{Scope, SkillPath};
 use crate::skills::{GuardrailWrite, SkillLibrary};
 use crate::store::{
-    ListFilter, OnDuplicate, Record, SearchHit, Store, StoreCounts, StoreInfo, WriteReport,
+    EpisodeFilter, ListFilter, OnDuplicate, Record, SearchHit, Store, StoreCounts, StoreInfo,
+    WriteReport,
 };
 use crate::supersession::Thresholds;
 
@@ -69,7 +70,7 @@ pub use memory::{
 };
 pub use pages::{MAX_PAGE, Page, PageRequest};
 pub use propose::proposal_schema;
-pub use purge::{PURGED, PurgeReport};
+pub use purge::{EpisodePurgeReport, PURGED, PurgeReport};
 pub use recall::{RecallQuery, RecallResult, RecalledLesson, ReembedReport};
 pub use recall_index::{IndexInfo, IndexOrigin};
 pub use reformulate::{
@@ -586,10 +587,21 @@ impl Engine {
 
     /// Imported lessons were never seen by the detector: a live one that holds personal data or
     /// a secret arrives `sensitive` instead, with an audit entry saying why (written once, so
-    /// importing the same files again changes nothing).
+    /// importing the same files again changes nothing). Imported episodes are checked as
+    /// recorded ones are, and their texts redacted.
     fn quarantine_imported_secrets(&self, records: &[Record]) -> Result<Vec<Record>> {
         let mut out = Vec::with_capacity(records.len());
         for record in records {
+            if let Record::Episode(episode) = record {
+                if episode.has_unset_id() {
+                    return Err(Error::invalid("id", "an imported episode needs its ID"));
+                }
+                episode.validate()?;
+                let mut clean = episode.clone();
+                episodes::redact(&mut clean);
+                out.push(Record::Episode(clean));
+                continue;
+            }
             let Record::Lesson(lesson) = record else {
                 out.push(record.clone());
                 continue;
@@ -638,13 +650,17 @@ impl Engine {
                 .into_iter()
                 .map(Record::Correction),
         );
-        let lessons = self.store.lessons(&filter)?;
-        let subjects: BTreeSet<String> = out
-            .iter()
-            .map(|r| r.id().to_owned())
-            .chain(lessons.iter().map(|l| l.id.to_string()))
-            .collect();
-        out.extend(lessons.into_iter().map(Record::Lesson));
+        out.extend(self.store.lessons(&filter)?.into_iter().map(Record::Lesson));
+        out.extend(
+            self.store
+                .episodes(&EpisodeFilter {
+                    scope: self.scope.clone(),
+                    ..EpisodeFilter::default()
+                })?
+                .into_iter()
+                .map(Record::Episode),
+        );
+        let subjects: BTreeSet<String> = out.iter().map(|r| r.id().to_owned()).collect();
         out.extend(
             self.store
                 .error_events(&filter)?
@@ -699,6 +715,7 @@ fn record_skill(record: &Record) -> Option<&SkillPath> {
         Record::ErrorEvent(r) => Some(&r.skill),
         Record::Audit(_) => None,
         Record::Memory(r) => Some(&r.skill),
+        Record::Episode(r) => Some(&r.skill),
     }
 }
 

@@ -129,8 +129,12 @@ pub struct Contribution {
 }
 
 impl Contribution {
-    /// The nodes, edges and patterns `episode` adds.
+    /// The nodes, edges and patterns `episode` adds: none for a purged episode, which no
+    /// query may use, not even through its outcome.
     pub fn of(episode: &Episode) -> Self {
+        if episode.is_purged() {
+            return Self::default();
+        }
         let outcome = NodeKey::new(NodeKind::Outcome, episode.outcome.as_str());
         let key = |item: ItemRef<'_>| match item {
             ItemRef::Decision(d) => NodeKey::new(NodeKind::Decision, &d.chosen),

@@ -19,8 +19,8 @@ use serde_json::{Map, Number, Value};
 use crate::error::{Error, Result};
 use crate::id::{CorrectionId, ExecutionId, LessonId};
 use crate::model::{
-    AuditEntry, AuthorKind, Correction, ErrorEvent, Execution, Lesson, LessonSource, LessonStatus,
-    MemoryEntry, Outcome, Tiers, UtilityStats,
+    AuditEntry, AuthorKind, Correction, Episode, ErrorEvent, Execution, Lesson, LessonSource,
+    LessonStatus, MemoryEntry, Outcome, Tiers, UtilityStats,
 };
 use crate::scope::SkillPath;
 use crate::store::Record;
@@ -375,6 +375,9 @@ enum Line {
     ErrorEvent(ErrorEvent),
     Audit(AuditEntry),
     Memory(MemoryEntry),
+    // Kept as JSON here and parsed by `Episode::from_json`, which names the failing field's path
+    // (`decisions[2].chosen`) and refuses arrays where seed 001 has objects.
+    Episode(Value),
 }
 
 /// Writes records as JSON lines, `{"type": "...", "record": {...}}`.
@@ -390,6 +393,9 @@ pub fn write_jsonl(records: &[Record], mut out: impl Write) -> Result<()> {
             Record::ErrorEvent(r) => Line::ErrorEvent(r),
             Record::Audit(r) => Line::Audit(r),
             Record::Memory(r) => Line::Memory(r),
+            Record::Episode(r) => {
+                Line::Episode(serde_json::to_value(r).map_err(|e| Error::io("export", e.into()))?)
+            }
         };
         serde_json::to_writer(&mut out, &line).map_err(|e| Error::io("export", e.into()))?;
         out.write_all(b"\n").map_err(|e| Error::io("export", e))?;
@@ -397,10 +403,12 @@ pub fn write_jsonl(records: &[Record], mut out: impl Write) -> Result<()> {
     out.flush().map_err(|e| Error::io("export", e))
 }
 
-/// Reads records written by [`write_jsonl`]; blank lines are skipped.
+/// Reads records written by [`write_jsonl`]; blank lines are skipped. Episodes are validated as
+/// when they are recorded.
 ///
 /// # Errors
-/// [`Error::Invalid`] naming the line number and what is wrong with it.
+/// [`Error::Invalid`] naming the line number and what is wrong with it (for an episode, also
+/// the field: `line 3: decisions[0].chosen`).
 pub fn read_jsonl(input: impl BufRead) -> Result<Vec<Record>> {
     let mut out = Vec::new();
     for (n, line) in input.lines().enumerate() {
@@ -417,7 +425,29 @@ pub fn read_jsonl(input: impl BufRead) -> Result<Vec<Record>> {
             Line::ErrorEvent(r) => Record::ErrorEvent(r),
             Line::Audit(r) => Record::Audit(r),
             Line::Memory(r) => Record::Memory(r),
+            Line::Episode(value) => {
+                Record::Episode(episode_line(value).map_err(|e| at_line(n + 1, e))?)
+            }
         });
     }
     Ok(out)
+}
+
+fn episode_line(value: Value) -> Result<Episode> {
+    let episode = Episode::from_json(value, None)?;
+    if episode.has_unset_id() {
+        // An export always names its episodes; drawing a new ID would make a re-import add a
+        // second copy instead of skipping the first.
+        return Err(Error::invalid("id", "an exported episode needs its ID"));
+    }
+    episode.validate()?;
+    Ok(episode)
+}
+
+/// `err` with the line it came from in front of the field it names.
+fn at_line(line: usize, err: Error) -> Error {
+    match err {
+        Error::Invalid { what, why } => Error::invalid(format!("line {line}: {what}"), why),
+        other => other,
+    }
 }

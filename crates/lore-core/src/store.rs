@@ -42,6 +42,8 @@ pub enum Record {
     Audit(AuditEntry),
     /// An entry of an agent's own memory.
     Memory(MemoryEntry),
+    /// An episode; a store writes its graph contribution with it.
+    Episode(Episode),
 }
 
 impl Record {
@@ -54,6 +56,7 @@ impl Record {
             Record::ErrorEvent(r) => r.id.as_str(),
             Record::Audit(r) => r.id.as_str(),
             Record::Memory(r) => r.id.as_str(),
+            Record::Episode(r) => r.id.as_str(),
         }
     }
 
@@ -66,6 +69,7 @@ impl Record {
             Record::ErrorEvent(_) => "error event",
             Record::Audit(_) => "audit entry",
             Record::Memory(_) => "memory entry",
+            Record::Episode(_) => "episode",
         }
     }
 }
@@ -363,14 +367,15 @@ pub trait Store: Send + Sync {
         limit: usize,
     ) -> Result<Vec<(MemoryEntry, f64)>>;
 
-    /// Stores an episode and adds its contribution to the causal graph
-    /// ([`crate::graph::Contribution`]), atomically. With `replace`, an episode stored under
-    /// the same ID is replaced and its contribution subtracted first; returns whether one was.
+    /// Stores an episode, adds its contribution to the causal graph
+    /// ([`crate::graph::Contribution`]) and appends `audit` (which is what followers of the
+    /// store's changes see), atomically. With `replace`, an episode stored under the same ID is
+    /// replaced and its contribution subtracted first; returns whether one was.
     ///
     /// # Errors
     /// [`crate::Error::Conflict`] when the ID is taken and `replace` is false;
     /// [`crate::Error::Store`] when the backend fails. Nothing is written then.
-    fn put_episode(&self, episode: &Episode, replace: bool) -> Result<bool>;
+    fn put_episode(&self, episode: &Episode, replace: bool, audit: &AuditEntry) -> Result<bool>;
 
     /// One episode by ID, whatever its scope (callers check).
     ///

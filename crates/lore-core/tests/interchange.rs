@@ -14,8 +14,8 @@ use lore_core::interchange::{
     AgenturaBundle, CORRECTIONS_FILE, EPISODIC_FILE, REFLEXIONS_FILE, read_jsonl, write_jsonl,
 };
 use lore_core::model::{
-    AuditAction, AuditEntry, AuthorKind, ErrorEvent, LessonSource, LessonStatus, MemoryCategory,
-    MemoryEntry, Outcome, RecordKind, SignalChannel,
+    AuditAction, AuditEntry, AuthorKind, Episode, ErrorEvent, LessonSource, LessonStatus,
+    MemoryCategory, MemoryEntry, Outcome, RecordKind, SignalChannel,
 };
 use lore_core::scope::SkillPath;
 use lore_core::store::Record;
@@ -140,6 +140,7 @@ fn assert_jsonl_roundtrip(case: &str) {
             Record::ErrorEvent(_) => "error_event",
             Record::Audit(_) => "audit",
             Record::Memory(_) => "memory",
+            Record::Episode(_) => "episode",
         };
         assert_eq!(kind, expected, "{case}: {line}");
         assert!(v["record"].is_object(), "{case}: {line}");
@@ -519,9 +520,52 @@ fn jsonl_roundtrips_error_events_and_audit_entries_too() {
         timestamp: when,
         extra: Default::default(),
     }));
+    records.push(Record::Episode(
+        Episode::from_json(episode_json(), None).unwrap(),
+    ));
     let mut buf = Vec::new();
     write_jsonl(&records, &mut buf).unwrap();
     assert_eq!(read_jsonl(buf.as_slice()).unwrap(), records);
+}
+
+fn episode_json() -> Value {
+    json!({
+        "id": "EPI-1", "skill": "data/gridtool", "session": "s-1",
+        "timestamp": "2026-01-01T17:00:00Z", "outcome": "success", "task": "Route memory",
+        "decisions": [{"id": "d1", "type": "design", "context": "Choosing routing",
+                       "options": ["A", "B"], "chosen": "A", "effects": ["e1"]}],
+        "events": [{"id": "e1", "type": "milestone", "content": "Router ü ready"}],
+        "metrics": {"duration_minutes": 45.5, "tool_calls": 3},
+        "lessons": ["Route early"]
+    })
+}
+
+#[test]
+fn read_jsonl_names_the_line_and_field_of_a_bad_episode() {
+    let line = |record: Value| json!({"type": "episode", "record": record}).to_string();
+    let good = line(episode_json());
+    let mut wrong_choice = episode_json();
+    wrong_choice["decisions"][0]["chosen"] = json!("C");
+    let mut bad_type = episode_json();
+    bad_type["events"][0]["type"] = json!("dance");
+    let mut dangling = episode_json();
+    dangling["decisions"][0]["effects"] = json!(["e9"]);
+    let mut no_id = episode_json();
+    no_id.as_object_mut().unwrap().remove("id");
+    let mut array_metrics = episode_json();
+    array_metrics["metrics"] = json!([1, 2]);
+    for (bad, field) in [
+        (wrong_choice, "line 3: decisions[0].chosen"),
+        (bad_type, "line 3: events[0].type"),
+        (dangling, "line 3: decisions[0].effects"),
+        (no_id, "line 3: id"),
+        (array_metrics, "line 3: metrics"),
+        (json!("not an object"), "line 3: episode"),
+    ] {
+        let text = format!("{good}\n\n{}\n{good}\n", line(bad));
+        let (what, why) = invalid(read_jsonl(text.as_bytes()));
+        assert!(what.starts_with(field), "{what}: {why}");
+    }
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::{Home, SKILL};
 use lore_core::engine::Attribution;
-use lore_core::id::LessonId;
+use lore_core::id::{EpisodeId, LessonId};
 use lore_core::{Scope, SkillPath};
 use lore_server::auth::{Access, Role, TokenFile, parse_scope};
 use lore_server::{Limits, app, serve};
@@ -90,6 +90,18 @@ struct Sse {
     data: Value,
 }
 
+impl Sse {
+    /// The names of the data's fields, in order.
+    fn keys(&self) -> Vec<&str> {
+        self.data
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect()
+    }
+}
+
 /// An open event stream, read on its own thread.
 struct Subscription {
     events: Receiver<Sse>,
@@ -100,6 +112,15 @@ impl Subscription {
         self.events
             .recv_timeout(WAIT)
             .unwrap_or_else(|e| panic!("no event within {WAIT:?}: {e}"))
+    }
+
+    /// Reads `n` events, none of which may mention `erased`, each also checked by `check`.
+    fn replay_without(&self, n: usize, erased: &str, check: impl Fn(&Sse)) {
+        for _ in 0..n {
+            let event = self.next();
+            assert!(!event.data.to_string().contains(erased), "{event:?}");
+            check(&event);
+        }
     }
 
     /// Asserts that nothing arrives for a while.
@@ -290,24 +311,11 @@ fn lesson_changes_are_events_and_a_purge_carries_no_content() {
         .purge_lesson(&LessonId::parse(&lesson_id).unwrap(), &why)
         .unwrap();
     let purged = next_about_lesson("lesson.purged");
-    let keys: Vec<&str> = purged
-        .data
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(keys, ["type", "lesson_id", "skill", "at"]);
+    assert_eq!(purged.keys(), ["type", "lesson_id", "skill", "at"]);
 
     // Replayed from the start, the lesson's earlier events no longer carry its erased text.
-    let replay = s.subscribe(&hr, "", Some("0-0"));
-    for _ in 0..5 {
-        let event = replay.next();
-        assert!(
-            !event.data.to_string().contains("whole letter"),
-            "{event:?}"
-        );
-    }
+    s.subscribe(&hr, "", Some("0-0"))
+        .replay_without(5, "whole letter", |_| {});
     fin_events.quiet(Duration::from_millis(500));
 }
 
@@ -357,4 +365,119 @@ fn an_open_stream_does_not_hold_up_shutdown() {
     s.stopped
         .recv_timeout(WAIT)
         .expect("the server did not stop with a subscriber connected");
+}
+
+#[test]
+fn episodes_are_events_in_their_scope_only_and_a_purge_carries_no_content() {
+    let s = start();
+    let hr = s.token(Role::Reviewer, "domain:hr");
+    let hr_events = s.subscribe(&hr, "", None);
+    let all = s.subscribe(&s.admin, "", None);
+    let episode = |id: &str, skill: &str, task: &str| {
+        json!({"id": id, "skill": skill, "timestamp": "2026-01-01T10:00:00Z",
+               "outcome": "failure", "task": task,
+               "decisions": [{"id": "d1", "type": "design", "context": "Pick a cache",
+                              "chosen": "Redis"}]})
+    };
+    s.post(
+        &s.admin,
+        "/v1/episodes",
+        episode("EPI-F", FIN, "Ledger cache"),
+    );
+    s.post(&hr, "/v1/episodes", episode("EPI-H", HR, "Candidate cache"));
+    s.post(
+        &hr,
+        "/v1/episodes?replace=true",
+        episode("EPI-H", HR, "Candidate cache, second try"),
+    );
+    let names = |sub: &Subscription, n: usize| -> Vec<(String, String)> {
+        (0..n)
+            .map(|_| {
+                let e = sub.next();
+                assert_eq!(e.data["type"], e.name.as_str());
+                (e.name, e.data["episode_id"].as_str().unwrap().to_owned())
+            })
+            .collect()
+    };
+    let pair = |n: &str, id: &str| (n.to_owned(), id.to_owned());
+    assert_eq!(
+        names(&all, 3),
+        [
+            pair("episode.recorded", "EPI-F"),
+            pair("episode.recorded", "EPI-H"),
+            pair("episode.replaced", "EPI-H"),
+        ]
+    );
+    let recorded = hr_events.next();
+    assert_eq!(recorded.name, "episode.recorded");
+    assert_eq!(recorded.data["episode_id"], "EPI-H", "{recorded:?}");
+    assert_eq!(recorded.data["skill"], HR);
+    let replaced = hr_events.next();
+    assert_eq!(replaced.name, "episode.replaced");
+    assert_eq!(
+        replaced.data["episode"]["task"],
+        "Candidate cache, second try"
+    );
+
+    s.post(
+        &hr,
+        "/v1/episodes/EPI-H/purge",
+        json!({"reason": "erasure request", "by": "dpo"}),
+    );
+    let purged = hr_events.next();
+    assert_eq!(purged.name, "episode.purged");
+    assert_eq!(purged.keys(), ["type", "episode_id", "skill", "at"]);
+    hr_events.quiet(Duration::from_millis(800));
+
+    // Replayed from the start, hr sees only its own episode, and no longer its erased text.
+    let replay = s.subscribe(&hr, "", Some("0-0"));
+    replay.replay_without(3, "Candidate cache", |event| {
+        assert_eq!(event.data["episode_id"], "EPI-H", "{event:?}");
+    });
+    replay.quiet(Duration::from_millis(500));
+}
+
+#[test]
+fn an_episode_purge_needs_a_reviewer_in_scope_and_a_reason() {
+    let s = start();
+    let body = json!({"id": "EPI-F", "skill": FIN, "timestamp": "2026-01-01T10:00:00Z",
+                      "outcome": "success", "task": "Ledger cache"});
+    s.post(&s.admin, "/v1/episodes", body);
+    let purge = |token: &str, id: &str, body: Value| {
+        let mut response = agent()
+            .post(s.url(&format!("/v1/episodes/{id}/purge")))
+            .header("Authorization", format!("Bearer {token}"))
+            .header("Content-Type", "application/json")
+            .send(body.to_string())
+            .unwrap();
+        let text = response.body_mut().read_to_string().unwrap();
+        (response.status().as_u16(), text)
+    };
+    let reason = json!({"reason": "erasure request"});
+    let agent_fin = s.token(Role::Agent, "domain:finance");
+    let reviewer_hr = s.token(Role::Reviewer, "domain:hr");
+    let (status, text) = purge(&agent_fin, "EPI-F", reason.clone());
+    assert_eq!(status, 403, "{text}");
+    let (status, text) = purge(&reviewer_hr, "EPI-F", reason.clone());
+    assert_eq!(status, 404, "{text}");
+    let (status, text) = purge(&s.admin, "EPI-NONE", reason.clone());
+    assert_eq!(status, 404, "{text}");
+    let (status, text) = purge(&s.admin, "bad%20id", reason.clone());
+    assert_eq!(status, 422, "{text}");
+    let (status, text) = purge(&s.admin, "EPI-F", json!({"reason": "  "}));
+    assert_eq!(status, 422, "{text}");
+    assert!(text.contains("reason"), "{text}");
+    let (status, text) = purge(&s.admin, "EPI-F", json!({"reason": "x", "when": "now"}));
+    assert_eq!(status, 422, "{text}");
+    let stored = s
+        .home
+        .engine
+        .episode(&EpisodeId::parse("EPI-F").unwrap())
+        .unwrap();
+    assert_eq!(stored.task, "Ledger cache");
+
+    let (status, text) = purge(&s.admin, "EPI-F", reason);
+    assert_eq!(status, 200, "{text}");
+    let report: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(report["episode"]["task"], "[purged]");
 }

@@ -7,7 +7,7 @@
 use lore_core::graph::{Contribution, Counts, GraphCounts};
 use lore_core::id::EpisodeId;
 use lore_core::model::Episode;
-use lore_core::store::EpisodeFilter;
+use lore_core::store::{EpisodeFilter, OnDuplicate};
 use lore_core::{Result, Scope};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
@@ -70,6 +70,44 @@ pub(crate) fn put(conn: &Connection, episode: &Episode, replace: bool) -> Result
     .db()?;
     apply(conn, episode, &Contribution::of(episode), Sign::Add)?;
     Ok(replaced)
+}
+
+/// Stores an imported episode unless its ID is taken; returns whether it was written
+/// (`false`: an identical copy is stored).
+pub(crate) fn write(
+    conn: &Connection,
+    episode: &Episode,
+    on_duplicate: OnDuplicate,
+) -> Result<bool> {
+    let Some((_, stored)) = stored(conn, episode.id.as_str())? else {
+        put(conn, episode, false)?;
+        return Ok(true);
+    };
+    match on_duplicate {
+        OnDuplicate::SkipIdentical if stored == *episode => Ok(false),
+        OnDuplicate::SkipIdentical => Err(lore_core::Error::Conflict(format!(
+            "episode {} already exists with different content",
+            episode.id
+        ))),
+        OnDuplicate::Fail => Err(lore_core::Error::Conflict(format!(
+            "episode {} already exists",
+            episode.id
+        ))),
+    }
+}
+
+/// Replaces a stored episode's body with `erased` in place (same row, same `seq`), taking its
+/// contribution out of the graph and adding the erased one's, which a purge leaves empty.
+pub(crate) fn erase(conn: &Connection, erased: &Episode) -> Result<()> {
+    let Some((seq, old)) = stored(conn, erased.id.as_str())? else {
+        return Err(lore_core::Error::not_found("episode", &erased.id));
+    };
+    apply(conn, &old, &Contribution::of(&old), Sign::Remove)?;
+    let body = serde_json::to_string(erased).map_err(lore_core::Error::store)?;
+    conn.prepare_cached("UPDATE episodes SET body = ?, session = ? WHERE seq = ?")
+        .and_then(|mut s| s.execute(params![body, erased.session, seq]))
+        .db()?;
+    apply(conn, erased, &Contribution::of(erased), Sign::Add)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

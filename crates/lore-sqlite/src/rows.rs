@@ -93,12 +93,14 @@ pub(crate) struct Row {
 }
 
 impl Row {
-    /// Flattens a record.
+    /// Flattens a record; `None` for an episode, which lives in its own table with its graph
+    /// contribution (`episodes.rs`).
     ///
     /// # Errors
     /// [`lore_core::Error::Store`] when the record does not serialize.
-    pub(crate) fn new(record: &Record) -> Result<Row> {
+    pub(crate) fn new(record: &Record) -> Result<Option<Row>> {
         let row = match record {
+            Record::Episode(_) => return Ok(None),
             Record::Execution(e) => Row::execution(e)?,
             Record::Correction(c) => Row::correction(c)?,
             Record::Lesson(l) => Row::lesson(l)?,
@@ -114,7 +116,7 @@ impl Row {
                 row
             }
         };
-        Ok(row)
+        Ok(Some(row))
     }
 
     fn correction(correction: &Correction) -> Result<Row> {
@@ -445,6 +447,12 @@ pub(crate) fn count_audit(conn: &Connection, scope: &Scope) -> Result<u64> {
         ));
         params.extend_from_slice(w.params());
     }
+    let w = Where::scope(scope);
+    parts.push(format!(
+        "(a.subject_kind = 'episode' AND a.subject IN (SELECT t.id FROM episodes t{}))",
+        w.sql()
+    ));
+    params.extend_from_slice(w.params());
     let sql = format!("SELECT COUNT(*) FROM audit a WHERE {}", parts.join(" OR "));
     count_query(conn, &sql, &params)
 }
@@ -469,6 +477,7 @@ pub(crate) fn kind_name(kind: RecordKind) -> &'static str {
         RecordKind::Execution => "execution",
         RecordKind::Correction => "correction",
         RecordKind::Lesson => "lesson",
+        RecordKind::Episode => "episode",
         RecordKind::ErrorEvent => "error_event",
     }
 }

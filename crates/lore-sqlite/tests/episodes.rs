@@ -50,42 +50,55 @@ impl Fixture {
 
     /// The hand-built set: three hr episodes about a cache choice, one finance episode.
     fn seeded() -> Self {
+        Self::seeded_without("")
+    }
+
+    /// The hand-built set without the episode `skip`.
+    fn seeded_without(skip: &str) -> Self {
         let f = Self::new();
-        f.add(json!({
-            "id": "E1", "skill": HR, "timestamp": "2026-01-01T10:00:00Z", "outcome": "success",
-            "task": "Speed up candidate search",
-            "decisions": [{"id": "d1", "type": "design", "context": CONTEXT,
-                           "options": ["Redis", "Memcached"], "chosen": "Redis", "effects": ["e1"]}],
-            "events": [{"id": "e1", "type": "milestone", "content": "Cache ready."}]
-        }));
-        f.add(json!({
-            "id": "E2", "skill": HR, "timestamp": "2026-01-02T10:00:00Z", "outcome": "failure",
-            "task": "Speed up candidate search again",
-            "decisions": [
-                {"id": "d1", "type": "design", "context": CONTEXT,
-                 "options": ["Redis", "Memcached"], "chosen": "Redis", "effects": ["e1"]},
-                {"id": "d2", "type": "recovery", "context": "Recover from the cache timeout",
-                 "chosen": "Retry with backoff", "outcome": "failure"}
-            ],
-            "events": [{"id": "e1", "type": "error", "content": "Cache timeout",
-                        "leads_to": ["d2"]}]
-        }));
-        f.add(json!({
-            "id": "E3", "skill": HR, "timestamp": "2026-01-03T10:00:00Z", "outcome": "success",
-            "task": "Cache candidate profiles",
-            "decisions": [{"id": "d1", "type": "design", "context": CONTEXT,
-                           "options": ["Redis", "Memcached"], "chosen": "Memcached",
-                           "effects": ["e1"]}],
-            "events": [{"id": "e1", "type": "milestone", "content": "cache ready"}]
-        }));
-        f.add(json!({
-            "id": "F1", "skill": FINANCE, "timestamp": "2026-01-04T10:00:00Z",
-            "outcome": "failure", "task": "Cache ledger reads",
-            "decisions": [{"id": "d1", "type": "design",
-                           "context": "Choosing cache for ledger lookups",
-                           "chosen": "Memcached"}],
-            "events": [{"id": "e1", "type": "error", "content": "Cache timeout"}]
-        }));
+        let set = [
+            json!({
+                "id": "E1", "skill": HR, "timestamp": "2026-01-01T10:00:00Z", "outcome": "success",
+                "task": "Speed up candidate search",
+                "decisions": [{"id": "d1", "type": "design", "context": CONTEXT,
+                               "options": ["Redis", "Memcached"], "chosen": "Redis",
+                               "effects": ["e1"]}],
+                "events": [{"id": "e1", "type": "milestone", "content": "Cache ready."}]
+            }),
+            json!({
+                "id": "E2", "skill": HR, "timestamp": "2026-01-02T10:00:00Z", "outcome": "failure",
+                "task": "Speed up candidate search again",
+                "decisions": [
+                    {"id": "d1", "type": "design", "context": CONTEXT,
+                     "options": ["Redis", "Memcached"], "chosen": "Redis", "effects": ["e1"]},
+                    {"id": "d2", "type": "recovery", "context": "Recover from the cache timeout",
+                     "chosen": "Retry with backoff", "outcome": "failure"}
+                ],
+                "events": [{"id": "e1", "type": "error", "content": "Cache timeout",
+                            "leads_to": ["d2"]}]
+            }),
+            json!({
+                "id": "E3", "skill": HR, "timestamp": "2026-01-03T10:00:00Z", "outcome": "success",
+                "task": "Cache candidate profiles",
+                "decisions": [{"id": "d1", "type": "design", "context": CONTEXT,
+                               "options": ["Redis", "Memcached"], "chosen": "Memcached",
+                               "effects": ["e1"]}],
+                "events": [{"id": "e1", "type": "milestone", "content": "cache ready"}]
+            }),
+            json!({
+                "id": "F1", "skill": FINANCE, "timestamp": "2026-01-04T10:00:00Z",
+                "outcome": "failure", "task": "Cache ledger reads",
+                "decisions": [{"id": "d1", "type": "design",
+                               "context": "Choosing cache for ledger lookups",
+                               "chosen": "Memcached"}],
+                "events": [{"id": "e1", "type": "error", "content": "Cache timeout"}]
+            }),
+        ];
+        for episode in set {
+            if episode["id"] != skip {
+                f.add(episode);
+            }
+        }
         f
     }
 }
@@ -750,4 +763,204 @@ proptest! {
             episodes.into_iter().filter(|e| hr.allows(&e.skill)).collect();
         prop_assert_eq!(f.store.graph_counts(&hr).unwrap(), GraphCounts::of(&hr_episodes));
     }
+}
+
+/// Every graph query's answer over the hand-built set, as JSON, so two stores can be compared.
+fn answers(engine: &Engine) -> Value {
+    let loose = |q: PatternQuery| PatternQuery {
+        min_occurrences: 1,
+        ..q
+    };
+    json!({
+        "graph": engine.causal_graph().unwrap(),
+        "path": engine.causal_path("decision:redis", "outcome:failure", PathMode::Shortest, None)
+            .ok(),
+        "strongest": engine.causal_path("redis", "outcome:failure", PathMode::Strongest, None)
+            .ok(),
+        "what_if": engine.what_if(&id("E2"), "d1", "Memcached", None, None).ok(),
+        "similar": engine.similar_decisions("cache lookups", 10, None).unwrap(),
+        "patterns": engine.patterns(loose(PatternQuery::patterns()), None).unwrap(),
+        "anti_patterns": engine.patterns(loose(PatternQuery::anti_patterns()), None).unwrap(),
+    })
+}
+
+fn jsonl(records: &[lore_core::store::Record]) -> Vec<u8> {
+    let mut buf = Vec::new();
+    lore_core::interchange::write_jsonl(records, &mut buf).unwrap();
+    buf
+}
+
+#[test]
+fn episodes_travel_through_export_and_import_and_the_graph_answers_the_same() {
+    let from = Fixture::seeded();
+    let exported = jsonl(&from.engine.export_records().unwrap());
+    let to = Fixture::new();
+    let records = lore_core::interchange::read_jsonl(exported.as_slice()).unwrap();
+    let report = to.engine.import_jsonl(records.clone()).unwrap();
+    assert_eq!(report.episodes, 4);
+    assert_eq!(report.write.written, records.len());
+    assert_eq!(all(&to.store), all(&from.store));
+    assert_eq!(answers(&to.engine), answers(&from.engine));
+    assert_eq!(answers(&to.scoped("hr")), answers(&from.scoped("hr")));
+    assert_eq!(
+        answers(&to.scoped("finance")),
+        answers(&from.scoped("finance"))
+    );
+
+    // The counters written by the import are those a rebuild makes.
+    let imported = to.store.graph_counts(&Scope::unrestricted()).unwrap();
+    to.store.rebuild_graph().unwrap();
+    assert_eq!(
+        to.store.graph_counts(&Scope::unrestricted()).unwrap(),
+        imported
+    );
+
+    // A second import skips every identical record and changes nothing.
+    let again = to.engine.import_jsonl(records.clone()).unwrap();
+    assert_eq!(
+        (again.write.written, again.write.skipped),
+        (0, records.len())
+    );
+    assert_eq!(
+        to.store.graph_counts(&Scope::unrestricted()).unwrap(),
+        imported
+    );
+
+    // A scoped export holds only the scope's episodes.
+    let hr: Vec<String> = from
+        .scoped("hr")
+        .export_records()
+        .unwrap()
+        .iter()
+        .filter_map(|r| match r {
+            lore_core::store::Record::Episode(e) => Some(e.id.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(hr, ["E1", "E2", "E3"]);
+}
+
+#[test]
+fn a_conflicting_or_malformed_episode_fails_the_whole_import() {
+    let from = Fixture::seeded();
+    let to = Fixture::seeded();
+    let before = (all(&to.store), answers(&to.engine));
+    let mut records = from.engine.export_records().unwrap();
+    // A new episode the failed import must not store.
+    records.push(lore_core::store::Record::Episode(
+        Episode::from_json(seed_episode(HR), None).unwrap(),
+    ));
+    for r in &mut records {
+        if let lore_core::store::Record::Episode(e) = r
+            && e.id.as_str() == "E2"
+        {
+            e.task = "Something else entirely".into();
+        }
+    }
+    let err = to.engine.import_jsonl(records).unwrap_err();
+    assert!(
+        matches!(&err, Error::Conflict(m) if m.contains("episode E2")),
+        "{err}"
+    );
+    assert_eq!((all(&to.store), answers(&to.engine)), before);
+
+    // An episode that breaks a rule is refused by the Engine too, whoever built the records.
+    let mut broken = Episode::from_json(seed_episode(HR), None).unwrap();
+    broken.id = id("NEW-1");
+    broken.decisions[0].chosen = "Nobody".into();
+    let err = to
+        .engine
+        .import_jsonl(vec![lore_core::store::Record::Episode(broken)])
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Invalid { what, .. } if what.contains("chosen")),
+        "{err}"
+    );
+    assert_eq!((all(&to.store), answers(&to.engine)), before);
+
+    // A handle for hr cannot import a finance episode.
+    let finance = Episode::from_json(seed_episode(FINANCE), None).unwrap();
+    let err = to
+        .scoped("hr")
+        .import_jsonl(vec![lore_core::store::Record::Episode(finance)])
+        .unwrap_err();
+    assert!(matches!(err, Error::Forbidden(_)), "{err}");
+    assert_eq!((all(&to.store), answers(&to.engine)), before);
+}
+
+fn raw_contains(path: &std::path::Path, needle: &str) -> bool {
+    let wal = path.with_extension("db-wal");
+    [path, wal.as_path()].iter().any(|p| {
+        std::fs::read(p)
+            .map(|raw| raw.windows(needle.len()).any(|w| w == needle.as_bytes()))
+            .unwrap_or(false)
+    })
+}
+
+#[test]
+fn a_purged_episode_leaves_the_file_and_the_graph_and_bad_requests_change_nothing() {
+    let f = Fixture::seeded();
+    let why = |reason: &str| lore_core::engine::Attribution::new(Some("dpo"), reason);
+    let hr = f.scoped("hr");
+    assert!(raw_contains(&f.path, "with backoff"));
+    let before = (
+        all(&f.store),
+        answers(&f.engine),
+        f.store.audit(None).unwrap(),
+    );
+    let err = hr.purge_episode(&id("E2"), &why(" ")).unwrap_err();
+    assert!(
+        matches!(&err, Error::Invalid { what, .. } if what == "reason"),
+        "{err}"
+    );
+    let err = hr.purge_episode(&id("NOPE"), &why("erasure")).unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    let err = hr.purge_episode(&id("F1"), &why("erasure")).unwrap_err();
+    assert!(
+        matches!(err, Error::NotFound { .. }),
+        "finance is invisible to hr: {err}"
+    );
+    assert_eq!(
+        (
+            all(&f.store),
+            answers(&f.engine),
+            f.store.audit(None).unwrap()
+        ),
+        before
+    );
+
+    let report = hr
+        .purge_episode(&id("E2"), &why("erasure request"))
+        .unwrap();
+    assert_eq!((report.decisions, report.events), (2, 1));
+    let stored = f.engine.episode(&id("E2")).unwrap();
+    assert_eq!(stored.task, lore_core::engine::PURGED);
+    assert!(stored.decisions.is_empty() && stored.events.is_empty());
+    assert_eq!(stored.outcome, EpisodeOutcome::Failure);
+    let trail = f.store.audit(Some("E2")).unwrap();
+    let last = trail.last().unwrap();
+    assert_eq!(last.action, lore_core::model::AuditAction::Purged);
+    assert_eq!(
+        (last.actor.as_str(), last.reason.as_str()),
+        ("dpo", "erasure request")
+    );
+    assert!(!raw_contains(&f.path, "with backoff"));
+    assert!(!raw_contains(&f.path, "candidate search again"));
+
+    // The graph answers as if E2 had never been recorded, and equals a rebuild.
+    let without = Fixture::seeded_without("E2");
+    assert_eq!(answers(&f.engine), answers(&without.engine));
+    assert_eq!(answers(&hr), answers(&without.scoped("hr")));
+    let counts = f.store.graph_counts(&Scope::unrestricted()).unwrap();
+    f.store.rebuild_graph().unwrap();
+    assert_eq!(
+        f.store.graph_counts(&Scope::unrestricted()).unwrap(),
+        counts
+    );
+    // A purged episode exports as purged and imports as such.
+    let to = Fixture::new();
+    to.engine
+        .import_jsonl(f.engine.export_records().unwrap())
+        .unwrap();
+    assert_eq!(to.engine.episode(&id("E2")).unwrap(), stored);
 }

@@ -1,4 +1,5 @@
-//! `lore episode add|extract|show|list` and `lore graph path|what-if|similar|patterns|anti-patterns`.
+//! `lore episode add|extract|show|list|purge` and
+//! `lore graph path|what-if|similar|patterns|anti-patterns`.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -7,7 +8,7 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, NaiveDate, Utc};
 use clap::Subcommand;
 use lore_core::SkillPath;
-use lore_core::engine::{EpisodeQuery, PageRequest, PatternQuery, Rendered};
+use lore_core::engine::{Attribution, EpisodeQuery, PageRequest, PatternQuery, Rendered};
 use lore_core::graph::PathMode;
 use lore_core::id::EpisodeId;
 use lore_core::model::{Episode, EpisodeOutcome};
@@ -76,6 +77,17 @@ pub enum EpisodeCommand {
         /// Skip this many first.
         #[arg(long, default_value_t = 0)]
         offset: usize,
+    },
+    /// Erase an episode's content for good and take it out of the causal graph (audited).
+    Purge {
+        /// The episode ID.
+        id: EpisodeId,
+        /// Why (recorded in the audit log; required).
+        #[arg(long)]
+        reason: String,
+        /// Who (recorded in the audit log).
+        #[arg(long, env = "LORE_ACTOR")]
+        by: Option<String>,
     },
 }
 
@@ -259,6 +271,17 @@ pub fn episode(paths: &Paths, cmd: EpisodeCommand, json: bool) -> Result<()> {
             }
             let view = engine.episode_view(&id, budget)?;
             print(&view, &view.rendered, json)
+        }
+        EpisodeCommand::Purge { id, reason, by } => {
+            let engine = paths.engine(OpenMode::Existing)?;
+            let report = engine.purge_episode(&id, &Attribution::new(by.as_deref(), reason))?;
+            if json {
+                return output::json(&report);
+            }
+            output::line(format!(
+                "{} purged: {} decision(s) and {} event(s) erased and taken out of the graph",
+                report.episode.id, report.decisions, report.events
+            ))
         }
         EpisodeCommand::List {
             outcome,

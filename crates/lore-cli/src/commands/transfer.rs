@@ -63,10 +63,11 @@ pub fn import(paths: &Paths, args: ImportArgs, json: bool) -> Result<()> {
         return output::json(&report);
     }
     output::line(format!(
-        "read {} executions, {} corrections, {} lessons, {} other; stored {}, already present {}",
+        "read {} executions, {} corrections, {} lessons, {} episodes, {} other; stored {}, already present {}",
         report.executions,
         report.corrections,
         report.lessons,
+        report.episodes,
         report.other,
         report.write.written,
         report.write.skipped

@@ -1,22 +1,30 @@
-//! `lore watch`: a live table of executions as they land, from this or any other process.
+//! `lore watch`: a live table of executions (and episodes recorded, replaced or purged) as they
+//! land, from this or any other process.
 //!
-//! The store is the meeting point: `watch` polls it, so executions recorded by another `lore`,
-//! a server or an agent appear without any notification channel. Rows are appended, never
-//! redrawn, so the table works the same in a terminal, in tmux and through a pipe.
+//! The store is the meeting point: `watch` follows its change cursor, so executions recorded by
+//! another `lore`, a server or an agent appear without any notification channel. Rows are
+//! appended, never redrawn, so the table works the same in a terminal, in tmux and through a
+//! pipe.
 //!
 //! With `--server URL` it follows a running `lore serve` instead (`GET /v1/events`), with a
 //! token, so it works from another machine and sees only the token's scope. The table is the
 //! same. If the stream ends (a server restart), it reconnects once with the last event's ID and
 //! misses nothing; if that fails, it stops with the error.
 
+use std::collections::HashSet;
 use std::thread;
 use std::time::Duration;
 
 use anyhow::Result;
+use chrono::{DateTime, Utc};
 use clap::Args;
 use lore_core::SkillPath;
+use lore_core::engine::Change;
+use lore_core::id::ExecutionId;
 use lore_core::model::Execution;
+use lore_server::rest::change_event;
 use lore_sqlite::OpenMode;
+use serde_json::Value;
 
 use crate::config::Paths;
 use crate::output;
@@ -48,12 +56,16 @@ pub fn run(paths: &Paths, args: WatchArgs, json: bool) -> Result<()> {
         return remote::follow(&url, &args, json);
     }
     let engine = paths.engine(OpenMode::Existing)?;
+    // The cursor before the listing, so nothing recorded in between is missed; what the listing
+    // already showed is not shown twice.
+    let mut cursor = engine.change_cursor()?;
     let all = engine.executions(args.skill.as_ref(), None)?;
-    let mut seen = all.len();
     if !json {
         output::line(header())?;
     }
-    for execution in &all[all.len().saturating_sub(args.recent)..] {
+    let recent = &all[all.len().saturating_sub(args.recent)..];
+    let mut listed: HashSet<ExecutionId> = recent.iter().map(|e| e.id.clone()).collect();
+    for execution in recent {
         print_row(execution, json)?;
     }
     if args.once {
@@ -61,11 +73,22 @@ pub fn run(paths: &Paths, args: WatchArgs, json: bool) -> Result<()> {
     }
     loop {
         thread::sleep(Duration::from_millis(args.interval_ms));
-        let all = engine.executions(args.skill.as_ref(), None)?;
-        for execution in all.iter().skip(seen) {
-            print_row(execution, json)?;
+        let followed = engine.changes_after(cursor, args.skill.as_ref(), 256)?;
+        cursor = followed.cursor;
+        for (_, change) in followed.changes {
+            match change {
+                Change::Execution(execution) => {
+                    if !listed.remove(&execution.id) {
+                        print_row(&execution, json)?;
+                    }
+                }
+                change @ Change::Episode { .. } => {
+                    let (name, data) = change_event(change);
+                    print_episode(name, &data, json)?;
+                }
+                Change::Lesson { .. } => {}
+            }
         }
-        seen = seen.max(all.len());
     }
 }
 
@@ -98,6 +121,33 @@ fn print_row(execution: &Execution, json: bool) -> Result<()> {
     ))
 }
 
+/// An episode's event as a row of the table: when, which, where, how it ended, what happened.
+fn print_episode(name: &str, event: &Value, json: bool) -> Result<()> {
+    if json {
+        return output::line(event.to_string());
+    }
+    let text = |v: &Value| v.as_str().unwrap_or("-").to_owned();
+    let at = event["at"]
+        .as_str()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| {
+            t.with_timezone(&Utc)
+                .format("%Y-%m-%d %H:%M:%S")
+                .to_string()
+        })
+        .unwrap_or_else(|| "-".into());
+    output::line(format!(
+        "{:<19}  {:<30}  {:<24}  {:<14}  {:>10}  {:>9}  {}",
+        at,
+        text(&event["episode_id"]),
+        text(&event["skill"]),
+        text(&event["episode"]["outcome"]),
+        "-",
+        "-",
+        name,
+    ))
+}
+
 mod remote {
     //! `lore watch --server`: the same table, fed by the server's event stream.
 
@@ -108,7 +158,7 @@ mod remote {
     use lore_core::model::Execution;
     use serde::Deserialize;
 
-    use super::{WatchArgs, header, print_row};
+    use super::{WatchArgs, header, print_episode, print_row};
     use crate::output;
 
     #[derive(Deserialize)]
@@ -253,6 +303,10 @@ mod remote {
                     if shown.insert(event.execution.id.to_string()) {
                         print_row(&event.execution, json)?;
                     }
+                } else if name.starts_with("episode.") {
+                    let event: serde_json::Value = serde_json::from_str(&data)
+                        .context("an episode event is not what this lore expects")?;
+                    print_episode(&name, &event, json)?;
                 }
                 name.clear();
                 data.clear();

@@ -1,13 +1,14 @@
-//! Following the store: what was recorded or changed after a cursor, narrowed to this handle's
-//! scope. The server's event stream is built on it; because it reads the store, it sees writes
-//! from every process that shares the store, not only this one.
+//! Following the store: what was recorded or changed after a cursor (executions, lessons,
+//! episodes), narrowed to this handle's scope. The server's event stream is built on it; because
+//! it reads the store, it sees writes from every process that shares the store, not only this
+//! one.
 
 use std::cmp::Ordering;
 
 use super::{Engine, PURGED};
 use crate::error::Result;
-use crate::id::LessonId;
-use crate::model::{AuditAction, AuditEntry, Execution, Lesson, RecordKind};
+use crate::id::{EpisodeId, LessonId};
+use crate::model::{AuditAction, AuditEntry, Episode, Execution, Lesson, RecordKind};
 use crate::scope::SkillPath;
 use crate::store::ChangeCursor;
 
@@ -25,6 +26,15 @@ pub enum Change {
         /// The lesson as it is now; `None` once it has been purged, so no stream repeats
         /// erased content.
         lesson: Option<Box<Lesson>>,
+    },
+    /// An episode was recorded, replaced or purged (`entry.action` says which).
+    Episode {
+        /// The audit entry of the change.
+        entry: AuditEntry,
+        /// The episode's skill.
+        skill: SkillPath,
+        /// The episode as it is now; `None` once it has been purged.
+        episode: Option<Box<Episode>>,
     },
 }
 
@@ -46,8 +56,8 @@ impl Engine {
         self.store.change_cursor()
     }
 
-    /// Up to `limit` executions and `limit` lesson changes after `after`, inside the scope
-    /// (and of `skill` when given), in the order they were written.
+    /// Up to `limit` executions and `limit` lesson and episode changes after `after`, inside the
+    /// scope (and of `skill` when given), in the order they were written.
     ///
     /// # Errors
     /// As [`Engine::change_cursor`].
@@ -94,6 +104,9 @@ impl Engine {
         entry: AuditEntry,
         wanted: &impl Fn(&SkillPath) -> bool,
     ) -> Result<Option<Change>> {
+        if entry.subject_kind == RecordKind::Episode {
+            return self.episode_change(entry, wanted);
+        }
         if entry.subject_kind != RecordKind::Lesson {
             return Ok(None);
         }
@@ -110,6 +123,30 @@ impl Engine {
         Ok(Some(Change::Lesson {
             skill: lesson.skill.clone(),
             lesson: (!purged).then(|| Box::new(lesson)),
+            entry,
+        }))
+    }
+
+    /// An episode's change, told only inside the scope. A purged episode is named, never shown,
+    /// and so is every earlier change to it: a replay must not bring erased text back.
+    fn episode_change(
+        &self,
+        entry: AuditEntry,
+        wanted: &impl Fn(&SkillPath) -> bool,
+    ) -> Result<Option<Change>> {
+        let Ok(id) = EpisodeId::parse(&entry.subject) else {
+            return Ok(None);
+        };
+        let Some(episode) = self.store.episode(&id)? else {
+            return Ok(None);
+        };
+        if !wanted(&episode.skill) {
+            return Ok(None);
+        }
+        let purged = entry.action == AuditAction::Purged || episode.is_purged();
+        Ok(Some(Change::Episode {
+            skill: episode.skill.clone(),
+            episode: (!purged).then(|| Box::new(episode)),
             entry,
         }))
     }

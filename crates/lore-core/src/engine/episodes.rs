@@ -7,12 +7,13 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use serde_json::json;
 
-use super::Engine;
 use super::pages::{Page, PageRequest};
+use super::{Engine, audit};
 use crate::error::{Error, Result};
 use crate::id::EpisodeId;
-use crate::model::{Decision, Episode, EpisodeOutcome};
+use crate::model::{AuditAction, Decision, Episode, EpisodeOutcome, RecordKind};
 use crate::recall::truncate_tail;
 use crate::scope::SkillPath;
 use crate::sensitive;
@@ -151,16 +152,13 @@ impl Engine {
             episode.id = EpisodeId::generate(self.now());
         }
         episode.validate()?;
-        let mut redacted = 0;
-        for text in episode.texts_mut() {
-            let clean = sensitive::redact(text);
-            if clean != *text {
-                *text = clean;
-                redacted += 1;
-            }
-        }
-        if replace
-            && let Some(stored) = self.store.episode(&episode.id)?
+        let redacted = redact(&mut episode);
+        let stored = if replace {
+            self.store.episode(&episode.id)?
+        } else {
+            None
+        };
+        if let Some(stored) = &stored
             && !self.scope.allows(&stored.skill)
         {
             return Err(Error::Conflict(format!(
@@ -168,7 +166,21 @@ impl Engine {
                 episode.id
             )));
         }
-        let replaced = self.store.put_episode(&episode, replace)?;
+        let (action, reason) = match stored {
+            Some(_) => (AuditAction::Replaced, "episode replaced"),
+            None => (AuditAction::Created, "episode recorded"),
+        };
+        let entry = audit(
+            RecordKind::Episode,
+            episode.id.as_str(),
+            action,
+            (None, None),
+            &self.actor(None),
+            self.now(),
+            reason,
+            json!({ "outcome": episode.outcome.as_str() }),
+        );
+        let replaced = self.store.put_episode(&episode, replace, &entry)?;
         Ok(EpisodeReceipt {
             episode,
             replaced,
@@ -286,6 +298,19 @@ impl Engine {
             truncated,
         }
     }
+}
+
+/// Redacts personal data and secrets in an episode's texts; returns how many texts changed.
+pub(super) fn redact(episode: &mut Episode) -> usize {
+    let mut redacted = 0;
+    for text in episode.texts_mut() {
+        let clean = sensitive::redact(text);
+        if clean != *text {
+            *text = clean;
+            redacted += 1;
+        }
+    }
+    redacted
 }
 
 /// What every rendered text says before quoting memory.

@@ -8,6 +8,10 @@
 //! leaves use in the same step: it ends `archived`, or stays `sensitive` if it was. The
 //! execution a correction was about is not touched; its content is the agent's record, purged
 //! separately when needed.
+//!
+//! An episode is purged the same way: its task becomes the marker, its decisions, events, links
+//! and lessons are dropped, and the store takes its contribution out of the causal graph in the
+//! same transaction, so no graph query uses it again.
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -15,9 +19,11 @@ use serde_json::{Map, Value, json};
 use super::review::Attribution;
 use super::{Engine, audit};
 use crate::error::{Error, Result};
-use crate::id::{CorrectionId, LessonId};
+use crate::id::{CorrectionId, EpisodeId, LessonId};
 use crate::lifecycle;
-use crate::model::{AuditAction, Correction, Lesson, LessonStatus, RecordKind, Tiers};
+use crate::model::{
+    AuditAction, AuditEntry, Correction, Episode, Lesson, LessonStatus, RecordKind, Tiers,
+};
 use crate::store::Record;
 
 /// What replaces purged text.
@@ -41,12 +47,7 @@ impl Engine {
     /// [`Error::Invalid`] without a reason; [`crate::Error::NotFound`] for a lesson that does not exist or is outside the scope;
     /// [`crate::Error::Forbidden`] outside the scope; store failures. Nothing changes on error.
     pub fn purge_lesson(&self, id: &LessonId, why: &Attribution) -> Result<PurgeReport> {
-        if why.reason.trim().is_empty() {
-            return Err(Error::invalid(
-                "reason",
-                "a purge needs a reason for the audit log",
-            ));
-        }
+        check_reason(why)?;
         let lesson = self.lesson(id)?;
         self.scope.check_write(&lesson.skill)?;
         let mut erased = vec![Record::Lesson(erase_lesson(&lesson, self.now()))];
@@ -57,17 +58,7 @@ impl Engine {
                 corrections.push(cid.clone());
             }
         }
-        let history = self.store.audit(Some(id.as_str()))?;
-        let audit_entries = history.iter().filter(|a| !a.evidence.is_null()).count();
-        erased.extend(
-            history
-                .into_iter()
-                .filter(|a| !a.evidence.is_null())
-                .map(|mut a| {
-                    a.evidence = json!({ "purged": true });
-                    Record::Audit(a)
-                }),
-        );
+        let audit_entries = erase_evidence(&mut erased, self.store.audit(Some(id.as_str()))?);
         let Record::Lesson(after) = &erased[0] else {
             unreachable!("the lesson comes first")
         };
@@ -91,6 +82,90 @@ impl Engine {
             audit_entries,
         })
     }
+}
+
+/// What an episode purge erased.
+#[derive(Clone, Debug, Serialize)]
+pub struct EpisodePurgeReport {
+    /// The episode as it is now stored: its ID, skill, session, agent, time, outcome and
+    /// metrics; its task is the marker and it holds no decisions, events, links or lessons.
+    pub episode: Episode,
+    /// How many decisions were erased.
+    pub decisions: usize,
+    /// How many events were erased.
+    pub events: usize,
+    /// How many earlier audit entries lost their evidence.
+    pub audit_entries: usize,
+}
+
+impl Engine {
+    /// Erases an episode's content and takes it out of the causal graph, in one transaction,
+    /// with an audit entry. Graph queries no longer see it; listings still show its ID, time
+    /// and outcome.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] without a reason; [`crate::Error::NotFound`] for an episode that does
+    /// not exist or is outside the scope; [`crate::Error::Forbidden`] when the scope may read but
+    /// not write it; store failures. Nothing changes on error.
+    pub fn purge_episode(&self, id: &EpisodeId, why: &Attribution) -> Result<EpisodePurgeReport> {
+        check_reason(why)?;
+        let episode = self.episode(id)?;
+        self.scope.check_write(&episode.skill)?;
+        let erased = Episode {
+            task: PURGED.to_owned(),
+            decisions: Vec::new(),
+            events: Vec::new(),
+            links: Vec::new(),
+            lessons: Vec::new(),
+            ..episode.clone()
+        };
+        let (decisions, events) = (episode.decisions.len(), episode.events.len());
+        let mut records = vec![Record::Episode(erased.clone())];
+        let audit_entries = erase_evidence(&mut records, self.store.audit(Some(id.as_str()))?);
+        let entry = audit(
+            RecordKind::Episode,
+            id.as_str(),
+            AuditAction::Purged,
+            (None, None),
+            &self.actor(why.actor.as_deref()),
+            self.now(),
+            why.reason(),
+            json!({ "decisions": decisions, "events": events, "audit_entries": audit_entries }),
+        );
+        self.store.purge(&records, &entry)?;
+        Ok(EpisodePurgeReport {
+            episode: erased,
+            decisions,
+            events,
+            audit_entries,
+        })
+    }
+}
+
+fn check_reason(why: &Attribution) -> Result<()> {
+    if why.reason.trim().is_empty() {
+        return Err(Error::invalid(
+            "reason",
+            "a purge needs a reason for the audit log",
+        ));
+    }
+    Ok(())
+}
+
+/// Adds to `records` the entries of `history` that hold evidence, with the evidence erased (an
+/// edit's entry holds the text before and after); returns how many.
+fn erase_evidence(records: &mut Vec<Record>, history: Vec<AuditEntry>) -> usize {
+    let before = records.len();
+    records.extend(
+        history
+            .into_iter()
+            .filter(|a| !a.evidence.is_null())
+            .map(|mut a| {
+                a.evidence = json!({ "purged": true });
+                Record::Audit(a)
+            }),
+    );
+    records.len() - before
 }
 
 fn erase_lesson(lesson: &Lesson, now: chrono::DateTime<chrono::Utc>) -> Lesson {

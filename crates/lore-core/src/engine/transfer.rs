@@ -17,6 +17,8 @@ pub struct ImportReport {
     pub corrections: usize,
     /// Lessons read.
     pub lessons: usize,
+    /// Episodes read.
+    pub episodes: usize,
     /// Other records read (error events, audit entries).
     pub other: usize,
     /// Newly stored and skipped-as-identical counts over all of them.
@@ -31,6 +33,7 @@ impl ImportReport {
                 Record::Execution(_) => report.executions += 1,
                 Record::Correction(_) => report.corrections += 1,
                 Record::Lesson(_) => report.lessons += 1,
+                Record::Episode(_) => report.episodes += 1,
                 _ => report.other += 1,
             }
         }

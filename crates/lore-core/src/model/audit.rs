@@ -19,6 +19,8 @@ pub enum RecordKind {
     Lesson,
     /// An error event.
     ErrorEvent,
+    /// An episode.
+    Episode,
 }
 
 /// What happened to the record.
@@ -35,6 +37,8 @@ pub enum AuditAction {
     Edited,
     /// The record's content was erased on request.
     Purged,
+    /// The record was replaced by a new version under the same ID (episodes).
+    Replaced,
 }
 
 /// One entry of the audit log.

@@ -315,6 +315,16 @@ impl Episode {
         })
     }
 
+    /// Whether this is what a purge left ([`crate::engine::Engine::purge_episode`]): the
+    /// marker for a task and nothing else to say.
+    pub fn is_purged(&self) -> bool {
+        self.task == crate::engine::PURGED
+            && self.decisions.is_empty()
+            && self.events.is_empty()
+            && self.links.is_empty()
+            && self.lessons.is_empty()
+    }
+
     /// Whether the ID is still the placeholder [`Episode::from_json`] set for a missing one.
     pub fn has_unset_id(&self) -> bool {
         self.id.as_str() == UNSET_ID

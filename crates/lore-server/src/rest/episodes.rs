@@ -6,8 +6,8 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use lore_core::SkillPath;
 use lore_core::engine::{
-    CausalPath, DecisionSequence, EpisodeQuery, EpisodeReceipt, EpisodeSummary, EpisodeView, Page,
-    PatternQuery, Patterns, SimilarDecisions, WhatIf,
+    Attribution, CausalPath, DecisionSequence, EpisodePurgeReport, EpisodeQuery, EpisodeReceipt,
+    EpisodeSummary, EpisodeView, Page, PatternQuery, Patterns, SimilarDecisions, WhatIf,
 };
 use lore_core::graph::PathMode;
 use lore_core::id::EpisodeId;
@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Body, Caller, Params, page};
+use crate::auth::Role;
 use crate::error::ApiError;
 
 #[derive(Debug, Deserialize)]
@@ -84,6 +85,24 @@ pub async fn get(
     Ok(Json(
         caller.run(move |e| e.episode_view(&id, q.budget)).await?,
     ))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PurgeBody {
+    reason: String,
+    by: Option<String>,
+}
+
+pub async fn purge(
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(b): Body<PurgeBody>,
+) -> Result<Json<EpisodePurgeReport>, ApiError> {
+    caller.require(Role::Reviewer)?;
+    let id = EpisodeId::parse(&id)?;
+    let why = Attribution::new(b.by.as_deref(), b.reason);
+    Ok(Json(caller.run(move |e| e.purge_episode(&id, &why)).await?))
 }
 
 pub async fn decisions(

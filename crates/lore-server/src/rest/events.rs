@@ -1,5 +1,5 @@
-//! `GET /v1/events`: a server-sent-event stream of executions recorded and lessons changed,
-//! narrowed to the caller's scope.
+//! `GET /v1/events`: a server-sent-event stream of executions recorded, lessons changed and
+//! episodes recorded, replaced or purged, narrowed to the caller's scope.
 //!
 //! Each subscriber follows the store itself, from a cursor ([`lore_core::store::ChangeCursor`]),
 //! rather than listening to this process's writes: that is what makes writes by other processes
@@ -141,9 +141,18 @@ impl Follow {
     }
 }
 
-/// The event's name and JSON for one change. Purged lessons are announced by ID and skill only.
 fn event(cursor: ChangeCursor, change: Change) -> Event {
-    let (name, data) = match change {
+    let (name, data) = change_event(change);
+    Event::default()
+        .id(format!("{}-{}", cursor.executions, cursor.audit))
+        .event(name)
+        .data(data.to_string())
+}
+
+/// The event's name and JSON for one change (`lore watch` prints the same for the local store).
+/// Purged lessons and episodes are announced by ID and skill only.
+pub fn change_event(change: Change) -> (&'static str, Value) {
+    match change {
         Change::Execution(execution) => {
             let name = "execution.recorded";
             (name, json!({"type": name, "execution": execution}))
@@ -156,7 +165,7 @@ fn event(cursor: ChangeCursor, change: Change) -> Event {
             let name = match entry.action {
                 AuditAction::Created | AuditAction::Imported => "lesson.created",
                 AuditAction::Transition => "lesson.status_changed",
-                AuditAction::Edited => "lesson.edited",
+                AuditAction::Edited | AuditAction::Replaced => "lesson.edited",
                 AuditAction::Purged => "lesson.purged",
             };
             let mut data = json!({
@@ -175,9 +184,26 @@ fn event(cursor: ChangeCursor, change: Change) -> Event {
             }
             (name, data)
         }
-    };
-    Event::default()
-        .id(format!("{}-{}", cursor.executions, cursor.audit))
-        .event(name)
-        .data(data.to_string())
+        Change::Episode {
+            entry,
+            skill,
+            episode,
+        } => {
+            let name = match entry.action {
+                AuditAction::Replaced | AuditAction::Edited => "episode.replaced",
+                AuditAction::Purged => "episode.purged",
+                AuditAction::Created | AuditAction::Imported | AuditAction::Transition => {
+                    "episode.recorded"
+                }
+            };
+            let mut data = json!({
+                "type": name, "episode_id": entry.subject, "skill": skill, "at": entry.at,
+            });
+            if let (Some(episode), Value::Object(fields)) = (episode, &mut data) {
+                fields.insert("actor".into(), json!(entry.actor));
+                fields.insert("episode".into(), json!(episode));
+            }
+            (name, data)
+        }
+    }
 }

@@ -20,6 +20,8 @@ mod metrics;
 mod recall;
 mod review;
 
+pub use events::change_event;
+
 use std::sync::Arc;
 
 use axum::extract::{FromRequest, FromRequestParts, Query, Request};
@@ -216,6 +218,7 @@ pub fn routes() -> Routes {
         .on(M::GET, "/v1/episodes", episodes::list)
         .on(M::GET, "/v1/episodes/{id}", episodes::get)
         .on(M::GET, "/v1/episodes/{id}/decisions", episodes::decisions)
+        .on(M::POST, "/v1/episodes/{id}/purge", episodes::purge)
         .on(M::GET, "/v1/graph/path", episodes::path)
         .on(M::GET, "/v1/graph/what-if", episodes::what_if)
         .on(M::GET, "/v1/graph/similar", episodes::similar)
