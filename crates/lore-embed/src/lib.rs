@@ -1,8 +1,9 @@
 //! Lore's embedders behind the core's [`Embedder`] port, chosen by name.
 //!
 //! - `builtin` (the default): the core's feature-hashing embedder; no model, no network.
-//! - `minilm`: a local sentence-transformers BERT folder (all-MiniLM-L6-v2) run with candle on
-//!   the CPU. Only in builds with the `minilm` feature, so the default build has no candle.
+//! - `minilm`: a local sentence-transformers BERT folder (all-MiniLM-L6-v2) run on the CPU by
+//!   Lore's own encoder. Only in builds with the `minilm` feature, so the default build carries
+//!   no tokenizer or matrix library.
 //! - `http`: an OpenAI-compatible `POST /v1/embeddings` service (OpenAI, Ollama, vLLM, TEI),
 //!   [`lore_providers::HttpEmbedder`].
 //!
@@ -10,6 +11,8 @@
 //! `LORE_EMBEDDER_MODEL`, `LORE_EMBEDDER_BASE_URL` and `LORE_EMBEDDER_API_KEY`; [`connect`]
 //! builds the embedder and fails with an error naming the setting at fault.
 
+#[cfg(feature = "minilm")]
+mod bert;
 #[cfg(feature = "minilm")]
 mod minilm;
 

