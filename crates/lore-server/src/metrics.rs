@@ -67,12 +67,19 @@ impl Histogram {
     }
 }
 
+/// One route and method's counters.
+#[derive(Debug, Default)]
+struct RouteSeries {
+    /// status → requests.
+    statuses: BTreeMap<u16, u64>,
+    latency: Histogram,
+}
+
 #[derive(Debug, Default)]
 struct Series {
-    /// (method, route, status) → requests.
-    requests: BTreeMap<(String, String, u16), u64>,
-    /// (method, route) → latency.
-    latency: BTreeMap<(String, String), Histogram>,
+    /// route → method → counters. Nested so that counting a request looks keys up by `&str`
+    /// and allocates only the first time a route and method are seen.
+    routes: BTreeMap<String, BTreeMap<String, RouteSeries>>,
     recall: Histogram,
 }
 
@@ -96,11 +103,16 @@ impl Metrics {
     /// Counts one answered request and its latency.
     pub fn observe_request(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
         let mut s = self.lock();
-        let key = (method.to_owned(), route.to_owned());
-        *s.requests
-            .entry((key.0.clone(), key.1.clone(), status))
-            .or_default() += 1;
-        s.latency.entry(key).or_default().observe(elapsed);
+        if !s.routes.contains_key(route) {
+            s.routes.insert(route.to_owned(), BTreeMap::new());
+        }
+        let methods = s.routes.get_mut(route).expect("inserted above");
+        if !methods.contains_key(method) {
+            methods.insert(method.to_owned(), RouteSeries::default());
+        }
+        let series = methods.get_mut(method).expect("inserted above");
+        *series.statuses.entry(status).or_default() += 1;
+        series.latency.observe(elapsed);
     }
 
     /// Records how long one recall took inside the Engine.
@@ -116,17 +128,25 @@ impl Metrics {
             "# HELP lore_http_requests_total HTTP requests answered, by route and status.\n",
         );
         out.push_str("# TYPE lore_http_requests_total counter\n");
-        for ((method, route, status), n) in &s.requests {
-            let _ = writeln!(
-                out,
-                "lore_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {n}"
-            );
+        let series = || {
+            s.routes
+                .iter()
+                .flat_map(|(route, methods)| methods.iter().map(move |(m, r)| (m, route, r)))
+        };
+        for (method, route, r) in series() {
+            for (status, n) in &r.statuses {
+                let _ = writeln!(
+                    out,
+                    "lore_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {n}"
+                );
+            }
         }
         out.push_str("# HELP lore_http_request_duration_seconds Time to answer, by route.\n");
         out.push_str("# TYPE lore_http_request_duration_seconds histogram\n");
-        for ((method, route), h) in &s.latency {
+        for (method, route, r) in series() {
             let labels = format!("method=\"{method}\",route=\"{route}\"");
-            h.write(&mut out, "lore_http_request_duration_seconds", &labels);
+            r.latency
+                .write(&mut out, "lore_http_request_duration_seconds", &labels);
         }
         out.push_str("# HELP lore_recall_duration_seconds Time spent in Engine::recall.\n");
         out.push_str("# TYPE lore_recall_duration_seconds histogram\n");
@@ -166,17 +186,14 @@ pub fn store_bytes(location: &str) -> Option<u64> {
 
 /// Middleware: counts every request under its route template.
 pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
-    let method = request.method().to_string();
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or("unmatched", MatchedPath::as_str)
-        .to_owned();
+    // Owned copies without allocating: a standard method and the route template's shared text.
+    let method = request.method().clone();
+    let route = request.extensions().get::<MatchedPath>().cloned();
     let started = Instant::now();
     let response = next.run(request).await;
     metrics.observe_request(
-        &method,
-        &route,
+        method.as_str(),
+        route.as_ref().map_or("unmatched", MatchedPath::as_str),
         response.status().as_u16(),
         started.elapsed(),
     );
