@@ -34,6 +34,7 @@ mod causal;
 mod changes;
 mod curate;
 mod episodes;
+mod graph_cache;
 mod index_file;
 mod lessons;
 mod maintain;
@@ -186,6 +187,8 @@ pub struct Engine {
     proposer: Option<Arc<dyn crate::llm::Llm>>,
     recall: recall::RecallSettings,
     reformulation: Option<Reformulation>,
+    /// Each scope's causal graph between queries, shared by scoped handles.
+    graphs: Arc<graph_cache::GraphCache>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -213,6 +216,7 @@ impl Engine {
             proposer: None,
             recall: recall::RecallSettings::default(),
             reformulation: None,
+            graphs: Arc::default(),
         }
     }
 

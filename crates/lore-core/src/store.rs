@@ -401,6 +401,17 @@ pub trait Store: Send + Sync {
     /// [`crate::Error::Store`] when the backend fails.
     fn rebuild_graph(&self) -> Result<()>;
 
+    /// A number that grows whenever an episode is written, replaced or purged or the graph is
+    /// rebuilt, by this process or any other sharing the store; `None` (the default) from a store
+    /// that cannot tell, whose graph queries then read the store every time. Graph queries ask
+    /// for it before each answer, so it must be cheap.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn episode_revision(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
     /// How many records of each kind are inside `scope`.
     ///
     /// # Errors

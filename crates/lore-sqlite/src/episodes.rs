@@ -278,10 +278,23 @@ pub(crate) fn graph(conn: &Connection, scope: &Scope) -> Result<GraphCounts> {
     Ok(out)
 }
 
+/// The episode revision (migration 0005): raised by triggers on every write to `episodes`, and
+/// by a rebuild of the graph.
+pub(crate) fn revision(conn: &Connection) -> Result<u64> {
+    let revision: i64 = conn
+        .prepare_cached("SELECT revision FROM episode_revision WHERE id = 1")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        .db()?;
+    Ok(u64::try_from(revision).unwrap_or(0))
+}
+
 /// Empties the graph and adds every stored episode again.
 pub(crate) fn rebuild(conn: &Connection) -> Result<()> {
-    conn.execute_batch("DELETE FROM graph_counts; DELETE FROM graph_members;")
-        .db()?;
+    conn.execute_batch(
+        "DELETE FROM graph_counts; DELETE FROM graph_members; \
+         UPDATE episode_revision SET revision = revision + 1 WHERE id = 1;",
+    )
+    .db()?;
     for episode in list(conn, &EpisodeFilter::default())? {
         apply(conn, &episode, &Contribution::of(&episode), Sign::Add)?;
     }

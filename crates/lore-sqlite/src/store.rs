@@ -619,6 +619,10 @@ impl Store for SqliteStore {
         Ok(graph)
     }
 
+    fn episode_revision(&self) -> Result<Option<u64>> {
+        episodes::revision(&self.conn()).map(Some)
+    }
+
     #[instrument(skip_all)]
     fn rebuild_graph(&self) -> Result<()> {
         self.in_transaction(|tx| episodes::rebuild(tx))

@@ -32,6 +32,8 @@ struct SizeReport {
     what_if_p50_ms: f64,
     similar_p50_ms: f64,
     patterns_p50_ms: f64,
+    /// A causal path right after an episode is recorded: the scope's graph is read again.
+    path_after_write_p50_ms: f64,
 }
 
 const CHOICES: [&str; 6] = [
@@ -115,19 +117,20 @@ fn measure(n: usize) -> Result<SizeReport> {
         .into_iter()
         .find(|c| *c != middle.decisions[0].chosen)
         .expect("six choices");
-    Ok(SizeReport {
+    let path = || {
+        engine.causal_path(
+            "decision:redis",
+            "outcome:failure",
+            PathMode::Strongest,
+            None,
+        )
+    };
+    let mut report = SizeReport {
         episodes: n,
         record_p50_ms: median(record),
         record_p99_ms: p99,
         episode_p50_ms: time(|| engine.episode_view(&id, None))?,
-        causal_path_p50_ms: time(|| {
-            engine.causal_path(
-                "decision:redis",
-                "outcome:failure",
-                PathMode::Strongest,
-                None,
-            )
-        })?,
+        causal_path_p50_ms: time(path)?,
         what_if_p50_ms: time(|| engine.what_if(&id, "d0", alternative, None, None))?,
         similar_p50_ms: time(|| engine.similar_decisions("cache for lookups", 5, None))?,
         patterns_p50_ms: time(|| {
@@ -139,7 +142,17 @@ fn measure(n: usize) -> Result<SizeReport> {
                 None,
             )
         })?,
-    })
+        path_after_write_p50_ms: 0.0,
+    };
+    let mut after_write = Vec::with_capacity(RUNS);
+    for run in 0..RUNS {
+        engine.add_episode(synthetic(n + run)?, false)?;
+        let started = Instant::now();
+        path()?;
+        after_write.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    report.path_after_write_p50_ms = median(after_write);
+    Ok(report)
 }
 
 pub fn run(sizes: Vec<usize>, json: bool) -> Result<()> {
@@ -153,7 +166,8 @@ pub fn run(sizes: Vec<usize>, json: bool) -> Result<()> {
     for r in &reports {
         output::line(format!(
             "{} episodes: record p50 {:.2} ms p99 {:.2} ms | episode {:.2} ms | causal path \
-             {:.2} ms | what-if {:.2} ms | similar {:.2} ms | patterns {:.2} ms (medians)",
+             {:.2} ms | what-if {:.2} ms | similar {:.2} ms | patterns {:.2} ms | causal path \
+             after a write {:.2} ms (medians)",
             r.episodes,
             r.record_p50_ms,
             r.record_p99_ms,
@@ -161,7 +175,8 @@ pub fn run(sizes: Vec<usize>, json: bool) -> Result<()> {
             r.causal_path_p50_ms,
             r.what_if_p50_ms,
             r.similar_p50_ms,
-            r.patterns_p50_ms
+            r.patterns_p50_ms,
+            r.path_after_write_p50_ms
         ))?;
     }
     Ok(())

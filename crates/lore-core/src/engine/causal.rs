@@ -2,9 +2,9 @@
 //! paths, what-if, similar decisions, patterns and anti-patterns.
 //!
 //! Every query reads only the episodes and graph counts inside the handle's scope, so a
-//! handle for one domain neither sees nor counts another's, aggregates included.
-
-use std::collections::HashSet;
+//! handle for one domain neither sees nor counts another's, aggregates included. They read them
+//! through the Engine's per-scope cache (`graph_cache.rs`), fresh as of the store's episode
+//! revision.
 
 use serde::Serialize;
 
@@ -13,8 +13,7 @@ use super::episodes::{QUOTED, Rendered, check_budget, quote};
 use crate::error::{Error, Result};
 use crate::graph::{CausalGraph, GraphPattern, NodeKey, PathMode, normalize};
 use crate::id::EpisodeId;
-use crate::model::{EdgeType, Episode, EpisodeOutcome};
-use crate::recall::SparseIndex;
+use crate::model::{EdgeType, EpisodeOutcome};
 use crate::recall::text;
 use crate::scope::SkillPath;
 
@@ -235,7 +234,7 @@ impl Engine {
     /// # Errors
     /// Store failures.
     pub fn causal_graph(&self) -> Result<CausalGraph> {
-        Ok(self.store.graph_counts(&self.scope)?.finish())
+        Ok(self.scope_graph()?.graph(self)?.clone())
     }
 
     /// The path from the nodes `from` names to those `to` names (`kind:label` or a label; see
@@ -258,7 +257,8 @@ impl Engine {
                 return Err(Error::invalid(what, "name a node: `kind:label` or a label"));
             }
         }
-        let graph = self.causal_graph()?;
+        let shared = self.scope_graph()?;
+        let graph = shared.graph(self)?;
         let find = |q: &str| {
             let found = graph.find_nodes(q);
             if found.is_empty() {
@@ -342,8 +342,10 @@ impl Engine {
                 "give words that describe the situation",
             ));
         }
-        let episodes = self.all_episodes()?;
-        let decisions = search_decisions(&episodes, context, limit, |_, _| true);
+        let shared = self.scope_graph()?;
+        let decisions = shared
+            .decisions(self)?
+            .search_decisions(context, limit, |_, _| true);
         let mut out = format!("Decisions in similar situations, best match first. {QUOTED}\n");
         if decisions.is_empty() {
             out.push_str("None: no recorded decision shares a term with this context.\n");
@@ -410,8 +412,13 @@ impl Engine {
             ));
         }
         let chosen = normalize(&d.chosen);
-        let episodes = self.all_episodes()?;
-        let similar = search_decisions(&episodes, &d.context, usize::MAX, |e, _| e.id != ep.id);
+        // Only decisions that chose one of the two can be cases, so the others are never ranked.
+        let shared = self.scope_graph()?;
+        let similar = shared
+            .decisions(self)?
+            .search_decisions(&d.context, usize::MAX, |e, c| {
+                e.id != ep.id && (c == wanted || c == chosen)
+            });
         let similar: Vec<DecisionMatch> = similar
             .into_iter()
             .filter(|m| m.overlap >= min_overlap)
@@ -492,13 +499,15 @@ impl Engine {
             }
         }
         let anti = query.max_success_rate.is_some() && query.min_success_rate.is_none();
-        let mut found: Vec<GraphPattern> = self
-            .causal_graph()?
+        let shared = self.scope_graph()?;
+        let mut found: Vec<GraphPattern> = shared
+            .graph(self)?
             .patterns
-            .into_iter()
+            .iter()
             .filter(|p| p.occurrences >= query.min_occurrences)
             .filter(|p| query.min_success_rate.is_none_or(|m| p.success_rate >= m))
             .filter(|p| query.max_success_rate.is_none_or(|m| p.success_rate <= m))
+            .cloned()
             .collect();
         found.sort_by(|a, b| {
             let by_rate = if anti {
@@ -563,51 +572,4 @@ fn render_match(m: &DecisionMatch) -> String {
         quote(&m.context),
         quote(&m.chosen),
     )
-}
-
-/// The decisions of `episodes` that `keep` accepts, ranked by BM25 of their context against
-/// `query`; decisions sharing no term are left out.
-fn search_decisions(
-    episodes: &[Episode],
-    query: &str,
-    limit: usize,
-    keep: impl Fn(&Episode, usize) -> bool,
-) -> Vec<DecisionMatch> {
-    let mut index = SparseIndex::new();
-    let mut slots: Vec<(usize, usize)> = Vec::new();
-    for (e, episode) in episodes.iter().enumerate() {
-        for (d, decision) in episode.decisions.iter().enumerate() {
-            index.add(&decision.context);
-            slots.push((e, d));
-        }
-    }
-    let query_terms: HashSet<String> = text::terms(query).into_iter().collect();
-    let k = limit.min(slots.len());
-    index
-        .search(query, k, |slot| {
-            let (e, d) = slots[slot as usize];
-            keep(&episodes[e], d)
-        })
-        .into_iter()
-        .map(|(slot, score)| {
-            let (e, d) = slots[slot as usize];
-            let (episode, decision) = (&episodes[e], &episodes[e].decisions[d]);
-            let terms: HashSet<String> = text::terms(&decision.context).into_iter().collect();
-            let overlap = if query_terms.is_empty() {
-                0.0
-            } else {
-                query_terms.intersection(&terms).count() as f64 / query_terms.len() as f64
-            };
-            DecisionMatch {
-                episode: episode.id.clone(),
-                skill: episode.skill.clone(),
-                decision: decision.id.clone(),
-                context: decision.context.clone(),
-                chosen: decision.chosen.clone(),
-                outcome: decision.outcome.unwrap_or(episode.outcome),
-                score,
-                overlap,
-            }
-        })
-        .collect()
 }
