@@ -668,3 +668,36 @@ fn schemathesis_finds_nothing_the_openapi_document_does_not_promise() {
     assert!(!report.contains("failed"), "{report}");
     server.terminate();
 }
+
+#[test]
+fn the_server_and_the_cli_cut_an_episode_at_the_same_token() {
+    let dir = project();
+    let decisions: Vec<serde_json::Value> = (0..12)
+        .map(|i| {
+            serde_json::json!({"id": format!("d{i}"), "type": "implementation",
+                "context": format!("Internationalization of hyphenated-identifier #{i}: \
+                                    naïve UTF-8 handling (ÄÖÜ, 東京) vs. NFC normalisation"),
+                "chosen": "NFC-normalise everything", "rationale": "Idempotent; O(n)."})
+        })
+        .collect();
+    let episode = serde_json::json!({
+        "id": "EPI-T", "skill": "support/triage", "timestamp": "2026-01-01T10:00:00Z",
+        "outcome": "success", "task": "Normalise ticket identifiers", "decisions": decisions
+    });
+    let file = dir.path().join("ep.json");
+    std::fs::write(&file, episode.to_string()).unwrap();
+    ok(dir.path(), &["episode", "add", file.to_str().unwrap()]);
+    let cli: serde_json::Value = serde_json::from_str(&ok(
+        dir.path(),
+        &["episode", "show", "EPI-T", "--budget", "90", "--json"],
+    ))
+    .unwrap();
+    assert_eq!(cli["truncated"], true, "{cli}");
+    let server = Server::start(dir.path());
+    let answer = server.get("/v1/episodes/EPI-T?budget=90");
+    let body = answer.split("\r\n\r\n").nth(1).unwrap();
+    let rest: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(rest["text"], cli["text"]);
+    assert_eq!(rest["tokens"], cli["tokens"]);
+    server.terminate();
+}

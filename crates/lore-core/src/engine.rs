@@ -189,6 +189,8 @@ pub struct Engine {
     reformulation: Option<Reformulation>,
     /// Each scope's causal graph between queries, shared by scoped handles.
     graphs: Arc<graph_cache::GraphCache>,
+    /// What counts the budgets of episode and graph answers; the recall tokenizer when `None`.
+    episode_tokenizer: Option<Arc<dyn crate::recall::Tokenizer>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -217,6 +219,7 @@ impl Engine {
             recall: recall::RecallSettings::default(),
             reformulation: None,
             graphs: Arc::default(),
+            episode_tokenizer: None,
         }
     }
 

@@ -326,9 +326,14 @@ pub fn episode(paths: &Paths, cmd: EpisodeCommand, json: bool) -> Result<()> {
 /// An Engine over an existing store whose budgets count cl100k_base tokens, as `lore recall`'s
 /// default does.
 fn reader(paths: &Paths) -> Result<lore_core::Engine> {
-    Ok(paths
-        .engine(OpenMode::Existing)?
-        .with_tokenizer(Tiktoken::shared(Encoding::Cl100k)?))
+    counting_episodes(paths.engine(OpenMode::Existing)?)
+}
+
+/// `engine` counting episode and graph budgets in cl100k_base tokens: the CLI's reads, `lore
+/// serve` and `lore mcp` all go through here, so one episode is cut at the same token whichever
+/// of them answers.
+pub(crate) fn counting_episodes(engine: lore_core::Engine) -> Result<lore_core::Engine> {
+    Ok(engine.with_episode_tokenizer(Tiktoken::shared(Encoding::Cl100k)?))
 }
 
 pub fn graph(paths: &Paths, cmd: GraphCommand, json: bool) -> Result<()> {

@@ -13,6 +13,7 @@ use lore_server::auth::{Access, TokenFile};
 use lore_server::jwt::{JwtConfig, JwtVerifier};
 use lore_sqlite::OpenMode;
 
+use crate::commands::episodes::counting_episodes;
 use crate::config::{Paths, ReformulateArgs};
 use crate::output;
 
@@ -98,7 +99,9 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
     let jwt = jwt(&args)?;
     let access = Access::new(&TokenFile::load(paths.home.join("tokens.json"))?, jwt);
     lore_server::check_bind(args.addr, &access)?;
-    let engine = Arc::new(args.reformulate.apply(paths.engine(OpenMode::Create)?)?);
+    let engine = Arc::new(counting_episodes(
+        args.reformulate.apply(paths.engine(OpenMode::Create)?)?,
+    )?);
     runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
@@ -142,6 +145,8 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
 }
 
 pub fn mcp(paths: &Paths, args: McpArgs) -> Result<()> {
-    let engine = Arc::new(args.reformulate.apply(paths.engine(OpenMode::Create)?)?);
+    let engine = Arc::new(counting_episodes(
+        args.reformulate.apply(paths.engine(OpenMode::Create)?)?,
+    )?);
     runtime()?.block_on(lore_server::mcp::serve_stdio(engine))
 }

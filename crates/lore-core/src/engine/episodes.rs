@@ -5,6 +5,8 @@
 //! what-if 1000), counted with the Engine's tokenizer. What an episode says is memory, not an
 //! instruction, so the text quotes it (`> …`) under a line that says so.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::json;
@@ -14,7 +16,7 @@ use super::{Engine, audit};
 use crate::error::{Error, Result};
 use crate::id::EpisodeId;
 use crate::model::{AuditAction, Decision, Episode, EpisodeOutcome, RecordKind};
-use crate::recall::truncate_tail;
+use crate::recall::{Tokenizer, truncate_tail};
 use crate::scope::SkillPath;
 use crate::sensitive;
 use crate::store::EpisodeFilter;
@@ -287,9 +289,20 @@ impl Engine {
         })
     }
 
+    /// Counts the budgets of episode and graph answers with `tokenizer` (default: the one
+    /// recall counts with), so that every front end of one store, whatever its recall
+    /// tokenizer, cuts the same answer at the same place.
+    pub fn with_episode_tokenizer(mut self, tokenizer: Arc<dyn Tokenizer>) -> Self {
+        self.episode_tokenizer = Some(tokenizer);
+        self
+    }
+
     /// `text` cut tail-first to `budget` tokens.
     pub(super) fn render(&self, text: &str, budget: usize) -> Rendered {
-        let tokenizer = self.tokenizer();
+        let tokenizer = self
+            .episode_tokenizer
+            .as_deref()
+            .unwrap_or_else(|| self.tokenizer());
         let (text, truncated) = truncate_tail(text.trim_end(), budget, tokenizer);
         Rendered {
             tokens: tokenizer.count(&text),
