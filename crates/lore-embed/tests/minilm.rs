@@ -88,7 +88,10 @@ fn a_corpus_split_over_threads_comes_back_in_order() {
     for i in [0, 1, 63, 64, 100, 149] {
         let single = model.embed(refs[i]).unwrap();
         assert!(cosine(&single, &batched[i]) > 0.99999, "text {i}");
-        assert!(cosine(&single, &batched[(i + 1) % texts.len()]) < 0.99999, "text {i}");
+        assert!(
+            cosine(&single, &batched[(i + 1) % texts.len()]) < 0.99999,
+            "text {i}"
+        );
     }
 }
 

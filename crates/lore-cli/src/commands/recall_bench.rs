@@ -217,7 +217,7 @@ fn measure(
             },
         ];
         // As the Engine does: entries for the candidates only.
-        let mut entries = Entries::new();
+        let mut entries = Entries::default();
         for hit in lists.iter().flat_map(|l| &l.hits) {
             if !entries.contains_key(&hit.id) {
                 let slot: usize = hit.id[1..].parse()?;

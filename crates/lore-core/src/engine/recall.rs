@@ -8,8 +8,8 @@
 //! unknown. So a lesson outside the scope or in an ineligible state cannot reach a context
 //! even if one search misbehaves.
 
+use crate::recall::FastMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -424,7 +424,7 @@ fn tag_candidates(
     index: &RecallIndex,
     admits: &dyn Fn(u32) -> bool,
 ) -> Vec<(u32, f64)> {
-    let mut shared: HashMap<u32, usize> = HashMap::new();
+    let mut shared: FastMap<u32, usize> = FastMap::default();
     let mut distinct = tags.to_vec();
     distinct.sort();
     distinct.dedup();

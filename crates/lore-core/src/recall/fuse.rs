@@ -10,7 +10,7 @@
 //! fingerprint or tags) seed 003's formula replaces it: 0.40 fingerprint match, 0.25 tag overlap,
 //! 0.20 text relevance, 0.10 reliability, 0.05 recency.
 
-use std::collections::HashMap;
+use crate::recall::FastMap;
 
 use serde::Serialize;
 
@@ -57,7 +57,7 @@ impl Fused {
 pub fn fuse(lists: &[RankedList], fusion: Fusion) -> Vec<Fused> {
     // Candidates in the order they were first seen, found by ID without copying it.
     let mut fused: Vec<Fused> = Vec::new();
-    let mut at: HashMap<&str, usize> = HashMap::new();
+    let mut at: FastMap<&str, usize> = FastMap::default();
     for list in lists {
         for (i, (hit, normalized)) in list.hits.iter().zip(min_max(list)).enumerate() {
             let k = *at.entry(hit.id.as_str()).or_insert_with(|| {

@@ -1,13 +1,13 @@
 //! The stages wired in order. Each stage's logic lives in its own module; this one only keeps
 //! the books: which candidate went where, and why.
 
-use std::collections::HashMap;
+use crate::recall::FastMap;
 
-use super::select::{conflict_winner, eligibility_drop, filter_drop};
+use super::select::{Mmr, conflict_winner, eligibility_drop, filter_drop};
 use super::{
     Components, Decision, DropReason, Entries, Entry, Explanation, Fused, Guards, MemoryFilter,
     NonInferableOnly, QueryShape, RankedList, RecallConfig, Recalled, Scoring, Source, ToPack,
-    Tokenizer, fuse, mmr, pack, recency,
+    Tokenizer, fuse, pack, recency,
 };
 
 /// A fused candidate with its score's parts and its score.
@@ -80,7 +80,7 @@ pub fn run(
 ) -> Recalled {
     let scored = rank(lists, entries, shape, config);
     // Decisions by position in `scored`; the last one made for a candidate stands.
-    let position: HashMap<&str, usize> = scored
+    let position: FastMap<&str, usize> = scored
         .iter()
         .enumerate()
         .map(|(i, s)| (s.fused.id.as_str(), i))
@@ -102,11 +102,8 @@ pub fn run(
         drop(&entry.id, DropReason::OutsidePool);
     }
     let pool = &survivors[..survivors.len().min(pool_size)];
-    let order: Vec<usize> = match config.mmr_lambda {
-        Some(lambda) => mmr(pool, lambda, config.similarity),
-        None => (0..pool.len()).collect(),
-    };
-    let admitted = guard_stage(pool, &order, config, &mut drop);
+    let mut order = Mmr::new(pool, config.mmr_lambda, config.similarity);
+    let admitted = guard_stage(pool, &mut order, config, &mut drop);
     let to_pack: Vec<ToPack<'_>> = admitted
         .iter()
         .map(|e| ToPack {
@@ -173,15 +170,15 @@ fn filter_stage<'e, 'a>(
 /// Conflicts, caps and the limit, in MMR order.
 fn guard_stage<'e, 'a>(
     pool: &[(&'e Entry<'a>, f64)],
-    order: &[usize],
+    order: &mut Mmr<'_, 'e, 'a>,
     config: &RecallConfig,
     drop: &mut impl FnMut(&str, DropReason),
 ) -> Vec<&'e Entry<'a>> {
-    let present: HashMap<&str, &Entry<'a>> =
+    let present: FastMap<&str, &Entry<'a>> =
         pool.iter().map(|(e, _)| (e.id.as_str(), *e)).collect();
     let mut guards = Guards::new(config.max_per_tag, config.max_per_session);
     let mut admitted = Vec::new();
-    for &i in order {
+    while let Some(i) = order.next() {
         let entry = pool[i].0;
         let why = if let Some(winner) = conflict_winner(entry, &present) {
             Some(DropReason::Conflict(winner.id.clone()))
@@ -193,6 +190,11 @@ fn guard_stage<'e, 'a>(
         match why {
             Some(why) => drop(&entry.id, why),
             None => admitted.push(entry),
+        }
+        // Past the limit every item left is dropped for a conflict or the limit, whatever
+        // their order, so ordering them would be wasted work.
+        if admitted.len() >= config.limit {
+            order.stop_ranking();
         }
     }
     admitted

@@ -5,7 +5,8 @@
 //! pipeline knows nothing about is dropped, and a filter that errors drops everything, because an
 //! empty context is a smaller harm than a sensitive memory in a prompt.
 
-use std::collections::{HashMap, HashSet};
+use crate::recall::FastMap;
+use std::collections::HashSet;
 
 use super::embed::cosine;
 use super::{DropReason, Eligibility, Entry, Similarity, text};
@@ -105,46 +106,89 @@ fn raise_to_cosines(to: &[f32], items: &[usize], vectors: &[&[f32]], max_sim: &m
 /// `λ × score - (1 - λ) × max similarity to what is already chosen`. Returns positions into
 /// `items` in the new order; ties keep the earlier item.
 pub fn mmr(items: &[(&Entry, f64)], lambda: f64, similarity: Similarity) -> Vec<usize> {
-    // Cosine when every item has a vector; bigram sets cost allocations per item, so they are
-    // made only when some pair needs them.
-    let vectors: Option<Vec<&[f32]>> = match similarity {
-        Similarity::Auto => items.iter().map(|(e, _)| e.vector.as_deref()).collect(),
-        Similarity::Jaccard => None,
-    };
-    let bigrams: Vec<_> = if vectors.is_none() {
-        items.iter().map(|(e, _)| text::bigrams(&e.text)).collect()
-    } else {
-        Vec::new()
-    };
-    let sim = |a: usize, b: usize| {
-        let (ea, eb) = (items[a].0, items[b].0);
-        match (&ea.vector, &eb.vector, similarity) {
-            (Some(va), Some(vb), Similarity::Auto) => cosine(va, vb),
-            _ => text::jaccard(&bigrams[a], &bigrams[b]),
+    Mmr::new(items, Some(lambda), similarity).collect()
+}
+
+/// [`mmr`]'s order one pick at a time, so a caller that needs only the first few picks (the
+/// guard stage stops choosing at the limit) does not pay to order the rest: each pick costs a
+/// similarity with every item still left.
+pub struct Mmr<'s, 'e, 'a> {
+    items: &'s [(&'e Entry<'a>, f64)],
+    /// `None`: the given order.
+    lambda: Option<f64>,
+    /// Cosine when every item has a vector; otherwise word-bigram Jaccard.
+    vectors: Option<Vec<&'e [f32]>>,
+    bigrams: Vec<HashSet<(String, String)>>,
+    max_sim: Vec<f64>,
+    left: Vec<usize>,
+}
+
+impl<'s, 'e, 'a> Mmr<'s, 'e, 'a> {
+    /// Picks from `items` by MMR with `lambda`, or in their order when `lambda` is `None`.
+    pub fn new(
+        items: &'s [(&'e Entry<'a>, f64)],
+        lambda: Option<f64>,
+        similarity: Similarity,
+    ) -> Self {
+        let vectors: Option<Vec<&'e [f32]>> = match similarity {
+            Similarity::Auto => items.iter().map(|(e, _)| e.vector.as_deref()).collect(),
+            Similarity::Jaccard => None,
+        };
+        // Bigram sets cost allocations per item, so they are made only when they are used.
+        let bigrams = if vectors.is_none() && lambda.is_some() {
+            items.iter().map(|(e, _)| text::bigrams(&e.text)).collect()
+        } else {
+            Vec::new()
+        };
+        Self {
+            items,
+            lambda,
+            vectors,
+            bigrams,
+            max_sim: vec![0.0; items.len()],
+            left: (0..items.len()).collect(),
         }
-    };
-    let mut chosen: Vec<usize> = Vec::with_capacity(items.len());
-    let mut max_sim = vec![0.0f64; items.len()];
-    let mut left: Vec<usize> = (0..items.len()).collect();
-    while !left.is_empty() {
+    }
+
+    /// From now on, yields what is left in the given order without comparing anything: for a
+    /// caller whose remaining decisions no longer depend on the order.
+    pub fn stop_ranking(&mut self) {
+        self.lambda = None;
+    }
+}
+
+impl Iterator for Mmr<'_, '_, '_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        if self.left.is_empty() {
+            return None;
+        }
+        let Some(lambda) = self.lambda else {
+            return Some(self.left.remove(0));
+        };
+        let (items, max_sim) = (self.items, &self.max_sim);
         let value = |i: usize| lambda * items[i].1 - (1.0 - lambda) * max_sim[i];
-        let (pos, &best) = left
+        let (pos, &best) = self
+            .left
             .iter()
             .enumerate()
             .reduce(|a, b| if value(*b.1) > value(*a.1) { b } else { a })
             .expect("left is not empty");
-        left.remove(pos);
-        chosen.push(best);
-        match &vectors {
-            Some(vectors) => raise_to_cosines(vectors[best], &left, vectors, &mut max_sim),
+        self.left.remove(pos);
+        match &self.vectors {
+            Some(vectors) => {
+                raise_to_cosines(vectors[best], &self.left, vectors, &mut self.max_sim)
+            }
             None => {
-                for &i in &left {
-                    max_sim[i] = max_sim[i].max(sim(i, best));
+                for &i in &self.left {
+                    let sim = text::jaccard(&self.bigrams[i], &self.bigrams[best]);
+                    self.max_sim[i] = self.max_sim[i].max(sim);
                 }
             }
         }
+        Some(best)
     }
-    chosen
 }
 
 /// Per-tag and per-session caps and conflict resolution over entries in rank order.
@@ -152,9 +196,8 @@ pub fn mmr(items: &[(&Entry, f64)], lambda: f64, similarity: Similarity) -> Vec<
 pub struct Guards {
     max_per_tag: Option<usize>,
     max_per_session: Option<usize>,
-    per_tag: HashMap<String, usize>,
-    per_session: HashMap<String, usize>,
-    kept: HashSet<String>,
+    per_tag: FastMap<String, usize>,
+    per_session: FastMap<String, usize>,
 }
 
 impl Guards {
@@ -188,7 +231,6 @@ impl Guards {
         if let Some(session) = &entry.session {
             *self.per_session.entry(session.clone()).or_default() += 1;
         }
-        self.kept.insert(entry.id.clone());
         None
     }
 }
@@ -197,7 +239,7 @@ impl Guards {
 /// `None` when `entry` wins all of its conflicts.
 pub fn conflict_winner<'e, 'a>(
     entry: &Entry<'_>,
-    present: &HashMap<&str, &'e Entry<'a>>,
+    present: &FastMap<&str, &'e Entry<'a>>,
 ) -> Option<&'e Entry<'a>> {
     entry
         .conflicts_with
@@ -249,6 +291,40 @@ mod tests {
     }
 
     #[test]
+    fn picks_stopped_early_are_mmrs_first_picks_then_the_rest_in_order() {
+        let mut z = 7u32;
+        let mut next = || {
+            z = z.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (z >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+        };
+        let entries: Vec<Entry> = (0..25)
+            .map(|i| {
+                let mut e = entry(&format!("e{i}"), "text");
+                e.vector = Some((0..16).map(|_| next()).collect::<Vec<f32>>().into());
+                e
+            })
+            .collect();
+        let items: Vec<(&Entry, f64)> = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e, 1.0 - i as f64 / 50.0))
+            .collect();
+        let full = mmr(&items, 0.5, Similarity::Auto);
+        assert_ne!(full, (0..25).collect::<Vec<_>>(), "MMR reorders these");
+        let mut lazy = Mmr::new(&items, Some(0.5), Similarity::Auto);
+        let first: Vec<usize> = lazy.by_ref().take(6).collect();
+        assert_eq!(first, full[..6]);
+        lazy.stop_ranking();
+        let mut rest: Vec<usize> = lazy.collect();
+        assert!(rest.is_sorted(), "{rest:?}");
+        rest.extend(&first);
+        rest.sort_unstable();
+        assert_eq!(rest, (0..25).collect::<Vec<_>>(), "every item once");
+        let unranked: Vec<usize> = Mmr::new(&items, None, Similarity::Auto).collect();
+        assert_eq!(unranked, (0..25).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn cosines_eight_at_a_time_equal_cosine_bit_for_bit() {
         let mut z = 1u32;
         let mut next = || {
@@ -296,13 +372,13 @@ mod tests {
         b.conflicts_with = vec!["a".into()].into();
         a.reliability = 0.9;
         b.reliability = 0.6;
-        let present = HashMap::from([("a", &a), ("b", &b)]);
+        let present: FastMap<&str, &Entry> = [("a", &a), ("b", &b)].into_iter().collect();
         assert!(conflict_winner(&a, &present).is_none());
         assert_eq!(conflict_winner(&b, &present).unwrap().id, "a");
         b.reliability = 0.9;
         b.age_hours = 1.0;
         a.age_hours = 5.0;
-        let present = HashMap::from([("a", &a), ("b", &b)]);
+        let present: FastMap<&str, &Entry> = [("a", &a), ("b", &b)].into_iter().collect();
         assert_eq!(
             conflict_winner(&a, &present).unwrap().id,
             "b",

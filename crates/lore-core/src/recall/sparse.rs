@@ -16,6 +16,7 @@
 //! largest term frequency and shortest document, which removal can only make looser, never
 //! wrong. Scoring follows [`super::Bm25Index`]: `k1 = 1.2`, `b = 0.75`, [`super::text::terms`].
 
+use crate::recall::FastMap;
 use std::collections::{BinaryHeap, HashMap};
 
 use super::ann::Near;
@@ -61,7 +62,7 @@ impl Postings {
 /// An updatable BM25 index over documents numbered by slot.
 #[derive(Debug, Default)]
 pub struct SparseIndex {
-    terms: HashMap<String, u32>,
+    terms: FastMap<String, u32>,
     postings: Vec<Postings>,
     /// Per slot: its length in terms, and its distinct term IDs while it is live.
     lens: Vec<u32>,
@@ -161,7 +162,7 @@ impl SparseIndex {
         let doc = u32::try_from(self.lens.len()).expect("fewer than 2^32 documents");
         let terms = text::terms(text);
         let len = u32::try_from(terms.len()).unwrap_or(u32::MAX);
-        let mut tf: HashMap<&str, u32> = HashMap::new();
+        let mut tf: FastMap<&str, u32> = FastMap::default();
         for term in &terms {
             *tf.entry(term).or_default() += 1;
         }
