@@ -290,13 +290,17 @@ mod tests {
         );
     }
 
-    #[test]
-    fn picks_stopped_early_are_mmrs_first_picks_then_the_rest_in_order() {
-        let mut z = 7u32;
-        let mut next = || {
+    /// Deterministic floats in [-0.5, 0.5) from a linear congruential generator.
+    fn uniform(mut z: u32) -> impl FnMut() -> f32 {
+        move || {
             z = z.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             (z >> 8) as f32 / (1u32 << 24) as f32 - 0.5
-        };
+        }
+    }
+
+    #[test]
+    fn picks_stopped_early_are_mmrs_first_picks_then_the_rest_in_order() {
+        let mut next = uniform(7u32);
         let entries: Vec<Entry> = (0..25)
             .map(|i| {
                 let mut e = entry(&format!("e{i}"), "text");
@@ -326,11 +330,7 @@ mod tests {
 
     #[test]
     fn cosines_eight_at_a_time_equal_cosine_bit_for_bit() {
-        let mut z = 1u32;
-        let mut next = || {
-            z = z.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (z >> 8) as f32 / (1u32 << 24) as f32 - 0.5
-        };
+        let mut next = uniform(1u32);
         let mut vectors: Vec<Vec<f32>> =
             (0..21).map(|_| (0..37).map(|_| next()).collect()).collect();
         vectors[3].truncate(5);
