@@ -108,8 +108,9 @@ fn minilm_matches_sentence_transformers_reference_values() {
         0.048_378_7,
         -0.138_702_3,
     ];
+    // Lore's encoder agrees to within 1e-7 (the reference's printed precision).
     for (got, want) in v.iter().zip(reference) {
-        assert!((got - want).abs() < 1e-4, "{:?}", &v[..5]);
+        assert!((got - want).abs() < 1e-6, "{:?}", &v[..5]);
     }
 }
 
