@@ -103,6 +103,14 @@ impl Fixture {
     }
 }
 
+/// `query` counting a pattern seen once: the fixtures hold few episodes.
+fn once(query: PatternQuery) -> PatternQuery {
+    PatternQuery {
+        min_occurrences: 1,
+        ..query
+    }
+}
+
 fn id(raw: &str) -> EpisodeId {
     EpisodeId::parse(raw).unwrap()
 }
@@ -477,37 +485,17 @@ fn similar_decisions_and_patterns_stay_inside_the_scope() {
         Error::Invalid { .. }
     ));
 
-    let good = hr
-        .patterns(
-            PatternQuery {
-                min_occurrences: 1,
-                ..PatternQuery::patterns()
-            },
-            None,
-        )
-        .unwrap();
+    let good = hr.patterns(once(PatternQuery::patterns()), None).unwrap();
     let actions: Vec<&str> = good.patterns.iter().map(|p| p.action.as_str()).collect();
     assert_eq!(actions, ["memcached"]);
     let bad = hr
-        .patterns(
-            PatternQuery {
-                min_occurrences: 1,
-                ..PatternQuery::anti_patterns()
-            },
-            None,
-        )
+        .patterns(once(PatternQuery::anti_patterns()), None)
         .unwrap();
     let actions: Vec<&str> = bad.patterns.iter().map(|p| p.action.as_str()).collect();
     assert_eq!(actions, ["retry with backoff"]);
     let finance_bad = f
         .scoped("finance")
-        .patterns(
-            PatternQuery {
-                min_occurrences: 1,
-                ..PatternQuery::anti_patterns()
-            },
-            None,
-        )
+        .patterns(once(PatternQuery::anti_patterns()), None)
         .unwrap();
     assert_eq!(finance_bad.patterns.len(), 1);
     assert_eq!(
