@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use lore_core::SkillPath;
-use lore_core::engine::HumanCorrections;
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{AuthorKind, CurationMode, LessonStatus, Outcome, SignalChannel};
-use lore_core::recall::HnswParams;
 use lore_embed::EmbedderKind;
+use lore_engine::HumanCorrections;
+use lore_recall::HnswParams;
 
 /// Lore: a learning memory for AI agents.
 #[derive(Debug, Parser)]

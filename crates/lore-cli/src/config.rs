@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use lore_core::recall::Embedder;
-use lore_core::skills::SkillLibrary;
-use lore_core::{Engine, EngineConfig};
 use lore_embed::{EmbedderConfig, EmbedderKind};
+use lore_engine::{Engine, EngineConfig};
+use lore_recall::Embedder;
 use lore_sqlite::{OpenMode, SqliteStore};
+use lore_workspace::skills::SkillLibrary;
 
 use crate::cli::Global;
 
@@ -138,9 +138,7 @@ pub struct ReformulateArgs {
 impl ReformulateArgs {
     /// `engine` with the loop these arguments ask for.
     pub fn apply(&self, engine: Engine) -> Result<Engine> {
-        use lore_core::engine::{
-            LexicalReformulator, ModelReformulator, Reformulation, Reformulator,
-        };
+        use lore_engine::{LexicalReformulator, ModelReformulator, Reformulation, Reformulator};
         let Some(kind) = self.reformulate else {
             return Ok(engine);
         };

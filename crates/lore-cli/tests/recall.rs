@@ -3,8 +3,8 @@
 use std::fs;
 use std::process::{Command, Output};
 
-use lore_core::recall::{BuiltinEmbedder, Embedder};
 use lore_providers::fake::{FakeServer, embeddings_answer};
+use lore_recall::{BuiltinEmbedder, Embedder};
 use serde_json::Value;
 
 struct Project {

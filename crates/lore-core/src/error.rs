@@ -50,9 +50,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// A model call failed; see [`crate::llm::LlmError`] for what to do about it.
+    /// A model call failed; see [`crate::ports::llm::LlmError`] for what to do about it.
     #[error(transparent)]
-    Llm(#[from] crate::llm::LlmError),
+    Llm(#[from] crate::ports::llm::LlmError),
     /// The store failed for a reason the caller cannot fix by changing the request.
     #[error("store error: {0}")]
     Store(#[source] Box<dyn std::error::Error + Send + Sync>),

@@ -20,9 +20,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lore_core::recall::{BuiltinEmbedder, Embedder};
 use lore_core::{Error, Result};
 use lore_providers::{ApiKey, HttpEmbedder, HttpEmbedderConfig, RetryPolicy};
+use lore_recall::{BuiltinEmbedder, Embedder};
 #[cfg(feature = "minilm")]
 pub use minilm::MiniLm;
 

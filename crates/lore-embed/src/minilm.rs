@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use lore_core::recall::{Embedder, EmbedderId};
+use lore_core::ports::embed::{Embedder, EmbedderId};
 use lore_core::{Error, Result};
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationParams};

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use lore_core::recall::{Embedder, cosine};
 use lore_embed::{EmbedderConfig, EmbedderKind, MiniLm, connect};
+use lore_recall::{Embedder, cosine};
 
 /// The model folder: `LORE_MINILM_PATH`, else the installed PyPI package's. `None` (with a loud
 /// message) when neither exists locally; under CI a missing model fails the test.

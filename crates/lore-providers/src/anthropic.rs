@@ -4,7 +4,7 @@
 //! field, `max_tokens` is required, the answer is a list of content blocks (the text blocks are
 //! joined), and the key goes in `x-api-key` with a pinned `anthropic-version`.
 
-use lore_core::llm::{Llm, LlmError, LlmRequest, LlmResponse, Usage};
+use lore_core::ports::llm::{Llm, LlmError, LlmRequest, LlmResponse, Usage};
 use serde_json::{Value, json};
 
 use crate::config::LlmConfig;

@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use lore_core::llm::LlmError;
-use lore_core::recall::{Embedder, EmbedderId, normalize};
+use lore_core::ports::embed::{Embedder, EmbedderId, normalize};
+use lore_core::ports::llm::LlmError;
 use lore_core::{Error, Result};
 use serde_json::{Value, json};
 

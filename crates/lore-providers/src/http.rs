@@ -8,7 +8,7 @@
 use std::thread;
 use std::time::Duration;
 
-use lore_core::llm::LlmError;
+use lore_core::ports::llm::LlmError;
 use serde_json::Value;
 
 use crate::config::{ApiKey, LlmConfig};

@@ -8,7 +8,7 @@
 //! The clients are blocking, like the Store port, on one small HTTP client (`ureq` with rustls).
 //! They own transport concerns only: timeouts, retries with exponential backoff on 429 and 5xx
 //! (honouring `Retry-After`), and mapping each protocol's JSON to [`LlmResponse`]. Checking a
-//! structured answer against its schema is the core's job (`lore_core::llm::complete_json`), so it
+//! structured answer against its schema is the core's job (`lore_core::ports::llm::complete_json`), so it
 //! is the same for every provider.
 //!
 //! Keys are held in [`ApiKey`], whose `Debug` prints nothing of the key, and are redacted from any
@@ -29,9 +29,9 @@ pub use anthropic::AnthropicClient;
 pub use config::{ApiKey, LlmConfig, ProviderKind};
 pub use embed::{BATCH as EMBED_BATCH, HttpEmbedder, HttpEmbedderConfig};
 pub use http::RetryPolicy;
-use lore_core::llm::Llm;
+use lore_core::ports::llm::Llm;
 #[cfg(doc)]
-use lore_core::llm::LlmResponse;
+use lore_core::ports::llm::LlmResponse;
 pub use offline::Offline;
 pub use openai::OpenAiClient;
 

@@ -5,7 +5,7 @@
 //! does need one, so [`Offline`] answers every request with [`LlmError::NotConfigured`] naming the
 //! variables that configure one, instead of inventing an output.
 
-use lore_core::llm::{Llm, LlmError, LlmRequest, LlmResponse};
+use lore_core::ports::llm::{Llm, LlmError, LlmRequest, LlmResponse};
 
 /// No model.
 #[derive(Clone, Copy, Debug, Default)]

@@ -6,7 +6,7 @@
 //! `json_schema` mode is not implemented by every compatible server and the core validates the
 //! answer either way.
 
-use lore_core::llm::{Llm, LlmError, LlmRequest, LlmResponse, Usage};
+use lore_core::ports::llm::{Llm, LlmError, LlmRequest, LlmResponse, Usage};
 use serde_json::{Value, json};
 
 use crate::config::LlmConfig;

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use lore_core::recall::{BuiltinEmbedder, Embedder, cosine};
 use lore_providers::fake::{Captured, FakeServer, Reply, embeddings_answer};
 use lore_providers::{ApiKey, EMBED_BATCH, HttpEmbedder, HttpEmbedderConfig, RetryPolicy};
+use lore_recall::{BuiltinEmbedder, Embedder, cosine};
 
 fn config(server: &FakeServer) -> HttpEmbedderConfig {
     HttpEmbedderConfig {

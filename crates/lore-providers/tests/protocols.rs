@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use lore_core::llm::{LlmError, LlmRequest, complete_json};
+use lore_core::ports::llm::{LlmError, LlmRequest, complete_json};
 use lore_providers::fake::{FakeServer, Protocol, Reply};
 use lore_providers::{ApiKey, LlmConfig, ProviderKind, RetryPolicy, connect};
 use serde_json::json;

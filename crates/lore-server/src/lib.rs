@@ -1,6 +1,6 @@
 //! Lore as a service: the REST API under `/v1` and MCP over stdio and streamable HTTP.
 //!
-//! This crate translates requests into [`lore_core::Engine`] calls and results into responses,
+//! This crate translates requests into [`lore_engine::Engine`] calls and results into responses,
 //! nothing more; the Engine holds every rule. It owns three things the core must not know
 //! about: HTTP status codes ([`error`], the one mapping), the wire shapes of requests, and the
 //! process concerns of a server (limits, timeouts, binding, graceful shutdown, in [`server`]).

@@ -18,10 +18,11 @@ mod views;
 
 use std::sync::Arc;
 
-use lore_core::engine::{NewCorrection, NewExecution, NewSignal, PageRequest, RecallQuery};
+use lore_core::SkillPath;
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{AuthorKind, Outcome, SignalChannel};
-use lore_core::{Engine, SkillPath};
+use lore_engine::Engine;
+use lore_engine::{NewCorrection, NewExecution, NewSignal, PageRequest, RecallQuery};
 
 use crate::auth::{Grant, Role};
 use crate::metrics::Metrics;
@@ -674,10 +675,10 @@ mod tests {
         );
         // The Engine's tool definitions of every strategy are what this server publishes.
         for strategy in [
-            lore_core::engine::InjectionStrategy::ToolBased,
-            lore_core::engine::InjectionStrategy::SelfEditing,
+            lore_engine::InjectionStrategy::ToolBased,
+            lore_engine::InjectionStrategy::SelfEditing,
         ] {
-            for def in lore_core::engine::memory_tools(strategy) {
+            for def in lore_engine::memory_tools(strategy) {
                 let tool = tools.iter().find(|t| t.name == def.name);
                 let tool = tool.unwrap_or_else(|| panic!("{} is not published", def.name));
                 let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);

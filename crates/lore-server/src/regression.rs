@@ -6,8 +6,8 @@
 //! logged and reported as no test, never as a failed correction, since the correction and its
 //! lesson are stored either way. Answers name the test, not where it lives on the server's disk.
 
-use lore_core::Engine;
-use lore_core::engine::CorrectionOutcome;
+use lore_engine::CorrectionOutcome;
+use lore_engine::Engine;
 use schemars::JsonSchema;
 use serde::Serialize;
 

@@ -7,10 +7,11 @@
 
 use std::collections::BTreeSet;
 
-use lore_core::engine::Attribution;
 use lore_core::id::LessonId;
 use lore_core::model::{Lesson, LessonStatus};
-use lore_core::{Engine, Error, Result};
+use lore_core::{Error, Result};
+use lore_engine::Attribution;
+use lore_engine::Engine;
 
 /// What a reviewer decides about a batch of lessons.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

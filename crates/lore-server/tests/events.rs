@@ -10,9 +10,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 use common::{Home, SKILL};
-use lore_core::engine::Attribution;
 use lore_core::id::{EpisodeId, LessonId};
 use lore_core::{Scope, SkillPath};
+use lore_engine::Attribution;
 use lore_server::auth::{Access, Role, TokenFile, parse_scope};
 use lore_server::{Limits, app, serve};
 use lore_sqlite::{OpenMode, SqliteStore};
@@ -216,9 +216,9 @@ fn subscribers_see_executions_from_rest_and_from_another_writer_in_their_scope_o
     let hr_id = s.record(&hr, HR);
     // Another writer on the same store file, not through this server.
     let other = SqliteStore::open(s.home.lore_home().join("lore.db"), OpenMode::Existing).unwrap();
-    let other = lore_core::Engine::new(Arc::new(other), Default::default());
+    let other = lore_engine::Engine::new(Arc::new(other), Default::default());
     let outside = other
-        .record_execution(lore_core::engine::NewExecution {
+        .record_execution(lore_engine::NewExecution {
             skill: SkillPath::parse(HR).unwrap(),
             input: json!({"from": "another process"}),
             output: json!({}),

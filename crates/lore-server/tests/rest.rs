@@ -777,9 +777,9 @@ async fn bad_recalls_are_refused() {
 }
 
 fn review_home() -> Home {
-    Home::with_config(lore_core::EngineConfig {
+    Home::with_config(lore_engine::EngineConfig {
         curation: lore_core::model::CurationMode::Review,
-        ..lore_core::EngineConfig::default()
+        ..lore_engine::EngineConfig::default()
     })
 }
 

@@ -7,7 +7,7 @@
 use lore_core::graph::{Contribution, Counts, GraphCounts};
 use lore_core::id::EpisodeId;
 use lore_core::model::Episode;
-use lore_core::store::{EpisodeFilter, OnDuplicate};
+use lore_core::ports::store::{EpisodeFilter, OnDuplicate};
 use lore_core::{Result, Scope};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};

@@ -5,7 +5,7 @@
 //! parameter, never spliced into SQL.
 
 use lore_core::Scope;
-use lore_core::store::ListFilter;
+use lore_core::ports::store::ListFilter;
 use rusqlite::types::Value;
 
 use crate::rows::Table;

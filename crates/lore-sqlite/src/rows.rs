@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 use lore_core::model::{AuditEntry, Correction, Execution, Lesson, RecordKind};
-use lore_core::store::Record;
+use lore_core::ports::store::Record;
 use lore_core::{Result, Scope, SkillPath};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};

@@ -6,7 +6,7 @@
 //! better, and the two kinds are merged into one list.
 
 use lore_core::model::{MemoryCategory, MemoryEntry, RecordKind};
-use lore_core::store::{ListFilter, SearchHit};
+use lore_core::ports::store::{ListFilter, SearchHit};
 use lore_core::{Result, SkillPath};
 use rusqlite::types::Value;
 use rusqlite::{Connection, params_from_iter};

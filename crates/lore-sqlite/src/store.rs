@@ -12,7 +12,7 @@ use lore_core::id::{CorrectionId, EpisodeId, ExecutionId, LessonId};
 use lore_core::model::{
     AuditEntry, Correction, Episode, ErrorEvent, Execution, Lesson, MemoryCategory, MemoryEntry,
 };
-use lore_core::store::{
+use lore_core::ports::store::{
     ChangeCursor, Changes, EpisodeFilter, LessonChanges, LessonUpdate, LessonVector, ListFilter,
     OnDuplicate, Record, SearchHit, StoreCounts, StoreInfo, WriteReport,
 };

@@ -6,8 +6,8 @@
 
 use lore_core::id::LessonId;
 use lore_core::model::Lesson;
-use lore_core::recall::EmbedderId;
-use lore_core::store::{LessonChanges, LessonVector};
+use lore_core::ports::embed::EmbedderId;
+use lore_core::ports::store::{LessonChanges, LessonVector};
 use lore_core::{Error, Result, Scope};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use chrono::{TimeZone, Utc};
 use lore_core::id::ExecutionId;
 use lore_core::model::{Execution, Outcome};
-use lore_core::store::{ListFilter, OnDuplicate, Record};
+use lore_core::ports::store::{ListFilter, OnDuplicate, Record};
 use lore_core::{Error, SkillPath, Store};
 use lore_sqlite::{APPLICATION_ID, OpenMode, SCHEMA_VERSION, SqliteStore};
 use rusqlite::Connection;

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use lore_core::recall::Tokenizer;
+use lore_core::ports::tokenize::Tokenizer;
 use lore_core::{Error, Result};
 use tiktoken_rs::CoreBPE;
 
@@ -105,7 +105,7 @@ impl Tokenizer for Tiktoken {
 mod tests {
     use std::sync::OnceLock;
 
-    use lore_core::recall::{ToPack, pack};
+    use lore_recall::{ToPack, pack};
     use proptest::prelude::*;
 
     use super::*;

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
-use lore_core::engine::NewExecution;
-use lore_core::interchange::AgenturaBundle;
+use lore_core::SkillPath;
 use lore_core::model::Outcome;
-use lore_core::{Engine, EngineConfig, SkillPath};
+use lore_engine::NewExecution;
+use lore_engine::interchange::AgenturaBundle;
+use lore_engine::{Engine, EngineConfig};
 use lore_sqlite::{OpenMode, SqliteStore};
 use serde::Serialize;
 use serde_json::json;

@@ -3,7 +3,7 @@
 use std::io::Read;
 
 use anyhow::{Context, Result, bail};
-use lore_core::engine::{NewCorrection, NewExecution, NewSignal};
+use lore_engine::{NewCorrection, NewExecution, NewSignal};
 use lore_sqlite::OpenMode;
 use serde_json::Value;
 

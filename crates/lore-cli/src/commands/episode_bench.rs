@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
-use lore_core::engine::PatternQuery;
 use lore_core::graph::PathMode;
 use lore_core::model::Episode;
-use lore_core::{Engine, EngineConfig};
+use lore_engine::PatternQuery;
+use lore_engine::{Engine, EngineConfig};
 use lore_sqlite::{OpenMode, SqliteStore};
 use serde::Serialize;
 use serde_json::json;

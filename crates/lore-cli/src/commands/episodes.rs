@@ -8,10 +8,10 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, NaiveDate, Utc};
 use clap::Subcommand;
 use lore_core::SkillPath;
-use lore_core::engine::{Attribution, EpisodeQuery, PageRequest, PatternQuery, Rendered};
 use lore_core::graph::PathMode;
 use lore_core::id::EpisodeId;
 use lore_core::model::{Episode, EpisodeOutcome};
+use lore_engine::{Attribution, EpisodeQuery, PageRequest, PatternQuery, Rendered};
 use lore_sqlite::OpenMode;
 use lore_tokenizer::{Encoding, Tiktoken};
 
@@ -193,7 +193,7 @@ pub(crate) fn read_source(path: &std::path::Path) -> Result<String> {
 }
 
 /// Prints what recording an episode did.
-pub(crate) fn print_receipt(receipt: &lore_core::engine::EpisodeReceipt, json: bool) -> Result<()> {
+pub(crate) fn print_receipt(receipt: &lore_engine::EpisodeReceipt, json: bool) -> Result<()> {
     if json {
         return output::json(receipt);
     }
@@ -246,9 +246,9 @@ pub fn episode(paths: &Paths, cmd: EpisodeCommand, json: bool) -> Result<()> {
             let episode = if llm {
                 let skill = skill.context("--skill is required with --llm")?;
                 let model = crate::commands::run::required_model()?;
-                lore_core::extract::with_model(model.as_ref(), &log, &skill)?
+                lore_engine::extract::with_model(model.as_ref(), &log, &skill)?
             } else {
-                let value = lore_core::extract::from_markdown(&log)?;
+                let value = lore_engine::extract::from_markdown(&log)?;
                 Episode::from_json(value, skill.as_ref())?
             };
             if dry_run {
@@ -325,14 +325,14 @@ pub fn episode(paths: &Paths, cmd: EpisodeCommand, json: bool) -> Result<()> {
 
 /// An Engine over an existing store whose budgets count cl100k_base tokens, as `lore recall`'s
 /// default does.
-fn reader(paths: &Paths) -> Result<lore_core::Engine> {
+fn reader(paths: &Paths) -> Result<lore_engine::Engine> {
     counting_episodes(paths.engine(OpenMode::Existing)?)
 }
 
 /// `engine` counting episode and graph budgets in cl100k_base tokens: the CLI's reads, `lore
 /// serve` and `lore mcp` all go through here, so one episode is cut at the same token whichever
 /// of them answers.
-pub(crate) fn counting_episodes(engine: lore_core::Engine) -> Result<lore_core::Engine> {
+pub(crate) fn counting_episodes(engine: lore_engine::Engine) -> Result<lore_engine::Engine> {
     Ok(engine.with_episode_tokenizer(Tiktoken::shared(Encoding::Cl100k)?))
 }
 

@@ -3,8 +3,8 @@
 use std::collections::BTreeSet;
 
 use anyhow::Result;
-use lore_core::engine::{Attribution, LessonEdit};
 use lore_core::model::Lesson;
+use lore_engine::{Attribution, LessonEdit};
 use lore_sqlite::OpenMode;
 
 use crate::cli::LessonsCommand;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use lore_core::recall::{
+use lore_recall::{
     ApproxTokenizer, Bm25Index, ContextSpread, DenseIndex, Eligibility, Embedder, Entries, Entry,
     Fusion, QueryShape, RankedList, RecallConfig, Sequences, Source, rank, run, spread,
 };

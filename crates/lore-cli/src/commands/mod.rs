@@ -64,7 +64,7 @@ pub fn run(cli: Cli) -> Result<()> {
             ef_search,
             peer_data,
         }) => {
-            let params = lore_core::recall::HnswParams {
+            let params = lore_recall::HnswParams {
                 m,
                 ef_construction,
                 ef_search,

@@ -1,8 +1,8 @@
 //! `lore recall QUERY`: the lessons that fit a task, packed into a token budget.
 
 use anyhow::Result;
-use lore_core::engine::{RecallQuery, RecallResult};
-use lore_core::recall::{Decision, Explanation};
+use lore_engine::{RecallQuery, RecallResult};
+use lore_recall::{Decision, Explanation};
 use lore_sqlite::OpenMode;
 use lore_tokenizer::{Encoding, Tiktoken};
 

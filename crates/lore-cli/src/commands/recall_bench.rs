@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
-use lore_core::recall::{
+use lore_recall::{
     ApproxTokenizer, Embedder, Entries, Hit, HnswParams, QueryShape, RankedList, RecallConfig,
     Source, SparseIndex, VectorIndex, run,
 };
@@ -267,7 +267,7 @@ fn measure(
         embed_s,
         build_s,
         ann_recall_at_10: found as f64 / wanted.max(1) as f64,
-        ann: size >= lore_core::recall::HNSW_FROM,
+        ann: size >= lore_recall::HNSW_FROM,
     };
     Ok((report, id.to_string()))
 }

@@ -9,9 +9,9 @@ use anyhow::Result;
 use chrono::TimeDelta;
 use clap::{Args, Subcommand};
 use lore_core::SkillPath;
-use lore_core::engine::{Attribution, MaintainReport, Pruning, ReviewItem, Upkeep};
 use lore_core::id::LessonId;
 use lore_core::model::{Lesson, LessonStatus};
+use lore_engine::{Attribution, MaintainReport, Pruning, ReviewItem, Upkeep};
 use lore_sqlite::OpenMode;
 
 use crate::config::Paths;

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use lore_core::SkillPath;
-use lore_core::engine::RunRequest;
-use lore_core::llm::{Llm, PriceTable};
+use lore_core::ports::llm::{Llm, PriceTable};
+use lore_engine::RunRequest;
 use lore_providers::LlmConfig;
 use lore_sqlite::OpenMode;
 use serde_json::Value;
@@ -108,7 +108,7 @@ fn print_run(execution: &lore_core::model::Execution) -> Result<()> {
 }
 
 /// `engine` with a proposer when a model is configured; offline, the distiller alone.
-pub(crate) fn with_proposer(engine: lore_core::Engine) -> Result<lore_core::Engine> {
+pub(crate) fn with_proposer(engine: lore_engine::Engine) -> Result<lore_engine::Engine> {
     let config = LlmConfig::from_env().context("the model configuration is invalid")?;
     Ok(match config.kind {
         lore_providers::ProviderKind::Offline => engine,

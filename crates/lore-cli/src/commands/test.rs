@@ -6,7 +6,7 @@
 use anyhow::{Result, bail};
 use clap::Args;
 use lore_core::SkillPath;
-use lore_core::engine::TestReport;
+use lore_engine::TestReport;
 use lore_sqlite::OpenMode;
 
 use super::run::required_model;

@@ -5,7 +5,7 @@ use std::io::BufReader;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use lore_core::interchange::{
+use lore_engine::interchange::{
     AgenturaBundle, CORRECTIONS_FILE, EPISODIC_FILE, REFLEXIONS_FILE, read_jsonl, write_jsonl,
 };
 use lore_sqlite::OpenMode;

@@ -17,6 +17,9 @@ use crate::error::{Error, Result};
 use crate::id::EpisodeId;
 use crate::scope::SkillPath;
 
+/// What replaces purged text.
+pub const PURGED: &str = "[purged]";
+
 /// Longest free text of one field (task, context, rationale, content, a lesson), in bytes.
 pub const MAX_TEXT: usize = 4096;
 /// Longest item ID, session name or agent name, in bytes.
@@ -315,10 +318,10 @@ impl Episode {
         })
     }
 
-    /// Whether this is what a purge left ([`crate::engine::Engine::purge_episode`]): the
+    /// Whether this is what a purge left (a purge): the
     /// marker for a task and nothing else to say.
     pub fn is_purged(&self) -> bool {
-        self.task == crate::engine::PURGED
+        self.task == PURGED
             && self.decisions.is_empty()
             && self.events.is_empty()
             && self.links.is_empty()

@@ -12,7 +12,7 @@ mod memory;
 pub use audit::{AuditAction, AuditEntry, RecordKind};
 pub use episode::{
     Decision, DecisionType, EdgeType, Episode, EpisodeLink, EpisodeMetrics, EpisodeOutcome, Event,
-    EventType, ItemRef,
+    EventType, ItemRef, PURGED,
 };
 pub use lesson::{
     CurationMode, Lesson, LessonLink, LessonSource, LessonStatus, LinkKind, Tiers, UtilityStats,

@@ -4,10 +4,10 @@
 //! budgets, and a model pays for every extra field.
 
 use lore_core::SkillPath;
-use lore_core::engine::{EpisodeQuery, PageRequest, PatternQuery, Rendered};
 use lore_core::graph::PathMode;
 use lore_core::id::EpisodeId;
 use lore_core::model::{Episode, EpisodeOutcome};
+use lore_engine::{EpisodeQuery, PageRequest, PatternQuery, Rendered};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};

@@ -1,9 +1,9 @@
 //! The self-editing memory tools (seed 002): core, archival and recall memory an agent reads
 //! and writes itself. Their names and read-only flags are the Engine's
-//! ([`lore_core::engine::memory_tools`]); a test keeps the two lists equal.
+//! ([`lore_engine::memory_tools`]); a test keeps the two lists equal.
 
 use lore_core::SkillPath;
-use lore_core::engine::{CoreEdit, MemoryHit};
+use lore_engine::{CoreEdit, MemoryHit};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
@@ -152,8 +152,8 @@ impl From<&lore_core::model::MemoryEntry> for MemoryEntryView {
     }
 }
 
-impl From<&lore_core::engine::CoreMemory> for CoreMemoryView {
-    fn from(c: &lore_core::engine::CoreMemory) -> Self {
+impl From<&lore_engine::CoreMemory> for CoreMemoryView {
+    fn from(c: &lore_engine::CoreMemory) -> Self {
         Self {
             blocks: c
                 .blocks

@@ -1,9 +1,9 @@
 //! What the tools return: small, flat shapes a model can read at a glance.
 
-use lore_core::engine::{CorrectionOutcome, MemorySearch, Page, RecallResult, ReviewItem, Status};
 use lore_core::model::{ErrorEvent, Execution, Lesson};
-use lore_core::prompt::AssembledPrompt;
-use lore_core::recall::{Decision, Explanation};
+use lore_engine::prompt::AssembledPrompt;
+use lore_engine::{CorrectionOutcome, MemorySearch, Page, RecallResult, ReviewItem, Status};
+use lore_recall::{Decision, Explanation};
 use schemars::JsonSchema;
 use serde::Serialize;
 

@@ -4,8 +4,8 @@
 use axum::Json;
 use axum::http::StatusCode;
 use lore_core::SkillPath;
-use lore_core::engine::{CoreEdit, CoreMemory, MemoryHit};
 use lore_core::model::MemoryEntry;
+use lore_engine::{CoreEdit, CoreMemory, MemoryHit};
 use serde::{Deserialize, Serialize};
 
 use super::{Body, Caller, Params};

@@ -5,13 +5,13 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use lore_core::SkillPath;
-use lore_core::engine::{
-    Attribution, CausalPath, DecisionSequence, EpisodePurgeReport, EpisodeQuery, EpisodeReceipt,
-    EpisodeSummary, EpisodeView, Page, PatternQuery, Patterns, SimilarDecisions, WhatIf,
-};
 use lore_core::graph::PathMode;
 use lore_core::id::EpisodeId;
 use lore_core::model::{Episode, EpisodeOutcome};
+use lore_engine::{
+    Attribution, CausalPath, DecisionSequence, EpisodePurgeReport, EpisodeQuery, EpisodeReceipt,
+    EpisodeSummary, EpisodeView, Page, PatternQuery, Patterns, SimilarDecisions, WhatIf,
+};
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! `GET /v1/events`: a server-sent-event stream of executions recorded, lessons changed and
 //! episodes recorded, replaced or purged, narrowed to the caller's scope.
 //!
-//! Each subscriber follows the store itself, from a cursor ([`lore_core::store::ChangeCursor`]),
+//! Each subscriber follows the store itself, from a cursor ([`lore_core::ports::store::ChangeCursor`]),
 //! rather than listening to this process's writes: that is what makes writes by other processes
 //! on the same store (`lore record`, another server) appear, and what makes resuming cheap. An
 //! event's ID is the cursor just past it (`EXECUTIONS-AUDIT`, two sequence numbers), so a client
@@ -18,10 +18,11 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
-use lore_core::engine::Change;
+use lore_core::SkillPath;
 use lore_core::model::AuditAction;
-use lore_core::store::ChangeCursor;
-use lore_core::{Engine, SkillPath};
+use lore_core::ports::store::ChangeCursor;
+use lore_engine::Change;
+use lore_engine::Engine;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

@@ -4,9 +4,9 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use lore_core::SkillPath;
-use lore_core::engine::{CorrectionOutcome, NewCorrection, NewExecution, NewSignal, Page};
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{AuthorKind, ErrorEvent, Execution, Outcome, SignalChannel};
+use lore_engine::{CorrectionOutcome, NewCorrection, NewExecution, NewSignal, Page};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

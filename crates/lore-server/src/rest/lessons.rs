@@ -3,9 +3,9 @@
 use axum::Json;
 use axum::extract::Path;
 use lore_core::SkillPath;
-use lore_core::engine::{LessonEdit, Page};
 use lore_core::id::LessonId;
 use lore_core::model::{AuditEntry, Lesson};
+use lore_engine::{LessonEdit, Page};
 use serde::{Deserialize, Serialize};
 
 use super::{Body, Caller, Params, page};

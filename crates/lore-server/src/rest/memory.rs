@@ -3,9 +3,9 @@
 use axum::Json;
 use axum::extract::Path;
 use lore_core::SkillPath;
-use lore_core::engine::{MAX_PAGE, Status};
-use lore_core::prompt::AssembledPrompt;
-use lore_core::store::SearchHit;
+use lore_core::ports::store::SearchHit;
+use lore_engine::prompt::AssembledPrompt;
+use lore_engine::{MAX_PAGE, Status};
 use serde::{Deserialize, Serialize};
 
 use super::{Caller, Params};

@@ -30,7 +30,7 @@ use axum::http::request::Parts;
 use axum::http::{Method, Uri};
 use axum::routing::{MethodFilter, on};
 use axum::{Json, Router};
-use lore_core::Engine;
+use lore_engine::Engine;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
@@ -231,8 +231,8 @@ pub fn routes() -> Routes {
 }
 
 /// The page a listing asks for; 50 records from the start unless it says otherwise.
-fn page(limit: Option<usize>, offset: Option<usize>) -> lore_core::engine::PageRequest {
-    lore_core::engine::PageRequest {
+fn page(limit: Option<usize>, offset: Option<usize>) -> lore_engine::PageRequest {
+    lore_engine::PageRequest {
         limit: limit.unwrap_or(50),
         offset: offset.unwrap_or(0),
     }

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use axum::Json;
 use lore_core::SkillPath;
-use lore_core::engine::{MAX_PAGE, RecallQuery, RecallResult};
+use lore_engine::{MAX_PAGE, RecallQuery, RecallResult};
 use serde::Deserialize;
 
 use super::{Body, Caller};

@@ -6,8 +6,8 @@
 use axum::Json;
 use axum::extract::Path;
 use lore_core::SkillPath;
-use lore_core::engine::{Page, ReviewItem};
 use lore_core::model::Lesson;
+use lore_engine::{Page, ReviewItem};
 use serde::{Deserialize, Serialize};
 
 use super::{Body, Caller, Params, page};
@@ -36,11 +36,11 @@ pub async fn queue(
         .map(|raw| statuses(raw.split(',')))
         .transpose()?;
     let request = page(q.limit, q.offset);
-    if request.limit == 0 || request.limit > lore_core::engine::MAX_PAGE {
+    if request.limit == 0 || request.limit > lore_engine::MAX_PAGE {
         let why = format!(
             "{} is outside 1 to {}",
             request.limit,
-            lore_core::engine::MAX_PAGE
+            lore_engine::MAX_PAGE
         );
         return Err(lore_core::Error::invalid("limit", why).into());
     }

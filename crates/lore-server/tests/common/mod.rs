@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lore_core::skills::SkillLibrary;
-use lore_core::{Engine, EngineConfig, SkillPath};
+use lore_core::SkillPath;
+use lore_engine::{Engine, EngineConfig};
 use lore_sqlite::{OpenMode, SqliteStore};
+use lore_workspace::skills::SkillLibrary;
 use tempfile::TempDir;
 
 /// The skill every fixture has a folder for.
@@ -46,7 +47,7 @@ impl Home {
     }
 
     /// Every stored record, to show that a refused request changed nothing.
-    pub fn snapshot(&self) -> Vec<lore_core::store::Record> {
+    pub fn snapshot(&self) -> Vec<lore_core::ports::store::Record> {
         self.engine.export_records().unwrap()
     }
 }

@@ -1,0 +1,494 @@
+//! The Store port: what Lore needs from a database, and nothing about how it is done.
+//!
+//! The trait is synchronous. The embedded default (SQLite) is synchronous by nature, and an
+//! async server calls the Engine from a blocking task, so one trait serves the CLI, tests and
+//! servers alike. Every implementation runs the same conformance suite
+//! (`lore_core::conformance`, behind the `conformance` feature).
+//!
+//! Writes go through [`Store::write`], which is atomic: a batch lands whole or not at all. That
+//! is what makes the correction pipeline (correction + lesson + audit) and imports safe against a
+//! failure halfway.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::graph::GraphCounts;
+use crate::id::{CorrectionId, EpisodeId, ExecutionId, LessonId};
+use crate::model::{
+    AuditEntry, Correction, Episode, EpisodeOutcome, ErrorEvent, Execution, Lesson, LessonStatus,
+    MemoryCategory, MemoryEntry, RecordKind,
+};
+use crate::ports::embed::EmbedderId;
+use crate::scope::{Scope, SkillPath};
+
+/// Any record a store keeps.
+// Records travel in batches that are written and dropped at once; boxing the larger variants
+// would add an allocation per record for no saving.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq)]
+pub enum Record {
+    /// An execution.
+    Execution(Execution),
+    /// A correction.
+    Correction(Correction),
+    /// A lesson.
+    Lesson(Lesson),
+    /// An error event.
+    ErrorEvent(ErrorEvent),
+    /// An audit entry.
+    Audit(AuditEntry),
+    /// An entry of an agent's own memory.
+    Memory(MemoryEntry),
+    /// An episode; a store writes its graph contribution with it.
+    Episode(Episode),
+}
+
+impl Record {
+    /// The record's ID as text.
+    pub fn id(&self) -> &str {
+        match self {
+            Record::Execution(r) => r.id.as_str(),
+            Record::Correction(r) => r.id.as_str(),
+            Record::Lesson(r) => r.id.as_str(),
+            Record::ErrorEvent(r) => r.id.as_str(),
+            Record::Audit(r) => r.id.as_str(),
+            Record::Memory(r) => r.id.as_str(),
+            Record::Episode(r) => r.id.as_str(),
+        }
+    }
+
+    /// The record's kind name, for messages.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Record::Execution(_) => "execution",
+            Record::Correction(_) => "correction",
+            Record::Lesson(_) => "lesson",
+            Record::ErrorEvent(_) => "error event",
+            Record::Audit(_) => "audit entry",
+            Record::Memory(_) => "memory entry",
+            Record::Episode(_) => "episode",
+        }
+    }
+}
+
+/// What a write does when a record's ID is already stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnDuplicate {
+    /// Refuse the whole batch with [`crate::Error::Conflict`].
+    #[default]
+    Fail,
+    /// Skip a record whose stored copy is identical; refuse one that differs.
+    SkipIdentical,
+}
+
+/// What a write did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct WriteReport {
+    /// Records newly stored.
+    pub written: usize,
+    /// Records skipped because an identical copy was stored.
+    pub skipped: usize,
+}
+
+/// Which records a listing returns.
+#[derive(Clone, Debug, Default)]
+pub struct ListFilter {
+    /// Only what this scope allows.
+    pub scope: Scope,
+    /// Only this skill.
+    pub skill: Option<SkillPath>,
+    /// Only lessons in these states (ignored for other kinds).
+    pub statuses: Option<BTreeSet<LessonStatus>>,
+    /// Only the corrections and error events of this execution (ignored for other kinds).
+    pub execution_id: Option<ExecutionId>,
+    /// At most this many, oldest first.
+    pub limit: Option<usize>,
+    /// Skip this many first.
+    pub offset: usize,
+}
+
+impl ListFilter {
+    /// A filter for one skill inside `scope`.
+    pub fn skill(scope: &Scope, skill: &SkillPath) -> Self {
+        Self {
+            scope: scope.clone(),
+            skill: Some(skill.clone()),
+            ..Self::default()
+        }
+    }
+}
+
+/// Which episodes a listing returns.
+#[derive(Clone, Debug, Default)]
+pub struct EpisodeFilter {
+    /// Only what this scope allows.
+    pub scope: Scope,
+    /// Only this skill.
+    pub skill: Option<SkillPath>,
+    /// Only episodes that ended so.
+    pub outcome: Option<EpisodeOutcome>,
+    /// Only episodes that started at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// At most this many, oldest first.
+    pub limit: Option<usize>,
+    /// Skip this many first.
+    pub offset: usize,
+}
+
+/// One search result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// Lesson or execution.
+    pub kind: RecordKind,
+    /// The record's ID.
+    pub id: String,
+    /// Its skill.
+    pub skill: SkillPath,
+    /// Higher is better; comparable only within one result list.
+    pub score: f64,
+    /// The text that matched, shortened.
+    pub snippet: String,
+}
+
+/// How many records a store holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StoreCounts {
+    /// Executions.
+    pub executions: u64,
+    /// Corrections.
+    pub corrections: u64,
+    /// Lessons, in any state.
+    pub lessons: u64,
+    /// Error events.
+    pub error_events: u64,
+    /// Audit entries.
+    pub audit_entries: u64,
+    /// Distinct generated tests named by lessons.
+    pub tests: u64,
+    /// Entries of agents' own memory (core block versions, archival passages, recall log).
+    pub memories: u64,
+    /// Episodes.
+    pub episodes: u64,
+}
+
+/// What a store is, for `lore memory status`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StoreInfo {
+    /// The backend (`sqlite`, `postgres`).
+    pub backend: &'static str,
+    /// Where it lives, with any secret removed.
+    pub location: String,
+    /// The schema version in use.
+    pub schema_version: u32,
+}
+
+/// One lesson replacement in a [`Store::update_lessons`] batch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LessonUpdate {
+    /// The lesson as it should be stored.
+    pub lesson: Lesson,
+    /// The `updated_at` the caller read; a lesson changed since is not overwritten.
+    pub expected_updated_at: DateTime<Utc>,
+    /// The audit entry for the change.
+    pub audit: AuditEntry,
+}
+
+/// A lesson's vector as stored: which embedder made it, and from which text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LessonVector {
+    /// The lesson.
+    pub lesson: LessonId,
+    /// The embedder that made the vector (as fitted, for an embedder that fits).
+    pub embedder: EmbedderId,
+    /// A hash of the text the vector was made from, so that the vector of a lesson whose text
+    /// changed is known to be stale.
+    pub source_hash: u64,
+    /// The vector, `embedder.dim` finite components.
+    pub vector: Vec<f32>,
+}
+
+/// The lessons changed since a revision (see [`Store::lesson_revision`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LessonChanges {
+    /// The revision these changes bring a reader up to.
+    pub revision: u64,
+    /// Each lesson written, replaced or purged after the revision asked for, as it is now,
+    /// in any state; in the order of their last change.
+    pub lessons: Vec<Lesson>,
+}
+
+/// A position in the store's history of writes: the insertion sequence numbers of the newest
+/// execution and the newest audit entry seen. Every change a follower cares about is one or
+/// the other (lessons change only with an audit entry), and a store assigns both in commit
+/// order, so "everything after this cursor" misses nothing and repeats nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ChangeCursor {
+    /// The sequence number of the newest execution seen.
+    pub executions: u64,
+    /// The sequence number of the newest audit entry seen.
+    pub audit: u64,
+}
+
+/// What was written after a [`ChangeCursor`], each with its sequence number, oldest first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Changes {
+    /// Executions.
+    pub executions: Vec<(u64, Execution)>,
+    /// Audit entries.
+    pub audit: Vec<(u64, AuditEntry)>,
+}
+
+/// Persistence for every Lore record.
+///
+/// Implementations must pass the conformance suite. They filter by the [`Scope`] in each
+/// [`ListFilter`]; the Engine checks scope as well, so isolation never rests on one layer.
+pub trait Store: Send + Sync {
+    /// What and where this store is.
+    fn info(&self) -> StoreInfo;
+
+    /// Stores a batch atomically: all of it or none of it.
+    ///
+    /// # Errors
+    /// [`crate::Error::Conflict`] when an ID is taken (and, with
+    /// [`OnDuplicate::SkipIdentical`], its stored copy differs); [`crate::Error::Store`] when the
+    /// backend fails. Nothing is written in either case.
+    fn write(&self, records: &[Record], on_duplicate: OnDuplicate) -> Result<WriteReport>;
+
+    /// Replaces a stored lesson and appends its audit entry, atomically.
+    ///
+    /// `expected_updated_at` is the `updated_at` the caller read: a lesson changed by someone
+    /// else in between is not overwritten.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] for an unknown ID, [`crate::Error::Conflict`] when the stored
+    /// lesson's `updated_at` differs from `expected_updated_at`.
+    fn update_lesson(
+        &self,
+        lesson: &Lesson,
+        expected_updated_at: DateTime<Utc>,
+        audit: &AuditEntry,
+    ) -> Result<()>;
+
+    /// Applies several [`Store::update_lesson`]s atomically: all of them or none.
+    ///
+    /// Review decisions on a batch and supersession (the old lesson and the new one change
+    /// together) rely on this.
+    ///
+    /// # Errors
+    /// As [`Store::update_lesson`], for any lesson of the batch; nothing is written then.
+    fn update_lessons(&self, updates: &[LessonUpdate]) -> Result<()>;
+
+    /// Erases content on request: each record in `erased` replaces the stored record of the
+    /// same kind and ID, its full-text row is removed and not rebuilt, and `audit` is appended,
+    /// atomically. Backends should also make the old content unrecoverable from their files
+    /// where they can (SQLite: secure delete, FTS merge, WAL truncation).
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] when a record is not stored; nothing is written then.
+    fn purge(&self, erased: &[Record], audit: &AuditEntry) -> Result<()>;
+
+    /// One execution by ID.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn execution(&self, id: &ExecutionId) -> Result<Option<Execution>>;
+
+    /// One correction by ID.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn correction(&self, id: &CorrectionId) -> Result<Option<Correction>>;
+
+    /// One lesson by ID.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn lesson(&self, id: &LessonId) -> Result<Option<Lesson>>;
+
+    /// Executions matching `filter`, oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn executions(&self, filter: &ListFilter) -> Result<Vec<Execution>>;
+
+    /// Corrections matching `filter`, oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn corrections(&self, filter: &ListFilter) -> Result<Vec<Correction>>;
+
+    /// Lessons matching `filter`, oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn lessons(&self, filter: &ListFilter) -> Result<Vec<Lesson>>;
+
+    /// Error events matching `filter`, oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn error_events(&self, filter: &ListFilter) -> Result<Vec<ErrorEvent>>;
+
+    /// The audit entries about `subject` (all when `None`), oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn audit(&self, subject: Option<&str>) -> Result<Vec<AuditEntry>>;
+
+    /// Full-text search over lessons and executions, best first.
+    ///
+    /// `query` is plain words, never backend syntax. Lessons are limited to
+    /// `filter.statuses` when set; everything to `filter.scope` and `filter.skill`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn search(&self, query: &str, filter: &ListFilter, limit: usize) -> Result<Vec<SearchHit>>;
+
+    /// The memory entries of `category` that `filter` selects (scope, skill, limit, offset),
+    /// oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn memories(&self, filter: &ListFilter, category: MemoryCategory) -> Result<Vec<MemoryEntry>>;
+
+    /// Full-text search over the memory entries of `category` inside `filter`'s scope and
+    /// skill, best first, with scores (higher is better); `query` is plain words.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn search_memories(
+        &self,
+        query: &str,
+        filter: &ListFilter,
+        category: MemoryCategory,
+        limit: usize,
+    ) -> Result<Vec<(MemoryEntry, f64)>>;
+
+    /// Stores an episode, adds its contribution to the causal graph
+    /// ([`crate::graph::Contribution`]) and appends `audit` (which is what followers of the
+    /// store's changes see), atomically. With `replace`, an episode stored under the same ID is
+    /// replaced and its contribution subtracted first; returns whether one was.
+    ///
+    /// # Errors
+    /// [`crate::Error::Conflict`] when the ID is taken and `replace` is false;
+    /// [`crate::Error::Store`] when the backend fails. Nothing is written then.
+    fn put_episode(&self, episode: &Episode, replace: bool, audit: &AuditEntry) -> Result<bool>;
+
+    /// One episode by ID, whatever its scope (callers check).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn episode(&self, id: &EpisodeId) -> Result<Option<Episode>>;
+
+    /// The episodes `filter` selects, oldest first (by timestamp, then insertion).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn episodes(&self, filter: &EpisodeFilter) -> Result<Vec<Episode>>;
+
+    /// The causal graph's counts over the episodes inside `scope`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn graph_counts(&self, scope: &Scope) -> Result<GraphCounts>;
+
+    /// Recomputes the whole causal graph from the stored episodes, atomically.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn rebuild_graph(&self) -> Result<()>;
+
+    /// A number that grows whenever an episode is written, replaced or purged or the graph is
+    /// rebuilt, by this process or any other sharing the store; `None` (the default) from a store
+    /// that cannot tell, whose graph queries then read the store every time. Graph queries ask
+    /// for it before each answer, so it must be cheap.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn episode_revision(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
+    /// How many records of each kind are inside `scope`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn counts(&self, scope: &Scope) -> Result<StoreCounts>;
+
+    /// A number that grows whenever a lesson is written, replaced or purged, by this process or
+    /// any other sharing the store. Recall asks for it before every query, so it must be cheap.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn lesson_revision(&self) -> Result<u64>;
+
+    /// The lessons inside `scope` changed after revision `since` (0: all of them), with the
+    /// revision that brings the caller up to date. A lesson changed again while this runs is
+    /// either included or left for the next call; never lost.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn lessons_changed(&self, scope: &Scope, since: u64) -> Result<LessonChanges>;
+
+    /// Stores lesson vectors, each replacing any earlier vector of its lesson, atomically.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] for a lesson that is not stored; [`crate::Error::Invalid`] for
+    /// a vector whose length is not its embedder's dimension or that has a non-finite
+    /// component. Nothing is written then.
+    fn put_vectors(&self, vectors: &[LessonVector]) -> Result<()>;
+
+    /// The stored vectors of the lessons inside `scope` (only those of `lessons` when given),
+    /// in no particular order. A purged lesson has none: [`Store::purge`] erases the vectors
+    /// of the lessons it erases.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn vectors(&self, scope: &Scope, lessons: Option<&[LessonId]>) -> Result<Vec<LessonVector>>;
+
+    /// A named value the recall index keeps with the records (the frozen embedder fit).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn index_state(&self, key: &str) -> Result<Option<Vec<u8>>>;
+
+    /// Sets a named value of the recall index, replacing any earlier one.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] for an empty key; [`crate::Error::Store`] when the backend
+    /// fails.
+    fn set_index_state(&self, key: &str, value: &[u8]) -> Result<()>;
+
+    /// Where a derived file named `name` (an index rebuilt from this store whenever it is
+    /// missing or in doubt) may be kept beside the store, or `None` (the default) for a store
+    /// without such a place. The file never holds the only copy of anything.
+    fn derived_path(&self, name: &str) -> Option<std::path::PathBuf> {
+        let _ = name;
+        None
+    }
+
+    /// The cursor of the newest write: following from here sees only what comes next.
+    ///
+    /// # Errors
+    /// [`crate::Error::Unsupported`] from a store that cannot follow its writes;
+    /// [`crate::Error::Store`] when the backend fails.
+    fn change_cursor(&self) -> Result<ChangeCursor> {
+        Err(crate::Error::Unsupported(format!(
+            "the {} store cannot follow its writes",
+            self.info().backend
+        )))
+    }
+
+    /// Up to `limit` executions and up to `limit` audit entries written after `after`, in the
+    /// order they were committed, whatever their scope (callers filter).
+    ///
+    /// # Errors
+    /// As [`Store::change_cursor`].
+    fn changes(&self, after: ChangeCursor, limit: usize) -> Result<Changes> {
+        let _ = (after, limit);
+        self.change_cursor().map(|_| Changes::default())
+    }
+}

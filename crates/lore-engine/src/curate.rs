@@ -1,0 +1,319 @@
+//! Curation at write time: a new lesson from a correction is checked for secrets, duplicates,
+//! conflicts and supersession before it is stored.
+//!
+//! The order matters. The sensitive-data detector runs first: a lesson holding a secret is
+//! stored as `sensitive`, alone, and takes part in nothing else (it must not grow another
+//! lesson's evidence or appear in a link that review shows). Then the lesson is compared with
+//! the skill's live lessons (`needs_review`, `trial`, `approved`) by
+//! [`lore_core::supersession::Profile::verdict`]:
+//!
+//! - **Duplicate** (same normalized rule and triggers): no new lesson; the existing one's
+//!   evidence grows — the correction joins its `merged_from` list and its confidence becomes the
+//!   higher of the two — with an `edited` audit entry.
+//! - **Conflict**: both kept and linked both ways (`conflicts`), and the new lesson goes to
+//!   `needs_review` whatever the curation mode. [`super::Engine::prompt`] never shows both.
+//! - **Full**: the new lesson supersedes the old one. If it is retrievable at once (approved,
+//!   or on trial in auto mode) the old one moves to `superseded` now; if it waits for review,
+//!   the `supersedes` link is held and applied by [`super::Engine::approve`].
+//! - **Near-duplicate**: linked both ways (`near_duplicate`) and reported; both kept.
+//! - **Partial**: nothing to do.
+//!
+//! The correction and the new lesson land in one batch; the links and transitions on older
+//! lessons land in a second atomic batch right after. A failure between the two leaves the new
+//! lesson with its own links, which is what the prompt guard reads, so no conflict leaks.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::json;
+
+use chrono::{DateTime, Utc};
+
+use super::review::{Attribution, link};
+use super::{Engine, audit};
+use lore_core::error::Result;
+use lore_core::id::{CorrectionId, LessonId};
+use lore_core::model::{
+    AuditAction, Correction, Lesson, LessonSource, LessonStatus, LinkKind, RecordKind,
+};
+use lore_core::ports::store::{LessonUpdate, ListFilter, OnDuplicate, Record};
+use lore_core::sensitive::{self, SensitiveKind};
+use lore_core::supersession::{Profile, Verdict};
+
+/// What write-time curation did with a new lesson.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CurationReport {
+    /// The existing lesson the correction was merged into, when it was a duplicate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged_into: Option<LessonId>,
+    /// Lessons it conflicts with; it waits for review.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<LessonId>,
+    /// Lessons it supersedes (now, or once approved).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub supersedes: Vec<LessonId>,
+    /// Lessons it nearly duplicates.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub near_duplicates: Vec<LessonId>,
+    /// Kinds of sensitive data found in the correction; the lesson is `sensitive` when any.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub sensitive: BTreeSet<SensitiveKind>,
+}
+
+/// The outcome of placing a new lesson among the skill's lessons.
+pub(super) enum Placement {
+    /// Store `lesson` as new, then apply `updates` to older lessons.
+    New {
+        lesson: Box<Lesson>,
+        updates: Vec<LessonUpdate>,
+        report: CurationReport,
+    },
+    /// Do not store a new lesson; apply `update`, which merges the correction into an old one.
+    Merged {
+        update: Box<LessonUpdate>,
+        report: CurationReport,
+    },
+}
+
+impl Engine {
+    /// Decides where a freshly distilled lesson goes; writes nothing.
+    pub(super) fn place(&self, mut lesson: Lesson, correction: &Correction) -> Result<Placement> {
+        let mut report = CurationReport {
+            sensitive: sensitive::kinds(&correction.text),
+            ..CurationReport::default()
+        };
+        report.sensitive.extend(sensitive::scan_lesson(&lesson));
+        if !report.sensitive.is_empty() {
+            lesson.status = LessonStatus::Sensitive;
+            return Ok(new(lesson, Vec::new(), report));
+        }
+        let live = self.live_lessons(&lesson)?;
+        let profile = Profile::of(&lesson);
+        let verdicts: Vec<(Lesson, Verdict)> = live
+            .into_iter()
+            .map(|old| {
+                let v = profile.verdict(&Profile::of(&old), &self.config.thresholds);
+                (old, v)
+            })
+            .collect();
+        if let Some((old, _)) = verdicts.iter().find(|(_, v)| *v == Verdict::Duplicate) {
+            let update = self.merge(old.clone(), &lesson, &correction.id);
+            report.merged_into = Some(old.id.clone());
+            return Ok(Placement::Merged {
+                update: Box::new(update),
+                report,
+            });
+        }
+        let updates = self.relate(&mut lesson, verdicts, &mut report)?;
+        Ok(new(lesson, updates, report))
+    }
+
+    fn live_lessons(&self, lesson: &Lesson) -> Result<Vec<Lesson>> {
+        let live = [
+            LessonStatus::NeedsReview,
+            LessonStatus::Trial,
+            LessonStatus::Approved,
+        ];
+        self.store.lessons(&ListFilter {
+            statuses: Some(live.into()),
+            ..ListFilter::skill(&self.scope, &lesson.skill)
+        })
+    }
+
+    /// The update that merges a duplicate correction into `old`.
+    fn merge(&self, old: Lesson, new: &Lesson, correction: &CorrectionId) -> LessonUpdate {
+        let mut after = old.clone();
+        after.merged_from.push(correction.clone());
+        after.confidence = old.confidence.max(new.confidence);
+        let why = Attribution::new(None, "merged a duplicate correction").with_evidence(json!({
+            "correction_id": correction,
+            "execution_id": new.execution_id,
+            "confidence": { "before": old.confidence, "after": after.confidence },
+            "evidence_count": after.merged_from.len() + 1,
+        }));
+        self.planned_edit(old, after, &why)
+    }
+
+    /// Links `lesson` with the lessons it conflicts with, supersedes or nearly duplicates, and
+    /// returns the updates those lessons need.
+    fn relate(
+        &self,
+        lesson: &mut Lesson,
+        verdicts: Vec<(Lesson, Verdict)>,
+        report: &mut CurationReport,
+    ) -> Result<Vec<LessonUpdate>> {
+        let conflicted = verdicts
+            .iter()
+            .any(|(_, v)| matches!(v, Verdict::Conflict { .. }));
+        if conflicted {
+            lesson.status = LessonStatus::NeedsReview;
+        }
+        let retrievable_now = matches!(lesson.status, LessonStatus::Approved | LessonStatus::Trial);
+        let mut updates = Vec::new();
+        for (old, verdict) in verdicts {
+            let evidence = json!({ "lesson": lesson.id, "verdict": verdict });
+            let (mine, theirs, list) = match verdict {
+                Verdict::Conflict { .. } => (
+                    LinkKind::Conflicts,
+                    LinkKind::Conflicts,
+                    &mut report.conflicts,
+                ),
+                Verdict::Full { .. } => (
+                    LinkKind::Supersedes,
+                    LinkKind::SupersededBy,
+                    &mut report.supersedes,
+                ),
+                Verdict::NearDuplicate { .. } => (
+                    LinkKind::NearDuplicate,
+                    LinkKind::NearDuplicate,
+                    &mut report.near_duplicates,
+                ),
+                Verdict::Duplicate | Verdict::Partial => continue,
+            };
+            list.push(old.id.clone());
+            link(lesson, mine, &old.id);
+            let mut after = old.clone();
+            if mine == LinkKind::Supersedes && !retrievable_now {
+                continue; // held until the new lesson is approved
+            }
+            link(&mut after, theirs, &lesson.id);
+            let reason = format!("{} {}", verb(mine), lesson.id);
+            let why = Attribution::new(None, reason).with_evidence(evidence);
+            updates.push(if mine == LinkKind::Supersedes {
+                let mut update = self.planned_move(old, LessonStatus::Superseded, &why)?;
+                update.lesson.links = after.links;
+                update
+            } else {
+                self.planned_edit(old, after, &why)
+            });
+        }
+        Ok(updates)
+    }
+}
+
+fn new(lesson: Lesson, updates: Vec<LessonUpdate>, report: CurationReport) -> Placement {
+    Placement::New {
+        lesson: Box::new(lesson),
+        updates,
+        report,
+    }
+}
+
+fn verb(kind: LinkKind) -> &'static str {
+    match kind {
+        LinkKind::Conflicts => "conflicts with",
+        LinkKind::Supersedes | LinkKind::SupersededBy => "superseded by",
+        LinkKind::NearDuplicate => "nearly duplicated by",
+    }
+}
+
+impl CurationReport {
+    /// Why no guardrail should be written for `lesson`, if none should.
+    pub(super) fn guardrail_skipped(&self, lesson: &Lesson) -> Option<String> {
+        if let Some(into) = &self.merged_into {
+            return Some(format!("merged into {into}, whose guardrail was written"));
+        }
+        match lesson.status {
+            LessonStatus::Sensitive => Some("the correction holds sensitive data".to_owned()),
+            _ => None,
+        }
+    }
+}
+
+impl Engine {
+    /// Stores a correction and what curation made of its lesson; returns the lesson as stored
+    /// (the new one, or the one it was merged into).
+    pub(super) fn store_correction(
+        &self,
+        correction: &Correction,
+        lesson: Lesson,
+        actor: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(Lesson, CurationReport)> {
+        let recorded = Record::Audit(audit(
+            RecordKind::Correction,
+            correction.id.as_str(),
+            AuditAction::Created,
+            (None, None),
+            actor,
+            at,
+            "correction recorded",
+            json!({ "execution_id": correction.execution_id }),
+        ));
+        match self.place(lesson, correction)? {
+            Placement::Merged { update, report } => {
+                self.store.write(
+                    &[Record::Correction(correction.clone()), recorded],
+                    OnDuplicate::Fail,
+                )?;
+                let merged = self.apply(vec![*update])?.remove(0);
+                Ok((merged, report))
+            }
+            Placement::New {
+                lesson,
+                updates,
+                report,
+            } => {
+                let created = Record::Audit(audit(
+                    RecordKind::Lesson,
+                    lesson.id.as_str(),
+                    AuditAction::Created,
+                    (None, Some(lesson.status)),
+                    actor,
+                    at,
+                    &created_reason(lesson.source, &report),
+                    json!({ "correction_id": correction.id, "confidence": lesson.confidence, "curation": report }),
+                ));
+                let records = [
+                    Record::Correction(correction.clone()),
+                    Record::Lesson((*lesson).clone()),
+                    recorded,
+                    created,
+                ];
+                self.store.write(&records, OnDuplicate::Fail)?;
+                if !updates.is_empty() {
+                    self.apply(updates)?;
+                }
+                Ok((*lesson, report))
+            }
+        }
+    }
+}
+
+fn created_reason(source: LessonSource, report: &CurationReport) -> String {
+    let mut reason = match source {
+        LessonSource::Llm => "proposed from a correction by a model".to_owned(),
+        _ => "distilled from a correction by the offline distiller".to_owned(),
+    };
+    if !report.sensitive.is_empty() {
+        let kinds: Vec<&str> = report.sensitive.iter().map(|k| k.as_str()).collect();
+        reason.push_str(&format!("; sensitive data detected ({})", kinds.join(", ")));
+    }
+    if !report.conflicts.is_empty() {
+        reason.push_str("; conflicts with an existing lesson, sent to review");
+    }
+    reason
+}
+
+/// The last guard before lessons enter a prompt, given them best first: drops any lesson whose
+/// text the detector flags (whatever its status says) and any lesson that conflicts with one
+/// already kept, so the better of two conflicting lessons is shown and never both.
+pub(super) fn prompt_guard(lessons: Vec<Lesson>) -> Vec<Lesson> {
+    let mut kept: Vec<Lesson> = Vec::with_capacity(lessons.len());
+    for lesson in lessons {
+        let conflicts = kept.iter().any(|k| in_conflict(k, &lesson));
+        if !conflicts && sensitive::scan_lesson(&lesson).is_empty() {
+            kept.push(lesson);
+        }
+    }
+    kept
+}
+
+fn in_conflict(a: &Lesson, b: &Lesson) -> bool {
+    let names = |x: &Lesson, y: &Lesson| {
+        x.links
+            .iter()
+            .any(|l| l.kind == LinkKind::Conflicts && l.target == y.id)
+    };
+    names(a, b) || names(b, a)
+}

@@ -1,0 +1,266 @@
+//! Periodic upkeep: expiry of what waited too long for review, utility measurement with its
+//! promotion and suppression gates (seed 003, see `measure`), and pruning (seed 002).
+//!
+//! `lore maintain` runs [`Engine::maintain`], which is idempotent: every job selects lessons by
+//! a condition its own change makes false (an expired lesson no longer waits, a pruned lesson is
+//! no longer in use, a skill pruned down to its maximum is not over it), so a second run with the
+//! same clock changes nothing. Time comes from the Clock port, so tests move it instead of
+//! sleeping. Every change is an ordinary lifecycle transition with an audit entry, and pruning
+//! archives: nothing is deleted.
+//!
+//! Pruning strategies, after seed 002:
+//!
+//! - **TTL**: a lesson in use (approved, trial) or suppressed whose last activity — the later of
+//!   its creation, its last edit and its last placement into a prompt — is older than `max_age`.
+//! - **Pareto**: per skill, lessons in use are ranked by non-dominated layers over relevance
+//!   (confidence, scaled by measured utility once there is any) and recency (last activity);
+//!   the first layers are kept up to `max_lessons`, ties inside the last layer going to higher
+//!   relevance, then to the more recent. A lesson is only ever dropped when another is at least
+//!   as relevant and at least as recent.
+//! - **Hybrid**: TTL first, then Pareto on what remains.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::Serialize;
+use serde_json::json;
+
+use super::Engine;
+use super::measure::MeasureReport;
+use super::review::Attribution;
+use lore_core::error::{Error, Result};
+use lore_core::id::LessonId;
+use lore_core::model::{Lesson, LessonStatus};
+use lore_core::scope::SkillPath;
+
+/// How pruning keeps the lesson pool small.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[serde(tag = "strategy", rename_all = "snake_case")]
+pub enum Pruning {
+    /// No pruning (the default: archiving lessons in use is a choice to make).
+    #[default]
+    Off,
+    /// Archive lessons whose last activity is older than `max_age`.
+    Ttl {
+        /// The age limit.
+        max_age: TimeDelta,
+    },
+    /// Archive, per skill, what falls outside the relevance × recency frontier beyond
+    /// `max_lessons`.
+    Pareto {
+        /// Lessons in use kept per skill.
+        max_lessons: usize,
+    },
+    /// TTL, then Pareto.
+    Hybrid {
+        /// The age limit.
+        max_age: TimeDelta,
+        /// Lessons in use kept per skill.
+        max_lessons: usize,
+    },
+}
+
+/// What the periodic jobs do.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Upkeep {
+    /// How long a lesson may wait in `needs_review` before it expires (default 30 days).
+    pub review_expiry: TimeDelta,
+    /// The pruning strategy.
+    pub pruning: Pruning,
+}
+
+impl Default for Upkeep {
+    fn default() -> Self {
+        Self {
+            review_expiry: TimeDelta::days(30),
+            pruning: Pruning::Off,
+        }
+    }
+}
+
+impl Upkeep {
+    /// Refuses non-positive ages and a zero maximum.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the setting.
+    pub fn validate(&self) -> Result<()> {
+        let positive = |what: &str, age: TimeDelta| {
+            if age > TimeDelta::zero() {
+                Ok(())
+            } else {
+                Err(Error::invalid(what, "must be longer than zero"))
+            }
+        };
+        positive("review expiry", self.review_expiry)?;
+        match self.pruning {
+            Pruning::Ttl { max_age } | Pruning::Hybrid { max_age, .. } => {
+                positive("pruning max age", max_age)?
+            }
+            _ => {}
+        }
+        match self.pruning {
+            Pruning::Pareto { max_lessons: 0 } | Pruning::Hybrid { max_lessons: 0, .. } => {
+                Err(Error::invalid("pruning max lessons", "must be at least 1"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What one run of the periodic jobs changed.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MaintainReport {
+    /// When it ran, by the Engine's clock.
+    pub at: Option<DateTime<Utc>>,
+    /// Lessons moved from `needs_review` to `expired`.
+    pub expired: Vec<LessonId>,
+    /// Lessons archived by the TTL rule.
+    pub pruned_by_age: Vec<LessonId>,
+    /// Lessons archived by the Pareto rule.
+    pub pruned_by_rank: Vec<LessonId>,
+    /// Utility measured from activations and feedback, and what its gates decided.
+    pub utility: MeasureReport,
+}
+
+const IN_USE: [LessonStatus; 2] = [LessonStatus::Approved, LessonStatus::Trial];
+
+impl Engine {
+    /// Runs expiry and pruning with the Engine's configured [`Upkeep`]; idempotent.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an invalid configuration (nothing changes); store failures.
+    pub fn maintain(&self) -> Result<MaintainReport> {
+        let upkeep = self.config.upkeep;
+        upkeep.validate()?;
+        let now = self.now();
+        let mut report = MaintainReport {
+            at: Some(now),
+            ..MaintainReport::default()
+        };
+        report.expired = self.expire(now - upkeep.review_expiry)?;
+        // Before pruning: the Pareto rank weighs relevance by measured utility.
+        report.utility = self.measure()?;
+        let (max_age, max_lessons) = match upkeep.pruning {
+            Pruning::Off => (None, None),
+            Pruning::Ttl { max_age } => (Some(max_age), None),
+            Pruning::Pareto { max_lessons } => (None, Some(max_lessons)),
+            Pruning::Hybrid {
+                max_age,
+                max_lessons,
+            } => (Some(max_age), Some(max_lessons)),
+        };
+        if let Some(age) = max_age {
+            report.pruned_by_age = self.prune_by_age(now - age)?;
+        }
+        if let Some(max) = max_lessons {
+            report.pruned_by_rank = self.prune_by_rank(max)?;
+        }
+        Ok(report)
+    }
+
+    fn expire(&self, before: DateTime<Utc>) -> Result<Vec<LessonId>> {
+        let stale: Vec<Lesson> = self
+            .lessons(None, Some([LessonStatus::NeedsReview].into()))?
+            .into_iter()
+            .filter(|l| l.updated_at < before)
+            .collect();
+        let why = Attribution::new(None, "waited in review longer than the expiry age")
+            .with_evidence(json!({ "waiting_since_before": before }));
+        self.move_all(stale, LessonStatus::Expired, &why)
+    }
+
+    fn prune_by_age(&self, before: DateTime<Utc>) -> Result<Vec<LessonId>> {
+        let statuses: BTreeSet<_> = IN_USE
+            .into_iter()
+            .chain([LessonStatus::Suppressed])
+            .collect();
+        let old: Vec<Lesson> = self
+            .lessons(None, Some(statuses))?
+            .into_iter()
+            .filter(|l| last_activity(l) < before)
+            .collect();
+        let why = Attribution::new(None, "pruned: no activity within the TTL")
+            .with_evidence(json!({ "strategy": "ttl", "inactive_since_before": before }));
+        self.move_all(old, LessonStatus::Archived, &why)
+    }
+
+    fn prune_by_rank(&self, max_lessons: usize) -> Result<Vec<LessonId>> {
+        let mut by_skill: BTreeMap<SkillPath, Vec<Lesson>> = BTreeMap::new();
+        for lesson in self.lessons(None, Some(IN_USE.into()))? {
+            by_skill
+                .entry(lesson.skill.clone())
+                .or_default()
+                .push(lesson);
+        }
+        let dropped: Vec<Lesson> = by_skill
+            .into_values()
+            .flat_map(|lessons| pareto_overflow(lessons, max_lessons))
+            .collect();
+        let why = Attribution::new(None, "pruned: outside the relevance × recency frontier")
+            .with_evidence(json!({ "strategy": "pareto", "max_lessons": max_lessons }));
+        self.move_all(dropped, LessonStatus::Archived, &why)
+    }
+
+    fn move_all(
+        &self,
+        lessons: Vec<Lesson>,
+        to: LessonStatus,
+        why: &Attribution,
+    ) -> Result<Vec<LessonId>> {
+        if lessons.is_empty() {
+            return Ok(Vec::new());
+        }
+        let updates = lessons
+            .into_iter()
+            .map(|l| self.planned_move(l, to, why))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.apply(updates)?.into_iter().map(|l| l.id).collect())
+    }
+}
+
+/// The later of creation, last edit and last placement into a prompt.
+fn last_activity(lesson: &Lesson) -> DateTime<Utc> {
+    let applied = lesson.utility.last_applied_at.unwrap_or(lesson.created_at);
+    lesson.updated_at.max(applied).max(lesson.created_at)
+}
+
+/// Confidence, scaled into `[0, confidence]` by measured utility once there is any.
+fn relevance(lesson: &Lesson) -> f64 {
+    match lesson.utility.utility {
+        Some(u) => lesson.confidence * (1.0 + u.clamp(-1.0, 1.0)) / 2.0,
+        None => lesson.confidence,
+    }
+}
+
+/// The lessons beyond `max` in Pareto order: non-dominated layers first, then relevance,
+/// recency and ID, so the result is deterministic.
+pub(crate) fn pareto_overflow(mut lessons: Vec<Lesson>, max: usize) -> Vec<Lesson> {
+    if lessons.len() <= max {
+        return Vec::new();
+    }
+    lessons.sort_by(|a, b| {
+        relevance(b)
+            .total_cmp(&relevance(a))
+            .then(last_activity(b).cmp(&last_activity(a)))
+            .then(a.id.cmp(&b.id))
+    });
+    // In this order, a lesson is dominated by the last member of a layer whose recency is at
+    // least its own; it joins the first layer that does not dominate it.
+    let mut tails: Vec<DateTime<Utc>> = Vec::new();
+    let mut ranked: Vec<(usize, usize, Lesson)> = Vec::with_capacity(lessons.len());
+    for (order, lesson) in lessons.into_iter().enumerate() {
+        let recency = last_activity(&lesson);
+        let layer = tails
+            .iter()
+            .position(|tail| *tail < recency)
+            .unwrap_or(tails.len());
+        if layer == tails.len() {
+            tails.push(recency);
+        } else {
+            tails[layer] = recency;
+        }
+        ranked.push((layer, order, lesson));
+    }
+    ranked.sort_by_key(|(layer, order, _)| (*layer, *order));
+    ranked.into_iter().skip(max).map(|(_, _, l)| l).collect()
+}

@@ -1,0 +1,451 @@
+//! `Engine::recall`: the recall pipeline over the Engine's recall index.
+//!
+//! Candidates come only from the index ([`lore_recall::lessons`]), which holds the lessons the
+//! store lists as retrievable and is brought up to the store's revision before every query;
+//! every search inside it admits only lessons of skills this handle's scope (and the query's
+//! skill) allows. Each candidate is checked again when it becomes a pipeline [`Entry`] (scope
+//! and status), and a candidate from any source that is not in the index is dropped as
+//! unknown. So a lesson outside the scope or in an ineligible state cannot reach a context
+//! even if one search misbehaves.
+
+use lore_recall::FastMap;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tracing::instrument;
+
+use super::Engine;
+use lore_core::error::{Error, Result};
+use lore_core::id::LessonId;
+use lore_core::model::{Lesson, LessonStatus};
+use lore_core::scope::{Scope, SkillPath};
+use lore_recall::lessons::{self, IndexInfo, RecallIndex, SharedIndex, Shown};
+use lore_recall::{
+    ApproxTokenizer, BuiltinEmbedder, Eligibility, Embedder, EmbedderId, Entries, Entry,
+    Explanation, Hit, QueryShape, RankedList, RecallConfig, Source, Tokenizer, run,
+};
+
+/// The ports and settings recall runs with.
+#[derive(Clone)]
+pub(crate) struct RecallSettings {
+    embedder: Arc<dyn Embedder>,
+    tokenizer: Arc<dyn Tokenizer>,
+    config: RecallConfig,
+    /// Whether `config` came from the caller, fusion included; otherwise the fusion follows
+    /// the embedder ([`RecallConfig::fusion_for`]).
+    configured: bool,
+    /// Shared by every clone and scoped handle of one Engine.
+    index: SharedIndex,
+}
+
+impl Default for RecallSettings {
+    fn default() -> Self {
+        Self {
+            embedder: Arc::new(BuiltinEmbedder::default()),
+            tokenizer: Arc::new(ApproxTokenizer),
+            config: RecallConfig::default(),
+            configured: false,
+            index: SharedIndex::default(),
+        }
+    }
+}
+
+/// What [`Engine::reembed`] did.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReembedReport {
+    /// The embedder that made the vectors, as fitted.
+    pub embedder: EmbedderId,
+    /// Lessons embedded.
+    pub lessons: usize,
+}
+
+/// What to recall.
+#[derive(Clone, Debug, Default)]
+pub struct RecallQuery {
+    /// The task or question, in plain words.
+    pub text: String,
+    /// Only lessons of this skill.
+    pub skill: Option<SkillPath>,
+    /// An error (raw or fingerprinted): lessons triggered by it rank first (seed 003).
+    pub fingerprint: Option<String>,
+    /// Failure tags: lessons sharing them rank higher (seed 003).
+    pub tags: Vec<String>,
+    /// A token budget instead of the configured one.
+    pub budget: Option<usize>,
+    /// At most this many lessons instead of the configured limit.
+    pub limit: Option<usize>,
+    /// Return every candidate's explanation ([`RecallResult::explain`]).
+    pub explain: bool,
+}
+
+/// One lesson placed in the context.
+#[derive(Clone, Debug, Serialize)]
+pub struct RecalledLesson {
+    /// The lesson.
+    pub id: LessonId,
+    /// Its skill.
+    pub skill: SkillPath,
+    /// Its status (approved, or trial in auto curation).
+    pub status: LessonStatus,
+    /// The tier shown: 0 summary, 1 rule and conditions, 2 with steps.
+    pub tier: usize,
+    /// Its tokens.
+    pub tokens: usize,
+    /// Its final score.
+    pub score: f64,
+}
+
+/// A recall's context and how it was made.
+#[derive(Clone, Debug, Serialize)]
+pub struct RecallResult {
+    /// The tokenizer that counted the budget.
+    pub tokenizer: String,
+    /// The embedder that made the dense candidates (as fitted, with its frozen fit).
+    pub embedder: EmbedderId,
+    /// The budget in tokens.
+    pub budget: usize,
+    /// Tokens used.
+    pub tokens: usize,
+    /// The context: each lesson quoted with its provenance.
+    pub text: String,
+    /// The lessons in it, in order.
+    pub lessons: Vec<RecalledLesson>,
+    /// Every candidate: sources, scores, kept or dropped and why; only when the query asked
+    /// ([`RecallQuery::explain`]), since most callers want the context alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Vec<Explanation>>,
+}
+
+impl Engine {
+    /// Uses `embedder` for dense recall candidates (default: the builtin embedder). Unless a
+    /// recall config was given, the fusion becomes the embedder's default
+    /// ([`RecallConfig::fusion_for`]).
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.recall.embedder = embedder;
+        self.recall.index = SharedIndex::default();
+        self
+    }
+
+    /// The tokenizer budgets are counted with.
+    pub(crate) fn tokenizer(&self) -> &dyn Tokenizer {
+        self.recall.tokenizer.as_ref()
+    }
+
+    /// Counts recall budgets with `tokenizer` (default: [`ApproxTokenizer`]).
+    pub fn with_tokenizer(mut self, tokenizer: Arc<dyn Tokenizer>) -> Self {
+        self.recall.tokenizer = tokenizer;
+        self
+    }
+
+    /// Uses `config` for recall, its fusion whatever the embedder.
+    pub fn with_recall_config(mut self, config: RecallConfig) -> Self {
+        self.recall.config = config;
+        self.recall.configured = true;
+        self
+    }
+
+    /// The lessons that fit `query`, packed into its token budget, with an explanation.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`] for a skill outside the scope, [`Error::Invalid`] for an empty query,
+    /// a budget or a limit of 0; [`Error::Incompatible`] when the stored vectors were made by
+    /// another embedder than the configured one; store and embedder failures.
+    #[instrument(skip_all, fields(skill = ?query.skill))]
+    pub fn recall(&self, query: &RecallQuery) -> Result<RecallResult> {
+        if let Some(skill) = &query.skill
+            && !self.scope.allows(skill)
+        {
+            return Err(Error::Forbidden(format!(
+                "{skill} is outside this handle's scope"
+            )));
+        }
+        let has_error = query.fingerprint.is_some() || !query.tags.is_empty();
+        if query.text.trim().is_empty() && !has_error {
+            return Err(Error::invalid("query", "give words, a fingerprint or tags"));
+        }
+        let config = self.recall_config(query)?;
+        let statuses: Vec<LessonStatus> = self.retrievable_statuses().into_iter().collect();
+        let guard = lessons::fresh(
+            &self.recall.index,
+            self.store.as_ref(),
+            &self.recall.embedder,
+            &statuses,
+        )?;
+        let index = guard.as_ref().expect("a fresh index is built");
+        // Scope and skill are enforced inside every search, so a narrow handle still gets its
+        // own top k rather than what is left of everyone's.
+        let (mask, allowed) = index.skill_mask(|skill| {
+            self.scope.allows(skill) && query.skill.as_ref().is_none_or(|q| q == skill)
+        });
+        let admits = |slot: u32| index.admits(&mask, slot);
+        let pool = config.limit * config.pool_multiplier;
+        let sparse = index.sparse.search(&query.text, pool, admits);
+        let dense = if query.text.trim().is_empty() {
+            Vec::new()
+        } else {
+            let q = index.embedder.embed(&query.text)?;
+            index.dense.search(&q, pool, allowed, admits)
+        };
+        let found = [
+            (Source::Sparse, sparse),
+            (Source::Dense, dense),
+            (
+                Source::Fingerprint,
+                fingerprint_candidates(query.fingerprint.as_deref(), index, &admits),
+            ),
+            (Source::Tags, tag_candidates(&query.tags, index, &admits)),
+        ];
+        let mut slots: Vec<u32> = found
+            .iter()
+            .flat_map(|(_, hits)| hits.iter().map(|&(slot, _)| slot))
+            .collect();
+        slots.sort_unstable();
+        slots.dedup();
+        let lists = found.map(|(source, hits)| RankedList {
+            source,
+            hits: hits
+                .into_iter()
+                .filter_map(|(slot, score)| {
+                    index.doc(slot).map(|d| Hit {
+                        id: d.lesson.id.as_str().to_owned(),
+                        score,
+                    })
+                })
+                .collect(),
+        });
+        let entries = self.entries(index, &slots);
+        let shape = QueryShape {
+            on_error: has_error,
+        };
+        let tokenizer = self.recall.tokenizer.as_ref();
+        let recalled = run(&lists, &entries, shape, &config, &[], tokenizer);
+        let placed = recalled
+            .packed
+            .items
+            .iter()
+            .filter_map(|item| {
+                let (_, lesson) = index.lesson(&item.id)?;
+                let score = recalled.explain.iter().find(|e| e.id == item.id)?.score;
+                Some(RecalledLesson {
+                    id: lesson.id.clone(),
+                    skill: lesson.skill.clone(),
+                    status: lesson.status,
+                    tier: item.tier,
+                    tokens: item.tokens,
+                    score,
+                })
+            })
+            .collect();
+        Ok(RecallResult {
+            tokenizer: tokenizer.name().to_owned(),
+            embedder: index.embedder.id(),
+            budget: config.budget,
+            tokens: recalled.packed.tokens,
+            text: recalled.packed.text,
+            lessons: placed,
+            explain: query.explain.then_some(recalled.explain),
+        })
+    }
+
+    /// Fits the configured embedder again to the retrievable lessons and re-embeds every
+    /// lesson with it, calling `progress(done, total)` as it goes; the in-memory index is
+    /// rebuilt by the next recall. Switching embedders is this with another configured one.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`] for a scoped handle (it rewrites every lesson's vector); store and
+    /// embedder failures (vectors already written stay valid: each names its embedder).
+    pub fn reembed(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<ReembedReport> {
+        if self.scope != Scope::unrestricted() {
+            return Err(Error::Forbidden(
+                "re-embedding rewrites every lesson's vector; it needs an unrestricted handle"
+                    .into(),
+            ));
+        }
+        let statuses: Vec<LessonStatus> = self.retrievable_statuses().into_iter().collect();
+        let mut guard = self
+            .recall
+            .index
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *guard = None;
+        let (embedder, lessons) = lessons::reembed(
+            self.store.as_ref(),
+            &self.recall.embedder,
+            &statuses,
+            progress,
+        )?;
+        Ok(ReembedReport { embedder, lessons })
+    }
+
+    /// What the recall index holds and how it came to be (built, or loaded from the file
+    /// beside the store), once a recall has made it.
+    pub fn recall_index_info(&self) -> Option<IndexInfo> {
+        self.recall
+            .index
+            .read()
+            .ok()?
+            .as_ref()
+            .map(RecallIndex::info)
+    }
+
+    /// Deletes the recall index saved beside the store (it names lessons and hashes their
+    /// text); this process writes it again at its next query.
+    pub(super) fn forget_saved_index(&self) {
+        lessons::forget_saved(&self.recall.index, self.store.as_ref());
+    }
+
+    /// The embedder the stored vectors were made with (as fitted), if any were made yet.
+    ///
+    /// # Errors
+    /// Store failures; [`Error::Incompatible`] for an unreadable state.
+    pub fn stored_embedder(&self) -> Result<Option<EmbedderId>> {
+        Ok(lessons::stored_state(self.store.as_ref())?.map(|s| s.fitted))
+    }
+
+    /// Gives newly written lessons their vectors at once, with the stored fit, so the next
+    /// recall only reads them. Before the first recall there is no fit yet and the first
+    /// build embeds everything; a failure here is logged, not returned (the lesson is
+    /// stored, and the next recall embeds what lacks a vector).
+    pub(super) fn embed_written(&self, lessons: &[&Lesson]) {
+        let result = (|| -> Result<()> {
+            let embedder = match self
+                .recall
+                .index
+                .read()
+                .ok()
+                .and_then(|g| g.as_ref().map(|i| i.embedder.clone()))
+            {
+                Some(embedder) => embedder,
+                None => {
+                    match lessons::stored_embedder(self.store.as_ref(), &self.recall.embedder)? {
+                        Some((embedder, _)) => embedder,
+                        None => return Ok(()),
+                    }
+                }
+            };
+            lessons::embed_and_store(self.store.as_ref(), embedder.as_ref(), lessons, &mut |_| {})?;
+            Ok(())
+        })();
+        if let Err(err) = result {
+            tracing::warn!(%err, "the new lessons get their vectors at the next recall");
+        }
+    }
+
+    fn recall_config(&self, query: &RecallQuery) -> Result<RecallConfig> {
+        let mut config = self.recall.config.clone();
+        if !self.recall.configured {
+            config.fusion = RecallConfig::fusion_for(self.recall.embedder.semantic());
+        }
+        if let Some(budget) = query.budget {
+            if budget == 0 {
+                return Err(Error::invalid("budget", "must be at least 1 token"));
+            }
+            config.budget = budget;
+        }
+        if let Some(limit) = query.limit {
+            if limit == 0 {
+                return Err(Error::invalid("limit", "must be at least 1"));
+            }
+            config.limit = limit;
+        }
+        Ok(config)
+    }
+
+    /// The pipeline's entries for the candidates in `slots`, borrowing what the index keeps.
+    fn entries<'i>(&self, index: &'i RecallIndex, slots: &[u32]) -> Entries<'i> {
+        let now = self.now();
+        slots
+            .iter()
+            .filter_map(|&slot| index.doc(slot).map(|doc| (slot, doc)))
+            .map(|(slot, doc)| {
+                let lesson = &doc.lesson;
+                let shown = doc.shown.get_or_init(|| Shown::of(lesson));
+                let entry = Entry {
+                    id: lesson.id.as_str().to_owned(),
+                    text: Cow::Borrowed(&shown.text),
+                    vector: Some(Cow::Borrowed(index.dense.vector(slot))),
+                    tags: Cow::Borrowed(&lesson.tags),
+                    session: None,
+                    age_hours: age_hours(lesson.updated_at, now),
+                    reliability: reliability(lesson),
+                    eligibility: self.eligibility(lesson),
+                    conflicts_with: Cow::Borrowed(&shown.conflicts),
+                    tiers: Cow::Borrowed(&shown.tiers),
+                };
+                (entry.id.clone(), entry)
+            })
+            .collect()
+    }
+
+    /// Scope and status, checked again here so that no single layer decides alone.
+    fn eligibility(&self, lesson: &Lesson) -> Eligibility {
+        if !self.scope.allows(&lesson.skill) {
+            return Eligibility::Ineligible(format!("{} is outside the scope", lesson.skill));
+        }
+        match lesson.status {
+            LessonStatus::Sensitive => Eligibility::Sensitive,
+            s if s.is_retrievable(self.config.curation) => Eligibility::Eligible,
+            s => Eligibility::Ineligible(format!("status {}", s.as_str())),
+        }
+    }
+}
+
+fn fingerprint_candidates(
+    error: Option<&str>,
+    index: &RecallIndex,
+    admits: &dyn Fn(u32) -> bool,
+) -> Vec<(u32, f64)> {
+    let Some(raw) = error else {
+        return Vec::new();
+    };
+    let (raw, normalized) = (raw.trim().to_owned(), lore_core::fingerprint(raw));
+    let mut slots: Vec<u32> = index.with_trigger(&raw).to_vec();
+    slots.extend(index.with_trigger(&normalized));
+    slots.sort_unstable();
+    slots.dedup();
+    slots
+        .into_iter()
+        .filter(|&s| admits(s))
+        .map(|s| (s, 1.0))
+        .collect()
+}
+
+/// Lessons sharing the query's tags, scored by the share of the query's tags they carry.
+fn tag_candidates(
+    tags: &[String],
+    index: &RecallIndex,
+    admits: &dyn Fn(u32) -> bool,
+) -> Vec<(u32, f64)> {
+    let mut shared: FastMap<u32, usize> = FastMap::default();
+    let mut distinct = tags.to_vec();
+    distinct.sort();
+    distinct.dedup();
+    for tag in &distinct {
+        for &slot in index.with_tag(tag) {
+            if admits(slot) {
+                *shared.entry(slot).or_default() += 1;
+            }
+        }
+    }
+    let mut scored: Vec<(u32, usize)> = shared.into_iter().collect();
+    scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored
+        .into_iter()
+        .map(|(slot, n)| (slot, n as f64 / tags.len() as f64))
+        .collect()
+}
+
+fn age_hours(at: DateTime<Utc>, now: DateTime<Utc>) -> f64 {
+    (now - at).num_seconds() as f64 / 3600.0
+}
+
+/// Confidence, blended half and half with measured utility once there is any.
+fn reliability(lesson: &Lesson) -> f64 {
+    let confidence = lesson.confidence.clamp(0.0, 1.0);
+    match lesson.utility.utility {
+        Some(u) => 0.5 * confidence + 0.5 * (u.clamp(-1.0, 1.0) + 1.0) / 2.0,
+        None => confidence,
+    }
+}

@@ -1,0 +1,400 @@
+//! Curation through the Engine over the embedded store: the lifecycle table, review decisions,
+//! write-time dedup and conflicts, sensitive data, expiry, pruning and purge.
+
+#[path = "curation/support.rs"]
+mod support;
+
+use chrono::TimeDelta;
+use lore_core::lifecycle::TRANSITIONS;
+use lore_core::model::{AuditAction, AuthorKind, CurationMode, LessonStatus, LinkKind};
+use lore_core::{Error, SkillPath, Store};
+use lore_engine::EngineConfig;
+use lore_engine::{Attribution, HumanCorrections, PURGED, Pruning, Upkeep};
+use support::{Project, SKILL};
+
+fn why(reason: &str) -> Attribution {
+    Attribution::new(Some("mike"), reason)
+}
+
+const URGENT: &str = "When a ticket reports errors for many customers, priority must be urgent.";
+
+#[test]
+fn every_transition_in_the_table_moves_the_lesson_and_is_audited() {
+    let p = Project::new(CurationMode::Auto);
+    for (i, (from, to)) in TRANSITIONS.iter().enumerate() {
+        let lesson = p.seed(&format!("Rule number {i} for the table."), *from);
+        let moved = p.engine.transition(&lesson.id, *to, &why("table")).unwrap();
+        assert_eq!(moved.status, *to);
+        assert_eq!(p.status(&lesson.id), *to);
+        let trail = p.store.audit(Some(lesson.id.as_str())).unwrap();
+        let last = trail.last().unwrap();
+        assert_eq!(last.action, AuditAction::Transition);
+        assert_eq!((last.from, last.to), (Some(*from), Some(*to)));
+        assert_eq!(
+            (last.actor.as_str(), last.reason.as_str()),
+            ("mike", "table")
+        );
+    }
+}
+
+#[test]
+fn moves_outside_the_table_are_refused_and_change_nothing() {
+    let p = Project::new(CurationMode::Auto);
+    for from in LessonStatus::ALL {
+        for to in LessonStatus::ALL {
+            if TRANSITIONS.contains(&(from, to)) {
+                continue;
+            }
+            let lesson = p.seed("A rule that must not move.", from);
+            let err = p.engine.transition(&lesson.id, to, &why("no")).unwrap_err();
+            assert!(matches!(err, Error::Conflict(_)), "{from:?}->{to:?}: {err}");
+            assert_eq!(p.engine.lesson(&lesson.id).unwrap(), lesson);
+            assert!(p.store.audit(Some(lesson.id.as_str())).unwrap().is_empty());
+        }
+    }
+}
+
+#[test]
+fn a_batch_with_one_bad_member_changes_nothing() {
+    let p = Project::new(CurationMode::Review);
+    let a = p.seed("Rule a.", LessonStatus::NeedsReview);
+    let b = p.seed("Rule b.", LessonStatus::Rejected);
+    let err = p
+        .engine
+        .approve(&[a.id.clone(), b.id.clone()], &why("batch"))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("from rejected to approved"),
+        "{err}"
+    );
+    assert_eq!(p.status(&a.id), LessonStatus::NeedsReview);
+    let err = p
+        .engine
+        .approve(&[a.id.clone(), a.id.clone()], &why("twice"))
+        .unwrap_err();
+    assert!(err.to_string().contains("named twice"), "{err}");
+    assert!(p.engine.approve(&[], &why("none")).is_err());
+
+    let c = p.seed("Rule c.", LessonStatus::NeedsReview);
+    let done = p
+        .engine
+        .reject(&[a.id.clone(), c.id.clone()], &why("noise"))
+        .unwrap();
+    assert_eq!(done.len(), 2);
+    assert_eq!(p.status(&c.id), LessonStatus::Rejected);
+    p.assert_audit_explains_every_status();
+}
+
+#[test]
+fn review_decisions_set_their_states_and_only_approval_reaches_the_prompt() {
+    let p = Project::new(CurationMode::Review);
+    let ids: Vec<_> = (0..4)
+        .map(|i| {
+            p.seed(
+                &format!("Distinct guidance {i} here."),
+                LessonStatus::NeedsReview,
+            )
+            .id
+        })
+        .collect();
+    p.engine.approve(&ids[0..1], &why("real")).unwrap();
+    p.engine.reject(&ids[1..2], &why("noise")).unwrap();
+    p.engine
+        .mark_one_time_exception(&ids[2..3], &why("once"))
+        .unwrap();
+    p.engine.mark_sensitive(&ids[3..4], &why("pii")).unwrap();
+    let statuses: Vec<_> = ids.iter().map(|id| p.status(id)).collect();
+    assert_eq!(
+        statuses,
+        [
+            LessonStatus::Approved,
+            LessonStatus::Rejected,
+            LessonStatus::OneTimeException,
+            LessonStatus::Sensitive
+        ]
+    );
+    assert_eq!(p.prompt_ids(SKILL), vec![ids[0].clone()]);
+    assert!(p.engine.review_queue(None, None).unwrap().is_empty());
+}
+
+#[test]
+fn supersede_links_both_and_takes_the_old_one_out_of_use() {
+    let p = Project::new(CurationMode::Auto);
+    let old = p.seed("Set priority to high.", LessonStatus::Approved);
+    let new = p.seed(
+        "Set priority to urgent and name the page.",
+        LessonStatus::Approved,
+    );
+    p.engine
+        .supersede(std::slice::from_ref(&old.id), &new.id, &why("better"))
+        .unwrap();
+    let old_now = p.engine.lesson(&old.id).unwrap();
+    assert_eq!(old_now.status, LessonStatus::Superseded);
+    assert!(
+        old_now
+            .links
+            .iter()
+            .any(|l| l.kind == LinkKind::SupersededBy && l.target == new.id)
+    );
+    let new_now = p.engine.lesson(&new.id).unwrap();
+    assert!(
+        new_now
+            .links
+            .iter()
+            .any(|l| l.kind == LinkKind::Supersedes && l.target == old.id)
+    );
+    assert_eq!(p.prompt_ids(SKILL), vec![new.id.clone()]);
+    let err = p
+        .engine
+        .supersede(std::slice::from_ref(&new.id), &new.id, &why("self"))
+        .unwrap_err();
+    assert!(err.to_string().contains("itself"), "{err}");
+    p.assert_audit_explains_every_status();
+}
+
+#[test]
+fn curation_modes_and_the_rule_for_peoples_corrections() {
+    let auto = Project::new(CurationMode::Auto);
+    assert_eq!(auto.correct(URGENT).lesson.status, LessonStatus::Approved);
+    let agent = auto.correct_as(SKILL, "Always name the failing page.", AuthorKind::Agent);
+    assert_eq!(agent.lesson.status, LessonStatus::Trial);
+    assert_eq!(auto.prompt_ids(SKILL).len(), 2);
+
+    let review = Project::review_mode(HumanCorrections::Approve);
+    assert_eq!(review.correct(URGENT).lesson.status, LessonStatus::Approved);
+    let agent = review.correct_as(SKILL, "Always name the failing page.", AuthorKind::Agent);
+    assert_eq!(agent.lesson.status, LessonStatus::NeedsReview);
+    assert_eq!(review.prompt_ids(SKILL).len(), 1);
+
+    let strict = Project::review_mode(HumanCorrections::Review);
+    let waiting = strict.correct(URGENT).lesson;
+    assert_eq!(waiting.status, LessonStatus::NeedsReview);
+    assert!(strict.prompt_ids(SKILL).is_empty());
+    strict
+        .engine
+        .approve(std::slice::from_ref(&waiting.id), &why("ok"))
+        .unwrap();
+    assert_eq!(strict.prompt_ids(SKILL), vec![waiting.id]);
+}
+
+#[test]
+fn a_duplicate_correction_grows_the_evidence_of_the_existing_lesson() {
+    let p = Project::new(CurationMode::Auto);
+    let first = p.correct(URGENT);
+    let again =
+        p.correct("when a ticket reports errors for MANY customers,   priority must be urgent");
+    assert_eq!(again.curation.merged_into.as_ref(), Some(&first.lesson.id));
+    assert_eq!(again.lesson.id, first.lesson.id);
+    assert_eq!(again.lesson.merged_from, vec![again.correction.id.clone()]);
+    assert!(again.guardrail.is_none());
+    assert_eq!(p.engine.lessons(None, None).unwrap().len(), 1);
+    let trail = p.store.audit(Some(first.lesson.id.as_str())).unwrap();
+    assert_eq!(trail.last().unwrap().evidence["evidence_count"], 2);
+}
+
+#[test]
+fn conflicting_lessons_are_linked_sent_to_review_and_never_prompted_together() {
+    let p = Project::new(CurationMode::Auto);
+    let urgent = p.correct("Priority must be urgent.").lesson;
+    let normal = p.correct("Priority must be normal.");
+    assert_eq!(normal.curation.conflicts, vec![urgent.id.clone()]);
+    assert_eq!(normal.lesson.status, LessonStatus::NeedsReview);
+    let old = p.engine.lesson(&urgent.id).unwrap();
+    assert!(
+        old.links
+            .iter()
+            .any(|l| l.kind == LinkKind::Conflicts && l.target == normal.lesson.id)
+    );
+
+    let queue = p.engine.review_queue(None, None).unwrap();
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue[0].related[0].id, urgent.id);
+    p.engine
+        .approve(std::slice::from_ref(&normal.lesson.id), &why("both real"))
+        .unwrap();
+    let shown = p.prompt_ids(SKILL);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+}
+
+#[test]
+fn near_duplicates_are_linked_and_reported() {
+    let p = Project::new(CurationMode::Auto);
+    let a =
+        p.correct("Always name the failing page and the error code in the summary of the ticket.");
+    let b =
+        p.correct("Always name the failing page and the error code in the summary of each ticket.");
+    assert_eq!(b.curation.near_duplicates, vec![a.lesson.id.clone()]);
+    assert_eq!(p.prompt_ids(SKILL).len(), 2);
+}
+
+#[test]
+fn a_full_supersession_waits_for_approval_in_review_mode() {
+    let p = Project::review_mode(HumanCorrections::Review);
+    let old = p.correct("Set priority to urgent for outages.").lesson;
+    p.engine
+        .approve(std::slice::from_ref(&old.id), &why("ok"))
+        .unwrap();
+    let new = p.correct(
+        "When a ticket reports an outage for many customers, you must set priority to urgent for outages, always.",
+    );
+    assert_eq!(
+        new.curation.supersedes,
+        vec![old.id.clone()],
+        "{:?}",
+        new.curation
+    );
+    assert_eq!(p.status(&old.id), LessonStatus::Approved);
+    p.engine
+        .approve(std::slice::from_ref(&new.lesson.id), &why("better"))
+        .unwrap();
+    assert_eq!(p.status(&old.id), LessonStatus::Superseded);
+    assert_eq!(p.prompt_ids(SKILL), vec![new.lesson.id]);
+    p.assert_audit_explains_every_status();
+}
+
+#[test]
+fn a_correction_with_a_secret_makes_a_sensitive_lesson_that_no_read_path_returns() {
+    let p = Project::new(CurationMode::Auto);
+    let out = p.correct(
+        "Never paste keys. Always redact the key sk-live_abcdefghijklmnop1234 in summaries.",
+    );
+    assert_eq!(out.lesson.status, LessonStatus::Sensitive);
+    assert!(out.guardrail.is_none() && out.guardrail_skipped.is_some());
+    assert!(p.prompt_ids(SKILL).is_empty());
+    let skill = SkillPath::parse(SKILL).unwrap();
+    assert!(
+        p.engine
+            .search("redact summaries", Some(&skill), 10)
+            .unwrap()
+            .is_empty()
+    );
+
+    let statuses = Some([LessonStatus::Sensitive].into());
+    let queue = p.engine.review_queue(None, statuses).unwrap();
+    let shown = serde_json::to_string(&queue).unwrap();
+    assert!(!shown.contains("sk-live_abcdefghijklmnop1234"), "{shown}");
+    assert!(shown.contains("[redacted:api_key]"), "{shown}");
+}
+
+#[test]
+fn purge_erases_the_lesson_and_its_correction_with_an_audit_entry() {
+    let p = Project::new(CurationMode::Auto);
+    let out = p.correct("Mail the customer at jane.doe@example.com when the priority is urgent.");
+    let id = out.lesson.id.clone();
+    assert!(p.engine.purge_lesson(&id, &why("  ")).is_err());
+    let report = p.engine.purge_lesson(&id, &why("privacy request")).unwrap();
+    assert_eq!(report.corrections, vec![out.correction.id.clone()]);
+    let lesson = p.engine.lesson(&id).unwrap();
+    assert_eq!(lesson.rule, PURGED);
+    assert_eq!(lesson.status, LessonStatus::Sensitive);
+    let correction = p.store.correction(&out.correction.id).unwrap().unwrap();
+    assert_eq!(correction.text, PURGED);
+    let trail = p.store.audit(Some(id.as_str())).unwrap();
+    assert_eq!(trail.last().unwrap().action, AuditAction::Purged);
+    let everything = format!("{:?}", p.engine.export_records().unwrap());
+    assert!(!everything.contains("jane.doe@example.com"));
+    let raw = std::fs::read(p.dir.path().join("lore.db")).unwrap();
+    assert!(!raw.windows(20).any(|w| w == b"jane.doe@example.com"));
+    p.assert_audit_explains_every_status();
+}
+
+#[test]
+fn needs_review_expires_after_the_configured_age_and_maintain_is_idempotent() {
+    let p = Project::with(EngineConfig {
+        curation: CurationMode::Review,
+        upkeep: Upkeep {
+            review_expiry: TimeDelta::days(7),
+            pruning: Pruning::Off,
+        },
+        ..EngineConfig::default()
+    });
+    let old = p.seed("Old guidance.", LessonStatus::NeedsReview);
+    p.clock.advance(TimeDelta::days(5));
+    let young = p.seed("Young guidance.", LessonStatus::NeedsReview);
+    p.clock.advance(TimeDelta::days(3));
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(report.expired, vec![old.id.clone()]);
+    assert_eq!(p.status(&old.id), LessonStatus::Expired);
+    assert_eq!(p.status(&young.id), LessonStatus::NeedsReview);
+    let again = p.engine.maintain().unwrap();
+    assert!(again.expired.is_empty() && again.pruned_by_age.is_empty());
+    p.assert_audit_explains_every_status();
+}
+
+#[test]
+fn pruning_archives_by_age_then_by_rank_and_is_idempotent() {
+    let config = |pruning| EngineConfig {
+        upkeep: Upkeep {
+            pruning,
+            ..Upkeep::default()
+        },
+        ..EngineConfig::default()
+    };
+    let p = Project::with(config(Pruning::Hybrid {
+        max_age: TimeDelta::days(90),
+        max_lessons: 2,
+    }));
+    let ancient = p.seed("Ancient guidance.", LessonStatus::Approved);
+    p.clock.advance(TimeDelta::days(100));
+    let mut lessons = Vec::new();
+    for (i, confidence) in [0.9, 0.5, 0.7].into_iter().enumerate() {
+        let mut l = support::lesson(
+            SKILL,
+            &format!("Guidance {i}."),
+            LessonStatus::Approved,
+            p.clock_now(),
+        );
+        l.confidence = confidence;
+        p.engine
+            .import_records(&[lore_core::ports::store::Record::Lesson(l.clone())])
+            .unwrap();
+        lessons.push(l);
+    }
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(report.pruned_by_age, vec![ancient.id.clone()]);
+    assert_eq!(report.pruned_by_rank, vec![lessons[1].id.clone()]);
+    assert_eq!(p.status(&lessons[1].id), LessonStatus::Archived);
+    assert_eq!(p.prompt_ids(SKILL).len(), 2);
+    let again = p.engine.maintain().unwrap();
+    assert!(again.pruned_by_age.is_empty() && again.pruned_by_rank.is_empty());
+
+    let bad = Project::with(config(Pruning::Pareto { max_lessons: 0 }));
+    assert!(matches!(bad.engine.maintain(), Err(Error::Invalid { .. })));
+}
+
+#[test]
+fn a_corrected_lesson_gets_its_vector_when_written_once_a_fit_exists() {
+    use lore_engine::RecallQuery;
+    let p = Project::new(CurationMode::Auto);
+    let vector_ids = || -> Vec<String> {
+        p.store
+            .vectors(&lore_core::Scope::unrestricted(), None)
+            .unwrap()
+            .into_iter()
+            .map(|v| v.lesson.to_string())
+            .collect()
+    };
+    let first = p.correct(URGENT).lesson;
+    assert!(
+        vector_ids().is_empty(),
+        "no fit yet: the first recall embeds"
+    );
+    let ask = |text: &str| {
+        p.engine
+            .recall(&RecallQuery {
+                text: text.into(),
+                ..RecallQuery::default()
+            })
+            .unwrap()
+    };
+    assert_eq!(ask("ticket errors customers").lessons[0].id, first.id);
+    assert_eq!(vector_ids(), vec![first.id.to_string()]);
+    let second = p
+        .correct("Always attach the invoice number when billing is mentioned.")
+        .lesson;
+    assert!(
+        vector_ids().contains(&second.id.to_string()),
+        "embedded with the stored fit before any recall"
+    );
+    assert_eq!(ask("invoice number billing").lessons[0].id, second.id);
+}

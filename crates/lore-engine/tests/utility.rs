@@ -1,0 +1,324 @@
+//! Measuring lessons by what they did, over the embedded store: activations recorded with
+//! executions, feedback signals, utility, and seed 003's promotion and suppression gates.
+
+#[path = "curation/support.rs"]
+mod support;
+
+use lore_core::id::{ExecutionId, LessonId};
+use lore_core::model::{
+    AuditAction, CurationMode, Execution, LessonStatus, Outcome, SignalChannel,
+};
+use lore_core::{Error, Scope, SkillPath, Store};
+use lore_engine::{NewExecution, NewSignal};
+use serde_json::json;
+use support::{Project, SKILL};
+
+fn run(p: &Project, outcome: Outcome, shown: &[&LessonId], latency_ms: f64) -> Execution {
+    p.engine
+        .record_execution(NewExecution {
+            skill: SkillPath::parse(SKILL).unwrap(),
+            input: json!({"ticket": "Checkout fails for EU customers"}),
+            output: json!({"priority": "urgent"}),
+            outcome,
+            cost_usd: None,
+            latency_ms: Some(latency_ms),
+            model: None,
+            session: None,
+            lessons_shown: shown.iter().map(|id| (*id).clone()).collect(),
+        })
+        .unwrap()
+}
+
+fn signal(execution: &ExecutionId, channel: SignalChannel, message: &str) -> NewSignal {
+    NewSignal {
+        execution_id: execution.clone(),
+        channel,
+        message: message.to_owned(),
+        value: None,
+        action: None,
+        tags: Vec::new(),
+    }
+}
+
+fn audit_reasons(p: &Project, id: &LessonId) -> Vec<(AuditAction, String)> {
+    p.store
+        .audit(Some(id.as_str()))
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.action, e.reason))
+        .collect()
+}
+
+#[test]
+fn a_trial_lesson_that_helps_is_promoted_once_it_has_enough_runs() {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = p.seed("Mark outages urgent.", LessonStatus::Trial);
+    // The baseline: two runs without the lesson, one failed, one rejected.
+    run(&p, Outcome::Failure, &[], 900.0);
+    run(&p, Outcome::Rejected, &[], 900.0);
+    // Two good runs with it are not enough evidence.
+    run(&p, Outcome::Accepted, &[&lesson.id], 600.0);
+    run(&p, Outcome::Success, &[&lesson.id], 600.0);
+    let report = p.engine.maintain().unwrap();
+    assert!(report.utility.promoted.is_empty(), "{report:?}");
+    assert_eq!(p.status(&lesson.id), LessonStatus::Trial);
+    let measured = p.engine.lesson(&lesson.id).unwrap().utility;
+    assert_eq!(
+        (measured.activations, measured.helped, measured.hurt),
+        (2, 2, 0)
+    );
+    assert!(measured.utility.unwrap() > 0.2, "{measured:?}");
+
+    // A third: promoted, with the figures in the audit entry.
+    run(&p, Outcome::Accepted, &[&lesson.id], 600.0);
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(report.utility.promoted, vec![lesson.id.clone()]);
+    assert_eq!(p.status(&lesson.id), LessonStatus::Approved);
+    let entry = p
+        .store
+        .audit(Some(lesson.id.as_str()))
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert_eq!(entry.action, AuditAction::Transition);
+    assert_eq!(
+        (entry.from, entry.to),
+        (Some(LessonStatus::Trial), Some(LessonStatus::Approved))
+    );
+    assert!(
+        entry.reason.starts_with("promoted: measured utility"),
+        "{}",
+        entry.reason
+    );
+    assert_eq!(entry.evidence["runs"], json!(3));
+    assert_eq!(entry.evidence["error_reduction"], json!(1.0));
+    let stats = p.engine.lesson(&lesson.id).unwrap().utility;
+    assert_eq!((stats.activations, stats.helped, stats.hurt), (3, 3, 0));
+    // 0.65 × 1.0 (no failures where the baseline always failed) + 0.35 × (900−600)/900.
+    assert!((stats.utility.unwrap() - (0.65 + 0.35 / 3.0)).abs() < 1e-3);
+
+    // Measuring again with nothing new changes nothing and writes no audit entry.
+    let trail = p.store.audit(Some(lesson.id.as_str())).unwrap().len();
+    let again = p.engine.maintain().unwrap();
+    assert!(again.utility.measured.is_empty() && again.utility.promoted.is_empty());
+    assert_eq!(
+        p.store.audit(Some(lesson.id.as_str())).unwrap().len(),
+        trail
+    );
+    p.assert_audit_explains_every_status();
+}
+
+#[test]
+fn a_lesson_whose_runs_fail_is_suppressed_and_leaves_the_prompt() {
+    let p = Project::new(CurationMode::Auto);
+    let harmful = p.seed("Always answer in one word.", LessonStatus::Approved);
+    assert_eq!(p.prompt_ids(SKILL), vec![harmful.id.clone()]);
+    for _ in 0..3 {
+        run(&p, Outcome::Accepted, &[], 500.0);
+    }
+    // Failures reported as signals count as much as a failed outcome.
+    for _ in 0..3 {
+        let e = run(&p, Outcome::PendingReview, &[&harmful.id], 500.0);
+        p.engine
+            .report_signal(signal(
+                &e.id,
+                SignalChannel::ConstraintFailure,
+                "missing summary field",
+            ))
+            .unwrap();
+    }
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(report.utility.suppressed, vec![harmful.id.clone()]);
+    assert_eq!(p.status(&harmful.id), LessonStatus::Suppressed);
+    assert!(p.prompt_ids(SKILL).is_empty());
+    let stats = p.engine.lesson(&harmful.id).unwrap().utility;
+    assert_eq!((stats.activations, stats.helped, stats.hurt), (3, 0, 3));
+    assert!(
+        audit_reasons(&p, &harmful.id)
+            .iter()
+            .any(|(a, r)| *a == AuditAction::Transition && r.starts_with("suppressed:"))
+    );
+    p.assert_audit_explains_every_status();
+}
+
+#[test]
+fn in_review_curation_a_harmful_approved_lesson_is_reported_not_suppressed() {
+    let p = Project::review_mode(lore_engine::HumanCorrections::Approve);
+    let lesson = p.seed("Always answer in one word.", LessonStatus::Approved);
+    for _ in 0..3 {
+        run(&p, Outcome::Success, &[], 500.0);
+        run(&p, Outcome::Failure, &[&lesson.id], 500.0);
+    }
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(report.utility.harmful, vec![lesson.id.clone()]);
+    assert!(report.utility.suppressed.is_empty());
+    assert_eq!(p.status(&lesson.id), LessonStatus::Approved);
+}
+
+#[test]
+fn pending_runs_are_not_evidence() {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = p.seed("Mark outages urgent.", LessonStatus::Trial);
+    run(&p, Outcome::Failure, &[], 500.0);
+    for _ in 0..5 {
+        run(&p, Outcome::PendingReview, &[&lesson.id], 500.0);
+    }
+    let report = p.engine.maintain().unwrap();
+    assert!(report.utility.promoted.is_empty() && report.utility.suppressed.is_empty());
+    let stats = p.engine.lesson(&lesson.id).unwrap().utility;
+    assert_eq!((stats.activations, stats.helped, stats.hurt), (5, 0, 0));
+    assert_eq!(stats.utility, None, "no judged run showed it");
+    assert_eq!(p.status(&lesson.id), LessonStatus::Trial);
+}
+
+#[test]
+fn a_lesson_about_a_fingerprint_is_judged_on_its_recurrence() {
+    let p = Project::new(CurationMode::Auto);
+    let mut lesson = support::lesson(
+        SKILL,
+        "Quote column names.",
+        LessonStatus::Trial,
+        p.clock_now(),
+    );
+    lesson.triggers = vec![lore_core::fingerprint("unknown column 'Order Date'")];
+    p.engine
+        .import_records(&[lore_core::ports::store::Record::Lesson(lesson.clone())])
+        .unwrap();
+    // Baseline: the fingerprint recurs in both runs without the lesson.
+    for column in ["Ship Date", "Due Date"] {
+        let e = run(&p, Outcome::Failure, &[], 500.0);
+        let text = format!("unknown column '{column}'");
+        p.engine
+            .report_signal(signal(&e.id, SignalChannel::HardFailure, &text))
+            .unwrap();
+    }
+    // With the lesson the runs still fail, but for another reason: not the lesson's failure.
+    for _ in 0..3 {
+        let e = run(&p, Outcome::Failure, &[&lesson.id], 500.0);
+        p.engine
+            .report_signal(signal(
+                &e.id,
+                SignalChannel::HardFailure,
+                "connection reset by peer",
+            ))
+            .unwrap();
+    }
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(report.utility.promoted, vec![lesson.id.clone()]);
+}
+
+#[test]
+fn signals_get_a_fingerprint_and_tags_and_secrets_are_redacted() {
+    let p = Project::new(CurationMode::Auto);
+    let e = run(&p, Outcome::Failure, &[], 500.0);
+    let event = p
+        .engine
+        .report_signal(NewSignal {
+            tags: vec!["billing".into()],
+            action: Some("SELECT \"Order Date\" FROM orders".into()),
+            ..signal(
+                &e.id,
+                SignalChannel::HardFailure,
+                "unknown column 'Order Date' at line 3 (key sk-live-4f9a8b7c6d5e4f3a2b1c0d9e)",
+            )
+        })
+        .unwrap();
+    assert!(
+        event
+            .fingerprint
+            .starts_with("unknown column <str> at line <num>"),
+        "{}",
+        event.fingerprint
+    );
+    assert!(
+        !event.message.contains("sk-live-4f9a8b7c6d5e4f3a2b1c0d9e"),
+        "{}",
+        event.message
+    );
+    assert!(
+        !event.fingerprint.contains("4f9a8b"),
+        "{}",
+        event.fingerprint
+    );
+    for tag in ["unknown_symbol", "column_reference", "billing"] {
+        assert!(
+            event.tags.iter().any(|t| t == tag),
+            "{tag}: {:?}",
+            event.tags
+        );
+    }
+    assert_eq!(p.engine.signals(&e.id).unwrap(), vec![event]);
+}
+
+#[test]
+fn bad_activations_and_signals_are_refused_and_store_nothing() {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = p.seed("Mark outages urgent.", LessonStatus::Trial);
+    let e = run(&p, Outcome::Failure, &[], 500.0);
+    let counts = || p.store.counts(&Scope::unrestricted()).unwrap();
+    let before = counts();
+
+    let unknown = LessonId::parse("REFL-999").unwrap();
+    let mut shown_twice = NewExecution {
+        skill: SkillPath::parse(SKILL).unwrap(),
+        input: json!({}),
+        output: json!({}),
+        outcome: Outcome::Accepted,
+        cost_usd: None,
+        latency_ms: None,
+        model: None,
+        session: None,
+        lessons_shown: vec![lesson.id.clone(), lesson.id.clone()],
+    };
+    let err = p.engine.record_execution(shown_twice.clone()).unwrap_err();
+    assert!(err.to_string().contains("named twice"), "{err}");
+    shown_twice.lessons_shown = vec![unknown.clone()];
+    let err = p.engine.record_execution(shown_twice.clone()).unwrap_err();
+    assert!(
+        matches!(err, Error::Invalid { .. }) && err.to_string().contains("REFL-999"),
+        "{err}"
+    );
+    // A lesson outside the handle's scope is as unknown as one that does not exist.
+    let finance = p.engine.scoped(Scope::domains(["finance"]));
+    shown_twice.skill = SkillPath::parse("finance/invoice").unwrap();
+    shown_twice.lessons_shown = vec![lesson.id.clone()];
+    let err = finance.record_execution(shown_twice).unwrap_err();
+    assert!(
+        err.to_string().contains("not a lesson inside this scope"),
+        "{err}"
+    );
+
+    let bad = [
+        signal(&e.id, SignalChannel::HardFailure, "   "),
+        signal(&e.id, SignalChannel::Progress, "no value"),
+        NewSignal {
+            value: Some(f64::NAN),
+            ..signal(&e.id, SignalChannel::Progress, "")
+        },
+        NewSignal {
+            value: Some(-3.0),
+            ..signal(&e.id, SignalChannel::Efficiency, "")
+        },
+        NewSignal {
+            tags: vec!["Not A Tag".into()],
+            ..signal(&e.id, SignalChannel::HardFailure, "boom")
+        },
+        signal(&e.id, SignalChannel::HardFailure, &"x".repeat(17 * 1024)),
+    ];
+    for s in bad {
+        let err = p.engine.report_signal(s.clone()).unwrap_err();
+        assert!(matches!(err, Error::Invalid { .. }), "{s:?}: {err}");
+    }
+    let missing = ExecutionId::parse("EXEC-20260101000000-AAAAAAAA").unwrap();
+    let err = p
+        .engine
+        .report_signal(signal(&missing, SignalChannel::HardFailure, "boom"))
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    // Another domain's handle cannot see the execution, so cannot signal on it.
+    let err = finance
+        .report_signal(signal(&e.id, SignalChannel::HardFailure, "boom"))
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    assert_eq!(counts(), before);
+}

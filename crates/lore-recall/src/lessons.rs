@@ -1,0 +1,856 @@
+//! The recall index: every retrievable lesson, its BM25 postings and its vector, in memory,
+//! shared by all the scoped handles of one Engine and kept fresh from the store.
+//!
+//! The store stays the source of truth. The index is built from it on first use and, before
+//! every query, compared with [`Store::lesson_revision`]: when another write (from this process
+//! or another) moved the revision on, only the lessons changed since are read
+//! ([`Store::lessons_changed`]) and applied: a changed lesson is removed and, if it is still
+//! retrievable, added again, so a lesson retired, rejected or marked sensitive leaves the
+//! results before the next query answers. Anything that goes wrong while applying changes drops
+//! the whole index, to be rebuilt from the store by the next query (fail closed).
+//!
+//! Vectors are stored with their embedder's identity and a hash of their text
+//! ([`LessonVector`]); the index reuses a stored vector only when both still match and embeds
+//! (and stores) the lesson otherwise. An embedder that fits to its corpus (the builtin one's
+//! IDF) has its fit frozen in the store ([`Store::index_state`]), so every process embeds new
+//! lessons with the same fit and all vectors stay comparable. The fit is made on the first build
+//! over the retrievable lessons, and made again, re-embedding everything, when their number has
+//! grown past twice the fitted corpus (so a memory that started with a handful of lessons does
+//! not keep their statistics forever); `lore reembed` does the same on request.
+//!
+//! A new process does not build the HNSW graph again when the store has a place for derived
+//! files ([`Store::derived_path`]): the index is saved there ([`crate::saved`]) after a
+//! build and after every [`SAVE_AFTER`] graph insertions, and loaded on first use. A load
+//! reads the lessons and vectors from the store as a build does, keeps each saved slot whose
+//! lesson is still retrievable with the same text, drops the others and inserts the lessons
+//! the file lacks, so it reflects the store exactly as a build would; a file that cannot be
+//! used (damaged, another embedder or fit, too many slots gone) is rebuilt from the store with
+//! a warning.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use serde::{Deserialize, Serialize};
+
+use crate::saved::{self, Header, Loaded, Slot};
+use crate::{Embedder, EmbedderId, HnswParams, SparseIndex, VectorIndex, text_hash};
+use lore_core::error::{Error, Result};
+use lore_core::id::LessonId;
+use lore_core::model::{Lesson, LessonStatus, LinkKind};
+use lore_core::ports::store::{LessonVector, Store};
+use lore_core::scope::{Scope, SkillPath};
+
+/// The key of the embedder's identity and fit size in [`Store::index_state`].
+const EMBEDDER_KEY: &str = "embedder";
+/// The key of the frozen fit itself.
+const FIT_KEY: &str = "embedder_fit";
+
+/// Lessons embedded per [`Embedder::embed_batch`] call and written per store transaction: a
+/// model runs a batch in a few passes and a service in a few requests, and a progress bar
+/// still moves every few seconds with a model on a CPU.
+const WRITE_BATCH: usize = 256;
+
+/// A fit is made again once the retrievable lessons outnumber twice its corpus plus this.
+const REFIT_SLACK: usize = 64;
+
+/// Graph insertions after which the index is saved again: inserting this many at the next
+/// start costs about a second at 100k lessons, as much as writing the file.
+const SAVE_AFTER: usize = 1000;
+
+/// How the Engine's recall index came to be.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum IndexOrigin {
+    /// Built from the store.
+    Built,
+    /// Loaded from the file beside the store: `kept` saved slots still matched the store,
+    /// `dropped` did not (their lesson changed, left or was purged since), and `added` lessons
+    /// were inserted because the file lacked them.
+    Loaded {
+        /// Saved slots whose lesson was unchanged.
+        kept: usize,
+        /// Saved slots whose lesson changed, left the retrievable statuses or was purged.
+        dropped: usize,
+        /// Retrievable lessons the file lacked.
+        added: usize,
+    },
+}
+
+/// What the Engine's recall index holds now (see [`super::Engine::recall_index_info`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IndexInfo {
+    /// Built or loaded.
+    pub origin: IndexOrigin,
+    /// The store revision it reflects.
+    pub revision: u64,
+    /// Live lessons.
+    pub lessons: usize,
+    /// Slots, live or removed.
+    pub slots: usize,
+    /// Whether dense search walks an HNSW graph (else it scans exactly).
+    pub graph: bool,
+}
+
+/// What the store remembers about the embedder that made its vectors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EmbedderState {
+    /// The embedder as configured (before any fit): what a query must use.
+    pub base: EmbedderId,
+    /// The embedder as fitted: the identity stored with every vector.
+    pub fitted: EmbedderId,
+    /// How many lessons the fit was made on.
+    pub fit_docs: usize,
+}
+
+/// One lesson in the index.
+#[derive(Debug)]
+pub struct Doc {
+    /// The lesson as the store holds it.
+    pub lesson: Lesson,
+    /// Its interned skill.
+    pub skill: u32,
+    /// Its rendering for recall, made by the first query that finds it.
+    pub shown: OnceLock<Shown>,
+}
+
+/// The in-memory index. Slots are shared by the sparse and dense indexes.
+pub struct RecallIndex {
+    /// The store's lesson revision this index reflects.
+    pub revision: u64,
+    /// The embedder (as fitted) that made the vectors.
+    pub embedder: Arc<dyn Embedder>,
+    /// The embedder as configured and as fitted, saved with the index.
+    pub state: EmbedderState,
+    statuses: Vec<LessonStatus>,
+    docs: Vec<Option<Doc>>,
+    /// Per slot, the live lesson's interned skill or [`NO_SKILL`]: what every search's filter
+    /// reads, kept apart from the lessons so that it stays in cache.
+    slot_skills: Vec<u32>,
+    by_id: HashMap<String, u32>,
+    /// BM25 over the lessons' words.
+    pub sparse: SparseIndex,
+    /// The lessons' vectors, exact below a size and HNSW above it.
+    pub dense: VectorIndex,
+    skills: Vec<SkillPath>,
+    skill_ids: HashMap<SkillPath, u32>,
+    /// Live slots per skill, to size a restricted search.
+    skill_counts: Vec<usize>,
+    triggers: HashMap<String, Vec<u32>>,
+    tags: HashMap<String, Vec<u32>>,
+    origin: IndexOrigin,
+    /// Slots the file beside the store already has (slots are only ever appended).
+    saved_slots: usize,
+}
+
+/// [`RecallIndex::slot_skills`] of a removed slot.
+const NO_SKILL: u32 = u32::MAX;
+
+/// The index of one Engine and its scoped handles; `None` until first used or after a failure.
+pub type SharedIndex = Arc<RwLock<Option<RecallIndex>>>;
+
+/// The words a lesson is found by: its summary, rule, conditions and mistake.
+pub fn lesson_text(lesson: &Lesson) -> String {
+    [
+        lesson.tiers.summary.as_str(),
+        &lesson.rule,
+        &lesson.applies_when,
+        &lesson.mistake,
+    ]
+    .join("\n")
+}
+
+/// Reads the stored embedder state.
+pub fn stored_state(store: &dyn Store) -> Result<Option<EmbedderState>> {
+    let Some(raw) = store.index_state(EMBEDDER_KEY)? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&raw)
+        .map(Some)
+        .map_err(|e| Error::Incompatible(format!("the stored embedder state cannot be read: {e}")))
+}
+
+/// Refuses a configured embedder that is not the one the stored vectors were made with.
+fn check_base(state: &EmbedderState, configured: &EmbedderId) -> Result<()> {
+    if &state.base == configured {
+        return Ok(());
+    }
+    Err(Error::Incompatible(format!(
+        "the stored lesson vectors were made by {}, but recall is configured with {}; \
+         query with {} or run `lore reembed --embedder NAME` to re-embed every lesson",
+        state.base, configured, state.base.name
+    )))
+}
+
+/// The embedder the stored vectors were made with, restored from its frozen fit; `None` when
+/// the store has no embedder state yet.
+///
+/// # Errors
+/// [`Error::Incompatible`] when `configured` is another embedder, or the fit is unreadable.
+pub fn stored_embedder(
+    store: &dyn Store,
+    configured: &Arc<dyn Embedder>,
+) -> Result<Option<(Arc<dyn Embedder>, EmbedderState)>> {
+    let Some(state) = stored_state(store)? else {
+        return Ok(None);
+    };
+    check_base(&state, &configured.id())?;
+    let embedder = match store.index_state(FIT_KEY)? {
+        Some(fit) if state.fitted != state.base => configured.restore(&fit)?,
+        _ => configured.clone(),
+    };
+    if embedder.id() != state.fitted {
+        return Err(Error::Incompatible(format!(
+            "the stored fit restores {}, but the vectors name {}",
+            embedder.id(),
+            state.fitted
+        )));
+    }
+    Ok(Some((embedder, state)))
+}
+
+/// Fits `configured` to `texts` (when it fits at all) and stores the fit and its identity.
+fn fit_and_store(
+    store: &dyn Store,
+    configured: &Arc<dyn Embedder>,
+    texts: &[&str],
+) -> Result<(Arc<dyn Embedder>, EmbedderState)> {
+    let embedder = configured.fit(texts).unwrap_or_else(|| configured.clone());
+    let state = EmbedderState {
+        base: configured.id(),
+        fitted: embedder.id(),
+        fit_docs: texts.len(),
+    };
+    if let Some(fit) = embedder.fit_state() {
+        store.set_index_state(FIT_KEY, &fit)?;
+    }
+    let json = serde_json::to_vec(&state).map_err(|e| Error::Store(Box::new(e)))?;
+    store.set_index_state(EMBEDDER_KEY, &json)?;
+    Ok((embedder, state))
+}
+
+/// Embeds `lessons` with `embedder` and stores the vectors, calling `progress(done)` as it goes.
+pub fn embed_and_store(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    lessons: &[&Lesson],
+    progress: &mut dyn FnMut(usize),
+) -> Result<Vec<Vec<f32>>> {
+    let id = embedder.id();
+    let mut out = Vec::with_capacity(lessons.len());
+    for chunk in lessons.chunks(WRITE_BATCH) {
+        let texts: Vec<String> = chunk.iter().map(|l| lesson_text(l)).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = embedder.embed_batch(&refs)?;
+        if vectors.len() != chunk.len() {
+            return Err(Error::Incompatible(format!(
+                "{id} returned {} vectors for {} texts",
+                vectors.len(),
+                chunk.len()
+            )));
+        }
+        let batch: Vec<LessonVector> = chunk
+            .iter()
+            .zip(&texts)
+            .zip(vectors)
+            .map(|((lesson, text), vector)| LessonVector {
+                lesson: lesson.id.clone(),
+                embedder: id.clone(),
+                source_hash: text_hash(text),
+                vector,
+            })
+            .collect();
+        store.put_vectors(&batch)?;
+        out.extend(batch.into_iter().map(|v| v.vector));
+        progress(out.len());
+    }
+    Ok(out)
+}
+
+/// Fits `configured` again to the retrievable lessons and re-embeds every lesson with it.
+/// Returns the fitted identity and how many lessons were embedded.
+pub fn reembed(
+    store: &dyn Store,
+    configured: &Arc<dyn Embedder>,
+    statuses: &[LessonStatus],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(EmbedderId, usize)> {
+    let all = store.lessons_changed(&Scope::unrestricted(), 0)?.lessons;
+    let texts: Vec<String> = all
+        .iter()
+        .filter(|l| statuses.contains(&l.status))
+        .map(lesson_text)
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let (embedder, state) = fit_and_store(store, configured, &refs)?;
+    let lessons: Vec<&Lesson> = all.iter().collect();
+    let total = lessons.len();
+    progress(0, total);
+    embed_and_store(store, embedder.as_ref(), &lessons, &mut |done| {
+        progress(done, total)
+    })?;
+    Ok((state.fitted, total))
+}
+
+/// The vectors of `lessons` (whose texts are `texts`): the stored ones where embedder and text
+/// still match, the rest embedded now and stored. `all` reads every stored vector at once (a
+/// build) instead of asking for these lessons' (a refresh).
+fn vectors_for(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    lessons: &[Lesson],
+    texts: &[String],
+    all: bool,
+) -> Result<Vec<Vec<f32>>> {
+    let id = embedder.id();
+    let ids: Vec<LessonId> = if all {
+        Vec::new()
+    } else {
+        lessons.iter().map(|l| l.id.clone()).collect()
+    };
+    let mut stored: HashMap<LessonId, LessonVector> = store
+        .vectors(&Scope::unrestricted(), (!all).then_some(ids.as_slice()))?
+        .into_iter()
+        .filter(|v| v.embedder == id)
+        .map(|v| (v.lesson.clone(), v))
+        .collect();
+    let found: Vec<Option<Vec<f32>>> = lessons
+        .iter()
+        .zip(texts)
+        .map(|(l, t)| {
+            stored
+                .remove(&l.id)
+                .filter(|v| v.source_hash == text_hash(t))
+                .map(|v| v.vector)
+        })
+        .collect();
+    let missing: Vec<&Lesson> = lessons
+        .iter()
+        .zip(&found)
+        .filter(|(_, v)| v.is_none())
+        .map(|(l, _)| l)
+        .collect();
+    let mut made = embed_and_store(store, embedder, &missing, &mut |_| {})?.into_iter();
+    Ok(found
+        .into_iter()
+        .map(|v| v.unwrap_or_else(|| made.next().expect("every missing vector was made")))
+        .collect())
+}
+
+/// Whether a fit made on `fit_docs` lessons is due again with `docs` retrievable ones.
+fn refit_due(embedder: &dyn Embedder, fit_docs: usize, docs: usize) -> bool {
+    embedder.fit_state().is_some() && docs > 2 * fit_docs + REFIT_SLACK
+}
+
+impl RecallIndex {
+    /// Builds the index from the store: every lesson in `statuses`, with its vector.
+    pub fn build(
+        store: &dyn Store,
+        configured: &Arc<dyn Embedder>,
+        statuses: &[LessonStatus],
+    ) -> Result<Self> {
+        let changes = store.lessons_changed(&Scope::unrestricted(), 0)?;
+        let lessons: Vec<Lesson> = changes
+            .lessons
+            .into_iter()
+            .filter(|l| statuses.contains(&l.status))
+            .collect();
+        let texts: Vec<String> = lessons.iter().map(lesson_text).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let (embedder, state) = match stored_embedder(store, configured)? {
+            Some((embedder, state))
+                if !refit_due(embedder.as_ref(), state.fit_docs, refs.len()) =>
+            {
+                (embedder, state)
+            }
+            _ => fit_and_store(store, configured, &refs)?,
+        };
+        let vectors = vectors_for(store, embedder.as_ref(), &lessons, &texts, true)?;
+        let mut index = Self::empty(changes.revision, embedder, state, statuses);
+        for ((lesson, text), vector) in lessons.into_iter().zip(&texts).zip(vectors) {
+            index.insert(lesson, text, &vector);
+        }
+        Ok(index)
+    }
+
+    fn empty(
+        revision: u64,
+        embedder: Arc<dyn Embedder>,
+        state: EmbedderState,
+        statuses: &[LessonStatus],
+    ) -> Self {
+        Self {
+            revision,
+            dense: VectorIndex::new(embedder.id().dim),
+            embedder,
+            state,
+            statuses: statuses.to_vec(),
+            docs: Vec::new(),
+            slot_skills: Vec::new(),
+            by_id: HashMap::new(),
+            sparse: SparseIndex::new(),
+            skills: Vec::new(),
+            skill_ids: HashMap::new(),
+            skill_counts: Vec::new(),
+            triggers: HashMap::new(),
+            tags: HashMap::new(),
+            origin: IndexOrigin::Built,
+            saved_slots: 0,
+        }
+    }
+
+    /// The index from the file beside the store when there is a usable one, else built.
+    pub fn open(
+        store: &dyn Store,
+        configured: &Arc<dyn Embedder>,
+        statuses: &[LessonStatus],
+    ) -> Result<Self> {
+        if let Some(path) = store.derived_path(saved::NAME) {
+            let why = match saved::read(&path) {
+                Ok(None) => None,
+                Ok(Some(loaded)) => match Self::load(store, configured, statuses, loaded)? {
+                    Ok(index) => return Ok(index),
+                    Err(why) => Some(why),
+                },
+                Err(why) => Some(format!("the file {why}")),
+            };
+            if let Some(why) = why {
+                tracing::warn!(path = %path.display(), %why, "rebuilding the recall index from the store");
+            }
+        }
+        Self::build(store, configured, statuses)
+    }
+
+    /// The index `loaded` describes, checked slot by slot against the store and brought up
+    /// to date with it; `Ok(Err(why))` when it cannot be used.
+    fn load(
+        store: &dyn Store,
+        configured: &Arc<dyn Embedder>,
+        statuses: &[LessonStatus],
+        loaded: Loaded,
+    ) -> Result<std::result::Result<Self, String>> {
+        let Loaded {
+            header,
+            slots,
+            graph,
+        } = loaded;
+        let Some((embedder, state)) = stored_embedder(store, configured)? else {
+            return Ok(Err("the store has no embedder state".into()));
+        };
+        let changes = store.lessons_changed(&Scope::unrestricted(), 0)?;
+        let mut lessons: Vec<Option<Lesson>> = changes
+            .lessons
+            .into_iter()
+            .filter(|l| statuses.contains(&l.status))
+            .map(Some)
+            .collect();
+        if header.state != state
+            || header.dim != state.fitted.dim
+            || header.statuses != statuses
+            || header.params != HnswParams::default()
+            || refit_due(embedder.as_ref(), state.fit_docs, lessons.len())
+        {
+            return Ok(Err(format!(
+                "the file was made by {} for other settings than {}'s",
+                header.state.fitted, state.fitted
+            )));
+        }
+        let position: HashMap<String, usize> = lessons
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.as_ref().expect("all present").id.to_string(), i))
+            .collect();
+        // Each saved slot keeps its lesson only if the store still has it, retrievable, with
+        // the text its vector was made from.
+        let mut claimed: Vec<Option<(Lesson, String)>> = Vec::with_capacity(slots.len());
+        for slot in &slots {
+            let lesson = position
+                .get(&slot.id)
+                .and_then(|&i| {
+                    let text = lesson_text(lessons[i].as_ref()?);
+                    (text_hash(&text) == slot.hash).then_some((i, text))
+                })
+                .and_then(|(i, text)| Some((lessons[i].take()?, text)));
+            claimed.push(lesson);
+        }
+        let kept = claimed.iter().flatten().count();
+        if slots.len() > 2 * kept + 1024 {
+            return Ok(Err(format!(
+                "only {kept} of its {} slots still match the store",
+                slots.len()
+            )));
+        }
+        let (kept_lessons, kept_texts): (Vec<Lesson>, Vec<String>) =
+            claimed.iter().flatten().cloned().unzip();
+        let mut vectors =
+            vectors_for(store, embedder.as_ref(), &kept_lessons, &kept_texts, true)?.into_iter();
+        let dim = state.fitted.dim;
+        let mut index = Self::empty(changes.revision, embedder, state, statuses);
+        let mut data = Vec::with_capacity(slots.len() * dim);
+        let mut live = Vec::with_capacity(slots.len());
+        for entry in claimed {
+            let slot = match entry {
+                Some((lesson, text)) => {
+                    let vector = vectors.next().expect("a vector per kept lesson");
+                    data.extend_from_slice(&vector);
+                    let slot = index.sparse.add(&text);
+                    index.register(slot, lesson);
+                    slot
+                }
+                None => {
+                    // A removed slot: the graph still walks through it, never returns it.
+                    data.extend(std::iter::repeat_n(0.0, dim));
+                    let slot = index.sparse.add("");
+                    index.sparse.remove(slot);
+                    index.docs.push(None);
+                    index.slot_skills.push(NO_SKILL);
+                    slot
+                }
+            };
+            live.push(index.docs[slot as usize].is_some());
+        }
+        let Some(dense) = VectorIndex::restore(dim, header.params, data, live, graph) else {
+            return Ok(Err("its graph does not fit its slots".into()));
+        };
+        index.dense = dense;
+        index.saved_slots = slots.len();
+        let added: Vec<Lesson> = lessons.into_iter().flatten().collect();
+        let origin = IndexOrigin::Loaded {
+            kept,
+            dropped: slots.len() - kept,
+            added: added.len(),
+        };
+        if !added.is_empty() {
+            index.add_with_vectors(store, added)?;
+        }
+        index.origin = origin;
+        Ok(Ok(index))
+    }
+
+    /// Writes the index beside the store when it has a graph worth keeping and enough of it
+    /// is new since the last save; a failure only costs the next process time.
+    fn save_if_due(&mut self, path: &Path) {
+        if self.dense.graph().is_none() || self.sparse.slots() < self.saved_slots + SAVE_AFTER {
+            return;
+        }
+        let slots: Vec<Slot> = self
+            .docs
+            .iter()
+            .map(|doc| match doc {
+                Some(d) => Slot {
+                    id: d.lesson.id.to_string(),
+                    hash: text_hash(&lesson_text(&d.lesson)),
+                },
+                None => Slot {
+                    id: String::new(),
+                    hash: 0,
+                },
+            })
+            .collect();
+        let header = Header {
+            revision: self.revision,
+            state: self.state.clone(),
+            statuses: self.statuses.clone(),
+            params: self.dense.params(),
+            dim: self.dense.dim(),
+            slots: slots.len(),
+        };
+        match saved::write(path, &header, &slots, self.dense.graph()) {
+            Ok(()) => self.saved_slots = slots.len(),
+            Err(err) => {
+                tracing::warn!(path = %path.display(), %err, "the recall index was not saved");
+            }
+        }
+    }
+
+    /// What the index holds now.
+    pub fn info(&self) -> IndexInfo {
+        IndexInfo {
+            origin: self.origin.clone(),
+            revision: self.revision,
+            lessons: self.sparse.len(),
+            slots: self.sparse.slots(),
+            graph: self.dense.graph().is_some(),
+        }
+    }
+
+    /// Applies the lessons changed since this index's revision. `Ok(false)` when the index must
+    /// be built again instead: another process changed the embedder's fit, a refit is due, or
+    /// removed slots outnumber live ones.
+    pub fn refresh(&mut self, store: &dyn Store, revision: u64) -> Result<bool> {
+        if revision == self.revision {
+            return Ok(true);
+        }
+        if stored_state(store)?.as_ref() != Some(&self.state) {
+            return Ok(false);
+        }
+        let changes = store.lessons_changed(&Scope::unrestricted(), self.revision)?;
+        let mut added: Vec<Lesson> = Vec::new();
+        for lesson in changes.lessons {
+            if let Some(slot) = self.by_id.remove(lesson.id.as_str()) {
+                self.remove(slot);
+            }
+            if self.statuses.contains(&lesson.status) {
+                added.push(lesson);
+            }
+        }
+        if !added.is_empty() {
+            self.add_with_vectors(store, added)?;
+        }
+        self.revision = changes.revision;
+        let live = self.sparse.len();
+        let rebuild = refit_due(self.embedder.as_ref(), self.state.fit_docs, live)
+            || self.sparse.slots() > 2 * live + 1024;
+        Ok(!rebuild)
+    }
+
+    fn add_with_vectors(&mut self, store: &dyn Store, lessons: Vec<Lesson>) -> Result<()> {
+        let texts: Vec<String> = lessons.iter().map(lesson_text).collect();
+        let vectors = vectors_for(store, self.embedder.as_ref(), &lessons, &texts, false)?;
+        for ((lesson, text), vector) in lessons.into_iter().zip(&texts).zip(vectors) {
+            self.insert(lesson, text, &vector);
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, lesson: Lesson, text: &str, vector: &[f32]) {
+        let slot = self.sparse.add(text);
+        let dense_slot = self.dense.add(vector);
+        debug_assert_eq!(slot, dense_slot, "the sparse and dense slots agree");
+        self.register(slot, lesson);
+    }
+
+    /// Records `lesson` as the live lesson of the newest `slot`: its skill, triggers and tags.
+    fn register(&mut self, slot: u32, lesson: Lesson) {
+        debug_assert_eq!(
+            slot as usize,
+            self.docs.len(),
+            "slots are registered in order"
+        );
+        let next = self.skills.len() as u32;
+        let skill = *self.skill_ids.entry(lesson.skill.clone()).or_insert(next);
+        if skill == next {
+            self.skills.push(lesson.skill.clone());
+            self.skill_counts.push(0);
+        }
+        self.skill_counts[skill as usize] += 1;
+        for t in &lesson.triggers {
+            self.triggers.entry(t.clone()).or_default().push(slot);
+        }
+        let mut tags: Vec<&String> = lesson.tags.iter().collect();
+        tags.sort();
+        tags.dedup();
+        for t in tags {
+            self.tags.entry(t.clone()).or_default().push(slot);
+        }
+        self.by_id.insert(lesson.id.to_string(), slot);
+        self.docs.push(Some(Doc {
+            lesson,
+            skill,
+            shown: OnceLock::new(),
+        }));
+        self.slot_skills.push(skill);
+    }
+
+    fn remove(&mut self, slot: u32) {
+        self.sparse.remove(slot);
+        self.dense.remove(slot);
+        if let Some(doc) = self.docs[slot as usize].take() {
+            self.skill_counts[doc.skill as usize] -= 1;
+        }
+        self.slot_skills[slot as usize] = NO_SKILL;
+    }
+
+    /// The live lesson in `slot`.
+    pub fn doc(&self, slot: u32) -> Option<&Doc> {
+        self.docs.get(slot as usize).and_then(Option::as_ref)
+    }
+
+    /// The live lesson `id`, with its slot.
+    pub fn lesson(&self, id: &str) -> Option<(u32, &Lesson)> {
+        let slot = *self.by_id.get(id)?;
+        self.doc(slot).map(|d| (slot, &d.lesson))
+    }
+
+    /// Per interned skill, whether `allows` accepts it; and how many live lessons that admits.
+    pub fn skill_mask(&self, allows: impl Fn(&SkillPath) -> bool) -> (Vec<bool>, usize) {
+        let mask: Vec<bool> = self.skills.iter().map(allows).collect();
+        let count = mask
+            .iter()
+            .zip(&self.skill_counts)
+            .filter(|(ok, _)| **ok)
+            .map(|(_, n)| n)
+            .sum();
+        (mask, count)
+    }
+
+    /// Whether `slot` holds a live lesson whose skill `mask` admits.
+    pub fn admits(&self, mask: &[bool], slot: u32) -> bool {
+        self.slot_skills
+            .get(slot as usize)
+            .and_then(|&skill| mask.get(skill as usize))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Live slots of lessons with trigger `t`.
+    pub fn with_trigger(&self, t: &str) -> &[u32] {
+        self.triggers.get(t).map_or(&[], Vec::as_slice)
+    }
+
+    /// Live or removed slots of lessons with tag `t` (check with [`RecallIndex::doc`]).
+    pub fn with_tag(&self, t: &str) -> &[u32] {
+        self.tags.get(t).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The fresh index for a query: built on first use, brought up to the store's revision, and
+/// dropped (to be rebuilt) when anything fails on the way.
+pub fn fresh<'a>(
+    shared: &'a SharedIndex,
+    store: &dyn Store,
+    configured: &Arc<dyn Embedder>,
+    statuses: &[LessonStatus],
+) -> Result<RwLockReadGuard<'a, Option<RecallIndex>>> {
+    let revision = store.lesson_revision()?;
+    if let Ok(guard) = shared.read()
+        && guard.as_ref().is_some_and(|i| i.revision >= revision)
+    {
+        return Ok(guard);
+    }
+    {
+        let mut guard: RwLockWriteGuard<'_, Option<RecallIndex>> =
+            shared.write().unwrap_or_else(|poisoned| {
+                // A panic mid-update may have left it half applied: start again.
+                let mut guard = poisoned.into_inner();
+                *guard = None;
+                guard
+            });
+        let first = guard.is_none();
+        let current = match guard.as_mut() {
+            Some(index) => index.refresh(store, revision),
+            None => Ok(false),
+        };
+        match current {
+            Ok(true) => {}
+            Ok(false) => {
+                *guard = None;
+                *guard = Some(if first {
+                    RecallIndex::open(store, configured, statuses)?
+                } else {
+                    RecallIndex::build(store, configured, statuses)?
+                });
+            }
+            Err(err) => {
+                *guard = None;
+                return Err(err);
+            }
+        }
+        if let (Some(index), Some(path)) = (guard.as_mut(), store.derived_path(saved::NAME)) {
+            index.save_if_due(&path);
+        }
+        shared.clear_poison();
+    }
+    shared.read().map_err(|_| {
+        Error::Store(Box::new(std::io::Error::other(
+            "the recall index failed while being updated; the next query rebuilds it",
+        )))
+    })
+}
+
+/// Deletes the index saved beside the store, which names lessons and hashes their text, and
+/// has the index in memory (if any) saved again at its next refresh.
+pub fn forget_saved(shared: &SharedIndex, store: &dyn Store) {
+    let Some(path) = store.derived_path(saved::NAME) else {
+        return;
+    };
+    if let Ok(mut guard) = shared.write()
+        && let Some(index) = guard.as_mut()
+    {
+        index.saved_slots = 0;
+    }
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(err) => {
+            tracing::warn!(path = %path.display(), %err, "the saved recall index could not be deleted");
+        }
+    }
+}
+
+/// What recall shows of a lesson and compares it by, rendered once per lesson and kept with
+/// it in the index (a changed lesson is a new index entry, so this never goes stale).
+#[derive(Debug)]
+pub struct Shown {
+    /// Its words ([`lesson_text`]), for word-bigram similarity and filters.
+    pub text: String,
+    /// Its tiers: summary, rule and conditions, steps.
+    pub tiers: Vec<String>,
+    /// The lessons it conflicts with.
+    pub conflicts: Vec<String>,
+}
+
+impl Shown {
+    /// Renders `lesson` once.
+    pub fn of(lesson: &Lesson) -> Self {
+        Self {
+            text: lesson_text(lesson),
+            tiers: tiers(lesson),
+            conflicts: lesson
+                .links
+                .iter()
+                .filter(|l| l.kind == LinkKind::Conflicts)
+                .map(|l| l.target.to_string())
+                .collect(),
+        }
+    }
+}
+
+/// The lesson's tiers as quoted data with provenance: summary, rule and conditions, steps.
+fn tiers(lesson: &Lesson) -> Vec<String> {
+    let head = format!(
+        "- **{}** ({}; confidence {:.0}%; {})",
+        lesson.id,
+        lesson.skill,
+        lesson.confidence * 100.0,
+        match lesson.status {
+            LessonStatus::Trial => "trial: being measured",
+            s => s.as_str(),
+        }
+    );
+    let summary = first_line(&lesson.tiers.summary)
+        .unwrap_or_else(|| first_line(&lesson.rule).unwrap_or_default());
+    let tier0 = format!("{head}\n  > {summary}");
+    let mut tier1 = format!("{head}\n");
+    for line in lesson.rule.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        tier1.push_str(&format!("  > {line}\n"));
+    }
+    let applies = lesson
+        .applies_when
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !applies.is_empty() {
+        tier1.push_str(&format!("  _Applies when_: {applies}\n"));
+    }
+    let tier1 = tier1.trim_end().to_owned();
+    let mut out = vec![tier0, tier1.clone()];
+    if !lesson.tiers.steps.is_empty() {
+        let steps: Vec<String> = lesson
+            .tiers
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("  {}. {}", i + 1, s.trim()))
+            .collect();
+        out.push(format!("{tier1}\n{}", steps.join("\n")));
+    }
+    out
+}
+
+fn first_line(text: &str) -> Option<String> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_owned)
+}

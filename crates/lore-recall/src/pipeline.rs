@@ -1,0 +1,389 @@
+//! The stages wired in order. Each stage's logic lives in its own module; this one only keeps
+//! the books: which candidate went where, and why.
+
+use crate::FastMap;
+
+use super::select::{Mmr, conflict_winner, eligibility_drop, filter_drop};
+use super::{
+    Components, Decision, DropReason, Entries, Entry, Explanation, Fused, Guards, MemoryFilter,
+    NonInferableOnly, QueryShape, RankedList, RecallConfig, Recalled, Scoring, Source, ToPack,
+    Tokenizer, fuse, pack, recency,
+};
+
+/// A fused candidate with its score's parts and its score.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scored {
+    /// The fused candidate.
+    pub fused: Fused,
+    /// The parts of its score.
+    pub components: Components,
+    /// Its final score.
+    pub score: f64,
+}
+
+/// Fusion and scoring: every candidate, best score first (ties keep fusion order).
+///
+/// A candidate without an entry scores with reliability and recency 0; [`run`] drops it.
+pub fn rank(
+    lists: &[RankedList],
+    entries: &Entries<'_>,
+    shape: QueryShape,
+    config: &RecallConfig,
+) -> Vec<Scored> {
+    let scoring = if shape.on_error {
+        Scoring::OnError(config.on_error)
+    } else {
+        Scoring::Plain {
+            recency_weight: config.recency_weight,
+        }
+    };
+    let mut scored: Vec<Scored> = fuse(lists, config.fusion)
+        .into_iter()
+        .map(|fused| {
+            let entry = entries.get(&fused.id);
+            let components = Components {
+                text: fused.text,
+                fingerprint: raw(&fused, Source::Fingerprint),
+                tags: raw(&fused, Source::Tags),
+                reliability: entry.map_or(0.0, |e| e.reliability.clamp(0.0, 1.0)),
+                recency: entry.map_or(0.0, |e| recency(e.age_hours, config.decay_per_hour)),
+            };
+            let score = scoring.score(&components);
+            Scored {
+                fused,
+                components,
+                score,
+            }
+        })
+        .collect();
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score));
+    scored
+}
+
+/// A source's raw score clamped to `[0, 1]` (fingerprint and tag lists score in that range).
+fn raw(fused: &Fused, source: Source) -> f64 {
+    fused
+        .sources
+        .iter()
+        .find(|s| s.source == source)
+        .map_or(0.0, |s| s.raw.clamp(0.0, 1.0))
+}
+
+/// The whole pipeline: rank, filter, diversify, guard, pack, explain.
+pub fn run(
+    lists: &[RankedList],
+    entries: &Entries<'_>,
+    shape: QueryShape,
+    config: &RecallConfig,
+    filters: &[&dyn MemoryFilter],
+    tokenizer: &dyn Tokenizer,
+) -> Recalled {
+    let scored = rank(lists, entries, shape, config);
+    // Decisions by position in `scored`; the last one made for a candidate stands.
+    let position: FastMap<&str, usize> = scored
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.fused.id.as_str(), i))
+        .collect();
+    let mut decisions: Vec<Option<Decision>> = vec![None; scored.len()];
+    let mut decide = |id: &str, decision: Decision| {
+        if let Some(&i) = position.get(id) {
+            decisions[i] = Some(decision);
+        }
+    };
+    let mut drop = |id: &str, why: DropReason| decide(id, Decision::Dropped { why });
+    let mut filters = filters.to_vec();
+    if config.non_inferable_only {
+        filters.push(&NonInferableOnly);
+    }
+    let survivors = filter_stage(&scored, entries, config, &filters, &mut drop);
+    let pool_size = config.limit.saturating_mul(config.pool_multiplier);
+    for (entry, _) in survivors.iter().skip(pool_size) {
+        drop(&entry.id, DropReason::OutsidePool);
+    }
+    let pool = &survivors[..survivors.len().min(pool_size)];
+    let mut order = Mmr::new(pool, config.mmr_lambda, config.similarity);
+    let admitted = guard_stage(pool, &mut order, config, &mut drop);
+    let to_pack: Vec<ToPack<'_>> = admitted
+        .iter()
+        .map(|e| ToPack {
+            id: &e.id,
+            tiers: &e.tiers,
+        })
+        .collect();
+    let packed = pack(&to_pack, config.budget, config.full_tiers, tokenizer);
+    for (id, why) in &packed.dropped {
+        drop(id, why.clone());
+    }
+    for (position, item) in packed.items.iter().enumerate() {
+        decide(
+            &item.id,
+            Decision::Kept {
+                position,
+                tier: item.tier,
+                tokens: item.tokens,
+            },
+        );
+    }
+    let explain = explain(scored, decisions);
+    Recalled { packed, explain }
+}
+
+/// Eligibility, minimum relevance and configured filters; a failing filter drops everything.
+fn filter_stage<'e, 'a>(
+    scored: &[Scored],
+    entries: &'e Entries<'a>,
+    config: &RecallConfig,
+    filters: &[&dyn MemoryFilter],
+    drop: &mut impl FnMut(&str, DropReason),
+) -> Vec<(&'e Entry<'a>, f64)> {
+    let mut survivors = Vec::new();
+    for s in scored {
+        let id = s.fused.id.as_str();
+        let entry = entries.get(id);
+        if let Some(why) = eligibility_drop(entry) {
+            drop(id, why);
+            continue;
+        }
+        let entry = entry.expect("eligibility_drop refuses a missing entry");
+        if s.score < config.min_relevance {
+            drop(id, DropReason::BelowMinRelevance);
+            continue;
+        }
+        match filter_drop(entry, filters) {
+            Ok(None) => survivors.push((entry, s.score)),
+            Ok(Some(why)) => drop(id, why),
+            Err(why) => {
+                for (e, _) in survivors.drain(..) {
+                    drop(&e.id, why.clone());
+                }
+                for rest in scored.iter().skip_while(|r| r.fused.id != id) {
+                    drop(&rest.fused.id, why.clone());
+                }
+                return Vec::new();
+            }
+        }
+    }
+    survivors
+}
+
+/// Conflicts, caps and the limit, in MMR order.
+fn guard_stage<'e, 'a>(
+    pool: &[(&'e Entry<'a>, f64)],
+    order: &mut Mmr<'_, 'e, 'a>,
+    config: &RecallConfig,
+    drop: &mut impl FnMut(&str, DropReason),
+) -> Vec<&'e Entry<'a>> {
+    let present: FastMap<&str, &Entry<'a>> =
+        pool.iter().map(|(e, _)| (e.id.as_str(), *e)).collect();
+    let mut guards = Guards::new(config.max_per_tag, config.max_per_session);
+    let mut admitted = Vec::new();
+    while let Some(i) = order.next() {
+        let entry = pool[i].0;
+        let why = if let Some(winner) = conflict_winner(entry, &present) {
+            Some(DropReason::Conflict(winner.id.clone()))
+        } else if admitted.len() >= config.limit {
+            Some(DropReason::OverLimit)
+        } else {
+            guards.admit(entry)
+        };
+        match why {
+            Some(why) => drop(&entry.id, why),
+            None => admitted.push(entry),
+        }
+        // Past the limit every item left is dropped for a conflict or the limit, whatever
+        // their order, so ordering them would be wasted work.
+        if admitted.len() >= config.limit {
+            order.stop_ranking();
+        }
+    }
+    admitted
+}
+
+fn explain(scored: Vec<Scored>, decisions: Vec<Option<Decision>>) -> Vec<Explanation> {
+    scored
+        .into_iter()
+        .zip(decisions)
+        .map(|(s, decision)| Explanation {
+            decision: decision.unwrap_or(Decision::Dropped {
+                why: DropReason::Unknown,
+            }),
+            id: s.fused.id,
+            sources: s.fused.sources,
+            components: s.components,
+            score: s.score,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::entry;
+    use crate::{ApproxTokenizer, Eligibility, Hit};
+
+    fn list(source: Source, ids: &[&str]) -> RankedList {
+        RankedList {
+            source,
+            hits: ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| Hit {
+                    id: (*id).to_owned(),
+                    score: 10.0 - i as f64,
+                })
+                .collect(),
+        }
+    }
+
+    fn entries(items: Vec<Entry<'static>>) -> Entries<'static> {
+        items.into_iter().map(|e| (e.id.clone(), e)).collect()
+    }
+
+    /// The whole pipeline for a plain query, without extra filters.
+    fn plain(lists: &[RankedList], e: &Entries<'_>, config: &RecallConfig) -> Recalled {
+        run(
+            lists,
+            e,
+            QueryShape::default(),
+            config,
+            &[],
+            &ApproxTokenizer,
+        )
+    }
+
+    fn decision<'a>(r: &'a Recalled, id: &str) -> &'a Decision {
+        &r.explain.iter().find(|e| e.id == id).unwrap().decision
+    }
+
+    fn kept(r: &Recalled) -> Vec<&str> {
+        r.packed.items.iter().map(|i| i.id.as_str()).collect()
+    }
+
+    #[test]
+    fn ineligible_sensitive_and_unknown_candidates_never_reach_the_context() {
+        let mut gone = entry("gone", "deploy rollback archived");
+        gone.eligibility = Eligibility::Ineligible("archived".into());
+        let mut secret = entry("secret", "deploy rollback password");
+        secret.eligibility = Eligibility::Sensitive;
+        let e = entries(vec![entry("ok", "deploy rollback steps"), gone, secret]);
+        let lists = [list(Source::Sparse, &["gone", "secret", "ghost", "ok"])];
+        let config = RecallConfig::default();
+        let r = plain(&lists, &e, &config);
+        assert_eq!(kept(&r), ["ok"]);
+        assert!(matches!(
+            decision(&r, "secret"),
+            Decision::Dropped {
+                why: DropReason::Sensitive
+            }
+        ));
+        assert!(matches!(
+            decision(&r, "ghost"),
+            Decision::Dropped {
+                why: DropReason::Unknown
+            }
+        ));
+        assert_eq!(r.explain.len(), 4, "every candidate is explained");
+    }
+
+    #[test]
+    fn on_error_ranks_the_fingerprint_match_first() {
+        let e = entries(vec![
+            entry("text", "timeout talking to db"),
+            entry("fp", "x"),
+        ]);
+        let lists = [
+            list(Source::Sparse, &["text"]),
+            RankedList {
+                source: Source::Fingerprint,
+                hits: vec![Hit {
+                    id: "fp".into(),
+                    score: 1.0,
+                }],
+            },
+        ];
+        let config = RecallConfig::default();
+        let shape = QueryShape { on_error: true };
+        let ranked = rank(&lists, &e, shape, &config);
+        assert_eq!(ranked[0].fused.id, "fp");
+        assert_eq!(ranked[0].components.fingerprint, 1.0);
+        assert_eq!(
+            rank(&lists, &e, QueryShape::default(), &config)[0].fused.id,
+            "text"
+        );
+    }
+
+    #[test]
+    fn limit_minimum_relevance_and_pool_are_explained() {
+        let ids: Vec<String> = (0..8).map(|i| format!("m{i}")).collect();
+        let e = entries(
+            ids.iter()
+                .map(|id| entry(id, &format!("topic {id}")))
+                .collect(),
+        );
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let lists = [list(Source::Sparse, &refs)];
+        let config = RecallConfig::builder()
+            .limit(2)
+            .pool_multiplier(2)
+            .min_relevance(0.1)
+            .build()
+            .unwrap();
+        let r = plain(&lists, &e, &config);
+        assert_eq!(kept(&r).len(), 2);
+        let why = |id: &str| match decision(&r, id) {
+            Decision::Dropped { why } => why.clone(),
+            kept => panic!("{id} {kept:?}"),
+        };
+        assert_eq!(
+            why("m7"),
+            DropReason::BelowMinRelevance,
+            "min-max puts the last at 0"
+        );
+        assert_eq!(why("m5"), DropReason::OutsidePool);
+        assert!(matches!(why("m2"), DropReason::OverLimit));
+    }
+
+    #[test]
+    fn a_failing_filter_drops_everything() {
+        struct Broken;
+        impl MemoryFilter for Broken {
+            fn name(&self) -> &str {
+                "broken"
+            }
+            fn keep(&self, e: &Entry) -> crate::Result<bool> {
+                if e.id == "b" {
+                    return Err(crate::Error::Unsupported("offline".into()));
+                }
+                Ok(true)
+            }
+        }
+        let e = entries(vec![
+            entry("a", "one"),
+            entry("b", "two"),
+            entry("c", "three"),
+        ]);
+        let lists = [list(Source::Sparse, &["a", "b", "c"])];
+        let config = RecallConfig::default();
+        let r = run(
+            &lists,
+            &e,
+            QueryShape::default(),
+            &config,
+            &[&Broken],
+            &ApproxTokenizer,
+        );
+        assert!(r.packed.items.is_empty());
+        for id in ["a", "b", "c"] {
+            assert!(
+                matches!(
+                    decision(&r, id),
+                    Decision::Dropped {
+                        why: DropReason::FilterFailed(_)
+                    }
+                ),
+                "{id}"
+            );
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! The recall index's file beside the store: what lets a new process skip building the HNSW
+//! graph, which is nearly all of a build's time (a minute at 100k lessons).
+//!
+//! The file holds only what is slow to make and cheap to check: the graph's links and, per
+//! slot, the lesson it was made for (its ID and the hash of its text). Lessons, vectors and
+//! BM25 postings are read from the store again when the file is loaded, and every slot is
+//! checked against the lesson the store holds now, so the file can make a load faster but never
+//! change an answer; deleting it only costs time. It names no text: a removed slot keeps no
+//! ID, and purging a lesson deletes the file.
+//!
+//! Layout, little-endian: the magic, the format version, a JSON header (the store revision it
+//! reflects, the embedder state, the retrievable statuses, the graph's parameters, the
+//! dimension and the slot count), the slots, a flag and the graph, then a CRC-32 of everything
+//! before it. Anything that does not read back exactly (another version, a bad checksum, a
+//! truncated file, a graph that does not fit its slots) is refused with a reason, and the
+//! caller builds from the store instead. Writes go to a temporary file in the same folder,
+//! renamed over the old one: a reader sees the old file or the new one, never half of one, and
+//! when two processes save at once the last rename wins with a whole file.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::hnsw::{take, take_u32};
+use crate::lessons::EmbedderState;
+use crate::{Hnsw, HnswParams};
+use lore_core::model::LessonStatus;
+
+/// The name the store's [`lore_core::ports::store::Store::derived_path`] is asked for.
+pub const NAME: &str = "recall";
+
+const MAGIC: &[u8; 8] = b"LORE-RIX";
+/// Changed whenever the layout or the meaning of a field changes.
+const VERSION: u32 = 1;
+
+/// What the file was made from; a load needs every field to match.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// The store's lesson revision the index reflected when it was written.
+    pub revision: u64,
+    /// The embedder (as configured and as fitted) that made the vectors the graph links.
+    pub state: EmbedderState,
+    /// The statuses the index held.
+    pub statuses: Vec<LessonStatus>,
+    /// The HNSW graph's construction parameters.
+    pub params: HnswParams,
+    /// The vectors' dimension.
+    pub dim: usize,
+    /// How many slots follow the header.
+    pub slots: usize,
+}
+
+/// One slot: the lesson it holds and the hash of the text its vector was made from; an empty
+/// ID for a removed slot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slot {
+    /// The lesson's ID; empty for a removed slot.
+    pub id: String,
+    /// The hash of the text its vector was made from.
+    pub hash: u64,
+}
+
+/// A file read back whole.
+#[derive(Debug)]
+pub struct Loaded {
+    /// What the index was built from.
+    pub header: Header,
+    /// One per slot, in slot order.
+    pub slots: Vec<Slot>,
+    /// The graph, when the index was large enough to have one.
+    pub graph: Option<Hnsw>,
+}
+
+/// Writes the file at `path` atomically (temporary file, then rename).
+///
+/// # Errors
+/// Any I/O failure; the old file, if any, is left as it was.
+pub fn write(
+    path: &Path,
+    header: &Header,
+    slots: &[Slot],
+    graph: Option<&Hnsw>,
+) -> std::io::Result<()> {
+    let mut out = Vec::with_capacity(slots.len() * (40 + 4 * 2 * header.params.m));
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    let json = serde_json::to_vec(header).map_err(std::io::Error::other)?;
+    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    out.extend_from_slice(&json);
+    for slot in slots {
+        out.extend_from_slice(&slot.hash.to_le_bytes());
+        out.extend_from_slice(&(slot.id.len() as u16).to_le_bytes());
+        out.extend_from_slice(slot.id.as_bytes());
+    }
+    match graph {
+        Some(graph) => {
+            out.push(1);
+            graph.encode(&mut out);
+        }
+        None => out.push(0),
+    }
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = temp_path(path);
+    let written = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(&out)?;
+        file.flush()?;
+        drop(file);
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// A temporary name beside `path`, unique to this process and call.
+fn temp_path(path: &Path) -> PathBuf {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map_or_else(|| NAME.into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()))
+}
+
+/// Reads the file at `path`: `Ok(None)` when there is none, `Err(why)` when it cannot be used.
+pub fn read(path: &Path) -> Result<Option<Loaded>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot be read: {e}")),
+    };
+    decode(&bytes).map(Some)
+}
+
+fn decode(bytes: &[u8]) -> Result<Loaded, String> {
+    if bytes.len() < MAGIC.len() + 4 + 4 + 1 + 4 || &bytes[..MAGIC.len()] != MAGIC {
+        return Err("is not a Lore recall index (or is truncated)".into());
+    }
+    let (body, crc) = bytes.split_at(bytes.len() - 4);
+    let version = u32::from_le_bytes(body[8..12].try_into().expect("4 bytes"));
+    if version != VERSION {
+        return Err(format!(
+            "has format version {version}, this build reads {VERSION}"
+        ));
+    }
+    if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
+        return Err("fails its checksum (damaged or truncated)".into());
+    }
+    let mut rest = &body[12..];
+    let truncated = || "ends early".to_string();
+    let header_len = take_u32(&mut rest).ok_or_else(truncated)? as usize;
+    let header: Header = serde_json::from_slice(take(&mut rest, header_len).ok_or_else(truncated)?)
+        .map_err(|e| format!("has an unreadable header: {e}"))?;
+    // Each slot takes at least ten bytes: a bound before allocating for the count.
+    if header.slots > rest.len() / 10 {
+        return Err(truncated());
+    }
+    let mut slots = Vec::with_capacity(header.slots);
+    for _ in 0..header.slots {
+        let hash = u64::from_le_bytes(
+            take(&mut rest, 8)
+                .ok_or_else(truncated)?
+                .try_into()
+                .expect("8 bytes"),
+        );
+        let len = u16::from_le_bytes(
+            take(&mut rest, 2)
+                .ok_or_else(truncated)?
+                .try_into()
+                .expect("2 bytes"),
+        );
+        let id = std::str::from_utf8(take(&mut rest, len.into()).ok_or_else(truncated)?)
+            .map_err(|_| "has a slot whose ID is not UTF-8".to_string())?;
+        slots.push(Slot {
+            id: id.to_owned(),
+            hash,
+        });
+    }
+    let graph = match take(&mut rest, 1).ok_or_else(truncated)? {
+        [0] => None,
+        [1] => {
+            let graph = Hnsw::decode(header.params, &mut rest)
+                .ok_or_else(|| "has a damaged graph".to_string())?;
+            if graph.len() != header.slots {
+                return Err("has a graph of another size than its slots".into());
+            }
+            Some(graph)
+        }
+        _ => return Err("has an unknown graph flag".into()),
+    };
+    if !rest.is_empty() {
+        return Err("has bytes after its graph".into());
+    }
+    Ok(Loaded {
+        header,
+        slots,
+        graph,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BuiltinEmbedder, Embedder, VectorIndex};
+
+    fn sample(n: usize) -> (Header, Vec<Slot>, VectorIndex) {
+        let e = BuiltinEmbedder::with_dim(8).unwrap();
+        let mut index = VectorIndex::new(8);
+        for i in 0..n {
+            index.add(
+                &e.embed(&format!("lesson {i} about topic {}", i % 7))
+                    .unwrap(),
+            );
+        }
+        index.build_graph();
+        let state = EmbedderState {
+            base: e.id(),
+            fitted: e.id(),
+            fit_docs: n,
+        };
+        let header = Header {
+            revision: 42,
+            state,
+            statuses: vec![LessonStatus::Approved],
+            params: index.params(),
+            dim: 8,
+            slots: n,
+        };
+        let slots = (0..n)
+            .map(|i| Slot {
+                id: if i % 5 == 0 {
+                    String::new()
+                } else {
+                    format!("L-{i}")
+                },
+                hash: i as u64 * 31,
+            })
+            .collect();
+        (header, slots, index)
+    }
+
+    #[test]
+    fn a_written_file_reads_back_the_same_and_any_damage_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index").join("lore.recall");
+        assert!(read(&path).unwrap().is_none(), "no file yet");
+        let (header, slots, index) = sample(300);
+        write(&path, &header, &slots, index.graph()).unwrap();
+        let loaded = read(&path).unwrap().unwrap();
+        assert_eq!(loaded.header, header);
+        assert_eq!(loaded.slots, slots);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        index.graph().unwrap().encode(&mut a);
+        loaded.graph.unwrap().encode(&mut b);
+        assert_eq!(a, b, "the graph's links round-trip");
+
+        let bytes = std::fs::read(&path).unwrap();
+        for cut in [0, 5, 12, bytes.len() / 2, bytes.len() - 1] {
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            assert!(read(&path).is_err(), "truncated at {cut} is refused");
+        }
+        for at in [3, 20, bytes.len() / 3, bytes.len() - 2] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x40;
+            std::fs::write(&path, &bad).unwrap();
+            assert!(read(&path).is_err(), "a flipped byte at {at} is refused");
+        }
+        let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn a_graph_whose_links_leave_it_is_refused_even_with_a_good_checksum() {
+        let (header, _, index) = sample(50);
+        let mut graph = Vec::new();
+        index.graph().unwrap().encode(&mut graph);
+        // The first node's first layer-0 link, just after the 20-byte preamble and its length.
+        graph[22..26].copy_from_slice(&1000u32.to_le_bytes());
+        let mut rest = graph.as_slice();
+        assert!(Hnsw::decode(header.params, &mut rest).is_none());
+    }
+
+    #[test]
+    fn concurrent_writers_leave_a_whole_file_for_every_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lore.recall");
+        let (header, slots, index) = sample(400);
+        write(&path, &header, &slots, index.graph()).unwrap();
+        std::thread::scope(|s| {
+            for w in 0..3u64 {
+                let (path, slots, index) = (&path, &slots, &index);
+                let header = Header {
+                    revision: w,
+                    ..header.clone()
+                };
+                s.spawn(move || {
+                    for _ in 0..20 {
+                        write(path, &header, slots, index.graph()).unwrap();
+                    }
+                });
+            }
+            s.spawn(|| {
+                for _ in 0..60 {
+                    let loaded = read(&path).expect("never a half-written file").unwrap();
+                    assert_eq!(loaded.slots.len(), 400);
+                }
+            });
+        });
+    }
+}

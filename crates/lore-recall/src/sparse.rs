@@ -1,0 +1,435 @@
+//! An updatable Okapi BM25 index whose top-k search skips what cannot make the top k (MaxScore).
+//!
+//! Scoring every document that shares a query term costs as much as the longest posting list:
+//! at 100k memories a question naming a speaker touches a tenth of them. MaxScore (Turtle and
+//! Flood) keeps an upper bound per term: once `k` documents are held, terms whose bounds add up
+//! to less than the k-th score cannot lift a document into the top k on their own, so only
+//! documents in the other ("essential") lists are visited, and the rest are looked up only for
+//! those, in blocks, stopping as soon as the bound says the document cannot make it. The result
+//! is exactly the exhaustive top k ([`SparseIndex::search_exhaustive`], which the property test
+//! compares against): same scores, same order, ties to the earlier document.
+//!
+//! Documents are added at the end and removed by marking, because a lesson that changes or
+//! becomes ineligible must leave the results at once; the statistics (document count, document
+//! frequencies, average length) count live documents only, so scores equal those of an index
+//! built afresh from the live documents. The bounds are computed at query time from each list's
+//! largest term frequency and shortest document, which removal can only make looser, never
+//! wrong. Scoring follows [`super::Bm25Index`]: `k1 = 1.2`, `b = 0.75`, [`super::text::terms`].
+
+use crate::FastMap;
+use std::collections::{BinaryHeap, HashMap};
+
+use super::ann::Near;
+use super::text;
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+/// Postings per block; a block's bounds let a lookup skip it whole.
+const BLOCK: usize = 64;
+
+/// One term's postings, by document slot ascending.
+#[derive(Debug, Default)]
+struct Postings {
+    docs: Vec<u32>,
+    tfs: Vec<u32>,
+    /// Live documents containing the term.
+    df: u32,
+    /// The largest term frequency and shortest document length in the list: the term's bound.
+    max_tf: u32,
+    min_len: u32,
+    /// Per block of [`BLOCK`] postings: its last document, largest tf and shortest length.
+    blocks: Vec<(u32, u32, u32)>,
+}
+
+impl Postings {
+    fn push(&mut self, doc: u32, tf: u32, len: u32) {
+        if self.docs.len().is_multiple_of(BLOCK) {
+            self.blocks.push((doc, tf, len));
+        }
+        let block = self.blocks.last_mut().expect("a block was pushed");
+        *block = (doc, block.1.max(tf), block.2.min(len));
+        if self.docs.is_empty() {
+            self.min_len = len;
+        }
+        self.docs.push(doc);
+        self.tfs.push(tf);
+        self.df += 1;
+        self.max_tf = self.max_tf.max(tf);
+        self.min_len = self.min_len.min(len);
+    }
+}
+
+/// An updatable BM25 index over documents numbered by slot.
+#[derive(Debug, Default)]
+pub struct SparseIndex {
+    terms: FastMap<String, u32>,
+    postings: Vec<Postings>,
+    /// Per slot: its length in terms, and its distinct term IDs while it is live.
+    lens: Vec<u32>,
+    doc_terms: Vec<Vec<u32>>,
+    live: Vec<bool>,
+    live_docs: usize,
+    live_len: u64,
+}
+
+/// The statistics one query is scored with.
+struct Stats {
+    n: f64,
+    avg_len: f64,
+}
+
+impl Stats {
+    fn idf(&self, df: u32) -> f64 {
+        let df = f64::from(df);
+        (1.0 + (self.n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    fn term_score(&self, idf: f64, tf: u32, len: u32) -> f64 {
+        let tf = f64::from(tf);
+        let norm = 1.0 - B + B * f64::from(len) / self.avg_len;
+        idf * tf * (K1 + 1.0) / (tf + K1 * norm)
+    }
+}
+
+/// A query term's place in its posting list.
+struct Cursor<'a> {
+    postings: &'a Postings,
+    idf: f64,
+    bound: f64,
+    pos: usize,
+}
+
+impl Cursor<'_> {
+    fn doc(&self) -> u32 {
+        self.postings
+            .docs
+            .get(self.pos)
+            .copied()
+            .unwrap_or(u32::MAX)
+    }
+
+    /// Moves to the first posting at or after `doc`, skipping whole blocks that end before it.
+    fn seek(&mut self, doc: u32) {
+        let p = self.postings;
+        if self.doc() >= doc {
+            return;
+        }
+        let mut block = self.pos / BLOCK;
+        while block < p.blocks.len() && p.blocks[block].0 < doc {
+            block += 1;
+        }
+        if block == p.blocks.len() {
+            self.pos = p.docs.len();
+            return;
+        }
+        let start = self.pos.max(block * BLOCK);
+        let end = ((block + 1) * BLOCK).min(p.docs.len());
+        self.pos = start + p.docs[start..end].partition_point(|&d| d < doc);
+    }
+
+    /// The bound of the block holding the current posting, or of the list past it.
+    fn block_bound(&self, stats: &Stats) -> f64 {
+        match self.postings.blocks.get(self.pos / BLOCK) {
+            Some(&(_, tf, len)) => stats.term_score(self.idf, tf, len),
+            None => 0.0,
+        }
+    }
+}
+
+impl SparseIndex {
+    /// An empty index.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Slots ever used, live or removed; the next [`SparseIndex::add`] gets this one.
+    pub fn slots(&self) -> usize {
+        self.lens.len()
+    }
+
+    /// Live documents.
+    pub fn len(&self) -> usize {
+        self.live_docs
+    }
+
+    /// Whether no document is live.
+    pub fn is_empty(&self) -> bool {
+        self.live_docs == 0
+    }
+
+    /// Adds a document and returns its slot.
+    pub fn add(&mut self, text: &str) -> u32 {
+        let doc = u32::try_from(self.lens.len()).expect("fewer than 2^32 documents");
+        let terms = text::terms(text);
+        let len = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+        let mut tf: FastMap<&str, u32> = FastMap::default();
+        for term in &terms {
+            *tf.entry(term).or_default() += 1;
+        }
+        let mut ids = Vec::with_capacity(tf.len());
+        for (term, n) in tf {
+            let next = self.postings.len() as u32;
+            let id = *self.terms.entry(term.to_owned()).or_insert(next);
+            if id == next {
+                self.postings.push(Postings::default());
+            }
+            self.postings[id as usize].push(doc, n, len);
+            ids.push(id);
+        }
+        self.lens.push(len);
+        self.doc_terms.push(ids);
+        self.live.push(true);
+        self.live_docs += 1;
+        self.live_len += u64::from(len);
+        doc
+    }
+
+    /// Removes the document in `slot` from results and statistics; unknown or removed slots
+    /// are ignored.
+    pub fn remove(&mut self, slot: u32) {
+        let s = slot as usize;
+        if !self.live.get(s).copied().unwrap_or(false) {
+            return;
+        }
+        self.live[s] = false;
+        self.live_docs -= 1;
+        self.live_len -= u64::from(self.lens[s]);
+        for id in std::mem::take(&mut self.doc_terms[s]) {
+            self.postings[id as usize].df -= 1;
+        }
+    }
+
+    /// Whether `slot` holds a live document.
+    pub fn is_live(&self, slot: u32) -> bool {
+        self.live.get(slot as usize).copied().unwrap_or(false)
+    }
+
+    fn stats(&self) -> Stats {
+        let n = self.live_docs as f64;
+        Stats {
+            n,
+            avg_len: (self.live_len as f64 / n.max(1.0)).max(1.0),
+        }
+    }
+
+    /// The query's distinct terms that have postings.
+    fn query_postings(&self, query: &str) -> Vec<&Postings> {
+        let mut terms = text::terms(query);
+        terms.sort();
+        terms.dedup();
+        terms
+            .iter()
+            .filter_map(|t| self.terms.get(t))
+            .map(|&id| &self.postings[id as usize])
+            .filter(|p| p.df > 0)
+            .collect()
+    }
+
+    /// The `k` best live documents for `query` among those `allow` accepts, best first as
+    /// `(slot, score)`; documents sharing no term are left out; ties go to the earlier slot.
+    pub fn search(&self, query: &str, k: usize, allow: impl Fn(u32) -> bool) -> Vec<(u32, f64)> {
+        let stats = self.stats();
+        if k == 0 || self.live_docs == 0 {
+            return Vec::new();
+        }
+        let mut cursors: Vec<Cursor<'_>> = self
+            .query_postings(query)
+            .into_iter()
+            .map(|p| {
+                let idf = stats.idf(p.df);
+                Cursor {
+                    postings: p,
+                    idf,
+                    bound: stats.term_score(idf, p.max_tf, p.min_len),
+                    pos: 0,
+                }
+            })
+            .collect();
+        // Ascending bounds: the non-essential terms are a prefix.
+        cursors.sort_by(|a, b| a.bound.total_cmp(&b.bound));
+        let prefix: Vec<f64> = cursors
+            .iter()
+            .scan(0.0, |sum, c| {
+                *sum += c.bound;
+                Some(*sum)
+            })
+            .collect();
+        let mut heap: BinaryHeap<Near> = BinaryHeap::with_capacity(k + 1);
+        let mut threshold = f64::NEG_INFINITY;
+        // Terms before `first_essential` cannot reach the threshold together.
+        let mut first_essential = 0;
+        loop {
+            let doc = cursors[first_essential..]
+                .iter()
+                .map(Cursor::doc)
+                .min()
+                .unwrap_or(u32::MAX);
+            if doc == u32::MAX {
+                break;
+            }
+            let wanted = self.live[doc as usize] && allow(doc);
+            let len = self.lens[doc as usize];
+            let mut score = 0.0;
+            for c in &mut cursors[first_essential..] {
+                if c.doc() == doc {
+                    if wanted {
+                        score += stats.term_score(c.idf, c.postings.tfs[c.pos], len);
+                    }
+                    c.pos += 1;
+                }
+            }
+            if !wanted {
+                continue;
+            }
+            // Non-essential terms, highest bound first, while the document can still make it.
+            let mut fits = true;
+            for i in (0..first_essential).rev() {
+                if score + prefix[i] <= threshold {
+                    fits = false;
+                    break;
+                }
+                let c = &mut cursors[i];
+                c.seek(doc);
+                if c.doc() != doc {
+                    continue;
+                }
+                if score + c.block_bound(&stats) + if i > 0 { prefix[i - 1] } else { 0.0 }
+                    <= threshold
+                {
+                    fits = false;
+                    break;
+                }
+                score += stats.term_score(c.idf, c.postings.tfs[c.pos], len);
+            }
+            if !fits || (heap.len() == k && score <= threshold) {
+                continue;
+            }
+            heap.push(Near {
+                sim: score,
+                slot: doc,
+            });
+            if heap.len() > k {
+                heap.pop();
+            }
+            if heap.len() == k {
+                threshold = heap.peek().map_or(threshold, |s| s.sim);
+                while first_essential < cursors.len() && prefix[first_essential] <= threshold {
+                    first_essential += 1;
+                }
+            }
+        }
+        sorted(heap)
+    }
+
+    /// What [`SparseIndex::search`] returns, by scoring every matching document: the reference
+    /// the pruned search is tested against.
+    pub fn search_exhaustive(
+        &self,
+        query: &str,
+        k: usize,
+        allow: impl Fn(u32) -> bool,
+    ) -> Vec<(u32, f64)> {
+        let stats = self.stats();
+        let mut scores: HashMap<u32, f64> = HashMap::new();
+        for p in self.query_postings(query) {
+            let idf = stats.idf(p.df);
+            for (&doc, &tf) in p.docs.iter().zip(&p.tfs) {
+                if self.live[doc as usize] && allow(doc) {
+                    *scores.entry(doc).or_default() +=
+                        stats.term_score(idf, tf, self.lens[doc as usize]);
+                }
+            }
+        }
+        let mut all: Vec<(u32, f64)> = scores.into_iter().collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        all.truncate(k);
+        all
+    }
+}
+
+fn sorted(heap: BinaryHeap<Near>) -> Vec<(u32, f64)> {
+    // `into_sorted_vec` is ascending by `Ord`, which ranks the best first.
+    heap.into_sorted_vec()
+        .into_iter()
+        .map(|s| (s.slot, s.sim))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn scores_match_the_okapi_formula_and_removal_updates_the_statistics() {
+        let mut index = SparseIndex::new();
+        let a = index.add("alpha beta");
+        let b = index.add("gamma");
+        let c = index.add("alpha alpha delta epsilon");
+        index.remove(c);
+        let hits = index.search("alpha", 5, |_| true);
+        // As if `c` never was: N = 2, df = 1, avg length 1.5.
+        let idf = 2f64.ln();
+        let norm = 1.0 - B + B * 2.0 / 1.5;
+        let expected = idf * (K1 + 1.0) / (1.0 + K1 * norm);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].0, a);
+        assert!((hits[0].1 - expected).abs() < 1e-12, "{hits:?}");
+        assert!(index.search("delta", 5, |_| true).is_empty());
+        assert!(index.search("gamma", 5, |d| d != b).is_empty(), "filtered");
+        assert_eq!(index.len(), 2);
+        assert_eq!(index.slots(), 3);
+    }
+
+    /// Texts over a small vocabulary with skewed frequencies, like a memory with a few
+    /// speakers and many topics.
+    fn corpus() -> impl Strategy<Value = Vec<Vec<usize>>> {
+        prop::collection::vec(prop::collection::vec(0usize..40, 1..12), 1..300)
+    }
+
+    fn word(i: usize) -> String {
+        // Low numbers are common (they are drawn by min of two), high ones rare.
+        format!("w{i}")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// The pruned search returns the exhaustive top k: same documents, same scores, in
+        /// the same order, with removals and a filter.
+        #[test]
+        fn pruned_search_equals_exhaustive_top_k(
+            docs in corpus(),
+            skew in prop::collection::vec(0usize..40, 300),
+            removed in prop::collection::vec(any::<prop::sample::Index>(), 0..40),
+            query in prop::collection::vec(0usize..45, 1..8),
+            k in 1usize..30,
+            modulus in 1u32..5,
+        ) {
+            let mut index = SparseIndex::new();
+            for (i, doc) in docs.iter().enumerate() {
+                let words: Vec<String> =
+                    doc.iter().map(|&w| word(w.min(skew[i % skew.len()]))).collect();
+                index.add(&words.join(" "));
+            }
+            for r in &removed {
+                index.remove(r.index(docs.len()) as u32);
+            }
+            let query: Vec<String> = query.into_iter().map(word).collect();
+            let query = query.join(" ");
+            let allow = |d: u32| d % modulus != 1;
+            let pruned = index.search(&query, k, allow);
+            let exact = index.search_exhaustive(&query, k, allow);
+            prop_assert_eq!(pruned.len(), exact.len());
+            for (p, e) in pruned.iter().zip(&exact) {
+                prop_assert!((p.1 - e.1).abs() <= 1e-9 * e.1.abs().max(1.0), "{:?} vs {:?}", p, e);
+                // Equal scores may be summed in another order; only then may documents differ.
+                if p.0 != e.0 {
+                    let tie = exact.iter().any(|x| x.0 == p.0 && (x.1 - p.1).abs() <= 1e-9);
+                    prop_assert!(tie || (p.1 - exact[exact.len() - 1].1).abs() <= 1e-9,
+                        "{:?} vs {:?}", pruned, exact);
+                }
+            }
+        }
+    }
+}
