@@ -513,7 +513,7 @@ fn lore_home_overrides_the_store_location() {
 }
 
 fn seed_fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../lore-core/tests/fixtures/agentura/seed")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../lore-engine/tests/fixtures/agentura/seed")
 }
 
 fn read_json(path: &Path) -> Value {

@@ -8,13 +8,15 @@
 
 use serde::Serialize;
 
-use super::Engine;
+use std::sync::Arc;
+
 use super::episodes::{QUOTED, Rendered, check_budget, quote};
+use crate::engine::Engine;
+use crate::graph_cache::{DecisionMatch, Decisions, ScopeGraph};
 use lore_core::error::{Error, Result};
 use lore_core::graph::{CausalGraph, GraphPattern, NodeKey, PathMode, normalize};
 use lore_core::id::EpisodeId;
 use lore_core::model::{EdgeType, EpisodeOutcome};
-use lore_core::scope::SkillPath;
 use lore_recall::text;
 
 /// Seed 001's token target for a causal path.
@@ -67,27 +69,6 @@ pub struct CausalPath {
     /// The path as text within the budget.
     #[serde(flatten)]
     pub rendered: Rendered,
-}
-
-/// A decision found in an episode, as evidence.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct DecisionMatch {
-    /// The episode.
-    pub episode: EpisodeId,
-    /// Its skill.
-    pub skill: SkillPath,
-    /// The decision's ID in it.
-    pub decision: String,
-    /// The decision's context.
-    pub context: String,
-    /// What was chosen.
-    pub chosen: String,
-    /// The decision's outcome, else the episode's.
-    pub outcome: EpisodeOutcome,
-    /// BM25 score against the query (comparable within one answer only).
-    pub score: f64,
-    /// The share of the query's terms the context holds.
-    pub overlap: f64,
 }
 
 /// Outcomes of a group of decisions.
@@ -572,4 +553,43 @@ fn render_match(m: &DecisionMatch) -> String {
         quote(&m.context),
         quote(&m.chosen),
     )
+}
+
+impl ScopeGraph {
+    /// The finished graph over the scope's episodes.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub(crate) fn graph(&self, engine: &Engine) -> Result<&CausalGraph> {
+        if let Some(graph) = self.graph.get() {
+            return Ok(graph);
+        }
+        let built = engine.store.graph_counts(&engine.scope)?.finish();
+        Ok(self.graph.get_or_init(|| built))
+    }
+
+    /// The scope's decisions, searchable.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub(crate) fn decisions(&self, engine: &Engine) -> Result<&Decisions> {
+        if let Some(decisions) = self.decisions.get() {
+            return Ok(decisions);
+        }
+        let built = Decisions::new(engine.all_episodes()?);
+        Ok(self.decisions.get_or_init(|| built))
+    }
+}
+
+impl Engine {
+    /// The scope's entry as of the store's current revision.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub(crate) fn scope_graph(&self) -> Result<Arc<ScopeGraph>> {
+        Ok(match self.store.episode_revision()? {
+            Some(revision) => self.graphs.entry(&self.scope, revision),
+            None => Arc::default(),
+        })
+    }
 }

@@ -30,7 +30,7 @@ use serde_json::json;
 use chrono::{DateTime, Utc};
 
 use super::review::{Attribution, link};
-use super::{Engine, audit};
+use crate::engine::{Engine, audit};
 use lore_core::error::Result;
 use lore_core::id::{CorrectionId, LessonId};
 use lore_core::model::{

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::pages::{Page, PageRequest};
-use super::{Engine, audit};
+use crate::engine::{Engine, audit};
 use lore_core::error::{Error, Result};
 use lore_core::id::EpisodeId;
 use lore_core::model::{AuditAction, Decision, Episode, EpisodeOutcome, RecordKind};

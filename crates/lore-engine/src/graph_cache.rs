@@ -17,12 +17,14 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use super::Engine;
-use super::causal::DecisionMatch;
-use lore_core::error::Result;
+use serde::Serialize;
+
 use lore_core::graph::{CausalGraph, normalize};
+use lore_core::id::EpisodeId;
 use lore_core::model::Episode;
+use lore_core::model::EpisodeOutcome;
 use lore_core::scope::Scope;
+use lore_core::scope::SkillPath;
 use lore_recall::SparseIndex;
 use lore_recall::text;
 
@@ -32,34 +34,29 @@ const MAX_SCOPES: usize = 16;
 /// What the graph queries of one scope read, each part built on first use.
 #[derive(Default)]
 pub(crate) struct ScopeGraph {
-    graph: OnceLock<CausalGraph>,
-    decisions: OnceLock<Decisions>,
+    pub(crate) graph: OnceLock<CausalGraph>,
+    pub(crate) decisions: OnceLock<Decisions>,
 }
 
-impl ScopeGraph {
-    /// The finished graph over the scope's episodes.
-    ///
-    /// # Errors
-    /// Store failures.
-    pub(super) fn graph(&self, engine: &Engine) -> Result<&CausalGraph> {
-        if let Some(graph) = self.graph.get() {
-            return Ok(graph);
-        }
-        let built = engine.store.graph_counts(&engine.scope)?.finish();
-        Ok(self.graph.get_or_init(|| built))
-    }
-
-    /// The scope's decisions, searchable.
-    ///
-    /// # Errors
-    /// Store failures.
-    pub(super) fn decisions(&self, engine: &Engine) -> Result<&Decisions> {
-        if let Some(decisions) = self.decisions.get() {
-            return Ok(decisions);
-        }
-        let built = Decisions::new(engine.all_episodes()?);
-        Ok(self.decisions.get_or_init(|| built))
-    }
+/// A decision found in an episode, as evidence.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DecisionMatch {
+    /// The episode.
+    pub episode: EpisodeId,
+    /// Its skill.
+    pub skill: SkillPath,
+    /// The decision's ID in it.
+    pub decision: String,
+    /// The decision's context.
+    pub context: String,
+    /// What was chosen.
+    pub chosen: String,
+    /// The decision's outcome, else the episode's.
+    pub outcome: EpisodeOutcome,
+    /// BM25 score against the query (comparable within one answer only).
+    pub score: f64,
+    /// The share of the query's terms the context holds.
+    pub overlap: f64,
 }
 
 /// The scope's episodes and BM25 over their decisions' contexts.
@@ -77,7 +74,7 @@ pub(crate) struct Decisions {
 }
 
 impl Decisions {
-    fn new(episodes: Vec<Episode>) -> Self {
+    pub(crate) fn new(episodes: Vec<Episode>) -> Self {
         let mut index = SparseIndex::new();
         let (mut slots, mut chosen, mut terms) = (Vec::new(), Vec::new(), Vec::new());
         for (e, episode) in episodes.iter().enumerate() {
@@ -161,7 +158,7 @@ impl GraphCache {
     /// The entry of `scope` at `revision`: the cached one, or a new empty one that replaces an
     /// older entry. A caller that read an older revision than the cached entry's gets an entry
     /// of its own, not kept.
-    fn entry(&self, scope: &Scope, revision: u64) -> Arc<ScopeGraph> {
+    pub(crate) fn entry(&self, scope: &Scope, revision: u64) -> Arc<ScopeGraph> {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(at) = entries.iter().position(|e| e.scope == *scope) {
             if entries[at].revision == revision {
@@ -182,18 +179,5 @@ impl GraphCache {
             graph: Arc::clone(&graph),
         });
         graph
-    }
-}
-
-impl Engine {
-    /// The scope's entry as of the store's current revision.
-    ///
-    /// # Errors
-    /// Store failures.
-    pub(super) fn scope_graph(&self) -> Result<Arc<ScopeGraph>> {
-        Ok(match self.store.episode_revision()? {
-            Some(revision) => self.graphs.entry(&self.scope, revision),
-            None => Arc::default(),
-        })
     }
 }

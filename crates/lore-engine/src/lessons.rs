@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use super::{Attribution, Engine, audit};
+use crate::engine::{Engine, audit};
+use crate::review::Attribution;
 use lore_core::error::{Error, Result};
 use lore_core::id::LessonId;
 use lore_core::model::{AuditAction, Lesson, LessonStatus, RecordKind};

@@ -19,93 +19,21 @@
 //!   as relevant and at least as recent.
 //! - **Hybrid**: TTL first, then Pareto on what remains.
 
+use crate::config::Pruning;
+
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::json;
 
-use super::Engine;
 use super::measure::MeasureReport;
 use super::review::Attribution;
-use lore_core::error::{Error, Result};
+use crate::engine::Engine;
+use lore_core::error::Result;
 use lore_core::id::LessonId;
 use lore_core::model::{Lesson, LessonStatus};
 use lore_core::scope::SkillPath;
-
-/// How pruning keeps the lesson pool small.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-#[serde(tag = "strategy", rename_all = "snake_case")]
-pub enum Pruning {
-    /// No pruning (the default: archiving lessons in use is a choice to make).
-    #[default]
-    Off,
-    /// Archive lessons whose last activity is older than `max_age`.
-    Ttl {
-        /// The age limit.
-        max_age: TimeDelta,
-    },
-    /// Archive, per skill, what falls outside the relevance × recency frontier beyond
-    /// `max_lessons`.
-    Pareto {
-        /// Lessons in use kept per skill.
-        max_lessons: usize,
-    },
-    /// TTL, then Pareto.
-    Hybrid {
-        /// The age limit.
-        max_age: TimeDelta,
-        /// Lessons in use kept per skill.
-        max_lessons: usize,
-    },
-}
-
-/// What the periodic jobs do.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Upkeep {
-    /// How long a lesson may wait in `needs_review` before it expires (default 30 days).
-    pub review_expiry: TimeDelta,
-    /// The pruning strategy.
-    pub pruning: Pruning,
-}
-
-impl Default for Upkeep {
-    fn default() -> Self {
-        Self {
-            review_expiry: TimeDelta::days(30),
-            pruning: Pruning::Off,
-        }
-    }
-}
-
-impl Upkeep {
-    /// Refuses non-positive ages and a zero maximum.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`] naming the setting.
-    pub fn validate(&self) -> Result<()> {
-        let positive = |what: &str, age: TimeDelta| {
-            if age > TimeDelta::zero() {
-                Ok(())
-            } else {
-                Err(Error::invalid(what, "must be longer than zero"))
-            }
-        };
-        positive("review expiry", self.review_expiry)?;
-        match self.pruning {
-            Pruning::Ttl { max_age } | Pruning::Hybrid { max_age, .. } => {
-                positive("pruning max age", max_age)?
-            }
-            _ => {}
-        }
-        match self.pruning {
-            Pruning::Pareto { max_lessons: 0 } | Pruning::Hybrid { max_lessons: 0, .. } => {
-                Err(Error::invalid("pruning max lessons", "must be at least 1"))
-            }
-            _ => Ok(()),
-        }
-    }
-}
 
 /// What one run of the periodic jobs changed.
 #[derive(Clone, Debug, Default, Serialize)]

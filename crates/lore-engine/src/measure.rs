@@ -35,8 +35,8 @@ use serde::Serialize;
 use serde_json::json;
 use tracing::instrument;
 
-use super::Engine;
 use super::review::Attribution;
+use crate::engine::Engine;
 use lore_core::error::{Error, Result};
 use lore_core::id::{ErrorEventId, ExecutionId, LessonId};
 use lore_core::model::{

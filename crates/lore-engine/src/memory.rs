@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::Engine;
+use crate::engine::Engine;
 use lore_core::error::{Error, Result};
 use lore_core::id::MemoryId;
 use lore_core::model::{MemoryCategory, MemoryEntry};
@@ -26,40 +26,6 @@ use lore_core::sensitive;
 const MAX_TEXT: usize = 16 * 1024;
 /// Most entries one read or search returns.
 pub const MAX_RESULTS: usize = 50;
-
-/// What agents may write, and how much core memory a prompt carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct MemoryPolicy {
-    /// Whether agents may edit core blocks (seed 002's `allow_core_writes` safety valve).
-    pub core_writes: bool,
-    /// Whether agents may add archival passages.
-    pub archival_writes: bool,
-    /// Whether agents may append to the recall log.
-    pub recall_writes: bool,
-    /// The most tokens all of a skill's core blocks may hold together.
-    pub core_budget: usize,
-}
-
-impl Default for MemoryPolicy {
-    fn default() -> Self {
-        Self {
-            core_writes: true,
-            archival_writes: true,
-            recall_writes: true,
-            core_budget: 500,
-        }
-    }
-}
-
-impl MemoryPolicy {
-    fn allows(&self, category: MemoryCategory) -> bool {
-        match category {
-            MemoryCategory::Core => self.core_writes,
-            MemoryCategory::Archival => self.archival_writes,
-            MemoryCategory::Recall => self.recall_writes,
-        }
-    }
-}
 
 /// How a core write changes its block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::Engine;
+use crate::engine::Engine;
 use lore_core::error::{Error, Result};
 use lore_core::id::ExecutionId;
 use lore_core::model::{ErrorEvent, Execution, Lesson, LessonStatus};

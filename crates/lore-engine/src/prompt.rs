@@ -6,13 +6,22 @@
 //! that happens to contain "ignore previous instructions" or a markdown heading cannot pose as
 //! part of the skill's own prompt.
 
-use serde::Serialize;
-
 use crate::CoreBlock;
+use crate::curate;
+use crate::engine::Engine;
+use lore_core::error::Error;
+use lore_core::error::Result;
 use lore_core::id::LessonId;
-use lore_core::model::{Lesson, LessonStatus};
-use lore_recall::{Layer, LayerBudgets, Tokenizer, stack};
+use lore_core::model::Lesson;
+use lore_core::model::LessonStatus;
+use lore_core::ports::store::ListFilter;
+use lore_core::scope::SkillPath;
+use lore_recall::Layer;
+use lore_recall::LayerBudgets;
+use lore_recall::Tokenizer;
+use lore_recall::stack;
 use lore_workspace::skills::SkillFiles;
+use serde::Serialize;
 
 /// The heading of the learned-rules layer (seed 000's wording).
 pub const LEARNED_RULES_HEADING: &str = "## Learned Rules (from past corrections)";
@@ -228,4 +237,43 @@ fn rules_that_fit(lessons: &[Lesson], budget: usize, tokenizer: &dyn Tokenizer) 
         fitting += 1;
     }
     fitting
+}
+
+impl Engine {
+    /// The 4-layer system prompt for `skill`, with its retrievable lessons.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] without a skills folder, [`Error::NotFound`] when the skill has no
+    /// `SKILL.md`, [`Error::Forbidden`] outside the scope.
+    pub fn prompt(&self, skill: &SkillPath) -> Result<AssembledPrompt> {
+        if !self.scope.allows(skill) {
+            return Err(Error::Forbidden(format!(
+                "{skill} is outside this handle's scope"
+            )));
+        }
+        let Some(skills) = &self.skills else {
+            return Err(Error::Unsupported(
+                "prompt assembly needs a skills folder".into(),
+            ));
+        };
+        let files = skills.load(skill)?;
+        let mut lessons = self.store.lessons(&ListFilter {
+            statuses: Some(self.retrievable_statuses()),
+            ..ListFilter::skill(&self.scope, skill)
+        })?;
+        // Higher confidence first; among equals, the newer lesson reflects the newer feedback.
+        lessons.sort_by(|a, b| {
+            b.confidence
+                .total_cmp(&a.confidence)
+                .then(b.created_at.cmp(&a.created_at))
+        });
+        let core = self.core_memory(skill)?;
+        Ok(assemble_layered(
+            &files,
+            &curate::prompt_guard(lessons),
+            &core.blocks,
+            self.config.prompt_budgets,
+            self.tokenizer(),
+        ))
+    }
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::Engine;
+use crate::engine::Engine;
 use lore_core::model::{Correction, Execution, Lesson, LessonSource, LessonStatus};
 use lore_core::ports::llm::{Llm, LlmError, LlmRequest, complete_json};
 

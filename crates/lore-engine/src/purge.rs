@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::review::Attribution;
-use super::{Engine, audit};
+use crate::engine::{Engine, audit};
 use lore_core::error::{Error, Result};
 use lore_core::id::{CorrectionId, EpisodeId, LessonId};
 use lore_core::lifecycle;

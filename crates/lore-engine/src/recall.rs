@@ -16,41 +16,16 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tracing::instrument;
 
-use super::Engine;
+use crate::engine::Engine;
 use lore_core::error::{Error, Result};
 use lore_core::id::LessonId;
 use lore_core::model::{Lesson, LessonStatus};
 use lore_core::scope::{Scope, SkillPath};
 use lore_recall::lessons::{self, IndexInfo, RecallIndex, SharedIndex, Shown};
 use lore_recall::{
-    ApproxTokenizer, BuiltinEmbedder, Eligibility, Embedder, EmbedderId, Entries, Entry,
-    Explanation, Hit, QueryShape, RankedList, RecallConfig, Source, Tokenizer, run,
+    Eligibility, Embedder, EmbedderId, Entries, Entry, Explanation, Hit, QueryShape, RankedList,
+    RecallConfig, Source, Tokenizer, run,
 };
-
-/// The ports and settings recall runs with.
-#[derive(Clone)]
-pub(crate) struct RecallSettings {
-    embedder: Arc<dyn Embedder>,
-    tokenizer: Arc<dyn Tokenizer>,
-    config: RecallConfig,
-    /// Whether `config` came from the caller, fusion included; otherwise the fusion follows
-    /// the embedder ([`RecallConfig::fusion_for`]).
-    configured: bool,
-    /// Shared by every clone and scoped handle of one Engine.
-    index: SharedIndex,
-}
-
-impl Default for RecallSettings {
-    fn default() -> Self {
-        Self {
-            embedder: Arc::new(BuiltinEmbedder::default()),
-            tokenizer: Arc::new(ApproxTokenizer),
-            config: RecallConfig::default(),
-            configured: false,
-            index: SharedIndex::default(),
-        }
-    }
-}
 
 /// What [`Engine::reembed`] did.
 #[derive(Clone, Debug, Serialize)]

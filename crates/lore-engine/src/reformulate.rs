@@ -13,12 +13,10 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::Engine;
 use lore_core::error::{Error, Result};
 use lore_core::model::RecordKind;
 use lore_core::ports::llm::{Llm, LlmRequest, complete_json};
 use lore_core::ports::store::SearchHit;
-use lore_core::scope::SkillPath;
 use lore_recall::text;
 
 /// The most rounds after the first search.
@@ -118,73 +116,9 @@ pub struct MemorySearch {
     pub failure: Option<String>,
 }
 
-impl Engine {
-    /// Uses seed 002's Search-and-Ask loop in [`Engine::search_memory`].
-    pub fn with_reformulation(mut self, reformulation: Reformulation) -> Self {
-        self.reformulation = Some(reformulation);
-        self
-    }
-
-    /// Searches retrievable lessons and executions in scope for `question`, then, when a loop
-    /// is configured ([`Engine::with_reformulation`]), asks its reformulator after each round
-    /// whether the results suffice and searches again with the query it proposes.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`] for `limit` 0 or a blank question; store failures. A reformulator's
-    /// failure is not an error: see [`MemorySearch::failure`].
-    pub fn search_memory(
-        &self,
-        question: &str,
-        skill: Option<&SkillPath>,
-        limit: usize,
-    ) -> Result<MemorySearch> {
-        if question.trim().is_empty() {
-            return Err(Error::invalid("query", "give the words to search for"));
-        }
-        let mut merged = Merged::default();
-        let mut rounds = Vec::new();
-        let mut tried = vec![question.trim().to_owned()];
-        let new = merged.add(self.search(question, skill, limit)?);
-        rounds.push(SearchRound {
-            query: tried[0].clone(),
-            found: new.0,
-            new: new.1,
-        });
-        let Some(loop_) = &self.reformulation else {
-            return Ok(merged.finish(rounds, "single", None, limit));
-        };
-        for _ in 0..loop_.max_rounds {
-            let hits = merged.best(limit);
-            let verdict = match loop_.reformulator.review(question, &tried, &hits, limit) {
-                Ok(verdict) => verdict,
-                Err(err) => {
-                    tracing::warn!(%err, reformulator = loop_.reformulator.name(), "reformulation failed; keeping the results so far");
-                    return Ok(merged.finish(rounds, "failed", Some(err.to_string()), limit));
-                }
-            };
-            let query = match verdict {
-                Verdict::Sufficient => return Ok(merged.finish(rounds, "sufficient", None, limit)),
-                Verdict::Exhausted => return Ok(merged.finish(rounds, "exhausted", None, limit)),
-                Verdict::Search(query) => query.trim().to_owned(),
-            };
-            if query.is_empty() || tried.iter().any(|t| t.eq_ignore_ascii_case(&query)) {
-                return Ok(merged.finish(rounds, "exhausted", None, limit));
-            }
-            let (found, new) = merged.add(self.search(&query, skill, limit)?);
-            rounds.push(SearchRound {
-                query: query.clone(),
-                found,
-                new,
-            });
-            tried.push(query);
-        }
-        Ok(merged.finish(rounds, "max_rounds", None, limit))
-    }
-}
-
 /// Results of several rounds by record, each kept at its best score.
 #[derive(Default)]
-struct Merged {
+pub(crate) struct Merged {
     by_id: HashMap<(RecordKind, String), SearchHit>,
     /// First-seen order, to break score ties stably.
     order: Vec<(RecordKind, String)>,
@@ -192,7 +126,7 @@ struct Merged {
 
 impl Merged {
     /// Adds a round's hits; returns how many it found and how many were new.
-    fn add(&mut self, hits: Vec<SearchHit>) -> (usize, usize) {
+    pub(crate) fn add(&mut self, hits: Vec<SearchHit>) -> (usize, usize) {
         let found = hits.len();
         let mut new = 0;
         for hit in hits {
@@ -210,7 +144,7 @@ impl Merged {
         (found, new)
     }
 
-    fn best(&self, limit: usize) -> Vec<SearchHit> {
+    pub(crate) fn best(&self, limit: usize) -> Vec<SearchHit> {
         let mut hits: Vec<(usize, &SearchHit)> = self
             .order
             .iter()
@@ -224,7 +158,7 @@ impl Merged {
             .collect()
     }
 
-    fn finish(
+    pub(crate) fn finish(
         self,
         rounds: Vec<SearchRound>,
         stopped: &'static str,
@@ -405,6 +339,7 @@ impl Reformulator for ModelReformulator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lore_core::scope::SkillPath;
 
     fn hit(id: &str, score: f64, snippet: &str) -> SearchHit {
         SearchHit {

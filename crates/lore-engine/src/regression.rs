@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{CorrectionOutcome, Engine, audit};
+use crate::capture::CorrectionOutcome;
+use crate::engine::{Engine, audit};
 use lore_core::error::{Error, Result};
 use lore_core::model::{AuditAction, RecordKind};
 use lore_core::ports::llm::{Llm, LlmError, LlmRequest, complete_json};

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Engine, audit};
+use crate::engine::{Engine, audit};
 use lore_core::error::{Error, Result};
 use lore_core::id::LessonId;
 use lore_core::lifecycle;

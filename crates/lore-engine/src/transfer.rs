@@ -1,12 +1,27 @@
 //! Imports and exports: seed 000's `.agentura/` files and Lore's JSONL.
 
-use serde::Serialize;
-
-use super::Engine;
+use crate::engine::Engine;
+use crate::engine::audit;
+use crate::episodes;
 use crate::interchange::AgenturaBundle;
+use lore_core::error::Error;
 use lore_core::error::Result;
-use lore_core::model::{AuditAction, RecordKind};
-use lore_core::ports::store::{ListFilter, Record, WriteReport};
+use lore_core::model::AuditAction;
+use lore_core::model::Lesson;
+use lore_core::model::LessonStatus;
+use lore_core::model::MemoryCategory;
+use lore_core::model::RecordKind;
+use lore_core::ports::store::EpisodeFilter;
+use lore_core::ports::store::ListFilter;
+use lore_core::ports::store::OnDuplicate;
+use lore_core::ports::store::Record;
+use lore_core::ports::store::WriteReport;
+use lore_core::scope::Scope;
+use lore_core::scope::SkillPath;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use tracing::instrument;
 
 /// What an import did, per kind.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -96,5 +111,144 @@ impl Engine {
                 ..filter
             })?,
         })
+    }
+}
+
+impl Engine {
+    /// Writes already-formed records (an import), checking scope; identical copies are skipped.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`] when any record lies outside the scope, [`Error::Conflict`] when a
+    /// stored record with the same ID differs. Nothing is written in either case.
+    #[instrument(skip_all, fields(records = records.len()))]
+    pub fn import_records(&self, records: &[Record]) -> Result<WriteReport> {
+        for record in records {
+            if let Some(skill) = record_skill(record) {
+                self.scope.check_write(skill)?;
+            }
+        }
+        let records = self.quarantine_imported_secrets(records)?;
+        let report = self.store.write(&records, OnDuplicate::SkipIdentical)?;
+        let lessons: Vec<&Lesson> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Lesson(l) => Some(l),
+                _ => None,
+            })
+            .collect();
+        self.embed_written(&lessons);
+        Ok(report)
+    }
+
+    /// Imported lessons were never seen by the detector: a live one that holds personal data or
+    /// a secret arrives `sensitive` instead, with an audit entry saying why (written once, so
+    /// importing the same files again changes nothing). Imported episodes are checked as
+    /// recorded ones are, and their texts redacted.
+    fn quarantine_imported_secrets(&self, records: &[Record]) -> Result<Vec<Record>> {
+        let mut out = Vec::with_capacity(records.len());
+        for record in records {
+            if let Record::Episode(episode) = record {
+                if episode.has_unset_id() {
+                    return Err(Error::invalid("id", "an imported episode needs its ID"));
+                }
+                episode.validate()?;
+                let mut clean = episode.clone();
+                episodes::redact(&mut clean);
+                out.push(Record::Episode(clean));
+                continue;
+            }
+            let Record::Lesson(lesson) = record else {
+                out.push(record.clone());
+                continue;
+            };
+            let kinds = lore_core::sensitive::scan_lesson(lesson);
+            if kinds.is_empty() || lesson.status == LessonStatus::Sensitive {
+                out.push(record.clone());
+                continue;
+            }
+            let mut quarantined = lesson.clone();
+            quarantined.status = LessonStatus::Sensitive;
+            out.push(Record::Lesson(quarantined));
+            if self.store.lesson(&lesson.id)?.is_none() {
+                let names: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+                out.push(Record::Audit(audit(
+                    RecordKind::Lesson,
+                    lesson.id.as_str(),
+                    AuditAction::Transition,
+                    (Some(lesson.status), Some(LessonStatus::Sensitive)),
+                    &self.actor(None),
+                    self.now(),
+                    &format!("sensitive data found on import ({})", names.join(", ")),
+                    Value::Null,
+                )));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every record inside the scope, for export.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn export_records(&self) -> Result<Vec<Record>> {
+        let filter = self.filter();
+        let mut out: Vec<Record> = Vec::new();
+        out.extend(
+            self.store
+                .executions(&filter)?
+                .into_iter()
+                .map(Record::Execution),
+        );
+        out.extend(
+            self.store
+                .corrections(&filter)?
+                .into_iter()
+                .map(Record::Correction),
+        );
+        out.extend(self.store.lessons(&filter)?.into_iter().map(Record::Lesson));
+        out.extend(
+            self.store
+                .episodes(&EpisodeFilter {
+                    scope: self.scope.clone(),
+                    ..EpisodeFilter::default()
+                })?
+                .into_iter()
+                .map(Record::Episode),
+        );
+        let subjects: BTreeSet<String> = out.iter().map(|r| r.id().to_owned()).collect();
+        out.extend(
+            self.store
+                .error_events(&filter)?
+                .into_iter()
+                .map(Record::ErrorEvent),
+        );
+        for category in MemoryCategory::ALL {
+            out.extend(
+                self.store
+                    .memories(&filter, category)?
+                    .into_iter()
+                    .map(Record::Memory),
+            );
+        }
+        out.extend(
+            self.store
+                .audit(None)?
+                .into_iter()
+                .filter(|a| self.scope == Scope::unrestricted() || subjects.contains(&a.subject))
+                .map(Record::Audit),
+        );
+        Ok(out)
+    }
+}
+
+fn record_skill(record: &Record) -> Option<&SkillPath> {
+    match record {
+        Record::Execution(r) => Some(&r.skill),
+        Record::Correction(r) => Some(&r.skill),
+        Record::Lesson(r) => Some(&r.skill),
+        Record::ErrorEvent(r) => Some(&r.skill),
+        Record::Audit(_) => None,
+        Record::Memory(r) => Some(&r.skill),
+        Record::Episode(r) => Some(&r.skill),
     }
 }

@@ -1,0 +1,294 @@
+//! Capture: executions as they are recorded, and corrections turned into lessons.
+//!
+//! A correction is the strongest feedback Lore gets, so its pipeline is here in full: the
+//! correction, the distilled lesson and their audit entries land in one atomic batch, and the
+//! guardrail file is written after it, because the store, not the file, is the source of truth.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tracing::instrument;
+
+use crate::distill::distill;
+use lore_core::error::{Error, Result};
+use lore_core::id::{CorrectionId, ExecutionId, LessonId};
+use lore_core::model::{
+    AuthorKind, Correction, CurationMode, Execution, Lesson, LessonSource, LessonStatus, Outcome,
+    UtilityStats,
+};
+use lore_core::ports::store::{ListFilter, OnDuplicate, Record};
+use lore_core::scope::SkillPath;
+use lore_workspace::skills::GuardrailWrite;
+
+use crate::config::HumanCorrections;
+use crate::curate::CurationReport;
+use crate::engine::{Engine, ID_ATTEMPTS, check_non_negative, one_line};
+
+/// An execution to record; the Engine stamps its ID and time.
+#[derive(Clone, Debug)]
+pub struct NewExecution {
+    /// The skill that ran.
+    pub skill: SkillPath,
+    /// Its input.
+    pub input: Value,
+    /// Its output.
+    pub output: Value,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Model cost in US dollars.
+    pub cost_usd: Option<f64>,
+    /// Wall-clock milliseconds.
+    pub latency_ms: Option<f64>,
+    /// The model used.
+    pub model: Option<String>,
+    /// The session it belongs to.
+    pub session: Option<String>,
+    /// The lessons that were placed into its prompt (from a recall or a prompt assembly), so
+    /// their utility can be measured; each must exist inside the scope.
+    pub lessons_shown: Vec<LessonId>,
+}
+
+/// A correction to make.
+#[derive(Clone, Debug)]
+pub struct NewCorrection {
+    /// The skill of the execution.
+    pub skill: SkillPath,
+    /// The execution being corrected.
+    pub execution_id: ExecutionId,
+    /// What was wrong and what should change.
+    pub text: String,
+    /// A person or an agent.
+    pub author_kind: AuthorKind,
+    /// The author's name.
+    pub author: Option<String>,
+}
+
+/// What the correction pipeline made.
+#[derive(Clone, Debug, Serialize)]
+pub struct CorrectionOutcome {
+    /// The stored correction.
+    pub correction: Correction,
+    /// The lesson distilled from it.
+    pub lesson: Lesson,
+    /// The guardrail file written, if the skill has a folder.
+    pub guardrail: Option<String>,
+    /// Why no guardrail was written, when none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guardrail_skipped: Option<String>,
+    /// What write-time curation did: merged, linked, held for review, marked sensitive.
+    pub curation: CurationReport,
+}
+
+impl Engine {
+    /// Records one execution and returns it with its new ID.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`] outside the scope, [`Error::Invalid`] for a negative cost or latency.
+    #[instrument(skip_all, fields(skill = %new.skill))]
+    pub fn record_execution(&self, new: NewExecution) -> Result<Execution> {
+        self.record_execution_with(new, Map::new())
+    }
+
+    /// [`Engine::record_execution`] with details Lore has no field for (a run's provider, usage,
+    /// error) kept in the execution's `extra`.
+    pub(crate) fn record_execution_with(
+        &self,
+        new: NewExecution,
+        extra: Map<String, Value>,
+    ) -> Result<Execution> {
+        self.scope.check_write(&new.skill)?;
+        check_non_negative("cost_usd", new.cost_usd)?;
+        check_non_negative("latency_ms", new.latency_ms)?;
+        self.check_lessons_shown(&new.lessons_shown)?;
+        let at = self.now();
+        let mut execution = Execution {
+            id: ExecutionId::generate(at),
+            skill: new.skill,
+            timestamp: at,
+            input: new.input,
+            output: new.output,
+            outcome: new.outcome,
+            cost_usd: new.cost_usd,
+            latency_ms: new.latency_ms,
+            model: new.model,
+            agent: self.scope.agent.clone(),
+            session: new.session,
+            lessons_shown: new.lessons_shown,
+            extra,
+        };
+        for attempt in 1..=ID_ATTEMPTS {
+            match self
+                .store
+                .write(&[Record::Execution(execution.clone())], OnDuplicate::Fail)
+            {
+                Err(Error::Conflict(_)) if attempt < ID_ATTEMPTS => {
+                    execution.id = ExecutionId::generate(at);
+                }
+                other => return other.map(|_| execution),
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    /// One execution inside the scope.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when it does not exist or lies outside the scope.
+    pub fn execution(&self, id: &ExecutionId) -> Result<Execution> {
+        self.store
+            .execution(id)?
+            .filter(|e| self.scope.allows(&e.skill))
+            .ok_or_else(|| Error::not_found("execution", id))
+    }
+
+    /// Executions inside the scope, optionally of one skill, newest last.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn executions(
+        &self,
+        skill: Option<&SkillPath>,
+        limit: Option<usize>,
+    ) -> Result<Vec<Execution>> {
+        let filter = ListFilter {
+            skill: skill.cloned(),
+            limit,
+            ..self.filter()
+        };
+        self.store.executions(&filter)
+    }
+
+    /// The correction pipeline: store the correction, distill a lesson, append a guardrail.
+    ///
+    /// The correction, the lesson and their audit entries are written in one atomic batch; the
+    /// guardrail file is written after it, because the store, not the file, is the source of
+    /// truth.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an empty correction or a skill that does not match the
+    /// execution's, [`Error::NotFound`] for an unknown execution, [`Error::Forbidden`] outside
+    /// the scope.
+    #[instrument(skip_all, fields(skill = %new.skill, execution = %new.execution_id))]
+    pub fn correct(&self, new: NewCorrection) -> Result<CorrectionOutcome> {
+        self.scope.check_write(&new.skill)?;
+        let text = new.text.trim();
+        if text.is_empty() {
+            return Err(Error::invalid("correction", "the correction text is empty"));
+        }
+        let execution = self.execution(&new.execution_id)?;
+        if execution.skill != new.skill {
+            return Err(Error::invalid(
+                "skill",
+                format!(
+                    "execution {} belongs to {}, not {}",
+                    execution.id, execution.skill, new.skill
+                ),
+            ));
+        }
+        let at = self.now();
+        let mut correction = Correction {
+            id: CorrectionId::generate(at),
+            execution_id: execution.id.clone(),
+            skill: execution.skill.clone(),
+            timestamp: at,
+            original_output: execution.output.clone(),
+            text: text.to_owned(),
+            author_kind: new.author_kind,
+            author: new.author.clone().or_else(|| self.scope.agent.clone()),
+            extra: Map::new(),
+        };
+        let status = self.initial_status(new.author_kind);
+        let lesson = self.learn(&execution, &mut correction, status, at);
+        let actor = self.actor(new.author.as_deref());
+        let (lesson, curation) = self.store_correction(&correction, lesson, &actor, at)?;
+        self.embed_written(&[&lesson]);
+        let (guardrail, guardrail_skipped) = match curation.guardrail_skipped(&lesson) {
+            Some(why) => (None, Some(why)),
+            None => self.write_guardrail(&lesson, &correction),
+        };
+        Ok(CorrectionOutcome {
+            correction,
+            lesson,
+            guardrail,
+            guardrail_skipped,
+            curation,
+        })
+    }
+
+    pub(crate) fn initial_status(&self, author: AuthorKind) -> LessonStatus {
+        match (author, self.config.curation, self.config.human_corrections) {
+            (AuthorKind::Human, CurationMode::Auto, _) => LessonStatus::Approved,
+            (AuthorKind::Human, CurationMode::Review, HumanCorrections::Approve) => {
+                LessonStatus::Approved
+            }
+            (_, CurationMode::Auto, _) => LessonStatus::Trial,
+            _ => LessonStatus::NeedsReview,
+        }
+    }
+
+    pub(crate) fn lesson_from(
+        &self,
+        correction: &Correction,
+        status: LessonStatus,
+        at: DateTime<Utc>,
+    ) -> Lesson {
+        let d = distill(
+            &correction.skill,
+            &correction.text,
+            &correction.original_output,
+        );
+        Lesson {
+            id: LessonId::generate(at),
+            skill: correction.skill.clone(),
+            agent: self.scope.agent.clone(),
+            correction_id: Some(correction.id.clone()),
+            execution_id: Some(correction.execution_id.clone()),
+            mistake: d.mistake,
+            root_cause: d.root_cause,
+            rule: d.rule,
+            applies_when: d.applies_when,
+            triggers: Vec::new(),
+            tags: d.tags,
+            tiers: d.tiers,
+            confidence: d.confidence,
+            source: LessonSource::Correction,
+            status,
+            utility: UtilityStats::default(),
+            links: Vec::new(),
+            validated_by_test: false,
+            generated_test_ids: Vec::new(),
+            merged_from: Vec::new(),
+            created_at: at,
+            updated_at: at,
+            extra: Map::new(),
+        }
+    }
+
+    pub(crate) fn write_guardrail(
+        &self,
+        lesson: &Lesson,
+        correction: &Correction,
+    ) -> (Option<String>, Option<String>) {
+        let Some(skills) = &self.skills else {
+            return (None, Some("no skills folder is configured".to_owned()));
+        };
+        let bullet = format!(
+            "- **{}** (from {}, {}): Avoid: {} Instead: {}",
+            lesson.id,
+            correction.id,
+            correction.timestamp.format("%Y-%m-%d"),
+            one_line(&lesson.mistake),
+            one_line(&lesson.rule),
+        );
+        match skills.append_guardrail(&lesson.skill, &bullet) {
+            Ok(GuardrailWrite::Appended(path)) => (Some(path.display().to_string()), None),
+            Ok(GuardrailWrite::NoSkillFolder(dir)) => {
+                (None, Some(format!("no skill folder at {}", dir.display())))
+            }
+            Err(err) => {
+                tracing::warn!(%err, "guardrail not written");
+                (None, Some(err.to_string()))
+            }
+        }
+    }
+}

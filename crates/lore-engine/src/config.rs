@@ -1,0 +1,147 @@
+//! How an Engine is configured: curation, upkeep, agents' memory and the prompt's budgets.
+//!
+//! Kept apart from the services that read it, so that the Engine's definition depends on
+//! settings alone and every door (CLI, server, MCP) builds the same [`EngineConfig`].
+
+use chrono::TimeDelta;
+use serde::Serialize;
+
+use lore_core::error::{Error, Result};
+use lore_core::model::{CurationMode, MemoryCategory};
+use lore_core::supersession::Thresholds;
+use lore_recall::LayerBudgets;
+
+/// What status a lesson from a person's correction gets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HumanCorrections {
+    /// Approved at once (seed 000: injected on the very next run).
+    #[default]
+    Approve,
+    /// Sent to review like any machine-made lesson.
+    Review,
+}
+
+/// How the Engine curates what it learns.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EngineConfig {
+    /// `auto` (the default) or `review`.
+    pub curation: CurationMode,
+    /// What happens to lessons distilled from a person's correction.
+    pub human_corrections: HumanCorrections,
+    /// Similarity thresholds of dedup, conflicts and supersession.
+    pub thresholds: Thresholds,
+    /// Expiry and pruning, run by [`Engine::maintain`].
+    pub upkeep: Upkeep,
+    /// What agents may write to their own memory.
+    pub memory: MemoryPolicy,
+    /// The token budgets of the prompt's layers (seed 004's layered context).
+    pub prompt_budgets: LayerBudgets,
+}
+
+/// How pruning keeps the lesson pool small.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[serde(tag = "strategy", rename_all = "snake_case")]
+pub enum Pruning {
+    /// No pruning (the default: archiving lessons in use is a choice to make).
+    #[default]
+    Off,
+    /// Archive lessons whose last activity is older than `max_age`.
+    Ttl {
+        /// The age limit.
+        max_age: TimeDelta,
+    },
+    /// Archive, per skill, what falls outside the relevance × recency frontier beyond
+    /// `max_lessons`.
+    Pareto {
+        /// Lessons in use kept per skill.
+        max_lessons: usize,
+    },
+    /// TTL, then Pareto.
+    Hybrid {
+        /// The age limit.
+        max_age: TimeDelta,
+        /// Lessons in use kept per skill.
+        max_lessons: usize,
+    },
+}
+
+/// What the periodic jobs do.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Upkeep {
+    /// How long a lesson may wait in `needs_review` before it expires (default 30 days).
+    pub review_expiry: TimeDelta,
+    /// The pruning strategy.
+    pub pruning: Pruning,
+}
+
+impl Default for Upkeep {
+    fn default() -> Self {
+        Self {
+            review_expiry: TimeDelta::days(30),
+            pruning: Pruning::Off,
+        }
+    }
+}
+
+impl Upkeep {
+    /// Refuses non-positive ages and a zero maximum.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the setting.
+    pub fn validate(&self) -> Result<()> {
+        let positive = |what: &str, age: TimeDelta| {
+            if age > TimeDelta::zero() {
+                Ok(())
+            } else {
+                Err(Error::invalid(what, "must be longer than zero"))
+            }
+        };
+        positive("review expiry", self.review_expiry)?;
+        match self.pruning {
+            Pruning::Ttl { max_age } | Pruning::Hybrid { max_age, .. } => {
+                positive("pruning max age", max_age)?
+            }
+            _ => {}
+        }
+        match self.pruning {
+            Pruning::Pareto { max_lessons: 0 } | Pruning::Hybrid { max_lessons: 0, .. } => {
+                Err(Error::invalid("pruning max lessons", "must be at least 1"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What agents may write, and how much core memory a prompt carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MemoryPolicy {
+    /// Whether agents may edit core blocks (seed 002's `allow_core_writes` safety valve).
+    pub core_writes: bool,
+    /// Whether agents may add archival passages.
+    pub archival_writes: bool,
+    /// Whether agents may append to the recall log.
+    pub recall_writes: bool,
+    /// The most tokens all of a skill's core blocks may hold together.
+    pub core_budget: usize,
+}
+
+impl Default for MemoryPolicy {
+    fn default() -> Self {
+        Self {
+            core_writes: true,
+            archival_writes: true,
+            recall_writes: true,
+            core_budget: 500,
+        }
+    }
+}
+
+impl MemoryPolicy {
+    pub(crate) fn allows(&self, category: MemoryCategory) -> bool {
+        match category {
+            MemoryCategory::Core => self.core_writes,
+            MemoryCategory::Archival => self.archival_writes,
+            MemoryCategory::Recall => self.recall_writes,
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! The Engine itself: the ports it holds, its configuration, and how a handle is built.
+//!
+//! What the Engine does lives beside this file, one service a file (capture, curate, recall,
+//! measure, …), each an `impl Engine` block over the state defined here. This file depends on
+//! none of them, so the services can call each other without the Engine's definition turning
+//! into a knot of imports.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use lore_core::error::{Error, Result};
+use lore_core::id::AuditId;
+use lore_core::model::{AuditAction, AuditEntry, LessonStatus, RecordKind};
+use lore_core::ports::clock::{Clock, SystemClock};
+use lore_core::ports::store::{ListFilter, Store};
+use lore_core::scope::Scope;
+use lore_workspace::skills::SkillLibrary;
+
+use lore_core::ports::embed::Embedder;
+use lore_core::ports::tokenize::Tokenizer;
+use lore_recall::lessons::SharedIndex;
+use lore_recall::{ApproxTokenizer, BuiltinEmbedder, RecallConfig};
+
+use crate::config::EngineConfig;
+use crate::graph_cache::GraphCache;
+use crate::reformulate::Reformulation;
+
+/// The one entry point to Lore.
+#[derive(Clone)]
+pub struct Engine {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) skills: Option<SkillLibrary>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) config: EngineConfig,
+    pub(crate) scope: Scope,
+    pub(crate) proposer: Option<Arc<dyn lore_core::ports::llm::Llm>>,
+    pub(crate) recall: RecallSettings,
+    pub(crate) reformulation: Option<Reformulation>,
+    /// Each scope's causal graph between queries, shared by scoped handles.
+    pub(crate) graphs: Arc<GraphCache>,
+    /// What counts the budgets of episode and graph answers; the recall tokenizer when `None`.
+    pub(crate) episode_tokenizer: Option<Arc<dyn lore_recall::Tokenizer>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("store", &self.store.info().backend)
+            .field("config", &self.config)
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How many times a write retries with a fresh ID after an ID collision.
+pub(crate) const ID_ATTEMPTS: usize = 3;
+
+/// The ports and settings recall runs with.
+#[derive(Clone)]
+pub(crate) struct RecallSettings {
+    pub(crate) embedder: Arc<dyn Embedder>,
+    pub(crate) tokenizer: Arc<dyn Tokenizer>,
+    pub(crate) config: RecallConfig,
+    /// Whether `config` came from the caller, fusion included; otherwise the fusion follows
+    /// the embedder ([`RecallConfig::fusion_for`]).
+    pub(crate) configured: bool,
+    /// Shared by every clone and scoped handle of one Engine.
+    pub(crate) index: SharedIndex,
+}
+
+impl Default for RecallSettings {
+    fn default() -> Self {
+        Self {
+            embedder: Arc::new(BuiltinEmbedder::default()),
+            tokenizer: Arc::new(ApproxTokenizer),
+            config: RecallConfig::default(),
+            configured: false,
+            index: SharedIndex::default(),
+        }
+    }
+}
+
+impl Engine {
+    /// An unrestricted Engine over `store`.
+    pub fn new(store: Arc<dyn Store>, config: EngineConfig) -> Self {
+        Self {
+            store,
+            skills: None,
+            clock: Arc::new(SystemClock),
+            config,
+            scope: Scope::unrestricted(),
+            proposer: None,
+            recall: RecallSettings::default(),
+            reformulation: None,
+            graphs: Arc::default(),
+            episode_tokenizer: None,
+        }
+    }
+
+    /// Uses `skills` for prompt assembly and guardrails.
+    pub fn with_skills(mut self, skills: SkillLibrary) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
+    /// Uses `clock` instead of the system clock.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// A handle limited to `scope`: reads outside it return nothing, writes are refused.
+    pub fn scoped(&self, scope: Scope) -> Self {
+        Self {
+            scope,
+            ..self.clone()
+        }
+    }
+
+    /// The scope of this handle.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// The skill library, when one is configured.
+    pub fn skills(&self) -> Option<&SkillLibrary> {
+        self.skills.as_ref()
+    }
+
+    pub(crate) fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    pub(crate) fn actor(&self, explicit: Option<&str>) -> String {
+        explicit
+            .map(str::to_owned)
+            .or_else(|| self.scope.agent.clone())
+            .unwrap_or_else(|| "lore".to_owned())
+    }
+
+    pub(crate) fn filter(&self) -> ListFilter {
+        ListFilter {
+            scope: self.scope.clone(),
+            ..ListFilter::default()
+        }
+    }
+
+    /// A new audit ID and entry; used by imports that record how a record arrived.
+    pub fn audit_entry(
+        &self,
+        kind: RecordKind,
+        subject: &str,
+        action: AuditAction,
+        to: Option<LessonStatus>,
+        reason: &str,
+    ) -> AuditEntry {
+        audit(
+            kind,
+            subject,
+            action,
+            (None, to),
+            &self.actor(None),
+            self.now(),
+            reason,
+            Value::Null,
+        )
+    }
+}
+
+pub(crate) fn check_non_negative(what: &str, value: Option<f64>) -> Result<()> {
+    match value {
+        Some(v) if !v.is_finite() || v < 0.0 => Err(Error::invalid(
+            what,
+            format!("{v} is not a finite, non-negative number"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub(crate) fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn audit(
+    kind: RecordKind,
+    subject: &str,
+    action: AuditAction,
+    (from, to): (Option<LessonStatus>, Option<LessonStatus>),
+    actor: &str,
+    at: DateTime<Utc>,
+    reason: &str,
+    evidence: Value,
+) -> AuditEntry {
+    AuditEntry {
+        id: AuditId::generate(at),
+        subject_kind: kind,
+        subject: subject.to_owned(),
+        action,
+        from,
+        to,
+        actor: actor.to_owned(),
+        at,
+        reason: reason.to_owned(),
+        evidence,
+    }
+}
