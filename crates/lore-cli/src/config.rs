@@ -4,13 +4,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use lore_embed::{EmbedderConfig, EmbedderKind};
 use lore_engine::{Engine, EngineConfig};
+use lore_providers::embedders::{EmbedderConfig, EmbedderKind};
 use lore_recall::Embedder;
 use lore_sqlite::{OpenMode, SqliteStore};
 use lore_workspace::skills::SkillLibrary;
 
 use crate::cli::Global;
+use crate::cli::{ReformulateArgs, ReformulatorKind};
 
 /// The store file's name inside the home folder.
 pub const DB_FILE: &str = "lore.db";
@@ -99,7 +100,7 @@ impl Paths {
     /// The embedder `--embedder` names, with its settings from the environment.
     pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
         let config = EmbedderConfig::from_env()?.with_kind(self.embedder);
-        lore_embed::connect(&config)
+        lore_providers::embedders::connect(&config)
             .with_context(|| format!("cannot use the {} embedder", self.embedder.as_str()))
     }
 }
@@ -110,29 +111,6 @@ fn absolute(cwd: &Path, path: &Path) -> PathBuf {
     } else {
         cwd.join(path)
     }
-}
-
-/// Who decides, in the Search-and-Ask loop, whether a search found enough.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReformulatorKind {
-    /// No model: terms the best results share widen the query; with nothing found, inflected
-    /// words lose their endings.
-    Lexical,
-    /// The configured model (LORE_LLM_PROVIDER and its key) reads the results and proposes
-    /// the next query.
-    Model,
-}
-
-/// The Search-and-Ask loop of `search_memory` (seed 002's tool-based strategy).
-#[derive(Clone, Debug, clap::Args)]
-pub struct ReformulateArgs {
-    /// After a search that found too little, search again with a better query and merge the
-    /// results by ID. Off when absent.
-    #[arg(long, value_enum)]
-    pub reformulate: Option<ReformulatorKind>,
-    /// Searches after the first, 1 to 5.
-    #[arg(long, default_value_t = 2, requires = "reformulate")]
-    pub reformulate_rounds: usize,
 }
 
 impl ReformulateArgs {

@@ -11,7 +11,36 @@ use std::time::Duration;
 
 use lore_core::{Error, Result};
 
-use crate::http::RetryPolicy;
+/// How 429 and 5xx answers are retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// The wait before the first retry; it doubles for each later one.
+    pub base_delay: Duration,
+    /// No wait is longer than this, `Retry-After` included.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before retry number `retry` (1-based), given the provider's `Retry-After`.
+    pub fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
+        let backoff = self
+            .base_delay
+            .saturating_mul(2u32.saturating_pow(retry.saturating_sub(1)));
+        retry_after.unwrap_or(backoff).min(self.max_delay)
+    }
+}
 
 /// The wire protocol to speak.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

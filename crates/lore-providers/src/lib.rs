@@ -1,4 +1,6 @@
-//! Lore's language-model clients, behind the core's [`Llm`] port.
+//! Lore's providers: language-model clients behind the core's [`Llm`] port, embedders behind its
+//! Embedder port ([`embedders`]: builtin, a local MiniLM on Lore's own encoder, HTTP) and
+//! tiktoken behind its Tokenizer port ([`tokenizer`]). Heavy parts sit behind features.
 //!
 //! Two wire protocols cover the providers people run: OpenAI-compatible chat completions
 //! (OpenAI, OpenRouter, Ollama, vLLM, LM Studio: only the base URL differs) and Anthropic
@@ -16,19 +18,20 @@
 
 mod anthropic;
 mod config;
-mod embed;
+pub mod embedders;
 #[cfg(feature = "fake")]
 pub mod fake;
 mod http;
 mod offline;
 mod openai;
+pub mod tokenizer;
 
 use std::sync::Arc;
 
 pub use anthropic::AnthropicClient;
+pub use config::RetryPolicy;
 pub use config::{ApiKey, LlmConfig, ProviderKind};
-pub use embed::{BATCH as EMBED_BATCH, HttpEmbedder, HttpEmbedderConfig};
-pub use http::RetryPolicy;
+pub use embedders::{EMBED_BATCH, HttpEmbedder, HttpEmbedderConfig};
 use lore_core::ports::llm::Llm;
 #[cfg(doc)]
 use lore_core::ports::llm::LlmResponse;

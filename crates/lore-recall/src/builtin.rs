@@ -232,7 +232,7 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     if a.len() != b.len() {
         return 0.0;
     }
-    f64::from(super::ann::dot(a, b))
+    f64::from(super::near::dot(a, b))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 use std::cell::RefCell;
 use std::collections::BinaryHeap;
 
-use super::ann::{Near, dot};
+use super::near::{Near, dot};
 
 /// The graph's shape and effort.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -31,9 +31,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::saved::{self, Header, Loaded, Slot};
+use crate::saved::{self, EmbedderState, Header, Loaded, Slot};
 use crate::{Embedder, EmbedderId, HnswParams, SparseIndex, VectorIndex, text_hash};
 use lore_core::error::{Error, Result};
 use lore_core::id::LessonId;
@@ -90,17 +90,6 @@ pub struct IndexInfo {
     pub slots: usize,
     /// Whether dense search walks an HNSW graph (else it scans exactly).
     pub graph: bool,
-}
-
-/// What the store remembers about the embedder that made its vectors.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EmbedderState {
-    /// The embedder as configured (before any fit): what a query must use.
-    pub base: EmbedderId,
-    /// The embedder as fitted: the identity stored with every vector.
-    pub fitted: EmbedderId,
-    /// How many lessons the fit was made on.
-    pub fit_docs: usize,
 }
 
 /// One lesson in the index.

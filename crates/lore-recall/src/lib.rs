@@ -30,6 +30,7 @@ pub mod hnsw;
 mod index;
 mod layers;
 pub mod lessons;
+mod near;
 mod pack;
 pub mod saved;
 mod select;

@@ -1,7 +1,7 @@
 //! Greedy packing into a token budget, with progressive disclosure.
 //!
 //! A budget means tokens as the model counts them, so packing counts with a [`Tokenizer`] (the
-//! `lore-tokenizer` crate provides tiktoken's cl100k and o200k). Items come best first, each with
+//! `lore-providers` crate provides tiktoken's cl100k and o200k). Items come best first, each with
 //! its tiers from the one-line summary to the fullest form (seed 002's discovery, activation and
 //! execution tiers). The top items get the fullest tier that still fits, the rest their summary;
 //! an item that does not fit is skipped and smaller ones after it may still go in (greedy).

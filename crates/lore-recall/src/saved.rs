@@ -23,9 +23,19 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::hnsw::{take, take_u32};
-use crate::lessons::EmbedderState;
-use crate::{Hnsw, HnswParams};
+use crate::{EmbedderId, Hnsw, HnswParams};
 use lore_core::model::LessonStatus;
+
+/// What the store remembers about the embedder that made its vectors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EmbedderState {
+    /// The embedder as configured (before any fit): what a query must use.
+    pub base: EmbedderId,
+    /// The embedder as fitted: the identity stored with every vector.
+    pub fitted: EmbedderId,
+    /// How many lessons the fit was made on.
+    pub fit_docs: usize,
+}
 
 /// The name the store's [`lore_core::ports::store::Store::derived_path`] is asked for.
 pub const NAME: &str = "recall";

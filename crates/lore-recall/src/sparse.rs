@@ -19,7 +19,7 @@
 use crate::FastMap;
 use std::collections::{BinaryHeap, HashMap};
 
-use super::ann::Near;
+use super::near::Near;
 use super::text;
 
 const K1: f64 = 1.2;

@@ -8,7 +8,7 @@ use lore_core::Scope;
 use lore_core::ports::store::ListFilter;
 use rusqlite::types::Value;
 
-use crate::rows::Table;
+use crate::table::Table;
 
 /// Conditions joined by `AND`, and the parameters they bind, in order.
 #[derive(Debug, Default)]

@@ -23,6 +23,7 @@ mod rows;
 mod schema;
 mod search;
 mod store;
+mod table;
 mod vectors;
 
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};

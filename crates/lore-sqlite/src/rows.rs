@@ -14,70 +14,8 @@ use serde::de::DeserializeOwned;
 
 use crate::Db;
 use crate::filter::Where;
-use crate::search;
-
-/// The table of one record kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Table {
-    Executions,
-    Corrections,
-    Lessons,
-    ErrorEvents,
-    Audit,
-    Memories,
-}
-
-impl Table {
-    /// The tables whose records carry a skill, with the audit kind that names them.
-    pub(crate) const SCOPED: [(Table, RecordKind); 4] = [
-        (Table::Executions, RecordKind::Execution),
-        (Table::Corrections, RecordKind::Correction),
-        (Table::Lessons, RecordKind::Lesson),
-        (Table::ErrorEvents, RecordKind::ErrorEvent),
-    ];
-
-    /// The SQL table name.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Table::Executions => "executions",
-            Table::Corrections => "corrections",
-            Table::Lessons => "lessons",
-            Table::ErrorEvents => "error_events",
-            Table::Audit => "audit",
-            Table::Memories => "memories",
-        }
-    }
-
-    /// The kind of record, for messages.
-    pub(crate) fn kind(self) -> &'static str {
-        match self {
-            Table::Executions => "execution",
-            Table::Corrections => "correction",
-            Table::Lessons => "lesson",
-            Table::ErrorEvents => "error event",
-            Table::Audit => "audit entry",
-            Table::Memories => "memory entry",
-        }
-    }
-
-    /// The statement that indexes a record's text, for the kinds that are searched.
-    fn fts_insert(self) -> Option<&'static str> {
-        match self {
-            Table::Lessons => Some(
-                "INSERT INTO lessons_fts \
-                 (rowid, rule, applies_when, mistake, root_cause, tags, summary) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ),
-            Table::Executions => {
-                Some("INSERT INTO executions_fts (rowid, input, output) VALUES (?, ?, ?)")
-            }
-            Table::Memories => {
-                Some("INSERT INTO memories_fts (rowid, text, tags) VALUES (?, ?, ?)")
-            }
-            _ => None,
-        }
-    }
-}
+use crate::table::Table;
+use serde_json::Value as Json;
 
 /// A record as stored: body, filter columns and full-text columns.
 #[derive(Debug)]
@@ -177,10 +115,7 @@ impl Row {
             execution.timestamp,
             execution,
         )?;
-        row.text = vec![
-            search::flatten(&execution.input),
-            search::flatten(&execution.output),
-        ];
+        row.text = vec![flatten(&execution.input), flatten(&execution.output)];
         Ok(row)
     }
 
@@ -502,4 +437,31 @@ fn to_json(record: &impl serde::Serialize) -> Result<String> {
 /// Parses a stored body; a failure means the file was damaged or edited by hand.
 pub(crate) fn from_json<T: DeserializeOwned>(body: &str) -> Result<T> {
     serde_json::from_str(body).map_err(lore_core::Error::store)
+}
+
+/// The searchable text of a JSON value: keys and string values, `key: value` where a string sits
+/// under a key, so that a snippet still reads well.
+pub(crate) fn flatten(value: &Json) -> String {
+    let mut parts = Vec::new();
+    collect(value, &mut parts);
+    parts.join("; ")
+}
+
+fn collect(value: &Json, parts: &mut Vec<String>) {
+    match value {
+        Json::String(s) => parts.push(s.clone()),
+        Json::Array(items) => items.iter().for_each(|v| collect(v, parts)),
+        Json::Object(map) => {
+            for (key, v) in map {
+                match v {
+                    Json::String(s) => parts.push(format!("{key}: {s}")),
+                    _ => {
+                        parts.push(key.clone());
+                        collect(v, parts);
+                    }
+                }
+            }
+        }
+        Json::Null | Json::Bool(_) | Json::Number(_) => {}
+    }
 }

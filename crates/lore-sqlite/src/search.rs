@@ -10,11 +10,10 @@ use lore_core::ports::store::{ListFilter, SearchHit};
 use lore_core::{Result, SkillPath};
 use rusqlite::types::Value;
 use rusqlite::{Connection, params_from_iter};
-use serde_json::Value as Json;
 
 use crate::Db;
 use crate::filter::Where;
-use crate::rows::Table;
+use crate::table::Table;
 
 /// At most this many terms of a query are searched; the rest add little but cost.
 const MAX_TERMS: usize = 32;
@@ -183,33 +182,6 @@ pub(crate) fn fts_query(query: &str) -> Option<String> {
     Some(quoted.join(" OR "))
 }
 
-/// The searchable text of a JSON value: keys and string values, `key: value` where a string sits
-/// under a key, so that a snippet still reads well.
-pub(crate) fn flatten(value: &Json) -> String {
-    let mut parts = Vec::new();
-    collect(value, &mut parts);
-    parts.join("; ")
-}
-
-fn collect(value: &Json, parts: &mut Vec<String>) {
-    match value {
-        Json::String(s) => parts.push(s.clone()),
-        Json::Array(items) => items.iter().for_each(|v| collect(v, parts)),
-        Json::Object(map) => {
-            for (key, v) in map {
-                match v {
-                    Json::String(s) => parts.push(format!("{key}: {s}")),
-                    _ => {
-                        parts.push(key.clone());
-                        collect(v, parts);
-                    }
-                }
-            }
-        }
-        Json::Null | Json::Bool(_) | Json::Number(_) => {}
-    }
-}
-
 /// `text` on one line, cut to at most `max` characters with an ellipsis.
 pub(crate) fn shorten(text: &str, max: usize) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -250,6 +222,7 @@ mod tests {
 
     #[test]
     fn flatten_keeps_keys_and_strings() {
+        use crate::rows::flatten;
         let text = flatten(&json!({"candidate": "Zoë", "skills": ["rust", 3], "n": 1}));
         assert_eq!(text, "candidate: Zoë; skills; rust; n");
     }

@@ -24,9 +24,10 @@ use tracing::instrument;
 use crate::Db;
 use crate::episodes;
 use crate::filter::Where;
-use crate::rows::{self, Row, Table};
+use crate::rows::{self, Row};
 use crate::schema;
 use crate::search;
+use crate::table::Table;
 use crate::vectors;
 
 /// How long a statement waits for another process's write before failing.

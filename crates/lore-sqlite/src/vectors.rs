@@ -83,7 +83,7 @@ pub(crate) fn check(v: &LessonVector) -> Result<()> {
 
 /// Stores one checked vector; the lesson must exist.
 pub(crate) fn put(conn: &Connection, v: &LessonVector) -> Result<()> {
-    if rows::stored(conn, rows::Table::Lessons, v.lesson.as_str())?.is_none() {
+    if rows::stored(conn, crate::table::Table::Lessons, v.lesson.as_str())?.is_none() {
         return Err(Error::not_found("lesson", v.lesson.as_str()));
     }
     let blob: Vec<u8> = v.vector.iter().flat_map(|x| x.to_le_bytes()).collect();

@@ -2,9 +2,9 @@
 
 use anyhow::Result;
 use lore_engine::{RecallQuery, RecallResult};
+use lore_providers::tokenizer::{Encoding, Tiktoken};
 use lore_recall::{Decision, Explanation};
 use lore_sqlite::OpenMode;
-use lore_tokenizer::{Encoding, Tiktoken};
 
 use crate::cli::RecallArgs;
 use crate::config::Paths;

@@ -7,87 +7,18 @@ use std::collections::BTreeSet;
 
 use anyhow::Result;
 use chrono::TimeDelta;
-use clap::{Args, Subcommand};
-use lore_core::SkillPath;
-use lore_core::id::LessonId;
 use lore_core::model::{Lesson, LessonStatus};
 use lore_engine::{Attribution, MaintainReport, Pruning, ReviewItem, Upkeep};
 use lore_sqlite::OpenMode;
 
+use crate::cli::{Decision, MaintainArgs, ReviewArgs, ReviewCommand};
 use crate::config::Paths;
 use crate::output;
-
-/// `lore review [list|approve|reject|exception|sensitive|supersede]`.
-#[derive(Debug, Args)]
-pub struct ReviewArgs {
-    #[command(subcommand)]
-    pub command: Option<ReviewCommand>,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum ReviewCommand {
-    /// List what waits for review, with its evidence (the default).
-    List {
-        /// Only this skill.
-        #[arg(long)]
-        skill: Option<SkillPath>,
-        /// Statuses to list (comma-separated; default needs_review).
-        #[arg(long, value_delimiter = ',', value_parser = parse_status)]
-        status: Vec<LessonStatus>,
-    },
-    /// Approve lessons: they reach prompts from now on.
-    Approve(Decision),
-    /// Reject lessons as wrong or noise.
-    Reject(Decision),
-    /// Keep lessons as one-time exceptions: real, but not to be generalized.
-    Exception(Decision),
-    /// Mark lessons as holding sensitive data: never in a prompt again.
-    Sensitive(Decision),
-    /// Supersede lessons by a better one.
-    Supersede {
-        #[command(flatten)]
-        decision: Decision,
-        /// The lesson that replaces them.
-        #[arg(long = "with", value_name = "LESSON_ID")]
-        with: LessonId,
-    },
-}
-
-/// The lessons a decision is about, and who decides why.
-#[derive(Debug, Args)]
-pub struct Decision {
-    /// One or more lesson IDs; all change or none does.
-    #[arg(required = true, num_args = 1..)]
-    pub ids: Vec<LessonId>,
-    /// Why (recorded in the audit log).
-    #[arg(long, default_value = "")]
-    pub reason: String,
-    /// Who decides (recorded in the audit log).
-    #[arg(long, env = "LORE_ACTOR")]
-    pub by: Option<String>,
-}
 
 impl Decision {
     fn attribution(&self) -> Attribution {
         Attribution::new(self.by.as_deref(), self.reason.clone())
     }
-}
-
-/// `lore maintain`: expiry and pruning.
-#[derive(Debug, Args)]
-pub struct MaintainArgs {
-    /// Lessons waiting in needs_review longer than this many days expire.
-    #[arg(long, default_value_t = 30)]
-    pub expire_after_days: u32,
-    /// Pruning strategy: off, ttl, pareto or hybrid.
-    #[arg(long, default_value = "off", value_parser = ["off", "ttl", "pareto", "hybrid"])]
-    pub prune: String,
-    /// TTL: archive lessons with no activity for this many days.
-    #[arg(long, default_value_t = 90)]
-    pub ttl_days: u32,
-    /// Pareto: keep at most this many lessons in use per skill.
-    #[arg(long, default_value_t = 200)]
-    pub max_lessons: usize,
 }
 
 impl MaintainArgs {
@@ -108,10 +39,6 @@ impl MaintainArgs {
             pruning,
         }
     }
-}
-
-fn parse_status(raw: &str) -> Result<LessonStatus, String> {
-    LessonStatus::parse(raw).map_err(|e| e.to_string())
 }
 
 pub fn review(paths: &Paths, args: ReviewArgs, json: bool) -> Result<()> {

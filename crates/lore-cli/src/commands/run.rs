@@ -8,8 +8,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
-use lore_core::SkillPath;
 use lore_core::ports::llm::{Llm, PriceTable};
 use lore_engine::RunRequest;
 use lore_providers::LlmConfig;
@@ -17,23 +15,12 @@ use lore_sqlite::OpenMode;
 use serde_json::Value;
 
 use super::capture::json_arg;
+use crate::cli::RunArgs;
 use crate::config::Paths;
 use crate::output;
 
 /// The price file users extend, inside the store folder.
 const PRICES_FILE: &str = "prices.json";
-
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// The skill to run, `domain/skill`.
-    pub skill: SkillPath,
-    /// The input: a JSON file, `@FILE`, `@-` for standard input, or inline JSON.
-    #[arg(long)]
-    pub input: String,
-    /// The session this run belongs to.
-    #[arg(long)]
-    pub session: Option<String>,
-}
 
 /// The configured model; offline, an error that says how to configure one.
 pub(crate) fn required_model() -> Result<Arc<dyn Llm>> {

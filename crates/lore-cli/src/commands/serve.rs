@@ -3,8 +3,6 @@
 //! Both hand the same Engine the other commands use to `lore-server`; this file only resolves
 //! the address, refuses what is unsafe, and starts a tokio runtime, which no other command needs.
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
@@ -13,42 +11,10 @@ use lore_server::auth::{Access, TokenFile};
 use lore_server::jwt::{JwtConfig, JwtVerifier};
 use lore_sqlite::OpenMode;
 
+use crate::cli::{McpArgs, ServeArgs};
 use crate::commands::episodes::counting_episodes;
-use crate::config::{Paths, ReformulateArgs};
+use crate::config::Paths;
 use crate::output;
-
-#[derive(Debug, clap::Args)]
-pub struct ServeArgs {
-    /// The address to listen on. Without tokens (`lore tokens create`) or a JWT key only
-    /// loopback addresses are accepted.
-    #[arg(long, default_value = "127.0.0.1:7077")]
-    pub addr: SocketAddr,
-    /// Accept HS256 JWTs signed with the secret in this file (at least 32 bytes). The secret
-    /// may instead come from the LORE_JWT_SECRET environment variable.
-    #[arg(long, value_name = "FILE")]
-    pub jwt_secret_file: Option<PathBuf>,
-    /// Accept EdDSA (Ed25519) JWTs verified with the public key in this PEM file.
-    #[arg(long, value_name = "FILE")]
-    pub jwt_public_key: Option<PathBuf>,
-    /// The issuer (`iss`) JWTs must name; required with a JWT key.
-    #[arg(long, env = "LORE_JWT_ISSUER")]
-    pub jwt_issuer: Option<String>,
-    /// A host name (or `name:port`) MCP clients use to reach this server; repeatable. `/mcp`
-    /// answers loopback names and the address it listens on, and these.
-    #[arg(long = "mcp-host", value_name = "HOST")]
-    pub mcp_hosts: Vec<String>,
-    /// The audience (`aud`) JWTs must include.
-    #[arg(long, env = "LORE_JWT_AUDIENCE", default_value = "lore")]
-    pub jwt_audience: String,
-    #[command(flatten)]
-    pub reformulate: ReformulateArgs,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct McpArgs {
-    #[command(flatten)]
-    pub reformulate: ReformulateArgs,
-}
 
 /// The environment variable that may hold the HS256 secret. Read here rather than through
 /// clap so that the value never appears in `--help` or in a debug print of the arguments.

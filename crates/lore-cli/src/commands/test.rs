@@ -4,20 +4,13 @@
 //! `validated_by_test` (audited); a failing one leaves the lesson as it was.
 
 use anyhow::{Result, bail};
-use clap::Args;
-use lore_core::SkillPath;
 use lore_engine::TestReport;
 use lore_sqlite::OpenMode;
 
 use super::run::required_model;
+use crate::cli::TestArgs;
 use crate::config::Paths;
 use crate::output;
-
-#[derive(Debug, Args)]
-pub struct TestArgs {
-    /// The skill whose tests to run, `domain/skill`.
-    pub skill: SkillPath,
-}
 
 pub fn run(paths: &Paths, args: TestArgs, json: bool) -> Result<()> {
     let engine = paths.engine(OpenMode::Existing)?;

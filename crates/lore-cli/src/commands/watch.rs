@@ -17,8 +17,6 @@ use std::time::Duration;
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
-use clap::Args;
-use lore_core::SkillPath;
 use lore_core::id::ExecutionId;
 use lore_core::model::Execution;
 use lore_engine::Change;
@@ -26,30 +24,9 @@ use lore_server::rest::change_event;
 use lore_sqlite::OpenMode;
 use serde_json::Value;
 
+use crate::cli::WatchArgs;
 use crate::config::Paths;
 use crate::output;
-
-#[derive(Debug, Args)]
-pub struct WatchArgs {
-    /// Only this skill.
-    #[arg(long)]
-    pub skill: Option<SkillPath>,
-    /// How often to look for new executions, in milliseconds.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(50..))]
-    pub interval_ms: u64,
-    /// How many recent executions to show first.
-    #[arg(long, default_value_t = 20)]
-    pub recent: usize,
-    /// Print the current table and stop instead of watching.
-    #[arg(long)]
-    pub once: bool,
-    /// Follow a running `lore serve` at this URL (`http://host:7077`) instead of the local store.
-    #[arg(long, value_name = "URL")]
-    pub server: Option<String>,
-    /// The bearer token (or JWT) for `--server`.
-    #[arg(long, env = "LORE_TOKEN", hide_env_values = true, requires = "server")]
-    pub token: Option<String>,
-}
 
 pub fn run(paths: &Paths, args: WatchArgs, json: bool) -> Result<()> {
     if let Some(url) = args.server.clone() {
@@ -158,7 +135,8 @@ mod remote {
     use lore_core::model::Execution;
     use serde::Deserialize;
 
-    use super::{WatchArgs, header, print_episode, print_row};
+    use super::{header, print_episode, print_row};
+    use crate::cli::WatchArgs;
     use crate::output;
 
     #[derive(Deserialize)]

@@ -1,5 +1,5 @@
 //! A local sentence-transformers BERT model (all-MiniLM-L6-v2 and its kin) run on the CPU:
-//! WordPiece tokens from the folder's `tokenizer.json`, the BERT encoder ([`crate::bert`]) from
+//! WordPiece tokens from the folder's `tokenizer.json`, the BERT encoder ([`super::bert`]) from
 //! `model.safetensors` and `config.json`, mean pooling over the tokens, L2 normalization, which
 //! is what sentence-transformers does for these models, so the vectors match theirs.
 //!
@@ -15,7 +15,7 @@ use lore_core::{Error, Result};
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::bert::{Bert, Shape};
+use super::bert::{Bert, Shape};
 
 /// Texts per forward pass: nothing is padded, so a pass costs what its tokens cost; this bounds
 /// the activations to a few MB.

@@ -5,7 +5,7 @@
 //!   Lore's own encoder. Only in builds with the `minilm` feature, so the default build carries
 //!   no tokenizer or matrix library.
 //! - `http`: an OpenAI-compatible `POST /v1/embeddings` service (OpenAI, Ollama, vLLM, TEI),
-//!   [`lore_providers::HttpEmbedder`].
+//!   [`HttpEmbedder`].
 //!
 //! [`EmbedderConfig::from_env`] reads `LORE_EMBEDDER`, `LORE_MINILM_PATH`,
 //! `LORE_EMBEDDER_MODEL`, `LORE_EMBEDDER_BASE_URL` and `LORE_EMBEDDER_API_KEY`; [`connect`]
@@ -13,6 +13,7 @@
 
 #[cfg(feature = "minilm")]
 mod bert;
+mod http;
 #[cfg(feature = "minilm")]
 mod minilm;
 
@@ -20,8 +21,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::config::{ApiKey, RetryPolicy};
+pub use http::{BATCH as EMBED_BATCH, HttpEmbedder, HttpEmbedderConfig};
 use lore_core::{Error, Result};
-use lore_providers::{ApiKey, HttpEmbedder, HttpEmbedderConfig, RetryPolicy};
 use lore_recall::{BuiltinEmbedder, Embedder};
 #[cfg(feature = "minilm")]
 pub use minilm::MiniLm;

@@ -15,7 +15,8 @@ use lore_core::{Error, Result};
 use serde_json::{Value, json};
 
 use crate::config::ApiKey;
-use crate::http::{Http, RetryPolicy, bearer, short};
+use crate::config::RetryPolicy;
+use crate::http::{Http, bearer, short};
 
 /// Inputs per request: well under every server's limit (OpenAI's is 2048), small enough that one
 /// slow batch does not approach the timeout.

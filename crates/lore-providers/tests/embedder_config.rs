@@ -1,7 +1,7 @@
 //! Choosing an embedder by name and settings: the errors a person sees, and the HTTP embedder
 //! reached through the same path the CLI and server use.
 
-use lore_embed::{EmbedderConfig, EmbedderKind, connect};
+use lore_providers::embedders::{EmbedderConfig, EmbedderKind, connect};
 use lore_providers::fake::{FakeServer, embeddings_answer};
 
 /// The error text of a connection that must fail.

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use lore_embed::{EmbedderConfig, EmbedderKind, MiniLm, connect};
+use lore_providers::embedders::{EmbedderConfig, EmbedderKind, MiniLm, connect};
 use lore_recall::{Embedder, cosine};
 
 /// The model folder: `LORE_MINILM_PATH`, else the installed PyPI package's. `None` (with a loud

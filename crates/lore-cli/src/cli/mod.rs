@@ -6,9 +6,23 @@ use clap::{Args, Parser, Subcommand};
 use lore_core::SkillPath;
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{AuthorKind, CurationMode, LessonStatus, Outcome, SignalChannel};
-use lore_embed::EmbedderKind;
 use lore_engine::HumanCorrections;
+use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
+
+mod episodes;
+mod review;
+mod run;
+mod serve;
+mod tokens;
+mod watch;
+
+pub use episodes::{EpisodeCommand, GraphCommand};
+pub use review::{Decision, MaintainArgs, ReviewArgs, ReviewCommand};
+pub use run::{RunArgs, TestArgs};
+pub use serve::{McpArgs, ReformulateArgs, ReformulatorKind, ServeArgs};
+pub use tokens::TokensCommand;
+pub use watch::WatchArgs;
 
 /// Lore: a learning memory for AI agents.
 #[derive(Debug, Parser)]
@@ -80,19 +94,19 @@ pub enum Command {
     Memory(MemoryCommand),
     /// Record and read episodes: a session's decisions and events with their causes (seed 001).
     #[command(subcommand)]
-    Episode(crate::commands::episodes::EpisodeCommand),
+    Episode(EpisodeCommand),
     /// Query the causal graph the episodes build: paths, what-if, similar decisions, patterns.
     #[command(subcommand)]
-    Graph(crate::commands::episodes::GraphCommand),
+    Graph(GraphCommand),
     /// Review and fix learned lessons.
     #[command(subcommand)]
     Lessons(LessonsCommand),
     /// Review what waits: list it with its evidence, or approve, reject, keep as a one-time
     /// exception, mark sensitive, supersede (one or many at once).
-    Review(crate::commands::review::ReviewArgs),
+    Review(ReviewArgs),
     /// Run the periodic jobs: expiry of stale reviews, utility measurement (promotion and
     /// suppression of lessons by what they did), pruning; running twice changes nothing.
-    Maintain(crate::commands::review::MaintainArgs),
+    Maintain(MaintainArgs),
     /// Import seed-format `.agentura/` files or a Lore JSONL export.
     Import(ImportArgs),
     /// Export memory as `.agentura/` files or JSONL.
@@ -106,18 +120,18 @@ pub enum Command {
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Serve the REST API (/v1) and MCP (/mcp) over HTTP; loopback only without authentication.
-    Serve(crate::commands::serve::ServeArgs),
+    Serve(ServeArgs),
     /// Serve MCP over standard input and output (Claude Desktop, Claude Code, Cursor).
-    Mcp(crate::commands::serve::McpArgs),
+    Mcp(McpArgs),
     /// API tokens for `lore serve`.
     #[command(subcommand)]
-    Tokens(crate::commands::tokens::TokensCommand),
+    Tokens(TokensCommand),
     /// Run a skill on the configured model and record the execution.
-    Run(crate::commands::run::RunArgs),
+    Run(RunArgs),
     /// Replay the regression tests generated from a skill's corrections.
-    Test(crate::commands::test::TestArgs),
+    Test(TestArgs),
     /// A live table of executions as they are recorded.
-    Watch(crate::commands::watch::WatchArgs),
+    Watch(WatchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -234,7 +248,7 @@ pub enum MemoryCommand {
         #[arg(long)]
         skill: Option<SkillPath>,
         #[command(flatten)]
-        reformulate: crate::config::ReformulateArgs,
+        reformulate: ReformulateArgs,
     },
     /// The assembled 4-layer prompt with the learned rules.
     Prompt {
