@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use lore_bench::Split;
 use lore_core::SkillPath;
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{AuthorKind, CurationMode, LessonStatus, Outcome, SignalChannel};
@@ -403,29 +404,6 @@ pub enum BenchCommand {
         #[arg(long, default_value = "all", value_parser = parse_split)]
         split: Split,
     },
-}
-
-/// Which LoCoMo questions `lore bench locomo` asks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Split {
-    /// Every other question of each conversation, from the first: defaults are chosen here.
-    Dev,
-    /// The rest, for measuring those defaults on questions they were not chosen on.
-    Heldout,
-    /// Both halves.
-    All,
-}
-
-impl Split {
-    /// Whether the question at `index` within its conversation belongs to this split.
-    pub fn keeps(self, index: usize) -> bool {
-        match self {
-            Split::Dev => index.is_multiple_of(2),
-            Split::Heldout => !index.is_multiple_of(2),
-            Split::All => true,
-        }
-    }
 }
 
 fn parse_embedder(raw: &str) -> Result<EmbedderKind, String> {

@@ -2,13 +2,10 @@
 
 mod bench;
 mod capture;
-mod episode_bench;
 pub mod episodes;
 mod lessons;
-mod locomo;
 mod memory;
 mod recall;
-mod recall_bench;
 mod reembed;
 pub mod review;
 pub mod run;
@@ -22,7 +19,7 @@ use anyhow::Result;
 use lore_core::SkillPath;
 use lore_sqlite::OpenMode;
 
-use crate::cli::{BenchCommand, Cli, Command};
+use crate::cli::{Cli, Command};
 use crate::config::Paths;
 use crate::output;
 
@@ -54,30 +51,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Export(args) => transfer::export(&paths, args, json),
         Command::Recall(args) => recall::run(&paths, args, json),
         Command::Reembed => reembed::run(&paths, json),
-        Command::Bench(BenchCommand::Ingest { records, sizes }) => bench::run(records, sizes, json),
-        Command::Bench(BenchCommand::Episodes { sizes }) => episode_bench::run(sizes, json),
-        Command::Bench(BenchCommand::Recall {
-            sizes,
-            data,
-            m,
-            ef_construction,
-            ef_search,
-            peer_data,
-        }) => {
-            let params = lore_recall::HnswParams {
-                m,
-                ef_construction,
-                ef_search,
-            };
-            let bench = recall_bench::Bench {
-                params,
-                peer_data: peer_data.as_deref(),
-            };
-            recall_bench::run_bench(&paths.embedder()?, sizes, data.as_deref(), bench, json)
-        }
-        Command::Bench(BenchCommand::Locomo { data, split }) => {
-            locomo::run_bench(&data, &paths, split, json)
-        }
+        Command::Bench(cmd) => bench::run(&paths, cmd, json),
     }
 }
 

@@ -26,8 +26,8 @@ use lore_recall::{
 };
 use serde::Serialize;
 
-use crate::commands::locomo::turn_entry;
-use crate::output;
+use crate::Out;
+use crate::locomo::turn_entry;
 
 /// Queries timed per size (cycling through the questions).
 const QUERIES: usize = 300;
@@ -74,16 +74,21 @@ pub struct Bench<'a> {
     pub peer_data: Option<&'a Path>,
 }
 
+/// Recall latency per stage and HNSW recall@10 against exact search, at each of `sizes`.
+///
+/// # Errors
+/// An embedder failure, an unreadable `data` file, or a failed write to `out`.
 pub fn run_bench(
     embedder: &Arc<dyn Embedder>,
     sizes: Vec<usize>,
     data: Option<&Path>,
     bench: Bench<'_>,
     json: bool,
+    out: &mut Out<'_>,
 ) -> Result<()> {
     let params = bench.params;
     let (questions, from) = match data {
-        Some(path) => (crate::commands::locomo::question_texts(path)?, "locomo"),
+        Some(path) => (crate::locomo::question_texts(path)?, "locomo"),
         None => ((0..250).map(synthetic_question).collect(), "synthetic"),
     };
     anyhow::ensure!(!questions.is_empty(), "no questions to ask");
@@ -109,15 +114,15 @@ pub fn run_bench(
         sizes: reports,
     };
     if json {
-        return output::json(&report);
+        return out.json(&report);
     }
-    output::line(format!(
+    out.line(format!(
         "recall latency, {} questions, dense: {}",
         report.questions, report.embedder
     ))?;
     for s in &report.sizes {
         let st = &s.stages_p50_ms;
-        output::line(format!(
+        out.line(format!(
             "{:>8} lessons: p50 {:.2} ms, p99 {:.2} ms ({} queries; medians: embed {:.3}, \
              bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; corpus embedded in {:.1} s, \
              index built in {:.1} s); \

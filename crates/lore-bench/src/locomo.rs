@@ -27,9 +27,8 @@ use lore_recall::{
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::Split;
-use crate::config::Paths;
-use crate::output;
+use crate::Out;
+use crate::Split;
 
 const KS: [usize; 3] = [5, 10, 25];
 
@@ -183,13 +182,22 @@ struct Question {
     evidence: Vec<String>,
 }
 
-pub fn run_bench(data: &Path, paths: &Paths, split: Split, json: bool) -> Result<()> {
+/// Evidence recall@5/10/25 of every retrieval method on the conversations in `data`.
+///
+/// # Errors
+/// A file that is not LoCoMo's JSON, an embedder failure, or a failed write to `out`.
+pub fn run_bench(
+    data: &Path,
+    embedder: Arc<dyn Embedder>,
+    split: Split,
+    json: bool,
+    out: &mut Out<'_>,
+) -> Result<()> {
     let raw =
         std::fs::read_to_string(data).with_context(|| format!("reading {}", data.display()))?;
     let samples: Vec<Value> = serde_json::from_str(&raw).context("LoCoMo JSON")?;
     let conversations: Vec<Conversation> =
         samples.iter().map(conversation).collect::<Result<_>>()?;
-    let embedder = paths.embedder()?;
     let fits = embedder.fit(&["probe"]).is_some();
     let default_fusion = RecallConfig::fusion_for(embedder.semantic());
     let methods = methods(fits, default_fusion);
@@ -233,9 +241,9 @@ pub fn run_bench(data: &Path, paths: &Paths, split: Split, json: bool) -> Result
             .collect(),
     };
     if json {
-        return output::json(&report);
+        return out.json(&report);
     }
-    print_report(&report, &methods)
+    print_report(&report, &methods, out)
 }
 
 fn method_report(all: &Sums, by_cat: &HashMap<u64, Sums>) -> MethodReport {
@@ -248,18 +256,22 @@ fn method_report(all: &Sums, by_cat: &HashMap<u64, Sums>) -> MethodReport {
     }
 }
 
-fn print_report(report: &Report, methods: &[(&'static str, Method)]) -> Result<()> {
-    output::line(format!(
+fn print_report(
+    report: &Report,
+    methods: &[(&'static str, Method)],
+    out: &mut Out<'_>,
+) -> Result<()> {
+    out.line(format!(
         "LoCoMo evidence recall, {} conversations, {:?} questions, dense: {}",
         report.conversations, report.split, report.embedder
     ))?;
-    output::line(format!(
+    out.line(format!(
         "query embedding: p50 {:.2} ms, p90 {:.2} ms over {} questions",
         report.query_embedding.p50_ms,
         report.query_embedding.p90_ms,
         report.query_embedding.queries
     ))?;
-    output::line(format!(
+    out.line(format!(
         "{:<20} {:<12} {:>9} {:>6} {:>6} {:>6}",
         "method", "category", "questions", "@5", "@10", "@25"
     ))?;
@@ -271,7 +283,7 @@ fn print_report(report: &Report, methods: &[(&'static str, Method)]) -> Result<(
             .map(|(c, r)| (*c, r))
             .chain([("overall", &m.overall)]);
         for (cat, r) in rows {
-            output::line(format!(
+            out.line(format!(
                 "{name:<20} {cat:<12} {:>9} {:>6.3} {:>6.3} {:>6.3}",
                 r.questions, r.recall_at_5, r.recall_at_10, r.recall_at_25
             ))?;

@@ -17,7 +17,7 @@ use lore_sqlite::{OpenMode, SqliteStore};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::output;
+use crate::Out;
 
 /// Runs per query, for its median.
 const RUNS: usize = 7;
@@ -155,16 +155,20 @@ fn measure(n: usize) -> Result<SizeReport> {
     Ok(report)
 }
 
-pub fn run(sizes: Vec<usize>, json: bool) -> Result<()> {
+/// Times episodes and graph queries at each size.
+///
+/// # Errors
+/// Store failures, or a failed write to `out`.
+pub fn run(sizes: Vec<usize>, json: bool, out: &mut Out<'_>) -> Result<()> {
     let reports = sizes
         .into_iter()
         .map(|n| measure(n.max(1)))
         .collect::<Result<Vec<_>>>()?;
     if json {
-        return output::json(&reports);
+        return out.json(&reports);
     }
     for r in &reports {
-        output::line(format!(
+        out.line(format!(
             "{} episodes: record p50 {:.2} ms p99 {:.2} ms | episode {:.2} ms | causal path \
              {:.2} ms | what-if {:.2} ms | similar {:.2} ms | patterns {:.2} ms | causal path \
              after a write {:.2} ms (medians)",

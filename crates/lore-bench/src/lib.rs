@@ -1,0 +1,40 @@
+//! Lore's benchmarks, behind `lore bench`: each measures the code a user runs, through the same
+//! Engine, stores and recall pipeline, on data it makes or on a public data set given by path.
+//!
+//! - [`ingest`]: recording latency and import throughput.
+//! - [`episodes`]: recording episodes and querying the causal graph.
+//! - [`recall`]: recall latency per stage and the ANN index's recall against exact search.
+//! - [`locomo`]: evidence recall on LoCoMo conversations for each retrieval method.
+//!
+//! Figures and how they were measured are in `docs/BENCHMARKS.md`.
+
+pub mod episodes;
+pub mod ingest;
+pub mod locomo;
+pub mod recall;
+mod report;
+
+pub use report::Out;
+
+/// Which LoCoMo questions `lore bench locomo` asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Split {
+    /// Every other question of each conversation, from the first: defaults are chosen here.
+    Dev,
+    /// The rest, for measuring those defaults on questions they were not chosen on.
+    Heldout,
+    /// Both halves.
+    All,
+}
+
+impl Split {
+    /// Whether the question at `index` within its conversation belongs to this split.
+    pub fn keeps(self, index: usize) -> bool {
+        match self {
+            Split::Dev => index.is_multiple_of(2),
+            Split::Heldout => !index.is_multiple_of(2),
+            Split::All => true,
+        }
+    }
+}
