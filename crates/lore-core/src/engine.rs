@@ -191,6 +191,9 @@ pub struct Engine {
     graphs: Arc<graph_cache::GraphCache>,
     /// What counts the budgets of episode and graph answers; the recall tokenizer when `None`.
     episode_tokenizer: Option<Arc<dyn crate::recall::Tokenizer>>,
+    /// Who this handle acts for, as a server authenticated them (a token's ID); it names every
+    /// write's author and audit actor, over any name a request gives.
+    principal: Option<String>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -220,6 +223,7 @@ impl Engine {
             reformulation: None,
             graphs: Arc::default(),
             episode_tokenizer: None,
+            principal: None,
         }
     }
 
@@ -243,6 +247,21 @@ impl Engine {
         }
     }
 
+    /// A handle that acts for `principal` (a server's authenticated caller): it is the author of
+    /// the corrections and the actor of the audit entries this handle writes, whatever actor a
+    /// call names. Without one the named actor counts (the CLI's `--by`), then the scope's agent.
+    pub fn acting_as(&self, principal: impl Into<String>) -> Self {
+        Self {
+            principal: Some(principal.into()),
+            ..self.clone()
+        }
+    }
+
+    /// Who this handle acts for, when a server set it.
+    pub fn principal(&self) -> Option<&str> {
+        self.principal.as_deref()
+    }
+
     /// The scope of this handle.
     pub fn scope(&self) -> &Scope {
         &self.scope
@@ -258,8 +277,9 @@ impl Engine {
     }
 
     fn actor(&self, explicit: Option<&str>) -> String {
-        explicit
-            .map(str::to_owned)
+        self.principal
+            .clone()
+            .or_else(|| explicit.map(str::to_owned))
             .or_else(|| self.scope.agent.clone())
             .unwrap_or_else(|| "lore".to_owned())
     }
@@ -385,7 +405,11 @@ impl Engine {
             original_output: execution.output.clone(),
             text: text.to_owned(),
             author_kind: new.author_kind,
-            author: new.author.clone().or_else(|| self.scope.agent.clone()),
+            author: self
+                .principal
+                .clone()
+                .or_else(|| new.author.clone())
+                .or_else(|| self.scope.agent.clone()),
             extra: Map::new(),
         };
         let status = self.initial_status(new.author_kind);

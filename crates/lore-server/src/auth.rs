@@ -27,6 +27,7 @@ use std::time::SystemTime;
 
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
+use lore_core::model::AuthorKind;
 use lore_core::{Error, Result, Scope, SkillPath};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,9 @@ use crate::jwt::{JwtVerifier, Refused};
 
 /// Every opaque token starts with this.
 const TOKEN_PREFIX: &str = "lore_";
+
+/// Who the audit names for requests to a server without tokens: anyone on the machine.
+pub const ANONYMOUS: &str = "anonymous";
 
 /// What a token holder may do, beyond its scope. Ordered: each role can do what those before it can.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -51,6 +55,16 @@ pub enum Role {
 }
 
 impl Role {
+    /// Who writes under this role: an agent token's corrections are an agent's (they wait for
+    /// review where an agent's must), a reviewer's or admin's are a person's. The request body
+    /// has no say.
+    pub fn author_kind(self) -> AuthorKind {
+        match self {
+            Self::Agent => AuthorKind::Agent,
+            Self::Reviewer | Self::Admin => AuthorKind::Human,
+        }
+    }
+
     /// Parses `agent`, `reviewer` or `admin`.
     ///
     /// # Errors

@@ -10,7 +10,8 @@
 //!
 //! Corrections made through MCP are recorded as written by an agent: the model relays them, and
 //! seed 002 keeps an agent from approving its own lessons. They start on `trial` (auto curation,
-//! shown marked as such) or `needs_review` (review curation).
+//! shown marked as such) or `needs_review` (review curation). Over HTTP the author and every
+//! audit actor is the connection's token; no tool takes a name for either.
 
 mod episodes;
 mod memory;
@@ -23,7 +24,7 @@ use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{AuthorKind, Outcome, SignalChannel};
 use lore_core::{Engine, SkillPath};
 
-use crate::auth::{Grant, Role};
+use crate::auth::{ANONYMOUS, Grant, Role};
 use crate::metrics::Metrics;
 use crate::review::{Decide, statuses};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -98,9 +99,6 @@ pub struct CorrectParams {
     /// What was wrong and what to do instead, in plain sentences; a rule with its condition
     /// works best: "When a ticket reports errors for many customers, priority must be urgent."
     pub correction: String,
-    /// Who gave the correction (a person's name or handle), if known.
-    #[serde(default)]
-    pub author: Option<String>,
 }
 
 /// Parameters of `search_memory`.
@@ -203,11 +201,9 @@ pub struct ReviewParams {
     /// For `supersede` only: the ID of the lesson that replaces them (same skill).
     #[serde(default)]
     pub superseded_by: Option<String>,
-    /// Why, in one sentence; it goes into the audit trail.
+    /// Why, in one sentence; it goes into the audit trail (which names this connection's
+    /// token as the one who decided).
     pub reason: String,
-    /// Who decided (the person you act for), if known.
-    #[serde(default)]
-    pub by: Option<String>,
 }
 
 /// Lore's MCP server: the tools, over one Engine.
@@ -259,9 +255,16 @@ impl LoreMcp {
         F: FnOnce(&Engine) -> lore_core::Result<T> + Send + 'static,
         T: Send + 'static,
     {
-        let engine = match grant(ctx) {
-            Some(grant) => self.engine.scoped(grant.scope.clone()),
-            None => Engine::clone(&self.engine),
+        // Over HTTP the handle acts for the token (or the anonymous principal without tokens),
+        // so no argument can name another author or actor; over stdio the machine's user runs
+        // the process, as with the CLI.
+        let engine = match (grant(ctx), over_http(ctx)) {
+            (Some(grant), _) => self
+                .engine
+                .scoped(grant.scope.clone())
+                .acting_as(grant.token_id.clone()),
+            (None, true) => self.engine.acting_as(ANONYMOUS),
+            (None, false) => Engine::clone(&self.engine),
         };
         match tokio::task::spawn_blocking(move || call(&engine)).await {
             Ok(result) => result.map_err(tool_error),
@@ -363,7 +366,7 @@ impl LoreMcp {
                     execution_id: ExecutionId::parse(&p.execution_id)?,
                     text: p.correction,
                     author_kind: AuthorKind::Agent,
-                    author: p.author,
+                    author: None,
                 })?;
                 let mut result = CorrectionResult::from(&outcome);
                 result.regression_test = crate::regression::write(e, &outcome);
@@ -555,13 +558,7 @@ impl LoreMcp {
         Self::require(&ctx, Role::Reviewer)?;
         let moved = self
             .call(&ctx, move |e| {
-                Decide::parse(
-                    &p.decision,
-                    &p.ids,
-                    p.superseded_by.as_deref(),
-                    p.by.as_deref(),
-                    p.reason,
-                )?
+                Decide::parse(&p.decision, &p.ids, p.superseded_by.as_deref(), p.reason)?
                 .apply(e)
             })
             .await?;
@@ -584,6 +581,13 @@ impl ServerHandler for LoreMcp {
                  before a choice.",
             )
     }
+}
+
+/// Whether the request came over HTTP (`/mcp`) rather than stdio.
+fn over_http(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.extensions
+        .get::<axum::http::request::Parts>()
+        .is_some()
 }
 
 /// The token's grant, when the request came over authenticated HTTP.

@@ -176,6 +176,166 @@ async fn first_message(res: axum::response::Response) -> Value {
     panic!("no JSON-RPC message in {text:?}")
 }
 
+fn review_curation() -> EngineConfig {
+    EngineConfig {
+        curation: CurationMode::Review,
+        ..EngineConfig::default()
+    }
+}
+
+/// The lesson's audit trail, read as the store holds it.
+fn audit_of(home: &Home, id: &str) -> Vec<lore_core::model::AuditEntry> {
+    let id = lore_core::id::LessonId::parse(id).unwrap();
+    home.engine.lesson_audit(&id).unwrap()
+}
+
+#[tokio::test]
+async fn an_agent_token_cannot_pass_its_correction_off_as_a_persons() {
+    let server = Server::with_tokens(review_curation());
+    let (agent, agent_id) = server.token(Role::Agent);
+    let execution = server.record(&agent, json!({"ticket": "EU checkout"})).await;
+    let text = "When many customers see errors, priority must be urgent.";
+
+    // Naming the author in the body is refused, whatever it claims, and nothing is stored.
+    let before = server.home.snapshot();
+    for (field, value) in [
+        ("author_kind", json!("human")),
+        ("author", json!("mike")),
+    ] {
+        let mut body = json!({"skill": SKILL, "execution_id": execution, "text": text});
+        body[field] = value;
+        let (status, answer) = server
+            .send(Some(&agent), Method::POST, "/v1/corrections", Some(body))
+            .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{field}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains(field), "{field}: {message}");
+    }
+    assert_eq!(server.home.snapshot(), before, "a refused correction was stored");
+
+    // The token says who wrote it: an agent, whose lesson waits for review.
+    let (status, answer) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/corrections",
+            Some(json!({"skill": SKILL, "execution_id": execution, "text": text})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["correction"]["author_kind"], "agent", "{answer}");
+    assert_eq!(answer["correction"]["author"], json!(agent_id), "{answer}");
+    assert_eq!(answer["lesson"]["status"], "needs_review", "{answer}");
+    let lesson = answer["lesson"]["id"].as_str().unwrap().to_owned();
+    let (_, prompt) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/skills/support/summarize-ticket/prompt",
+            None,
+        )
+        .await;
+    assert!(
+        !prompt.to_string().contains("must be urgent"),
+        "an agent's lesson reached the prompt unreviewed: {prompt}"
+    );
+    let audit = audit_of(&server.home, &lesson);
+    assert!(
+        audit.iter().all(|a| a.actor == agent_id),
+        "the audit does not name the token: {audit:?}"
+    );
+
+    // MCP files the same request the same way, and takes no author either.
+    let result = server
+        .mcp(
+            &agent,
+            "correct",
+            json!({"skill": SKILL, "execution_id": execution,
+                   "correction": "Always name the region in the summary."}),
+        )
+        .await;
+    let lesson = &result["result"]["structuredContent"]["lesson"];
+    assert_eq!(lesson["status"], "needs_review", "{result}");
+    let audit = audit_of(&server.home, lesson["id"].as_str().unwrap());
+    assert!(audit.iter().all(|a| a.actor == agent_id), "{audit:?}");
+
+    // Reviewers' decisions and edits are attributed to their token, never to a name sent along.
+    let (reviewer, reviewer_id) = server.token(Role::Reviewer);
+    let ids = json!([answer["lesson"]["id"]]);
+    let (status, refused) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/review/approve",
+            Some(json!({"ids": ids, "reason": "checked", "by": "mike"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("by"));
+    for (method, uri, body) in [
+        (
+            Method::PATCH,
+            format!("/v1/lessons/{}", answer["lesson"]["id"].as_str().unwrap()),
+            json!({"confidence": 0.9, "by": "mike"}),
+        ),
+        (
+            Method::POST,
+            format!(
+                "/v1/lessons/{}/retire",
+                answer["lesson"]["id"].as_str().unwrap()
+            ),
+            json!({"by": "mike"}),
+        ),
+    ] {
+        let (status, refused) = server
+            .send(Some(&reviewer), method, &uri, Some(body))
+            .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{uri}: {refused}");
+    }
+    let (status, decided) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/review/approve",
+            Some(json!({"ids": ids, "reason": "checked"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{decided}");
+    let last = audit_of(&server.home, answer["lesson"]["id"].as_str().unwrap())
+        .pop()
+        .unwrap();
+    assert_eq!(last.actor, reviewer_id);
+}
+
+#[tokio::test]
+async fn an_open_server_records_its_anonymous_principal() {
+    let server = Server::open();
+    let (status, executed) = server
+        .send(
+            None,
+            Method::POST,
+            "/v1/executions",
+            Some(json!({"skill": SKILL, "input": {}, "output": {}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{executed}");
+    let (status, answer) = server
+        .send(
+            None,
+            Method::POST,
+            "/v1/corrections",
+            Some(json!({"skill": SKILL, "execution_id": executed["id"],
+                        "text": "Always name the region in the summary."})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let audit = audit_of(&server.home, answer["lesson"]["id"].as_str().unwrap());
+    assert!(
+        audit.iter().all(|a| a.actor == "anonymous"),
+        "{audit:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_token_made_while_the_server_runs_closes_it() {
     let server = Server::open();

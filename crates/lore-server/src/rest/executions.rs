@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use lore_core::SkillPath;
 use lore_core::engine::{CorrectionOutcome, NewCorrection, NewExecution, NewSignal, Page};
 use lore_core::id::{ExecutionId, LessonId};
-use lore_core::model::{AuthorKind, ErrorEvent, Execution, Outcome, SignalChannel};
+use lore_core::model::{ErrorEvent, Execution, Outcome, SignalChannel};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -131,13 +131,6 @@ pub struct CorrectBody {
     skill: SkillPath,
     execution_id: ExecutionId,
     text: String,
-    author: Option<String>,
-    #[serde(default = "human")]
-    author_kind: AuthorKind,
-}
-
-fn human() -> AuthorKind {
-    AuthorKind::Human
 }
 
 /// A correction's outcome with the regression test written from it.
@@ -152,12 +145,14 @@ pub async fn correct(
     caller: Caller,
     Body(b): Body<CorrectBody>,
 ) -> Result<(StatusCode, Json<Corrected>), ApiError> {
+    // Who wrote it is the credential's to say: the author is the caller's token (the Engine
+    // handle acts for it) and its kind follows the token's role.
     let new = NewCorrection {
         skill: b.skill,
         execution_id: b.execution_id,
         text: b.text,
-        author_kind: b.author_kind,
-        author: b.author,
+        author_kind: caller.role().author_kind(),
+        author: None,
     };
     let corrected = caller
         .run(move |e| {

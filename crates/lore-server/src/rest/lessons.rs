@@ -73,7 +73,6 @@ pub struct EditBody {
     tags: Option<Vec<String>>,
     #[serde(default)]
     reason: String,
-    by: Option<String>,
 }
 
 pub async fn edit(
@@ -92,7 +91,7 @@ pub async fn edit(
         tags: b.tags,
     };
     let lesson = caller
-        .run(move |e| e.edit_lesson(&id, edit, b.by.as_deref(), &b.reason))
+        .run(move |e| e.edit_lesson(&id, edit, None, &b.reason))
         .await?;
     Ok(Json(lesson))
 }
@@ -102,7 +101,6 @@ pub async fn edit(
 pub struct RetireBody {
     #[serde(default)]
     reason: String,
-    by: Option<String>,
 }
 
 pub async fn retire(
@@ -113,7 +111,7 @@ pub async fn retire(
     caller.require(Role::Reviewer)?;
     let id = LessonId::parse(&id)?;
     let lesson = caller
-        .run(move |e| e.retire_lesson(&id, b.by.as_deref(), &b.reason))
+        .run(move |e| e.retire_lesson(&id, None, &b.reason))
         .await?;
     Ok(Json(lesson))
 }

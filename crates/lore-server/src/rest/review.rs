@@ -64,7 +64,6 @@ pub struct DecisionBody {
     superseded_by: Option<String>,
     #[serde(default)]
     reason: String,
-    by: Option<String>,
 }
 
 /// The lessons a decision moved.
@@ -92,7 +91,6 @@ pub async fn decide(
         &decision,
         &b.ids,
         b.superseded_by.as_deref(),
-        b.by.as_deref(),
         b.reason,
     )?;
     let lessons = caller.run(move |e| decide.apply(e)).await?;
