@@ -21,8 +21,8 @@ use std::sync::Arc;
 
 use lore_core::engine::{NewCorrection, NewExecution, NewSignal, PageRequest, RecallQuery};
 use lore_core::id::{ExecutionId, LessonId};
-use lore_core::model::{AuthorKind, Outcome, SignalChannel};
-use lore_core::{Engine, SkillPath};
+use lore_core::model::{AuthorKind, Outcome, RecordKind, SignalChannel};
+use lore_core::{Engine, SkillPath, sensitive};
 
 use crate::auth::{ANONYMOUS, Grant, Role};
 use crate::metrics::Metrics;
@@ -138,6 +138,10 @@ pub struct ListLessonsParams {
 pub struct GetLessonParams {
     /// The lesson's ID, as returned by `correct`, `list_lessons` or `search_memory`.
     pub id: String,
+    /// For reviewers only: the text as written, private data unmasked. The read is recorded in
+    /// the audit trail. Leave it off; agents are refused.
+    #[serde(default)]
+    pub raw: bool,
 }
 
 /// Parameters of `memory_prompt`.
@@ -368,8 +372,10 @@ impl LoreMcp {
                     author_kind: AuthorKind::Agent,
                     author: None,
                 })?;
+                let regression_test = crate::regression::write(e, &outcome);
                 let mut result = CorrectionResult::from(&outcome);
-                result.regression_test = crate::regression::write(e, &outcome);
+                result.lesson = LessonView::from(&sensitive::redact_lesson(&outcome.lesson));
+                result.regression_test = regression_test;
                 Ok(result)
             })
             .await?;
@@ -425,22 +431,36 @@ impl LoreMcp {
                     limit,
                     offset: p.offset.unwrap_or(0),
                 };
-                e.lessons_page(skill.as_ref(), statuses, request)
+                let mut page = e.lessons_page(skill.as_ref(), statuses, request)?;
+                for lesson in &mut page.items {
+                    *lesson = sensitive::redact_lesson(lesson);
+                }
+                Ok(page)
             })
             .await?;
         Ok(Json(LessonList::from(&page)))
     }
 
     /// One lesson in full: its rule, when it applies, the mistake it came from, its status and
-    /// confidence.
+    /// confidence. Private data in it is masked.
     #[tool(annotations(title = "Get a lesson", read_only_hint = true, open_world_hint = false))]
     async fn get_lesson(
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<GetLessonParams>,
     ) -> Result<Json<LessonView>, String> {
+        if p.raw {
+            Self::require(&ctx, Role::Reviewer)?;
+        }
         let lesson = self
-            .call(&ctx, move |e| e.lesson(&LessonId::parse(&p.id)?))
+            .call(&ctx, move |e| {
+                let lesson = e.lesson(&LessonId::parse(&p.id)?)?;
+                if !p.raw {
+                    return Ok(sensitive::redact_lesson(&lesson));
+                }
+                e.record_disclosure(RecordKind::Lesson, lesson.id.as_str(), "read raw over MCP")?;
+                Ok(lesson)
+            })
             .await?;
         Ok(Json(LessonView::from(&lesson)))
     }
@@ -562,6 +582,7 @@ impl LoreMcp {
                 .apply(e)
             })
             .await?;
+        let moved: Vec<_> = moved.iter().map(sensitive::redact_lesson).collect();
         Ok(Json(Reviewed::from(moved.as_slice())))
     }
 }

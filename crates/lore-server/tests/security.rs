@@ -336,6 +336,132 @@ async fn an_open_server_records_its_anonymous_principal() {
     );
 }
 
+/// Seeds an execution whose input holds personal data and a key, and a correction that quotes a
+/// card number (so its lesson is `sensitive`); returns (execution, lesson).
+async fn secrets(server: &Server, token: &str) -> (String, String) {
+    let execution = server
+        .record(
+            token,
+            json!({"ticket": format!("Refund for {EMAIL}, card {CARD}, api_key = {KEY}")}),
+        )
+        .await;
+    let (status, answer) = server
+        .send(
+            Some(token),
+            Method::POST,
+            "/v1/corrections",
+            Some(json!({"skill": SKILL, "execution_id": execution,
+                        "text": format!("Never echo the card {CARD}; mail {EMAIL} instead.")})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["lesson"]["status"], "sensitive", "{answer}");
+    let raw = answer.to_string();
+    for secret in [EMAIL, CARD, KEY] {
+        assert!(!raw.contains(secret), "the correction's answer echoed {secret}: {raw}");
+    }
+    (execution, answer["lesson"]["id"].as_str().unwrap().to_owned())
+}
+
+fn assert_clean(what: &str, body: &Value) {
+    let text = body.to_string();
+    for secret in [EMAIL, CARD, KEY] {
+        assert!(!text.contains(secret), "{what} leaked {secret}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn agents_read_secrets_redacted_and_raw_reads_are_reviewed_and_audited() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    let (execution, lesson) = secrets(&server, &agent).await;
+
+    for uri in [
+        "/v1/lessons?status=sensitive".to_owned(),
+        "/v1/lessons".to_owned(),
+        format!("/v1/lessons/{lesson}"),
+        "/v1/executions".to_owned(),
+        format!("/v1/executions/{execution}"),
+        "/v1/search?q=card".to_owned(),
+    ] {
+        let (status, body) = server.send(Some(&agent), Method::GET, &uri, None).await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {body}");
+        assert_clean(&uri, &body);
+    }
+    for uri in [
+        format!("/v1/lessons/{lesson}?raw=true"),
+        "/v1/lessons?raw=true".to_owned(),
+        format!("/v1/executions/{execution}?raw=true"),
+        "/v1/executions?raw=true".to_owned(),
+    ] {
+        let (status, body) = server.send(Some(&agent), Method::GET, &uri, None).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{uri}: {body}");
+    }
+    for (tool, args) in [
+        ("list_lessons", json!({"statuses": ["sensitive"]})),
+        ("get_lesson", json!({"id": lesson})),
+    ] {
+        let result = server.mcp(&agent, tool, args).await;
+        assert!(result["result"].is_object(), "{tool}: {result}");
+        assert_clean(tool, &result);
+    }
+    let refused = server
+        .mcp(&agent, "get_lesson", json!({"id": lesson, "raw": true}))
+        .await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert_clean("get_lesson raw", &refused);
+
+    // A reviewer who asks sees the text as written, and the read is on record.
+    let (reviewer, reviewer_id) = server.token(Role::Reviewer);
+    let (status, body) = server
+        .send(
+            Some(&reviewer),
+            Method::GET,
+            &format!("/v1/lessons/{lesson}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_clean("a reviewer's default read", &body);
+    let (status, body) = server
+        .send(
+            Some(&reviewer),
+            Method::GET,
+            &format!("/v1/lessons/{lesson}?raw=true"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["lesson"].to_string().contains(CARD), "{body}");
+    let disclosed = |subject: &str| {
+        server
+            .home
+            .engine
+            .export_records()
+            .unwrap()
+            .into_iter()
+            .filter_map(|r| match r {
+                lore_core::store::Record::Audit(a) => Some(a),
+                _ => None,
+            })
+            .filter(|a| a.subject == subject && serde_json::to_value(a.action).unwrap() == "disclosed")
+            .map(|a| a.actor)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(disclosed(&lesson), [reviewer_id.clone()]);
+    let (status, body) = server
+        .send(
+            Some(&reviewer),
+            Method::GET,
+            &format!("/v1/executions/{execution}?raw=true"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.to_string().contains(EMAIL), "{body}");
+    assert_eq!(disclosed(&execution), [reviewer_id]);
+}
+
 #[tokio::test]
 async fn a_token_made_while_the_server_runs_closes_it() {
     let server = Server::open();

@@ -96,6 +96,19 @@ impl Caller {
         Err(lore_core::Error::Forbidden(why.to_lowercase()).into())
     }
 
+    /// Whether to hand out stored text unredacted: only when the request asks (`raw=true`) and
+    /// the caller is a reviewer or admin. Text is redacted for everyone else; the handler records
+    /// each raw read in the audit log ([`lore_core::Engine::record_disclosure`]) before answering.
+    ///
+    /// # Errors
+    /// 403 when an agent asks for raw text.
+    pub fn raw(&self, asked: bool) -> Result<bool, ApiError> {
+        if asked {
+            self.require(Role::Reviewer)?;
+        }
+        Ok(asked)
+    }
+
     /// The caller's role.
     pub fn role(&self) -> Role {
         self.role

@@ -94,5 +94,9 @@ pub async fn decide(
         b.reason,
     )?;
     let lessons = caller.run(move |e| decide.apply(e)).await?;
+    let lessons = lessons
+        .iter()
+        .map(lore_core::sensitive::redact_lesson)
+        .collect();
     Ok(Json(Decided { lessons }))
 }
