@@ -463,6 +463,64 @@ async fn agents_read_secrets_redacted_and_raw_reads_are_reviewed_and_audited() {
 }
 
 #[tokio::test]
+async fn no_secret_reaches_a_skills_files() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    // A sensitive correction: no regression case at all.
+    secrets(&server, &agent).await;
+    // A clean correction of an execution whose input holds secrets: a case, redacted.
+    let execution = server
+        .record(&agent, json!({"ticket": format!("Customer {EMAIL} paid with {CARD}")}))
+        .await;
+    let (status, answer) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/corrections",
+            Some(json!({"skill": SKILL, "execution_id": execution,
+                        "text": "When a payment fails, priority must be urgent."})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert!(answer["regression_test"].is_object(), "{answer}");
+
+    let dir = server.home.dir.path().join("skills").join(SKILL);
+    let mut files = Vec::new();
+    let mut stack = vec![dir];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    let tests = std::fs::read_to_string(
+        server
+            .home
+            .dir
+            .path()
+            .join("skills")
+            .join(SKILL)
+            .join("tests/lore.jsonl"),
+    )
+    .unwrap();
+    assert_eq!(tests.lines().count(), 1, "a sensitive correction wrote a case: {tests}");
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for secret in [EMAIL, CARD, KEY] {
+            assert!(
+                !text.contains(secret),
+                "{} holds {secret}:\n{text}",
+                file.display()
+            );
+        }
+    }
+}
+
+#[tokio::test]
 async fn a_token_made_while_the_server_runs_closes_it() {
     let server = Server::open();
     let write = json!({"skill": SKILL, "input": {}, "output": {}});
