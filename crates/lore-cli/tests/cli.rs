@@ -454,7 +454,10 @@ fn lessons_are_printed_redacted_and_a_raw_read_is_audited() {
         );
     }
     let raw = p.json(&["lessons", "show", &id, "--raw", "--by", "ana"]);
-    assert!(raw["lesson"]["rule"].as_str().unwrap().contains(card), "{raw}");
+    assert!(
+        raw["lesson"]["rule"].as_str().unwrap().contains(card),
+        "{raw}"
+    );
     let shown = p.json(&["lessons", "show", &id]);
     let last = shown["audit"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["action"], "disclosed", "{shown}");

@@ -269,13 +269,19 @@ mod tests {
         let skill = SkillPath::parse("support/triage").unwrap();
         std::fs::create_dir_all(library.skill_dir(&skill)).unwrap();
         let GuardrailWrite::Appended(path) = library
-            .append_guardrail(&skill, "- Avoid: mailing jane@example.com the key sk-live_0123456789abcdefgh")
+            .append_guardrail(
+                &skill,
+                "- Avoid: mailing jane@example.com the key sk-live_0123456789abcdefgh",
+            )
             .unwrap()
         else {
             panic!("expected an append");
         };
         let text = std::fs::read_to_string(path).unwrap();
-        assert!(!text.contains("jane@example.com") && !text.contains("sk-live"), "{text}");
+        assert!(
+            !text.contains("jane@example.com") && !text.contains("sk-live"),
+            "{text}"
+        );
         assert!(text.contains("[redacted:email]"), "{text}");
     }
 

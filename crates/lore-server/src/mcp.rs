@@ -578,8 +578,7 @@ impl LoreMcp {
         Self::require(&ctx, Role::Reviewer)?;
         let moved = self
             .call(&ctx, move |e| {
-                Decide::parse(&p.decision, &p.ids, p.superseded_by.as_deref(), p.reason)?
-                .apply(e)
+                Decide::parse(&p.decision, &p.ids, p.superseded_by.as_deref(), p.reason)?.apply(e)
             })
             .await?;
         let moved: Vec<_> = moved.iter().map(sensitive::redact_lesson).collect();
@@ -606,9 +605,7 @@ impl ServerHandler for LoreMcp {
 
 /// Whether the request came over HTTP (`/mcp`) rather than stdio.
 fn over_http(ctx: &RequestContext<RoleServer>) -> bool {
-    ctx.extensions
-        .get::<axum::http::request::Parts>()
-        .is_some()
+    ctx.extensions.get::<axum::http::request::Parts>().is_some()
 }
 
 /// The token's grant, when the request came over authenticated HTTP.

@@ -235,7 +235,10 @@ async fn lessons_are_listed_edited_and_retired_with_an_audit_trail() {
     let (_, shown) = send(&app, Method::GET, &uri, None).await;
     let audit = shown["audit"].as_array().unwrap();
     assert_eq!(audit.len(), 3, "{shown}");
-    assert_eq!(audit[1]["actor"], "anonymous", "the server names its principal");
+    assert_eq!(
+        audit[1]["actor"], "anonymous",
+        "the server names its principal"
+    );
     assert_eq!(audit[2]["to"], "archived");
 }
 

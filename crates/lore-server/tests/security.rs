@@ -132,10 +132,7 @@ impl Server {
             "clientInfo": {"name": "security-test", "version": "0"}}});
         let res = self.app.clone().oneshot(post(init, None)).await.unwrap();
         assert_eq!(res.status(), StatusCode::OK);
-        let session = res.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
+        let session = res.headers()["mcp-session-id"].to_str().unwrap().to_owned();
         let _ = first_message(res).await;
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let res = self
@@ -193,25 +190,32 @@ fn audit_of(home: &Home, id: &str) -> Vec<lore_core::model::AuditEntry> {
 async fn an_agent_token_cannot_pass_its_correction_off_as_a_persons() {
     let server = Server::with_tokens(review_curation());
     let (agent, agent_id) = server.token(Role::Agent);
-    let execution = server.record(&agent, json!({"ticket": "EU checkout"})).await;
+    let execution = server
+        .record(&agent, json!({"ticket": "EU checkout"}))
+        .await;
     let text = "When many customers see errors, priority must be urgent.";
 
     // Naming the author in the body is refused, whatever it claims, and nothing is stored.
     let before = server.home.snapshot();
-    for (field, value) in [
-        ("author_kind", json!("human")),
-        ("author", json!("mike")),
-    ] {
+    for (field, value) in [("author_kind", json!("human")), ("author", json!("mike"))] {
         let mut body = json!({"skill": SKILL, "execution_id": execution, "text": text});
         body[field] = value;
         let (status, answer) = server
             .send(Some(&agent), Method::POST, "/v1/corrections", Some(body))
             .await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{field}: {answer}");
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{field}: {answer}"
+        );
         let message = answer["error"]["message"].as_str().unwrap();
         assert!(message.contains(field), "{field}: {message}");
     }
-    assert_eq!(server.home.snapshot(), before, "a refused correction was stored");
+    assert_eq!(
+        server.home.snapshot(),
+        before,
+        "a refused correction was stored"
+    );
 
     // The token says who wrote it: an agent, whose lesson waits for review.
     let (status, answer) = server
@@ -287,9 +291,7 @@ async fn an_agent_token_cannot_pass_its_correction_off_as_a_persons() {
             json!({"by": "mike"}),
         ),
     ] {
-        let (status, refused) = server
-            .send(Some(&reviewer), method, &uri, Some(body))
-            .await;
+        let (status, refused) = server.send(Some(&reviewer), method, &uri, Some(body)).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{uri}: {refused}");
     }
     let (status, decided) = server
@@ -330,10 +332,7 @@ async fn an_open_server_records_its_anonymous_principal() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
     let audit = audit_of(&server.home, answer["lesson"]["id"].as_str().unwrap());
-    assert!(
-        audit.iter().all(|a| a.actor == "anonymous"),
-        "{audit:?}"
-    );
+    assert!(audit.iter().all(|a| a.actor == "anonymous"), "{audit:?}");
 }
 
 /// Seeds an execution whose input holds personal data and a key, and a correction that quotes a
@@ -358,9 +357,15 @@ async fn secrets(server: &Server, token: &str) -> (String, String) {
     assert_eq!(answer["lesson"]["status"], "sensitive", "{answer}");
     let raw = answer.to_string();
     for secret in [EMAIL, CARD, KEY] {
-        assert!(!raw.contains(secret), "the correction's answer echoed {secret}: {raw}");
+        assert!(
+            !raw.contains(secret),
+            "the correction's answer echoed {secret}: {raw}"
+        );
     }
-    (execution, answer["lesson"]["id"].as_str().unwrap().to_owned())
+    (
+        execution,
+        answer["lesson"]["id"].as_str().unwrap().to_owned(),
+    )
 }
 
 fn assert_clean(what: &str, body: &Value) {
@@ -444,11 +449,13 @@ async fn agents_read_secrets_redacted_and_raw_reads_are_reviewed_and_audited() {
                 lore_core::store::Record::Audit(a) => Some(a),
                 _ => None,
             })
-            .filter(|a| a.subject == subject && serde_json::to_value(a.action).unwrap() == "disclosed")
+            .filter(|a| {
+                a.subject == subject && a.action == lore_core::model::AuditAction::Disclosed
+            })
             .map(|a| a.actor)
             .collect::<Vec<_>>()
     };
-    assert_eq!(disclosed(&lesson), [reviewer_id.clone()]);
+    assert_eq!(disclosed(&lesson), std::slice::from_ref(&reviewer_id));
     let (status, body) = server
         .send(
             Some(&reviewer),
@@ -470,7 +477,10 @@ async fn no_secret_reaches_a_skills_files() {
     secrets(&server, &agent).await;
     // A clean correction of an execution whose input holds secrets: a case, redacted.
     let execution = server
-        .record(&agent, json!({"ticket": format!("Customer {EMAIL} paid with {CARD}")}))
+        .record(
+            &agent,
+            json!({"ticket": format!("Customer {EMAIL} paid with {CARD}")}),
+        )
         .await;
     let (status, answer) = server
         .send(
@@ -507,7 +517,11 @@ async fn no_secret_reaches_a_skills_files() {
             .join("tests/lore.jsonl"),
     )
     .unwrap();
-    assert_eq!(tests.lines().count(), 1, "a sensitive correction wrote a case: {tests}");
+    assert_eq!(
+        tests.lines().count(),
+        1,
+        "a sensitive correction wrote a case: {tests}"
+    );
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
         for secret in [EMAIL, CARD, KEY] {
@@ -549,8 +563,13 @@ async fn a_token_made_while_the_server_runs_closes_it() {
     assert_eq!(status, StatusCode::CREATED);
 
     // Revoking every token does not open it again: it fails closed.
-    let id = TokenFile::load(&server.tokens).unwrap().records()[0].id.clone();
-    TokenFile::load(&server.tokens).unwrap().revoke(&id).unwrap();
+    let id = TokenFile::load(&server.tokens).unwrap().records()[0]
+        .id
+        .clone();
+    TokenFile::load(&server.tokens)
+        .unwrap()
+        .revoke(&id)
+        .unwrap();
     let (status, _) = server.send(None, Method::GET, "/v1/status", None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 }

@@ -52,7 +52,11 @@ pub fn run(paths: &Paths, cmd: LessonsCommand, json: bool) -> Result<()> {
                     Some(by) => engine.acting_as(by),
                     None => engine,
                 };
-                engine.record_disclosure(RecordKind::Lesson, id.as_str(), "lore lessons show --raw")?;
+                engine.record_disclosure(
+                    RecordKind::Lesson,
+                    id.as_str(),
+                    "lore lessons show --raw",
+                )?;
             } else {
                 lesson = sensitive::redact_lesson(&lesson);
                 audit = audit.iter().map(sensitive::redact_audit).collect();

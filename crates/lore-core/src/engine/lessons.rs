@@ -217,8 +217,10 @@ impl Engine {
             reason,
             serde_json::Value::Null,
         );
-        self.store
-            .write(&[crate::store::Record::Audit(entry)], crate::store::OnDuplicate::Fail)?;
+        self.store.write(
+            &[crate::store::Record::Audit(entry)],
+            crate::store::OnDuplicate::Fail,
+        )?;
         Ok(())
     }
 

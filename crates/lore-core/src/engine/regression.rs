@@ -17,9 +17,9 @@ use super::{CorrectionOutcome, Engine, audit};
 use crate::error::{Error, Result};
 use crate::llm::{Llm, LlmError, LlmRequest, complete_json};
 use crate::model::{AuditAction, LessonStatus, RecordKind};
-use crate::sensitive;
 use crate::regression::{Assertion, TestCase, assertions_from, check, promptfoo_entry, test_id};
 use crate::scope::SkillPath;
+use crate::sensitive;
 
 /// Native test cases, one JSON object a line.
 pub const LORE_TESTS_FILE: &str = "lore.jsonl";
@@ -104,7 +104,8 @@ impl Engine {
         let Some(dir) = self.tests_dir(&correction.skill) else {
             return Ok(None);
         };
-        if outcome.lesson.status == LessonStatus::Sensitive || !outcome.curation.sensitive.is_empty()
+        if outcome.lesson.status == LessonStatus::Sensitive
+            || !outcome.curation.sensitive.is_empty()
         {
             return Ok(None);
         }

@@ -72,7 +72,12 @@ pub struct ListQuery {
 }
 
 /// `execution` as this reader may see it: redacted, or raw with the read audited.
-fn disclose(e: &Engine, execution: Execution, raw: bool, why: &str) -> lore_core::Result<Execution> {
+fn disclose(
+    e: &Engine,
+    execution: Execution,
+    raw: bool,
+    why: &str,
+) -> lore_core::Result<Execution> {
     if raw {
         e.record_disclosure(RecordKind::Execution, execution.id.as_str(), why)?;
         return Ok(execution);

@@ -87,12 +87,7 @@ pub async fn decide(
     Body(b): Body<DecisionBody>,
 ) -> Result<Json<Decided>, ApiError> {
     caller.require(Role::Reviewer)?;
-    let decide = Decide::parse(
-        &decision,
-        &b.ids,
-        b.superseded_by.as_deref(),
-        b.reason,
-    )?;
+    let decide = Decide::parse(&decision, &b.ids, b.superseded_by.as_deref(), b.reason)?;
     let lessons = caller.run(move |e| decide.apply(e)).await?;
     let lessons = lessons
         .iter()
