@@ -426,6 +426,44 @@ fn lessons_can_be_listed_shown_edited_and_retired_with_an_audit_trail() {
     );
 }
 
+/// Issue 13: `lore lessons list/show` printed a sensitive lesson's secrets. They are masked
+/// unless `show --raw` asks, and that read is audited with who asked.
+#[test]
+fn lessons_are_printed_redacted_and_a_raw_read_is_audited() {
+    let p = initialized();
+    let exec = p.record(SKILL);
+    let card = "4111 1111 1111 1111";
+    let id = p.correct(
+        SKILL,
+        &exec,
+        &format!("Never echo the card {card}; mail jane.doe@example.com instead."),
+    )["lesson"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for args in [
+        vec!["lessons", "list"],
+        vec!["lessons", "list", "--status", "sensitive", "--json"],
+        vec!["lessons", "show", &id],
+        vec!["lessons", "show", &id, "--json"],
+    ] {
+        let out = p.ok(&args);
+        assert!(
+            !out.contains(card) && !out.contains("jane.doe@example.com"),
+            "{args:?} printed a secret: {out}"
+        );
+    }
+    let raw = p.json(&["lessons", "show", &id, "--raw", "--by", "ana"]);
+    assert!(
+        raw["lesson"]["rule"].as_str().unwrap().contains(card),
+        "{raw}"
+    );
+    let shown = p.json(&["lessons", "show", &id]);
+    let last = shown["audit"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["action"], "disclosed", "{shown}");
+    assert_eq!(last["actor"], "ana", "{shown}");
+}
+
 #[test]
 fn bad_lesson_edits_are_refused_and_change_nothing() {
     let p = initialized();

@@ -164,6 +164,45 @@ fn serve_says_it_is_unauthenticated_answers_rest_and_stops_on_sigterm() {
     server.terminate();
 }
 
+/// Issue 13: a server started before any token existed stayed open after one was made.
+#[test]
+fn a_token_created_while_serving_closes_the_server_without_a_restart() {
+    let dir = project();
+    let server = Server::start(dir.path());
+    let post = |path: &str, bearer: Option<&str>| {
+        let body = r#"{"skill": "support/summarize-ticket", "input": {}, "output": {}}"#;
+        let mut stream = TcpStream::connect(server.addr).unwrap();
+        let auth = bearer.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\n{auth}Content-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            server.addr,
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    let answer = post("/v1/executions", None);
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+
+    let token = ok(
+        dir.path(),
+        &["tokens", "create", "--role", "agent", "--scope", "*"],
+    );
+    let token = token.trim();
+    let answer = post("/v1/executions", None);
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    for path in ["/metrics", "/v1/review", "/v1/status"] {
+        let answer = server.get(path);
+        assert!(answer.starts_with("HTTP/1.1 401"), "{path}: {answer}");
+    }
+    let answer = post("/v1/executions", Some(token));
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    server.terminate();
+}
+
 /// Whether the Python module `module` imports; a loud skip locally when it does not, a failure
 /// under CI (`scripts/test` installs `package`).
 fn python_module_available(module: &str, package: &str, test: &str) -> bool {

@@ -18,7 +18,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
-use crate::model::Lesson;
+use serde_json::Value;
+
+use crate::model::{AuditEntry, Correction, Execution, Lesson};
 
 /// What kind of sensitive data was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -265,6 +267,60 @@ pub fn redact_lesson(lesson: &Lesson) -> Lesson {
     for list in [&mut out.tiers.steps, &mut out.triggers, &mut out.tags] {
         list.iter_mut().for_each(|t| *t = redact(t));
     }
+    out.extra = lesson
+        .extra
+        .iter()
+        .map(|(k, v)| (k.clone(), redact_json(v)))
+        .collect();
+    out
+}
+
+/// `value` with every string in it (object keys kept) [`redact`]ed.
+pub fn redact_json(value: &Value) -> Value {
+    match value {
+        Value::String(s) => Value::String(redact(s)),
+        Value::Array(items) => Value::Array(items.iter().map(redact_json).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), redact_json(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// A copy of `execution` with its input, output and extra details redacted.
+pub fn redact_execution(execution: &Execution) -> Execution {
+    let mut out = execution.clone();
+    out.input = redact_json(&execution.input);
+    out.output = redact_json(&execution.output);
+    out.extra = execution
+        .extra
+        .iter()
+        .map(|(k, v)| (k.clone(), redact_json(v)))
+        .collect();
+    out
+}
+
+/// A copy of `correction` with its text and the output it corrected redacted.
+pub fn redact_correction(correction: &Correction) -> Correction {
+    let mut out = correction.clone();
+    out.text = redact(&correction.text);
+    out.original_output = redact_json(&correction.original_output);
+    out.extra = correction
+        .extra
+        .iter()
+        .map(|(k, v)| (k.clone(), redact_json(v)))
+        .collect();
+    out
+}
+
+/// A copy of an audit entry with its reason and evidence redacted (an edit's evidence holds the
+/// text before and after).
+pub fn redact_audit(entry: &AuditEntry) -> AuditEntry {
+    let mut out = entry.clone();
+    out.reason = redact(&entry.reason);
+    out.evidence = redact_json(&entry.evidence);
     out
 }
 

@@ -194,7 +194,11 @@ impl Engine {
             original_output: execution.output.clone(),
             text: text.to_owned(),
             author_kind: new.author_kind,
-            author: new.author.clone().or_else(|| self.scope.agent.clone()),
+            author: self
+                .principal
+                .clone()
+                .or_else(|| new.author.clone())
+                .or_else(|| self.scope.agent.clone()),
             extra: Map::new(),
         };
         let status = self.initial_status(new.author_kind);

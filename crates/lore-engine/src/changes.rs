@@ -104,6 +104,10 @@ impl Engine {
         entry: AuditEntry,
         wanted: &impl Fn(&SkillPath) -> bool,
     ) -> Result<Option<Change>> {
+        // A raw read changes nothing, so it is no event.
+        if entry.action == AuditAction::Disclosed {
+            return Ok(None);
+        }
         if entry.subject_kind == RecordKind::Episode {
             return self.episode_change(entry, wanted);
         }

@@ -41,7 +41,10 @@ pub struct Engine {
     /// Each scope's causal graph between queries, shared by scoped handles.
     pub(crate) graphs: Arc<GraphCache>,
     /// What counts the budgets of episode and graph answers; the recall tokenizer when `None`.
-    pub(crate) episode_tokenizer: Option<Arc<dyn lore_recall::Tokenizer>>,
+    pub(crate) episode_tokenizer: Option<Arc<dyn Tokenizer>>,
+    /// Who this handle acts for, as a server authenticated them (a token's ID); it names every
+    /// write's author and audit actor, over any name a request gives.
+    pub(crate) principal: Option<String>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -96,6 +99,7 @@ impl Engine {
             reformulation: None,
             graphs: Arc::default(),
             episode_tokenizer: None,
+            principal: None,
         }
     }
 
@@ -119,6 +123,21 @@ impl Engine {
         }
     }
 
+    /// A handle that acts for `principal` (a server's authenticated caller): it is the author of
+    /// the corrections and the actor of the audit entries this handle writes, whatever actor a
+    /// call names. Without one the named actor counts (the CLI's `--by`), then the scope's agent.
+    pub fn acting_as(&self, principal: impl Into<String>) -> Self {
+        Self {
+            principal: Some(principal.into()),
+            ..self.clone()
+        }
+    }
+
+    /// Who this handle acts for, when a server set it.
+    pub fn principal(&self) -> Option<&str> {
+        self.principal.as_deref()
+    }
+
     /// The scope of this handle.
     pub fn scope(&self) -> &Scope {
         &self.scope
@@ -134,8 +153,9 @@ impl Engine {
     }
 
     pub(crate) fn actor(&self, explicit: Option<&str>) -> String {
-        explicit
-            .map(str::to_owned)
+        self.principal
+            .clone()
+            .or_else(|| explicit.map(str::to_owned))
             .or_else(|| self.scope.agent.clone())
             .unwrap_or_else(|| "lore".to_owned())
     }

@@ -201,6 +201,30 @@ impl Engine {
 }
 
 impl Engine {
+    /// Records that this handle's actor read `subject`'s text unredacted (a `disclosed` audit
+    /// entry). Every path that hands out raw text calls it first: text is redacted for everyone
+    /// by default, and who saw a secret is on record.
+    ///
+    /// # Errors
+    /// Store failures; the caller must then not disclose.
+    pub fn record_disclosure(&self, kind: RecordKind, subject: &str, reason: &str) -> Result<()> {
+        let entry = audit(
+            kind,
+            subject,
+            AuditAction::Disclosed,
+            (None, None),
+            &self.actor(None),
+            self.now(),
+            reason,
+            serde_json::Value::Null,
+        );
+        self.store.write(
+            &[lore_core::ports::store::Record::Audit(entry)],
+            lore_core::ports::store::OnDuplicate::Fail,
+        )?;
+        Ok(())
+    }
+
     /// The audit trail of one lesson inside the scope, oldest first.
     ///
     /// # Errors

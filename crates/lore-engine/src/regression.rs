@@ -16,9 +16,10 @@ use serde_json::{Value, json};
 use crate::capture::CorrectionOutcome;
 use crate::engine::{Engine, audit};
 use lore_core::error::{Error, Result};
-use lore_core::model::{AuditAction, RecordKind};
+use lore_core::model::{AuditAction, LessonStatus, RecordKind};
 use lore_core::ports::llm::{Llm, LlmError, LlmRequest, complete_json};
 use lore_core::scope::SkillPath;
+use lore_core::sensitive;
 use lore_workspace::cases::{
     Assertion, TestCase, assertions_from, check, promptfoo_entry, test_id,
 };
@@ -89,7 +90,11 @@ impl Engine {
 
     /// Writes the regression test for a correction: a native case and a promptfoo case.
     ///
-    /// Returns `None` when the skill has no folder to hold tests.
+    /// The files are committed with the skill, so no secret may reach them: a correction whose
+    /// lesson is `sensitive` writes no case at all, and any other case is written with every
+    /// finding of the detector redacted (the execution's input, the expectation, the assertions).
+    ///
+    /// Returns `None` when the skill has no folder to hold tests or the lesson is sensitive.
     ///
     /// # Errors
     /// [`Error::NotFound`] when the corrected execution is gone; [`Error::Io`] when a file cannot
@@ -102,16 +107,25 @@ impl Engine {
         let Some(dir) = self.tests_dir(&correction.skill) else {
             return Ok(None);
         };
+        if outcome.lesson.status == LessonStatus::Sensitive
+            || !outcome.curation.sensitive.is_empty()
+        {
+            return Ok(None);
+        }
         let execution = self.execution(&correction.execution_id)?;
+        let text = sensitive::redact(&correction.text);
         let case = TestCase {
             id: test_id(&correction.id),
             skill: correction.skill.clone(),
             correction_id: correction.id.clone(),
             lesson_id: outcome.lesson.id.clone(),
             execution_id: execution.id.clone(),
-            input: execution.input,
-            expectation: correction.text.clone(),
-            assertions: assertions_from(&correction.text, &correction.original_output),
+            input: sensitive::redact_json(&execution.input),
+            assertions: assertions_from(
+                &text,
+                &sensitive::redact_json(&correction.original_output),
+            ),
+            expectation: text,
         };
         fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let lore_file = dir.join(LORE_TESTS_FILE);

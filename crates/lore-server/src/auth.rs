@@ -5,11 +5,14 @@
 //! verification off the request's critical path. Tokens live in `tokens.json` beside the store,
 //! not in it, because they are the server's business and the `Store` port is the core's.
 //!
-//! The file is re-read when it changes, so `lore tokens revoke` takes effect on the next
-//! request without a restart. Whether authentication is on is decided once, at start-up: a
-//! server started with tokens keeps refusing unauthenticated requests even if every token is
-//! later revoked (it fails closed). JWTs ([`crate::jwt`]) carry the same grant in signed claims
-//! and are accepted beside opaque tokens when `lore serve` is given a key.
+//! The file is re-read when it changes, so `lore tokens create` and `lore tokens revoke` take
+//! effect on the next request without a restart. Whether authentication is on is asked of the
+//! file on every request (a `stat`, and a re-read only when the file changed): a server started
+//! before any token existed requires one from the moment `lore tokens create` writes the first,
+//! even from another process. Once on, it stays on: a server that has seen a token keeps
+//! refusing unauthenticated requests even if every token is later revoked (it fails closed).
+//! JWTs ([`crate::jwt`]) carry the same grant in signed claims and are accepted beside opaque
+//! tokens when `lore serve` is given a key.
 //!
 //! Every authenticated request gets `engine.scoped(grant.scope)`: reads outside the scope
 //! return nothing and writes outside it are refused, by the Engine itself. The role adds what
@@ -18,11 +21,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
+use lore_core::model::AuthorKind;
 use lore_core::{Error, Result, Scope, SkillPath};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -33,6 +38,9 @@ use crate::jwt::{JwtVerifier, Refused};
 
 /// Every opaque token starts with this.
 const TOKEN_PREFIX: &str = "lore_";
+
+/// Who the audit names for requests to a server without tokens: anyone on the machine.
+pub const ANONYMOUS: &str = "anonymous";
 
 /// What a token holder may do, beyond its scope. Ordered: each role can do what those before it can.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -47,6 +55,16 @@ pub enum Role {
 }
 
 impl Role {
+    /// Who writes under this role: an agent token's corrections are an agent's (they wait for
+    /// review where an agent's must), a reviewer's or admin's are a person's. The request body
+    /// has no say.
+    pub fn author_kind(self) -> AuthorKind {
+        match self {
+            Self::Agent => AuthorKind::Agent,
+            Self::Reviewer | Self::Admin => AuthorKind::Human,
+        }
+    }
+
     /// Parses `agent`, `reviewer` or `admin`.
     ///
     /// # Errors
@@ -243,9 +261,13 @@ fn restrict(path: &Path) {
 /// Who may call the server.
 #[derive(Clone, Debug)]
 pub enum Access {
-    /// Anyone who can connect: loopback only (see [`crate::check_bind`]).
+    /// Anyone who can connect, for good: loopback only (see [`crate::check_bind`]). Tests and
+    /// embedders that never use tokens; `lore serve` uses [`Access::new`], which watches the
+    /// token file.
     Open,
     /// Bearer credentials: opaque tokens from the token file, and JWTs when keys are configured.
+    /// Until the token file holds a token (and without JWTs) requests need none; see
+    /// [`Verifiers::required`].
     Verified(Arc<Verifiers>),
 }
 
@@ -254,30 +276,49 @@ pub enum Access {
 pub struct Verifiers {
     tokens: Tokens,
     jwt: Option<JwtVerifier>,
+    /// Set once a token has been seen (or from the start with JWTs); never cleared.
+    required: AtomicBool,
+}
+
+impl Verifiers {
+    /// Whether requests must carry a credential now: with JWTs always; otherwise from the
+    /// moment the token file holds an active token, and for good after that.
+    pub fn required(&self) -> bool {
+        if self.required.load(Ordering::Acquire) {
+            return true;
+        }
+        if self.tokens.any_active() {
+            self.required.store(true, Ordering::Release);
+            return true;
+        }
+        false
+    }
 }
 
 impl Access {
-    /// `Verified` when `file` holds an active token, else `Open`.
+    /// Access over the token file `file` was read from, watched for changes.
     pub fn from_file(file: &TokenFile) -> Self {
         Self::new(file, None)
     }
 
-    /// `Verified` when `file` holds an active token or JWTs are configured, else `Open`. Opaque
-    /// tokens work beside JWTs: one created later is accepted without a restart.
+    /// Access over the token file `file` was read from, and JWTs when `jwt` is given. The file
+    /// is watched: tokens created or revoked later, by any process, count from the next request,
+    /// and the first token created turns authentication on without a restart.
     pub fn new(file: &TokenFile, jwt: Option<JwtVerifier>) -> Self {
-        if file.any_active() || jwt.is_some() {
-            Self::Verified(Arc::new(Verifiers {
-                tokens: Tokens::new(file),
-                jwt,
-            }))
-        } else {
-            Self::Open
-        }
+        let required = file.any_active() || jwt.is_some();
+        Self::Verified(Arc::new(Verifiers {
+            tokens: Tokens::new(file),
+            jwt,
+            required: AtomicBool::new(required),
+        }))
     }
 
-    /// Whether requests must carry a credential.
+    /// Whether requests must carry a credential now.
     pub fn is_authenticated(&self) -> bool {
-        matches!(self, Self::Verified(_))
+        match self {
+            Self::Verified(v) => v.required(),
+            Self::Open => false,
+        }
     }
 
     /// The JWT verifier, when JWTs are accepted.
@@ -296,6 +337,9 @@ impl Access {
         let Self::Verified(verifiers) = self else {
             return Ok(None);
         };
+        if !verifiers.required() {
+            return Ok(None);
+        }
         let presented = headers
             .get(AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -339,6 +383,12 @@ impl Tokens {
             path: file.path.clone(),
             cache: RwLock::new((version(&file.path), Arc::new(file.grants()))),
         }
+    }
+
+    /// Whether the file holds an active token now (a `stat`; re-read only when it changed).
+    pub fn any_active(&self) -> bool {
+        self.refresh();
+        !self.cache.read().expect("token cache").1.is_empty()
     }
 
     /// The grant of a presented token, if it is valid and not revoked.

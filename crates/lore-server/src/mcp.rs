@@ -10,7 +10,8 @@
 //!
 //! Corrections made through MCP are recorded as written by an agent: the model relays them, and
 //! seed 002 keeps an agent from approving its own lessons. They start on `trial` (auto curation,
-//! shown marked as such) or `needs_review` (review curation).
+//! shown marked as such) or `needs_review` (review curation). Over HTTP the author and every
+//! audit actor is the connection's token; no tool takes a name for either.
 
 mod episodes;
 mod memory;
@@ -20,11 +21,12 @@ use std::sync::Arc;
 
 use lore_core::SkillPath;
 use lore_core::id::{ExecutionId, LessonId};
-use lore_core::model::{AuthorKind, Outcome, SignalChannel};
+use lore_core::model::{AuthorKind, Outcome, RecordKind, SignalChannel};
+use lore_core::sensitive;
 use lore_engine::Engine;
 use lore_engine::{NewCorrection, NewExecution, NewSignal, PageRequest, RecallQuery};
 
-use crate::auth::{Grant, Role};
+use crate::auth::{ANONYMOUS, Grant, Role};
 use crate::metrics::Metrics;
 use crate::review::{Decide, statuses};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -99,9 +101,6 @@ pub struct CorrectParams {
     /// What was wrong and what to do instead, in plain sentences; a rule with its condition
     /// works best: "When a ticket reports errors for many customers, priority must be urgent."
     pub correction: String,
-    /// Who gave the correction (a person's name or handle), if known.
-    #[serde(default)]
-    pub author: Option<String>,
 }
 
 /// Parameters of `search_memory`.
@@ -141,6 +140,10 @@ pub struct ListLessonsParams {
 pub struct GetLessonParams {
     /// The lesson's ID, as returned by `correct`, `list_lessons` or `search_memory`.
     pub id: String,
+    /// For reviewers only: the text as written, private data unmasked. The read is recorded in
+    /// the audit trail. Leave it off; agents are refused.
+    #[serde(default)]
+    pub raw: bool,
 }
 
 /// Parameters of `memory_prompt`.
@@ -204,11 +207,9 @@ pub struct ReviewParams {
     /// For `supersede` only: the ID of the lesson that replaces them (same skill).
     #[serde(default)]
     pub superseded_by: Option<String>,
-    /// Why, in one sentence; it goes into the audit trail.
+    /// Why, in one sentence; it goes into the audit trail (which names this connection's
+    /// token as the one who decided).
     pub reason: String,
-    /// Who decided (the person you act for), if known.
-    #[serde(default)]
-    pub by: Option<String>,
 }
 
 /// Lore's MCP server: the tools, over one Engine.
@@ -260,9 +261,16 @@ impl LoreMcp {
         F: FnOnce(&Engine) -> lore_core::Result<T> + Send + 'static,
         T: Send + 'static,
     {
-        let engine = match grant(ctx) {
-            Some(grant) => self.engine.scoped(grant.scope.clone()),
-            None => Engine::clone(&self.engine),
+        // Over HTTP the handle acts for the token (or the anonymous principal without tokens),
+        // so no argument can name another author or actor; over stdio the machine's user runs
+        // the process, as with the CLI.
+        let engine = match (grant(ctx), over_http(ctx)) {
+            (Some(grant), _) => self
+                .engine
+                .scoped(grant.scope.clone())
+                .acting_as(grant.token_id.clone()),
+            (None, true) => self.engine.acting_as(ANONYMOUS),
+            (None, false) => Engine::clone(&self.engine),
         };
         match tokio::task::spawn_blocking(move || call(&engine)).await {
             Ok(result) => result.map_err(tool_error),
@@ -364,10 +372,12 @@ impl LoreMcp {
                     execution_id: ExecutionId::parse(&p.execution_id)?,
                     text: p.correction,
                     author_kind: AuthorKind::Agent,
-                    author: p.author,
+                    author: None,
                 })?;
+                let regression_test = crate::regression::write(e, &outcome);
                 let mut result = CorrectionResult::from(&outcome);
-                result.regression_test = crate::regression::write(e, &outcome);
+                result.lesson = LessonView::from(&sensitive::redact_lesson(&outcome.lesson));
+                result.regression_test = regression_test;
                 Ok(result)
             })
             .await?;
@@ -423,22 +433,36 @@ impl LoreMcp {
                     limit,
                     offset: p.offset.unwrap_or(0),
                 };
-                e.lessons_page(skill.as_ref(), statuses, request)
+                let mut page = e.lessons_page(skill.as_ref(), statuses, request)?;
+                for lesson in &mut page.items {
+                    *lesson = sensitive::redact_lesson(lesson);
+                }
+                Ok(page)
             })
             .await?;
         Ok(Json(LessonList::from(&page)))
     }
 
     /// One lesson in full: its rule, when it applies, the mistake it came from, its status and
-    /// confidence.
+    /// confidence. Private data in it is masked.
     #[tool(annotations(title = "Get a lesson", read_only_hint = true, open_world_hint = false))]
     async fn get_lesson(
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<GetLessonParams>,
     ) -> Result<Json<LessonView>, String> {
+        if p.raw {
+            Self::require(&ctx, Role::Reviewer)?;
+        }
         let lesson = self
-            .call(&ctx, move |e| e.lesson(&LessonId::parse(&p.id)?))
+            .call(&ctx, move |e| {
+                let lesson = e.lesson(&LessonId::parse(&p.id)?)?;
+                if !p.raw {
+                    return Ok(sensitive::redact_lesson(&lesson));
+                }
+                e.record_disclosure(RecordKind::Lesson, lesson.id.as_str(), "read raw over MCP")?;
+                Ok(lesson)
+            })
             .await?;
         Ok(Json(LessonView::from(&lesson)))
     }
@@ -556,16 +580,10 @@ impl LoreMcp {
         Self::require(&ctx, Role::Reviewer)?;
         let moved = self
             .call(&ctx, move |e| {
-                Decide::parse(
-                    &p.decision,
-                    &p.ids,
-                    p.superseded_by.as_deref(),
-                    p.by.as_deref(),
-                    p.reason,
-                )?
-                .apply(e)
+                Decide::parse(&p.decision, &p.ids, p.superseded_by.as_deref(), p.reason)?.apply(e)
             })
             .await?;
+        let moved: Vec<_> = moved.iter().map(sensitive::redact_lesson).collect();
         Ok(Json(Reviewed::from(moved.as_slice())))
     }
 }
@@ -585,6 +603,11 @@ impl ServerHandler for LoreMcp {
                  before a choice.",
             )
     }
+}
+
+/// Whether the request came over HTTP (`/mcp`) rather than stdio.
+fn over_http(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.extensions.get::<axum::http::request::Parts>().is_some()
 }
 
 /// The token's grant, when the request came over authenticated HTTP.

@@ -22,7 +22,8 @@ pub struct RegressionTest {
     pub rubrics: usize,
 }
 
-/// Writes the test for `outcome`; `None` when the skill has no folder or the write failed.
+/// Writes the test for `outcome`; `None` when the skill has no folder, the lesson is sensitive
+/// (no secret goes into a file people commit) or the write failed.
 pub fn write(engine: &Engine, outcome: &CorrectionOutcome) -> Option<RegressionTest> {
     match engine.write_regression_test(outcome) {
         Ok(test) => test.map(|t| RegressionTest {

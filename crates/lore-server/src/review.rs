@@ -91,7 +91,8 @@ pub struct Decide {
 }
 
 impl Decide {
-    /// Parses a decision's name, the lesson IDs and the successor, all or none.
+    /// Parses a decision's name, the lesson IDs and the successor, all or none. Who decided is
+    /// the Engine handle's principal (the caller's credential), never a name from the request.
     ///
     /// # Errors
     /// [`Error::Invalid`] for an unknown decision or a malformed ID.
@@ -99,7 +100,6 @@ impl Decide {
         decision: &str,
         ids: &[String],
         superseded_by: Option<&str>,
-        by: Option<&str>,
         reason: String,
     ) -> Result<Self> {
         Ok(Self {
@@ -109,7 +109,7 @@ impl Decide {
                 .map(|id| LessonId::parse(id))
                 .collect::<Result<_>>()?,
             superseded_by: superseded_by.map(LessonId::parse).transpose()?,
-            why: Attribution::new(by, reason),
+            why: Attribution::new(None, reason),
         })
     }
 

@@ -422,7 +422,7 @@ fn episodes_are_events_in_their_scope_only_and_a_purge_carries_no_content() {
     s.post(
         &hr,
         "/v1/episodes/EPI-H/purge",
-        json!({"reason": "erasure request", "by": "dpo"}),
+        json!({"reason": "erasure request"}),
     );
     let purged = hr_events.next();
     assert_eq!(purged.name, "episode.purged");

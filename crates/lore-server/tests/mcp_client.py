@@ -146,7 +146,7 @@ async def review(session, lesson_id):
     bad = await session.call_tool("review_lessons", {"decision": "bless", "ids": [lesson_id], "reason": "x"})
     check(attr(bad, "is_error", "isError"), "an unknown decision was accepted")
     done = await call(session, "review_lessons", {
-        "decision": "approve", "ids": [lesson_id], "reason": "checked", "by": "mcp-test",
+        "decision": "approve", "ids": [lesson_id], "reason": "checked",
     })
     check([l["status"] for l in done["lessons"]] == ["approved"], f"review_lessons: {done}")
 
@@ -215,7 +215,6 @@ async def exercise(session, reviewer):
         "skill": SKILL,
         "execution_id": execution_id,
         "correction": "When a ticket reports errors for many customers, priority must be urgent.",
-        "author": "mcp-test",
     })
     lesson = corrected["lesson"]
     test = corrected.get("regression_test") or {}

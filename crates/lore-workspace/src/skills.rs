@@ -108,7 +108,9 @@ impl SkillLibrary {
         Ok(None)
     }
 
-    /// Appends one bullet to the skill's `GUARDRAILS.md`, creating the file with a header.
+    /// Appends one bullet to the skill's `GUARDRAILS.md`, creating the file with a header. The
+    /// file is committed with the skill, so whatever the detector flags in the bullet is redacted
+    /// first, whatever the caller checked.
     ///
     /// # Errors
     /// [`Error::Io`] when the file cannot be written.
@@ -130,7 +132,7 @@ impl SkillLibrary {
                 "# Guardrails for {skill}\n\nAnti-patterns learned from corrections, appended by Lore.\n\n"
             ));
         }
-        text.push_str(bullet.trim_end());
+        text.push_str(lore_core::sensitive::redact(bullet).trim_end());
         text.push('\n');
         file.write_all(text.as_bytes())
             .map_err(|e| Error::io(&path, e))?;
@@ -258,6 +260,29 @@ mod tests {
         library.write_example(&skill).unwrap();
         fs::remove_file(library.root().join("WORKSPACE.md")).unwrap();
         assert!(library.load(&skill).unwrap().workspace.is_none());
+    }
+
+    #[test]
+    fn guardrails_never_hold_a_secret() {
+        let tmp = tempfile::tempdir().unwrap();
+        let library = SkillLibrary::new(tmp.path().join("skills"), tmp.path());
+        let skill = SkillPath::parse("support/triage").unwrap();
+        std::fs::create_dir_all(library.skill_dir(&skill)).unwrap();
+        let GuardrailWrite::Appended(path) = library
+            .append_guardrail(
+                &skill,
+                "- Avoid: mailing jane@example.com the key sk-live_0123456789abcdefgh",
+            )
+            .unwrap()
+        else {
+            panic!("expected an append");
+        };
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(
+            !text.contains("jane@example.com") && !text.contains("sk-live"),
+            "{text}"
+        );
+        assert!(text.contains("[redacted:email]"), "{text}");
     }
 
     #[test]

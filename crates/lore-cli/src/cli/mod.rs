@@ -260,7 +260,7 @@ pub enum MemoryCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum LessonsCommand {
-    /// List lessons.
+    /// List lessons, private data masked.
     List {
         /// Only this skill.
         #[arg(long)]
@@ -269,10 +269,16 @@ pub enum LessonsCommand {
         #[arg(long, value_delimiter = ',', value_parser = parse_status)]
         status: Vec<LessonStatus>,
     },
-    /// Show one lesson and its audit trail.
+    /// Show one lesson and its audit trail, private data masked.
     Show {
         /// The lesson ID.
         id: LessonId,
+        /// Show the text as written, private data unmasked; the read is audited.
+        #[arg(long)]
+        raw: bool,
+        /// Who reads it raw (recorded in the audit log).
+        #[arg(long, env = "LORE_ACTOR")]
+        by: Option<String>,
     },
     /// Edit a lesson's text or numbers (audited).
     Edit(EditArgs),

@@ -1,9 +1,13 @@
 //! `lore lessons list|show|edit|retire`: a command for what seed 000 left to hand-editing JSON.
+//!
+//! Lessons are printed redacted, as the server answers them; `show --raw` prints the text as
+//! written and records the read in the audit log.
 
 use std::collections::BTreeSet;
 
 use anyhow::Result;
-use lore_core::model::Lesson;
+use lore_core::model::{Lesson, RecordKind};
+use lore_core::sensitive;
 use lore_engine::{Attribution, LessonEdit};
 use lore_sqlite::OpenMode;
 
@@ -17,7 +21,11 @@ pub fn run(paths: &Paths, cmd: LessonsCommand, json: bool) -> Result<()> {
         LessonsCommand::List { skill, status } => {
             let statuses =
                 (!status.is_empty()).then(|| status.into_iter().collect::<BTreeSet<_>>());
-            let lessons = engine.lessons(skill.as_ref(), statuses)?;
+            let lessons: Vec<Lesson> = engine
+                .lessons(skill.as_ref(), statuses)?
+                .iter()
+                .map(sensitive::redact_lesson)
+                .collect();
             if json {
                 return output::json(&lessons);
             }
@@ -36,9 +44,23 @@ pub fn run(paths: &Paths, cmd: LessonsCommand, json: bool) -> Result<()> {
             }
             Ok(())
         }
-        LessonsCommand::Show { id } => {
-            let lesson = engine.lesson(&id)?;
-            let audit = engine.lesson_audit(&id)?;
+        LessonsCommand::Show { id, raw, by } => {
+            let mut lesson = engine.lesson(&id)?;
+            let mut audit = engine.lesson_audit(&id)?;
+            if raw {
+                let engine = match by {
+                    Some(by) => engine.acting_as(by),
+                    None => engine,
+                };
+                engine.record_disclosure(
+                    RecordKind::Lesson,
+                    id.as_str(),
+                    "lore lessons show --raw",
+                )?;
+            } else {
+                lesson = sensitive::redact_lesson(&lesson);
+                audit = audit.iter().map(sensitive::redact_audit).collect();
+            }
             if json {
                 return output::json(&serde_json::json!({ "lesson": lesson, "audit": audit }));
             }
@@ -72,6 +94,7 @@ pub fn run(paths: &Paths, cmd: LessonsCommand, json: bool) -> Result<()> {
                 tags: args.tags,
             };
             let lesson = engine.edit_lesson(&args.id, edit, args.by.as_deref(), &args.reason)?;
+            let lesson = sensitive::redact_lesson(&lesson);
             if json {
                 output::json(&lesson)
             } else {

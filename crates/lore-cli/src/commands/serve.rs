@@ -86,7 +86,8 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
             None if access.is_authenticated() => {
                 "Authentication: bearer tokens from tokens.json (see `lore tokens`).".to_owned()
             }
-            None => "No authentication: serving loopback only; anyone on this machine can use it."
+            None => "No authentication: serving loopback only; anyone on this machine can use it \
+                     until a token exists (`lore tokens create`), which takes effect at once."
                 .to_owned(),
         };
         output::line(format!("{auth} Store: {}", paths.db().display()))?;

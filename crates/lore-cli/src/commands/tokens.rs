@@ -1,6 +1,6 @@
 //! `lore tokens create|list|revoke`: API tokens for `lore serve`, kept hashed in
-//! `.lore/tokens.json`. Once a token exists, the server requires one on every request and may
-//! listen beyond loopback.
+//! `.lore/tokens.json`. Once a token exists, the server requires one on every request (a running
+//! server too, from its next request) and may listen beyond loopback.
 
 use anyhow::Result;
 use lore_server::auth::{TokenFile, parse_scope};

@@ -39,6 +39,9 @@ pub enum AuditAction {
     Purged,
     /// The record was replaced by a new version under the same ID (episodes).
     Replaced,
+    /// The record's text was read unredacted, by someone allowed to and who asked for it.
+    /// Nothing changed; the entry is the record of who saw the secrets it may hold.
+    Disclosed,
 }
 
 /// One entry of the audit log.

@@ -91,7 +91,6 @@ pub async fn get(
 #[serde(deny_unknown_fields)]
 pub struct PurgeBody {
     reason: String,
-    by: Option<String>,
 }
 
 pub async fn purge(
@@ -101,7 +100,7 @@ pub async fn purge(
 ) -> Result<Json<EpisodePurgeReport>, ApiError> {
     caller.require(Role::Reviewer)?;
     let id = EpisodeId::parse(&id)?;
-    let why = Attribution::new(b.by.as_deref(), b.reason);
+    let why = Attribution::new(None, b.reason);
     Ok(Json(caller.run(move |e| e.purge_episode(&id, &why)).await?))
 }
 

@@ -156,6 +156,7 @@ pub fn change_event(change: Change) -> (&'static str, Value) {
     match change {
         Change::Execution(execution) => {
             let name = "execution.recorded";
+            let execution = lore_core::sensitive::redact_execution(&execution);
             (name, json!({"type": name, "execution": execution}))
         }
         Change::Lesson {
@@ -168,20 +169,28 @@ pub fn change_event(change: Change) -> (&'static str, Value) {
                 AuditAction::Transition => "lesson.status_changed",
                 AuditAction::Edited | AuditAction::Replaced => "lesson.edited",
                 AuditAction::Purged => "lesson.purged",
+                // Never a change (the feed leaves raw reads out); named for completeness.
+                AuditAction::Disclosed => "lesson.disclosed",
             };
             let mut data = json!({
                 "type": name, "lesson_id": entry.subject, "skill": skill, "at": entry.at,
             });
             if let (Some(lesson), Value::Object(fields)) = (lesson, &mut data) {
                 fields.insert("actor".into(), json!(entry.actor));
-                fields.insert("reason".into(), json!(entry.reason));
+                fields.insert(
+                    "reason".into(),
+                    json!(lore_core::sensitive::redact(&entry.reason)),
+                );
                 if let Some(from) = entry.from {
                     fields.insert("from".into(), json!(from));
                 }
                 if let Some(to) = entry.to {
                     fields.insert("to".into(), json!(to));
                 }
-                fields.insert("lesson".into(), json!(lesson));
+                fields.insert(
+                    "lesson".into(),
+                    json!(lore_core::sensitive::redact_lesson(&lesson)),
+                );
             }
             (name, data)
         }
@@ -192,6 +201,7 @@ pub fn change_event(change: Change) -> (&'static str, Value) {
         } => {
             let name = match entry.action {
                 AuditAction::Replaced | AuditAction::Edited => "episode.replaced",
+                AuditAction::Disclosed => "episode.disclosed",
                 AuditAction::Purged => "episode.purged",
                 AuditAction::Created | AuditAction::Imported | AuditAction::Transition => {
                     "episode.recorded"

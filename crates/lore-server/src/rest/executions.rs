@@ -1,11 +1,16 @@
 //! `/v1/executions` and `/v1/corrections`: what agents did, and what people said about it.
+//!
+//! Inputs, outputs and correction texts are answered redacted, the writes' echoes included;
+//! `raw=true` on a read gives a reviewer or admin the text as stored, audited per execution.
 
 use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use lore_core::SkillPath;
 use lore_core::id::{ExecutionId, LessonId};
-use lore_core::model::{AuthorKind, ErrorEvent, Execution, Outcome, SignalChannel};
+use lore_core::model::{ErrorEvent, Execution, Outcome, RecordKind, SignalChannel};
+use lore_core::sensitive;
+use lore_engine::Engine;
 use lore_engine::{CorrectionOutcome, NewCorrection, NewExecution, NewSignal, Page};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -50,7 +55,10 @@ pub async fn record(
         lessons_shown: b.lessons_shown,
     };
     let execution = caller.run(move |e| e.record_execution(new)).await?;
-    Ok((StatusCode::CREATED, Json(execution)))
+    Ok((
+        StatusCode::CREATED,
+        Json(sensitive::redact_execution(&execution)),
+    ))
 }
 
 #[derive(Debug, Deserialize)]
@@ -59,22 +67,68 @@ pub struct ListQuery {
     skill: Option<SkillPath>,
     limit: Option<usize>,
     offset: Option<usize>,
+    /// The text as recorded (reviewers and admins; audited).
+    #[serde(default)]
+    raw: bool,
+}
+
+/// `execution` as this reader may see it: redacted, or raw with the read audited.
+fn disclose(
+    e: &Engine,
+    execution: Execution,
+    raw: bool,
+    why: &str,
+) -> lore_core::Result<Execution> {
+    if raw {
+        e.record_disclosure(RecordKind::Execution, execution.id.as_str(), why)?;
+        return Ok(execution);
+    }
+    Ok(sensitive::redact_execution(&execution))
 }
 
 pub async fn list(
     caller: Caller,
     Params(q): Params<ListQuery>,
 ) -> Result<Json<Page<Execution>>, ApiError> {
+    let raw = caller.raw(q.raw)?;
     let request = page(q.limit, q.offset);
     let page = caller
-        .run(move |e| e.executions_page(q.skill.as_ref(), request))
+        .run(move |e| {
+            let page = e.executions_page(q.skill.as_ref(), request)?;
+            let items = page
+                .items
+                .into_iter()
+                .map(|x| disclose(e, x, raw, "listed raw"))
+                .collect::<lore_core::Result<_>>()?;
+            Ok(Page {
+                items,
+                next_offset: page.next_offset,
+            })
+        })
         .await?;
     Ok(Json(page))
 }
 
-pub async fn get(caller: Caller, Path(id): Path<String>) -> Result<Json<Execution>, ApiError> {
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawQuery {
+    /// The text as recorded (reviewers and admins; audited).
+    #[serde(default)]
+    raw: bool,
+}
+
+pub async fn get(
+    caller: Caller,
+    Path(id): Path<String>,
+    Params(q): Params<RawQuery>,
+) -> Result<Json<Execution>, ApiError> {
+    let raw = caller.raw(q.raw)?;
     let id = ExecutionId::parse(&id)?;
-    Ok(Json(caller.run(move |e| e.execution(&id)).await?))
+    Ok(Json(
+        caller
+            .run(move |e| disclose(e, e.execution(&id)?, raw, "read raw"))
+            .await?,
+    ))
 }
 
 #[derive(Debug, Deserialize)]
@@ -131,13 +185,6 @@ pub struct CorrectBody {
     skill: SkillPath,
     execution_id: ExecutionId,
     text: String,
-    author: Option<String>,
-    #[serde(default = "human")]
-    author_kind: AuthorKind,
-}
-
-fn human() -> AuthorKind {
-    AuthorKind::Human
 }
 
 /// A correction's outcome with the regression test written from it.
@@ -152,17 +199,22 @@ pub async fn correct(
     caller: Caller,
     Body(b): Body<CorrectBody>,
 ) -> Result<(StatusCode, Json<Corrected>), ApiError> {
+    // Who wrote it is the credential's to say: the author is the caller's token (the Engine
+    // handle acts for it) and its kind follows the token's role.
     let new = NewCorrection {
         skill: b.skill,
         execution_id: b.execution_id,
         text: b.text,
-        author_kind: b.author_kind,
-        author: b.author,
+        author_kind: caller.role().author_kind(),
+        author: None,
     };
     let corrected = caller
         .run(move |e| {
-            let outcome = e.correct(new)?;
+            let mut outcome = e.correct(new)?;
             let regression_test = regression::write(e, &outcome);
+            // The answer echoes the correction and its lesson, redacted like every read.
+            outcome.correction = sensitive::redact_correction(&outcome.correction);
+            outcome.lesson = sensitive::redact_lesson(&outcome.lesson);
             Ok(Corrected {
                 outcome,
                 regression_test,

@@ -1,10 +1,14 @@
 //! `/v1/lessons`: review and fix what Lore learned; every change is audited by the Engine.
+//!
+//! Lessons and their audit trails are answered redacted (the detector's findings masked) unless
+//! a reviewer or admin asks with `raw=true`; each raw read leaves a `disclosed` audit entry.
 
 use axum::Json;
 use axum::extract::Path;
 use lore_core::SkillPath;
 use lore_core::id::LessonId;
-use lore_core::model::{AuditEntry, Lesson};
+use lore_core::model::{AuditEntry, Lesson, RecordKind};
+use lore_core::sensitive;
 use lore_engine::{LessonEdit, Page};
 use serde::{Deserialize, Serialize};
 
@@ -21,12 +25,16 @@ pub struct ListQuery {
     status: Option<String>,
     limit: Option<usize>,
     offset: Option<usize>,
+    /// The text as written (reviewers and admins; audited).
+    #[serde(default)]
+    raw: bool,
 }
 
 pub async fn list(
     caller: Caller,
     Params(q): Params<ListQuery>,
 ) -> Result<Json<Page<Lesson>>, ApiError> {
+    let raw = caller.raw(q.raw)?;
     let statuses = q
         .status
         .as_deref()
@@ -34,9 +42,27 @@ pub async fn list(
         .transpose()?;
     let request = page(q.limit, q.offset);
     let page = caller
-        .run(move |e| e.lessons_page(q.skill.as_ref(), statuses, request))
+        .run(move |e| {
+            let mut page = e.lessons_page(q.skill.as_ref(), statuses, request)?;
+            for lesson in &mut page.items {
+                if raw {
+                    e.record_disclosure(RecordKind::Lesson, lesson.id.as_str(), "listed raw")?;
+                } else {
+                    *lesson = sensitive::redact_lesson(lesson);
+                }
+            }
+            Ok(page)
+        })
         .await?;
     Ok(Json(page))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawQuery {
+    /// The text as written (reviewers and admins; audited).
+    #[serde(default)]
+    raw: bool,
 }
 
 /// A lesson with its audit trail, as `lore lessons show` prints it.
@@ -49,13 +75,27 @@ pub struct LessonWithAudit {
 pub async fn get(
     caller: Caller,
     Path(id): Path<String>,
+    Params(q): Params<RawQuery>,
 ) -> Result<Json<LessonWithAudit>, ApiError> {
+    let raw = caller.raw(q.raw)?;
     let id = LessonId::parse(&id)?;
     let shown = caller
         .run(move |e| {
+            let lesson = e.lesson(&id)?;
+            if raw {
+                e.record_disclosure(RecordKind::Lesson, id.as_str(), "read raw")?;
+                return Ok(LessonWithAudit {
+                    lesson,
+                    audit: e.lesson_audit(&id)?,
+                });
+            }
             Ok(LessonWithAudit {
-                lesson: e.lesson(&id)?,
-                audit: e.lesson_audit(&id)?,
+                lesson: sensitive::redact_lesson(&lesson),
+                audit: e
+                    .lesson_audit(&id)?
+                    .iter()
+                    .map(sensitive::redact_audit)
+                    .collect(),
             })
         })
         .await?;
@@ -73,7 +113,6 @@ pub struct EditBody {
     tags: Option<Vec<String>>,
     #[serde(default)]
     reason: String,
-    by: Option<String>,
 }
 
 pub async fn edit(
@@ -92,9 +131,9 @@ pub async fn edit(
         tags: b.tags,
     };
     let lesson = caller
-        .run(move |e| e.edit_lesson(&id, edit, b.by.as_deref(), &b.reason))
+        .run(move |e| e.edit_lesson(&id, edit, None, &b.reason))
         .await?;
-    Ok(Json(lesson))
+    Ok(Json(sensitive::redact_lesson(&lesson)))
 }
 
 #[derive(Debug, Deserialize)]
@@ -102,7 +141,6 @@ pub async fn edit(
 pub struct RetireBody {
     #[serde(default)]
     reason: String,
-    by: Option<String>,
 }
 
 pub async fn retire(
@@ -113,7 +151,7 @@ pub async fn retire(
     caller.require(Role::Reviewer)?;
     let id = LessonId::parse(&id)?;
     let lesson = caller
-        .run(move |e| e.retire_lesson(&id, b.by.as_deref(), &b.reason))
+        .run(move |e| e.retire_lesson(&id, None, &b.reason))
         .await?;
-    Ok(Json(lesson))
+    Ok(Json(sensitive::redact_lesson(&lesson)))
 }

@@ -34,7 +34,7 @@ use lore_engine::Engine;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{Access, Role};
+use crate::auth::{ANONYMOUS, Access, Role};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::openapi;
@@ -49,7 +49,9 @@ pub struct AppState {
     shutdown: CancellationToken,
 }
 
-/// The Engine handle for this request, already narrowed to the caller's scope, and its role.
+/// The Engine handle for this request, already narrowed to the caller's scope and acting for
+/// the caller's credential (the token's ID, or [`ANONYMOUS`] without tokens), and its role.
+/// Who wrote something and who changed it come from here, never from a request body.
 #[derive(Debug)]
 pub struct Caller {
     engine: Engine,
@@ -65,12 +67,12 @@ impl FromRequestParts<AppState> for Caller {
             // Open access binds loopback only (see `crate::server`): the machine's user owns
             // the store file anyway, so the caller gets the server's own handle.
             None => Self {
-                engine: Engine::clone(&state.engine),
+                engine: state.engine.acting_as(ANONYMOUS),
                 role: Role::Admin,
                 metrics: Arc::clone(&state.metrics),
             },
             Some(grant) => Self {
-                engine: state.engine.scoped(grant.scope),
+                engine: state.engine.scoped(grant.scope).acting_as(grant.token_id),
                 role: grant.role,
                 metrics: Arc::clone(&state.metrics),
             },
@@ -92,6 +94,19 @@ impl Caller {
             self.role
         );
         Err(lore_core::Error::Forbidden(why.to_lowercase()).into())
+    }
+
+    /// Whether to hand out stored text unredacted: only when the request asks (`raw=true`) and
+    /// the caller is a reviewer or admin. Text is redacted for everyone else; the handler records
+    /// each raw read in the audit log ([`lore_engine::Engine::record_disclosure`]) before answering.
+    ///
+    /// # Errors
+    /// 403 when an agent asks for raw text.
+    pub fn raw(&self, asked: bool) -> Result<bool, ApiError> {
+        if asked {
+            self.require(Role::Reviewer)?;
+        }
+        Ok(asked)
     }
 
     /// The caller's role.

@@ -64,7 +64,6 @@ pub struct DecisionBody {
     superseded_by: Option<String>,
     #[serde(default)]
     reason: String,
-    by: Option<String>,
 }
 
 /// The lessons a decision moved.
@@ -88,13 +87,11 @@ pub async fn decide(
     Body(b): Body<DecisionBody>,
 ) -> Result<Json<Decided>, ApiError> {
     caller.require(Role::Reviewer)?;
-    let decide = Decide::parse(
-        &decision,
-        &b.ids,
-        b.superseded_by.as_deref(),
-        b.by.as_deref(),
-        b.reason,
-    )?;
+    let decide = Decide::parse(&decision, &b.ids, b.superseded_by.as_deref(), b.reason)?;
     let lessons = caller.run(move |e| decide.apply(e)).await?;
+    let lessons = lessons
+        .iter()
+        .map(lore_core::sensitive::redact_lesson)
+        .collect();
     Ok(Json(Decided { lessons }))
 }
