@@ -11,6 +11,7 @@ mod fingerprint;
 pub mod graph;
 pub mod id;
 pub mod lifecycle;
+pub mod limits;
 pub mod model;
 pub mod ports;
 pub mod scope;

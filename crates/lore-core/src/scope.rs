@@ -36,15 +36,31 @@ fn check_segment(raw: &str, segment: &str, which: &str) -> Result<()> {
     if segment.len() > 64 {
         return bad(format!("the {which} is longer than 64 characters"));
     }
+    // Lowercase only: a skill is a folder, and `Support/X` and `support/x` would be one folder on
+    // a case-insensitive file system but two skills in the store.
     if let Some(c) = segment
         .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.')))
     {
         return bad(format!(
-            "the {which} has the character {c:?}; use letters, digits, '-', '_' and '.'"
+            "the {which} has the character {c:?}; use lowercase letters, digits, '-', '_' and '.'"
         ));
     }
     Ok(())
+}
+
+/// Checks a domain name as a scope names it: one segment of a skill path.
+///
+/// # Errors
+/// [`Error::Invalid`] naming what is wrong.
+pub fn check_domain(domain: &str) -> Result<()> {
+    if domain.contains('/') || domain.contains('\\') {
+        return Err(Error::invalid(
+            "domain",
+            format!("{domain:?}: a domain is one name, without '/' or '\\'"),
+        ));
+    }
+    check_segment(domain, domain, "domain")
 }
 
 impl SkillPath {
@@ -211,6 +227,21 @@ mod tests {
             let err = SkillPath::parse(raw).unwrap_err().to_string();
             assert!(err.contains(needle), "{raw:?} gave {err:?}");
         }
+    }
+
+    #[test]
+    fn refuses_uppercase_so_one_folder_is_one_skill() {
+        let err = SkillPath::parse("Support/X").unwrap_err().to_string();
+        assert!(err.contains("lowercase"), "{err}");
+        assert!(SkillPath::parse("support/x").is_ok());
+    }
+
+    #[test]
+    fn a_scope_domain_is_one_safe_segment() {
+        for bad in ["../x", "a/b", "", ".hidden", "HR", "a b"] {
+            assert!(check_domain(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_domain("hr").is_ok());
     }
 
     #[test]

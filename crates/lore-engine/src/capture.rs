@@ -22,7 +22,8 @@ use lore_workspace::skills::GuardrailWrite;
 
 use crate::config::HumanCorrections;
 use crate::curate::CurationReport;
-use crate::engine::{Engine, ID_ATTEMPTS, check_non_negative, one_line};
+use crate::engine::{Engine, ID_ATTEMPTS, one_line};
+use lore_core::limits;
 
 /// An execution to record; the Engine stamps its ID and time.
 #[derive(Clone, Debug)]
@@ -97,8 +98,6 @@ impl Engine {
         extra: Map<String, Value>,
     ) -> Result<Execution> {
         self.scope.check_write(&new.skill)?;
-        check_non_negative("cost_usd", new.cost_usd)?;
-        check_non_negative("latency_ms", new.latency_ms)?;
         self.check_lessons_shown(&new.lessons_shown)?;
         let at = self.now();
         let mut execution = Execution {
@@ -116,6 +115,7 @@ impl Engine {
             lessons_shown: new.lessons_shown,
             extra,
         };
+        limits::execution(&execution)?;
         for attempt in 1..=ID_ATTEMPTS {
             match self
                 .store
@@ -175,6 +175,7 @@ impl Engine {
         if text.is_empty() {
             return Err(Error::invalid("correction", "the correction text is empty"));
         }
+        limits::text("correction", text)?;
         let execution = self.execution(&new.execution_id)?;
         if execution.skill != new.skill {
             return Err(Error::invalid(

@@ -27,8 +27,7 @@ pub const PATTERN_BUDGET: usize = 100;
 pub const WHAT_IF_BUDGET: usize = 1000;
 /// The budget of a similar-decisions answer (seed 001 names none; an episode's).
 pub const SIMILAR_BUDGET: usize = 500;
-/// Most results one graph query returns.
-pub const MAX_GRAPH_RESULTS: usize = 100;
+pub use lore_core::limits::MAX_GRAPH_RESULTS;
 /// Episodes an edge of a path cites at most.
 const CITED: usize = 5;
 /// The share of a decision's context terms another context must hold to count as a similar

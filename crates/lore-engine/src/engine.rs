@@ -10,7 +10,6 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use lore_core::error::{Error, Result};
 use lore_core::id::AuditId;
 use lore_core::model::{AuditAction, AuditEntry, LessonStatus, RecordKind};
 use lore_core::ports::clock::{Clock, SystemClock};
@@ -186,16 +185,6 @@ impl Engine {
             reason,
             Value::Null,
         )
-    }
-}
-
-pub(crate) fn check_non_negative(what: &str, value: Option<f64>) -> Result<()> {
-    match value {
-        Some(v) if !v.is_finite() || v < 0.0 => Err(Error::invalid(
-            what,
-            format!("{v} is not a finite, non-negative number"),
-        )),
-        _ => Ok(()),
     }
 }
 

@@ -15,6 +15,7 @@ use super::pages::{Page, PageRequest};
 use crate::engine::{Engine, audit};
 use lore_core::error::{Error, Result};
 use lore_core::id::EpisodeId;
+use lore_core::limits;
 use lore_core::model::{AuditAction, Decision, Episode, EpisodeOutcome, RecordKind};
 use lore_core::ports::store::EpisodeFilter;
 use lore_core::scope::SkillPath;
@@ -23,8 +24,7 @@ use lore_recall::{Tokenizer, truncate_tail};
 
 /// Seed 001's token target for one episode.
 pub const EPISODE_BUDGET: usize = 500;
-/// The largest budget a caller may ask for.
-pub const MAX_BUDGET: usize = 20_000;
+pub use lore_core::limits::MAX_EPISODE_BUDGET as MAX_BUDGET;
 
 /// A rendered text and what it cost.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -335,14 +335,7 @@ pub(super) const QUOTED: &str =
 /// # Errors
 /// [`Error::Invalid`] outside `1..=MAX_BUDGET`.
 pub(super) fn check_budget(budget: Option<usize>, default: usize) -> Result<usize> {
-    match budget {
-        None => Ok(default),
-        Some(b) if (1..=MAX_BUDGET).contains(&b) => Ok(b),
-        Some(b) => Err(Error::invalid(
-            "budget",
-            format!("{b} is outside 1 to {MAX_BUDGET} tokens"),
-        )),
-    }
+    limits::budget("budget", budget, default, limits::MAX_EPISODE_BUDGET)
 }
 
 /// `text` on one line, quoted.

@@ -24,8 +24,7 @@ use lore_core::sensitive;
 
 /// Longest entry text, in bytes.
 const MAX_TEXT: usize = 16 * 1024;
-/// Most entries one read or search returns.
-pub const MAX_RESULTS: usize = 50;
+pub use lore_core::limits::MAX_RESULTS;
 
 /// How a core write changes its block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,8 +15,7 @@ use lore_core::model::{ErrorEvent, Execution, Lesson, LessonStatus};
 use lore_core::ports::store::ListFilter;
 use lore_core::scope::SkillPath;
 
-/// The most records one page may hold.
-pub const MAX_PAGE: usize = 500;
+pub use lore_core::limits::MAX_PAGE;
 
 /// One page of a listing, oldest first.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -313,15 +313,18 @@ impl Engine {
         if !self.recall.configured {
             config.fusion = RecallConfig::fusion_for(self.recall.embedder.semantic());
         }
-        if let Some(budget) = query.budget {
-            if budget == 0 {
-                return Err(Error::invalid("budget", "must be at least 1 token"));
-            }
-            config.budget = budget;
-        }
+        config.budget = lore_core::limits::budget(
+            "budget",
+            query.budget,
+            config.budget,
+            lore_core::limits::MAX_RECALL_BUDGET,
+        )?;
         if let Some(limit) = query.limit {
-            if limit == 0 {
-                return Err(Error::invalid("limit", "must be at least 1"));
+            if limit == 0 || limit > lore_core::limits::MAX_PAGE {
+                return Err(Error::invalid(
+                    "limit",
+                    format!("{limit} is outside 1 to {}", lore_core::limits::MAX_PAGE),
+                ));
             }
             config.limit = limit;
         }

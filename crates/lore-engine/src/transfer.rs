@@ -126,6 +126,7 @@ impl Engine {
             if let Some(skill) = record_skill(record) {
                 self.scope.check_write(skill)?;
             }
+            lore_core::limits::record(record)?;
         }
         let records = self.quarantine_imported_secrets(records)?;
         let report = self.store.write(&records, OnDuplicate::SkipIdentical)?;

@@ -106,6 +106,7 @@ pub fn parse_scope(raw: &str) -> Result<Scope> {
     {
         match part.split_once(':') {
             Some(("domain", d)) if !d.is_empty() => {
+                lore_core::scope::check_domain(d)?;
                 scope.domains.get_or_insert_default().insert(d.to_owned());
             }
             Some(("skill", s)) => {
@@ -114,7 +115,10 @@ pub fn parse_scope(raw: &str) -> Result<Scope> {
                     .get_or_insert_default()
                     .insert(SkillPath::parse(s)?);
             }
-            Some(("agent", a)) if !a.is_empty() => scope.agent = Some(a.to_owned()),
+            Some(("agent", a)) if !a.is_empty() => {
+                lore_core::limits::name("agent", a)?;
+                scope.agent = Some(a.to_owned());
+            }
             _ => {
                 return Err(Error::invalid(
                     "scope",

@@ -4,14 +4,11 @@ use std::time::Instant;
 
 use axum::Json;
 use lore_core::SkillPath;
-use lore_engine::{MAX_PAGE, RecallQuery, RecallResult};
+use lore_engine::{RecallQuery, RecallResult};
 use serde::Deserialize;
 
 use super::{Body, Caller};
 use crate::error::ApiError;
-
-/// The largest token budget a request may ask for; more is a mistake, not a context.
-pub const MAX_BUDGET: usize = 1_000_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,18 +28,7 @@ pub struct RecallBody {
 
 impl RecallBody {
     fn into_query(self) -> lore_core::Result<RecallQuery> {
-        if self.limit.is_some_and(|l| l > MAX_PAGE) {
-            return Err(lore_core::Error::invalid(
-                "limit",
-                format!("at most {MAX_PAGE}"),
-            ));
-        }
-        if self.budget.is_some_and(|b| b > MAX_BUDGET) {
-            return Err(lore_core::Error::invalid(
-                "budget",
-                format!("at most {MAX_BUDGET}"),
-            ));
-        }
+        // Limits are the Engine's (lore_core::limits), the same for every door.
         Ok(RecallQuery {
             text: self.query,
             skill: self.skill,

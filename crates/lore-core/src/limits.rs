@@ -1,0 +1,279 @@
+//! Every limit Lore enforces, and the checks that enforce them, in one place.
+//!
+//! The CLI, REST, MCP and both import formats reach the Engine with the same records, so a
+//! limit that lives in one door is a limit an agent walks around through another. Doors may
+//! refuse earlier (a request body's size, a schema), but what is stored passes these checks
+//! inside the Engine, whichever door it came through, and every refusal names the field.
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::model::{Correction, ErrorEvent, Execution, Lesson, MemoryEntry};
+use crate::ports::store::Record;
+
+/// Longest free text of one field (a correction, a lesson's rule, a signal's message), in bytes.
+pub const MAX_TEXT: usize = 64 * 1024;
+/// Largest input or output of one execution, as JSON text, in bytes.
+pub const MAX_JSON: usize = 1024 * 1024;
+/// Longest name (a model, a session, an agent, a tag), in bytes.
+pub const MAX_NAME: usize = 256;
+/// Most tags on one record.
+pub const MAX_TAGS: usize = 64;
+/// The most a single run may be said to cost, in US dollars.
+pub const MAX_COST_USD: f64 = 1e6;
+/// The longest a single run may be said to take: a year, in milliseconds.
+pub const MAX_LATENCY_MS: f64 = 365.0 * 24.0 * 3600.0 * 1000.0;
+/// The largest token budget a recall may ask for.
+pub const MAX_RECALL_BUDGET: usize = 1_000_000;
+/// The largest token budget of an episode or graph answer.
+pub const MAX_EPISODE_BUDGET: usize = 20_000;
+/// The most items one page of a listing holds.
+pub const MAX_PAGE: usize = 500;
+/// The most results one memory read or search returns.
+pub const MAX_RESULTS: usize = 50;
+/// The most results one graph query returns.
+pub const MAX_GRAPH_RESULTS: usize = 100;
+
+/// Refuses text over [`MAX_TEXT`] bytes or holding a NUL character (which C-string consumers of
+/// an export, and some terminals, silently cut at).
+///
+/// # Errors
+/// [`Error::Invalid`] naming `field`.
+pub fn text(field: &str, value: &str) -> Result<()> {
+    sized(field, value, MAX_TEXT)
+}
+
+/// [`text`] with the name limit, [`MAX_NAME`].
+///
+/// # Errors
+/// [`Error::Invalid`] naming `field`.
+pub fn name(field: &str, value: &str) -> Result<()> {
+    sized(field, value, MAX_NAME)
+}
+
+fn sized(field: &str, value: &str, max: usize) -> Result<()> {
+    if value.len() > max {
+        return Err(Error::invalid(
+            field,
+            format!("{} bytes; at most {max} are allowed", value.len()),
+        ));
+    }
+    if value.contains('\0') {
+        return Err(Error::invalid(field, "holds a NUL character"));
+    }
+    Ok(())
+}
+
+/// Refuses a measure (a cost, a latency) that is negative, not finite, or above `max`.
+///
+/// # Errors
+/// [`Error::Invalid`] naming `field`.
+pub fn measure(field: &str, value: Option<f64>, max: f64) -> Result<()> {
+    match value {
+        Some(v) if !v.is_finite() || v < 0.0 => Err(Error::invalid(
+            field,
+            format!("{v} is not a finite, non-negative number"),
+        )),
+        Some(v) if v > max => Err(Error::invalid(field, format!("{v} is above {max}"))),
+        _ => Ok(()),
+    }
+}
+
+/// A token budget: `default` when none is given, else one in `1..=max`.
+///
+/// # Errors
+/// [`Error::Invalid`] naming `field`.
+pub fn budget(field: &str, value: Option<usize>, default: usize, max: usize) -> Result<usize> {
+    match value {
+        None => Ok(default),
+        Some(b) if (1..=max).contains(&b) => Ok(b),
+        Some(b) => Err(Error::invalid(
+            field,
+            format!("{b} is outside 1 to {max} tokens"),
+        )),
+    }
+}
+
+/// Refuses JSON over [`MAX_JSON`] bytes or with a NUL in any string or key.
+///
+/// # Errors
+/// [`Error::Invalid`] naming `field`.
+pub fn json(field: &str, value: &Value) -> Result<()> {
+    let size = serde_json::to_string(value).map_or(usize::MAX, |s| s.len());
+    if size > MAX_JSON {
+        return Err(Error::invalid(
+            field,
+            format!("{size} bytes of JSON; at most {MAX_JSON} are allowed"),
+        ));
+    }
+    if holds_nul(value) {
+        return Err(Error::invalid(field, "holds a NUL character"));
+    }
+    Ok(())
+}
+
+fn holds_nul(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
+    }
+}
+
+fn tags(field: &str, values: &[String]) -> Result<()> {
+    if values.len() > MAX_TAGS {
+        return Err(Error::invalid(
+            field,
+            format!("{} tags; at most {MAX_TAGS} are allowed", values.len()),
+        ));
+    }
+    values.iter().try_for_each(|t| name(field, t))
+}
+
+fn optional_name(field: &str, value: Option<&String>) -> Result<()> {
+    value.map_or(Ok(()), |v| name(field, v))
+}
+
+/// What every execution must satisfy, however it arrives.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the first field at fault.
+pub fn execution(e: &Execution) -> Result<()> {
+    json("input", &e.input)?;
+    json("output", &e.output)?;
+    measure("cost_usd", e.cost_usd, MAX_COST_USD)?;
+    measure("latency_ms", e.latency_ms, MAX_LATENCY_MS)?;
+    optional_name("model", e.model.as_ref())?;
+    optional_name("agent", e.agent.as_ref())?;
+    optional_name("session", e.session.as_ref())
+}
+
+/// What every correction must satisfy.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the first field at fault.
+pub fn correction(c: &Correction) -> Result<()> {
+    text("correction", &c.text)?;
+    json("original_output", &c.original_output)?;
+    optional_name("author", c.author.as_ref())
+}
+
+/// What every lesson must satisfy.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the first field at fault.
+pub fn lesson(l: &Lesson) -> Result<()> {
+    text("rule", &l.rule)?;
+    text("mistake", &l.mistake)?;
+    text("root_cause", &l.root_cause)?;
+    text("applies_when", &l.applies_when)?;
+    text("tiers.summary", &l.tiers.summary)?;
+    l.tiers
+        .steps
+        .iter()
+        .try_for_each(|s| text("tiers.steps", s))?;
+    l.triggers.iter().try_for_each(|t| text("triggers", t))?;
+    tags("tags", &l.tags)?;
+    optional_name("agent", l.agent.as_ref())?;
+    if !(0.0..=1.0).contains(&l.confidence) {
+        return Err(Error::invalid(
+            "confidence",
+            format!("{} is outside 0 to 1", l.confidence),
+        ));
+    }
+    Ok(())
+}
+
+/// What every error event (a signal) must satisfy.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the first field at fault.
+pub fn error_event(e: &ErrorEvent) -> Result<()> {
+    text("message", &e.message)?;
+    text("fingerprint", &e.fingerprint)?;
+    optional_name("action", e.action.as_ref())?;
+    tags("tags", &e.tags)?;
+    match e.value {
+        Some(v) if !v.is_finite() => Err(Error::invalid("value", format!("{v} is not finite"))),
+        _ => Ok(()),
+    }
+}
+
+/// What every entry of an agent's own memory must satisfy.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the first field at fault.
+pub fn memory(m: &MemoryEntry) -> Result<()> {
+    text("text", &m.text)?;
+    optional_name("block", m.block.as_ref())?;
+    optional_name("session", m.session.as_ref())?;
+    optional_name("author", m.author.as_ref())?;
+    tags("tags", &m.tags)
+}
+
+/// Checks a record of any kind, as an import does before it writes anything.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the record's kind and the field at fault.
+pub fn record(r: &Record) -> Result<()> {
+    let (kind, checked) = match r {
+        Record::Execution(e) => ("execution", execution(e)),
+        Record::Correction(c) => ("correction", correction(c)),
+        Record::Lesson(l) => ("lesson", lesson(l)),
+        Record::ErrorEvent(e) => ("error event", error_event(e)),
+        Record::Memory(m) => ("memory entry", memory(m)),
+        Record::Episode(e) => ("episode", e.validate()),
+        Record::Audit(a) => ("audit entry", text("reason", &a.reason)),
+    };
+    checked.map_err(|err| match err {
+        Error::Invalid { what, why } => Error::invalid(format!("{kind} {}: {what}", r.id()), why),
+        other => other,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_refuses_nul_and_oversize_and_names_the_field() {
+        assert!(text("rule", "fine").is_ok());
+        let err = text("rule", "a\0b").unwrap_err().to_string();
+        assert!(err.contains("rule") && err.contains("NUL"), "{err}");
+        let long = "x".repeat(MAX_TEXT + 1);
+        assert!(
+            text("rule", &long)
+                .unwrap_err()
+                .to_string()
+                .contains("rule")
+        );
+    }
+
+    #[test]
+    fn measures_are_finite_non_negative_and_bounded() {
+        assert!(measure("latency_ms", Some(12.5), MAX_LATENCY_MS).is_ok());
+        assert!(measure("latency_ms", None, MAX_LATENCY_MS).is_ok());
+        for bad in [-1.0, f64::NAN, f64::INFINITY, 2f64.powi(70)] {
+            assert!(
+                measure("latency_ms", Some(bad), MAX_LATENCY_MS).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn json_refuses_nul_in_keys_and_nested_strings() {
+        assert!(json("input", &serde_json::json!({"a": ["b", {"c": "d"}]})).is_ok());
+        assert!(json("input", &serde_json::json!({"a": ["b", {"c": "d\0"}]})).is_err());
+        assert!(json("input", &serde_json::json!({"a\0": 1})).is_err());
+    }
+
+    #[test]
+    fn budgets_default_and_refuse_zero_and_overflow() {
+        assert_eq!(budget("budget", None, 500, 1000).unwrap(), 500);
+        assert_eq!(budget("budget", Some(1000), 500, 1000).unwrap(), 1000);
+        assert!(budget("budget", Some(0), 500, 1000).is_err());
+        assert!(budget("budget", Some(1001), 500, 1000).is_err());
+    }
+}
