@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::Engine;
 use crate::error::Result;
-use crate::interchange::AgenturaBundle;
+use crate::interchange::{AgenturaBundle, Renamed};
 use crate::model::{AuditAction, RecordKind};
 use crate::store::{ListFilter, Record, WriteReport};
 
@@ -23,6 +23,9 @@ pub struct ImportReport {
     pub other: usize,
     /// Newly stored and skipped-as-identical counts over all of them.
     pub write: WriteReport,
+    /// Executions stored under a new ID because another execution of the files held theirs
+    /// (seed 000's IDs have one-second resolution).
+    pub renamed: Vec<Renamed>,
 }
 
 impl ImportReport {
@@ -44,13 +47,16 @@ impl ImportReport {
 impl Engine {
     /// Imports seed 000's files, with an `imported` audit entry for each lesson not yet stored.
     ///
-    /// Importing the same files twice changes nothing the second time.
+    /// Executions that share an ID are all kept ([`AgenturaBundle::disambiguate`]). Importing
+    /// the same files twice changes nothing the second time.
     ///
     /// # Errors
     /// As [`Engine::import_records`]; nothing is written on error.
-    pub fn import_agentura(&self, bundle: AgenturaBundle) -> Result<ImportReport> {
+    pub fn import_agentura(&self, mut bundle: AgenturaBundle) -> Result<ImportReport> {
+        let renamed = bundle.disambiguate();
         let mut records = bundle.into_records();
         let mut report = ImportReport::count(&records);
+        report.renamed = renamed;
         let mut audits = Vec::new();
         for record in &records {
             if let Record::Lesson(lesson) = record
