@@ -645,6 +645,101 @@ fn seed_files_with_one_execution_id_twice_keep_both_and_import_twice_is_a_no_op(
     );
 }
 
+/// How often each needle occurs in a file (0 when the file is missing).
+fn occurrences(path: &Path, needles: &[&str]) -> Vec<usize> {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    needles.iter().map(|n| text.matches(n).count()).collect()
+}
+
+/// A crash between the store's commit and the file writes leaves a live lesson without its
+/// guardrail and regression case; `lore maintain` writes what is missing, once.
+#[test]
+fn maintain_rebuilds_guardrails_and_regression_cases_lost_in_a_crash() {
+    let p = initialized();
+    let first = p.correct(SKILL, &p.record(SKILL), CORRECTION);
+    let second = p.correct(
+        SKILL,
+        &p.record(SKILL),
+        "The summary was vague. Always name the failing page and the error code.",
+    );
+    let dir = p.path().join("skills/support/summarize-ticket");
+    let guardrails = dir.join("GUARDRAILS.md");
+    let (native, promptfoo) = (
+        dir.join("tests/lore.jsonl"),
+        dir.join("tests/promptfoo.yaml"),
+    );
+    let lessons = [&first, &second].map(|o| o["lesson"]["id"].as_str().unwrap().to_owned());
+    let tests = [&first, &second].map(|o| o["regression_test"]["id"].as_str().unwrap().to_owned());
+    let lesson_ids = [lessons[0].as_str(), lessons[1].as_str()];
+    let test_ids = [tests[0].as_str(), tests[1].as_str()];
+    assert_eq!(occurrences(&guardrails, &lesson_ids), [1, 1]);
+
+    // The crash: the store committed the second correction, the files never saw it.
+    let keep = |path: &Path, drop: &str| {
+        let text = fs::read_to_string(path).unwrap();
+        let kept: String = match path.extension().and_then(|e| e.to_str()) {
+            Some("yaml") => text
+                .split_inclusive("\n- description")
+                .filter(|chunk| !chunk.contains(drop))
+                .collect(),
+            _ => text
+                .lines()
+                .filter(|l| !l.contains(drop))
+                .map(|l| format!("{l}\n"))
+                .collect(),
+        };
+        fs::write(path, kept).unwrap();
+    };
+    keep(&guardrails, lesson_ids[1]);
+    keep(&native, test_ids[1]);
+    keep(&promptfoo, test_ids[1]);
+    assert_eq!(occurrences(&guardrails, &lesson_ids), [1, 0]);
+    assert_eq!(occurrences(&native, &test_ids), [1, 0]);
+
+    let report = p.json(&["maintain"]);
+    assert_eq!(
+        report["files"]["guardrails"],
+        serde_json::json!([lesson_ids[1]]),
+        "{report}"
+    );
+    assert_eq!(
+        report["files"]["tests"],
+        serde_json::json!([test_ids[1]]),
+        "{report}"
+    );
+    assert_eq!(occurrences(&guardrails, &lesson_ids), [1, 1]);
+    assert_eq!(occurrences(&native, &test_ids), [1, 1]);
+    assert_eq!(
+        occurrences(
+            &promptfoo,
+            &[
+                &format!("lore_test_id: \"{}\"", test_ids[0]),
+                &format!("lore_test_id: \"{}\"", test_ids[1])
+            ]
+        ),
+        [1, 1]
+    );
+
+    // A second repair changes nothing.
+    let before = [&guardrails, &native, &promptfoo].map(|f| fs::read_to_string(f).unwrap());
+    let again = p.json(&["maintain"]);
+    assert_eq!(
+        again["files"]["guardrails"],
+        serde_json::json!([]),
+        "{again}"
+    );
+    assert_eq!(again["files"]["tests"], serde_json::json!([]), "{again}");
+    let after = [&guardrails, &native, &promptfoo].map(|f| fs::read_to_string(f).unwrap());
+    assert_eq!(before, after);
+
+    // Files lost whole are rebuilt too.
+    fs::remove_file(&guardrails).unwrap();
+    fs::remove_dir_all(dir.join("tests")).unwrap();
+    p.ok(&["maintain"]);
+    assert_eq!(occurrences(&guardrails, &lesson_ids), [1, 1]);
+    assert_eq!(occurrences(&native, &test_ids), [1, 1]);
+}
+
 #[test]
 fn jsonl_export_restores_everything_into_a_new_store() {
     let p = initialized();

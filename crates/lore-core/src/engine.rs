@@ -47,6 +47,7 @@ mod recall;
 mod recall_index;
 mod reformulate;
 mod regression;
+mod repair;
 mod review;
 mod run;
 mod transfer;
@@ -79,6 +80,7 @@ pub use reformulate::{
     SearchRound, Verdict, reformulation_schema,
 };
 pub use regression::{CaseResult, GeneratedTest, TestReport};
+pub use repair::FileRepair;
 pub use review::{Attribution, RelatedLesson, ReviewItem};
 pub use run::{RunOutcome, RunRequest, SkillAnswer};
 pub use transfer::ImportReport;
