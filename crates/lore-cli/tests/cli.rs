@@ -588,6 +588,196 @@ fn seed_files_import_and_export_unchanged_and_twice_is_a_no_op() {
     );
 }
 
+/// Seed 000's IDs have one-second resolution: a real `episodic_memory.json` can hold two
+/// different executions under one ID. Both are kept, and corrections follow the right one.
+#[test]
+fn seed_files_with_one_execution_id_twice_keep_both_and_import_twice_is_a_no_op() {
+    let p = Project::new();
+    let from = p.path().join("agentura");
+    fs::create_dir_all(&from).unwrap();
+    let execution = |at: &str, candidate: &str, score: u32| {
+        serde_json::json!({
+            "execution_id": "EXEC-20260220124341", "skill": "hr/resume-screen",
+            "timestamp": at, "input_summary": {"candidate": candidate},
+            "output_summary": {"overall_score": score}, "outcome": "rejected",
+            "cost_usd": null, "latency_ms": 900, "model_used": null,
+        })
+    };
+    let first = execution("2026-02-20T12:43:41.100000+00:00", "Jane", 72);
+    let second = execution("2026-02-20T12:43:41.900000+00:00", "John", 55);
+    let episodic = serde_json::json!({"entries": [first, second, first]});
+    let correction = |id: &str, at: &str, score: u32, text: &str| {
+        serde_json::json!({
+            "correction_id": id, "execution_id": "EXEC-20260220124341",
+            "skill": "hr/resume-screen", "timestamp": at,
+            "original_output": {"overall_score": score}, "user_correction": text,
+        })
+    };
+    let corrections = serde_json::json!({"corrections": [
+        correction("CORR-001", "2026-02-20T12:43:41.500000+00:00", 72, "Jane scored too high."),
+        correction("CORR-002", "2026-02-20T12:50:00+00:00", 55, "John scored too low."),
+    ]});
+    let reflexions = serde_json::json!({"entries": [{
+        "reflexion_id": "REFL-002", "skill": "hr/resume-screen",
+        "created_at": "2026-02-20T12:50:01+00:00", "correction_id": "CORR-002",
+        "mistake": "Too low.", "root_cause": "scoring", "rule": "Weigh pipelines.",
+        "applies_when": "Data roles.", "confidence": 0.9,
+        "validated_by_test": false, "generated_test_ids": [],
+    }]});
+    for (name, value) in [
+        ("episodic_memory.json", episodic),
+        ("corrections.json", corrections),
+        ("reflexion_entries.json", reflexions),
+    ] {
+        fs::write(from.join(name), value.to_string()).unwrap();
+    }
+
+    let said = p.ok(&["import", "--from", from.to_str().unwrap()]);
+    assert!(
+        said.contains("EXEC-20260220124341 -> EXEC-20260220124341-2"),
+        "{said}"
+    );
+    let export = p.ok(&["export", "--jsonl", "-"]);
+    let lines: Vec<Value> = export
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let record = |kind: &str, id: &str| {
+        lines
+            .iter()
+            .find(|l| l["type"] == kind && l["record"]["id"] == id)
+            .map(|l| l["record"].clone())
+            .unwrap_or_else(|| panic!("no {kind} {id}: {export}"))
+    };
+    let executions = lines.iter().filter(|l| l["type"] == "execution").count();
+    assert_eq!(executions, 2, "{export}");
+    let renamed = record("execution", "EXEC-20260220124341-2");
+    assert_eq!(renamed["input"]["candidate"], "John");
+    assert_eq!(
+        renamed["extra"]["original_execution_id"],
+        "EXEC-20260220124341"
+    );
+    let kept = record("execution", "EXEC-20260220124341");
+    assert_eq!(kept["input"]["candidate"], "Jane");
+    assert!(
+        kept["extra"].get("original_execution_id").is_none(),
+        "{kept}"
+    );
+    let execution_of = |kind: &str, id: &str| record(kind, id)["execution_id"].clone();
+    assert_eq!(
+        execution_of("correction", "CORR-001"),
+        "EXEC-20260220124341"
+    );
+    assert_eq!(
+        execution_of("correction", "CORR-002"),
+        "EXEC-20260220124341-2"
+    );
+    assert_eq!(execution_of("lesson", "REFL-002"), "EXEC-20260220124341-2");
+
+    let again = p.json(&["import", "--from", from.to_str().unwrap()]);
+    assert_eq!(again["write"]["written"], 0, "{again}");
+    assert_eq!(
+        again["renamed"].as_array().map(Vec::len),
+        Some(1),
+        "{again}"
+    );
+}
+
+/// How often each needle occurs in a file (0 when the file is missing).
+fn occurrences(path: &Path, needles: &[&str]) -> Vec<usize> {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    needles.iter().map(|n| text.matches(n).count()).collect()
+}
+
+/// A crash between the store's commit and the file writes leaves a live lesson without its
+/// guardrail and regression case; `lore maintain` writes what is missing, once.
+#[test]
+fn maintain_rebuilds_guardrails_and_regression_cases_lost_in_a_crash() {
+    let p = initialized();
+    let first = p.correct(SKILL, &p.record(SKILL), CORRECTION);
+    let second = p.correct(
+        SKILL,
+        &p.record(SKILL),
+        "The summary was vague. Always name the failing page and the error code.",
+    );
+    let dir = p.path().join("skills/support/summarize-ticket");
+    let guardrails = dir.join("GUARDRAILS.md");
+    let (native, promptfoo) = (
+        dir.join("tests/lore.jsonl"),
+        dir.join("tests/promptfoo.yaml"),
+    );
+    let lessons = [&first, &second].map(|o| o["lesson"]["id"].as_str().unwrap().to_owned());
+    let tests = [&first, &second].map(|o| o["regression_test"]["id"].as_str().unwrap().to_owned());
+    let lesson_ids = [lessons[0].as_str(), lessons[1].as_str()];
+    let test_ids = [tests[0].as_str(), tests[1].as_str()];
+    assert_eq!(occurrences(&guardrails, &lesson_ids), [1, 1]);
+
+    // The crash: the store committed the second correction, the files never saw it.
+    let keep = |path: &Path, drop: &str| {
+        let text = fs::read_to_string(path).unwrap();
+        let kept: String = match path.extension().and_then(|e| e.to_str()) {
+            Some("yaml") => text
+                .split_inclusive("\n- description")
+                .filter(|chunk| !chunk.contains(drop))
+                .collect(),
+            _ => text
+                .lines()
+                .filter(|l| !l.contains(drop))
+                .map(|l| format!("{l}\n"))
+                .collect(),
+        };
+        fs::write(path, kept).unwrap();
+    };
+    keep(&guardrails, lesson_ids[1]);
+    keep(&native, test_ids[1]);
+    keep(&promptfoo, test_ids[1]);
+    assert_eq!(occurrences(&guardrails, &lesson_ids), [1, 0]);
+    assert_eq!(occurrences(&native, &test_ids), [1, 0]);
+
+    let report = p.json(&["maintain"]);
+    assert_eq!(
+        report["files"]["guardrails"],
+        serde_json::json!([lesson_ids[1]]),
+        "{report}"
+    );
+    assert_eq!(
+        report["files"]["tests"],
+        serde_json::json!([test_ids[1]]),
+        "{report}"
+    );
+    assert_eq!(occurrences(&guardrails, &lesson_ids), [1, 1]);
+    assert_eq!(occurrences(&native, &test_ids), [1, 1]);
+    assert_eq!(
+        occurrences(
+            &promptfoo,
+            &[
+                &format!("lore_test_id: \"{}\"", test_ids[0]),
+                &format!("lore_test_id: \"{}\"", test_ids[1])
+            ]
+        ),
+        [1, 1]
+    );
+
+    // A second repair changes nothing.
+    let before = [&guardrails, &native, &promptfoo].map(|f| fs::read_to_string(f).unwrap());
+    let again = p.json(&["maintain"]);
+    assert_eq!(
+        again["files"]["guardrails"],
+        serde_json::json!([]),
+        "{again}"
+    );
+    assert_eq!(again["files"]["tests"], serde_json::json!([]), "{again}");
+    let after = [&guardrails, &native, &promptfoo].map(|f| fs::read_to_string(f).unwrap());
+    assert_eq!(before, after);
+
+    // Files lost whole are rebuilt too.
+    fs::remove_file(&guardrails).unwrap();
+    fs::remove_dir_all(dir.join("tests")).unwrap();
+    p.ok(&["maintain"]);
+    assert_eq!(occurrences(&guardrails, &lesson_ids), [1, 1]);
+    assert_eq!(occurrences(&native, &test_ids), [1, 1]);
+}
+
 #[test]
 fn jsonl_export_restores_everything_into_a_new_store() {
     let p = initialized();

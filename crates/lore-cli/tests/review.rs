@@ -141,6 +141,41 @@ fn secrets_are_redacted_in_review_and_purge_erases_them() {
 }
 
 #[test]
+fn aws_secrets_and_key_bodies_never_show_in_review() {
+    let p = project();
+    let aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    let body = [
+        "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
+        "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK",
+    ];
+    let texts = [
+        format!("The run used aws_secret_access_key={aws}. Never log credentials."),
+        format!("The summary quoted AKIAIOSFODNN7EXAMPLE {aws}. Never quote keys."),
+        format!(
+            "The summary pasted a key.\n-----BEGIN RSA PRIVATE KEY----- {}\n{}\n-----END RSA \
+             PRIVATE KEY-----\nNever paste keys.",
+            body[0], body[1]
+        ),
+        format!(
+            "The summary pasted {}\n{}\nNever paste key lines.",
+            body[0], body[1]
+        ),
+    ];
+    for text in &texts {
+        let id = p.lesson(text);
+        assert_eq!(p.status(&id), "sensitive", "{text}");
+    }
+    let listed = p.ok(&["review", "list", "--status", "sensitive"]);
+    let json = p.ok(&["review", "list", "--status", "sensitive", "--json"]);
+    for shown in [&listed, &json] {
+        for secret in [aws, "EXAMPLEKEY", "MIIEow", "VTLw7onL"] {
+            assert!(!shown.contains(secret), "{secret} shows in review: {shown}");
+        }
+    }
+    assert!(listed.contains("[redacted:private_key]"), "{listed}");
+}
+
+#[test]
 fn maintain_expires_stale_reviews_once() {
     let p = project();
     let id = p.lesson("Always name the failing page in the summary.");

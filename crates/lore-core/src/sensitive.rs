@@ -7,12 +7,17 @@
 //! [`redact`]ed text.
 //!
 //! The detector is deterministic and offline: regular expressions, each followed by a check
-//! that removes the common false positives — the Luhn checksum for card numbers (and only the
-//! card networks' first digits, so a `20260220124341` timestamp is not a card), ISO 13616's
-//! mod-97 for IBANs, a digit count for phone numbers. It leans towards flagging: a false positive
-//! costs a reviewer a click, a false negative leaks a secret into every prompt.
+//! that removes the common false positives — for card numbers a card's shape (one run or groups
+//! of four, one kind of separator, not the tail of a decimal or an ID), the card networks' first
+//! digits (so a `20260220124341` timestamp is not a card) and the Luhn checksum; ISO 13616's
+//! mod-97 for IBANs; a digit count for phone numbers; for bare key material (a private key's
+//! body lines, an AWS secret access key) mixed case and digits, and for a 40-character AWS secret
+//! a key ID or the word `aws` or `secret` nearby. It leans towards flagging: a false positive
+//! costs a reviewer a click, a false negative leaks a secret into every prompt — but a lesson
+//! flagged wrongly vanishes from prompts, so ordinary numbers must stay clean.
 
 use std::collections::BTreeSet;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -68,32 +73,44 @@ pub struct Finding {
     pub end: usize,
 }
 
+/// What a pattern's matches go through: given the text and a match, the spans to report (none
+/// for a false positive; a card finder may report part of a match, or two cards in one).
+type Check = fn(&str, Range<usize>) -> Vec<Range<usize>>;
+
 struct Pattern {
     kind: SensitiveKind,
     regex: Regex,
-    accept: fn(&str) -> bool,
+    check: Check,
 }
 
-fn pattern(kind: SensitiveKind, regex: &str, accept: fn(&str) -> bool) -> Pattern {
+fn pattern(kind: SensitiveKind, regex: &str, check: Check) -> Pattern {
     Pattern {
         kind,
         regex: Regex::new(regex).expect("detector patterns are valid"),
-        accept,
+        check,
     }
 }
 
-fn always(_: &str) -> bool {
-    true
+fn always(_: &str, m: Range<usize>) -> Vec<Range<usize>> {
+    vec![m]
+}
+
+fn keep_if(yes: bool, m: Range<usize>) -> Vec<Range<usize>> {
+    if yes { vec![m] } else { Vec::new() }
 }
 
 static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
     use SensitiveKind::*;
     vec![
+        // The header may have lost its leading dashes: the distiller trims them from the start of
+        // a sentence, and a key pasted on its own line starts one.
         pattern(
             PrivateKey,
-            r"(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)",
+            r"(?s)-{0,5}BEGIN [A-Z0-9 ]*PRIVATE KEY-{3,5}.*?(?:-{0,5}END [A-Z0-9 ]*PRIVATE KEY-{0,5}|\z)",
             always,
         ),
+        // A key's body lines without their header: long runs of base64.
+        pattern(PrivateKey, r"[A-Za-z0-9+/]{48,}={0,2}", key_body_checks),
         pattern(
             BearerToken,
             r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{16,}=*",
@@ -106,12 +123,16 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         ),
         pattern(
             ApiKey,
-            r"\b(?:sk|pk|rk)[-_](?:live_|test_|proj-|ant-)?[A-Za-z0-9_-]{16,}|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bAIza[0-9A-Za-z_-]{30,}",
+            r"\b(?:sk|pk|rk)[-_](?:live_|test_|proj-|ant-)?[A-Za-z0-9_-]{16,}|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bAIza[0-9A-Za-z_-]{30,}",
             always,
         ),
+        // An AWS secret access key: 40 characters of base64, named by its neighbours.
+        pattern(ApiKey, r"[A-Za-z0-9+/]{40}", aws_secret_checks),
+        // `name = value` where the name says secret, also inside a longer name
+        // (`aws_secret_access_key`, `client_secret`, `X-Api-Key`).
         pattern(
             ApiKey,
-            r#"(?i)\b(?:api[_-]?key|secret|token|password|passwd)\s*[:=]\s*["']?[A-Za-z0-9_\-./+]{8,}"#,
+            r#"(?i)\b(?:[a-z0-9]+[_-])*(?:api[_-]?key|secret(?:[_-]?access)?(?:[_-]?key)?|access[_-]?key|private[_-]?key|token|password|passwd)\s*[:=]\s*["']?[A-Za-z0-9_\-./+]{8,}"#,
             always,
         ),
         pattern(
@@ -122,13 +143,14 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         pattern(
             Iban,
             r"\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b",
-            iban_checks,
+            |t, m| keep_if(iban_checks(&t[m.clone()]), m),
         ),
-        pattern(CardNumber, r"\b[0-9](?:[ -]?[0-9]){12,18}\b", card_checks),
+        // Runs of digit groups joined by single spaces or dashes; `cards_in` picks the cards.
+        pattern(CardNumber, r"[0-9]+(?:[ -][0-9]+)*", cards_in),
         pattern(
             Phone,
             r"\+[0-9]{1,3}[ .-]?(?:\([0-9]{1,4}\)[ .-]?)?[0-9]{2,4}(?:[ .-]?[0-9]{2,4}){1,4}\b",
-            phone_checks,
+            |t, m| keep_if(phone_checks(&t[m.clone()]), m),
         ),
         pattern(
             Phone,
@@ -142,9 +164,128 @@ fn digits(text: &str) -> Vec<u32> {
     text.chars().filter_map(|c| c.to_digit(10)).collect()
 }
 
+/// Base64 key material rather than a path or a name: upper and lower case and at least two
+/// digits, with few `/` (a path has many; a key line one in 64 on average).
+fn key_material(run: &str) -> bool {
+    let count = |f: fn(&char) -> bool| run.chars().filter(f).count();
+    count(char::is_ascii_uppercase) > 0
+        && count(char::is_ascii_lowercase) > 0
+        && count(char::is_ascii_digit) >= 2
+        && count(|c| *c == '/' || *c == '+') * 16 <= run.len()
+}
+
+fn key_body_checks(text: &str, m: Range<usize>) -> Vec<Range<usize>> {
+    keep_if(key_material(text[m.clone()].trim_end_matches('=')), m)
+}
+
+/// How far around a lone 40-character run to look for what names it an AWS secret.
+const AWS_CONTEXT: usize = 120;
+
+/// A whole 40-character run of key material near an AWS key ID or the words `aws` or `secret`.
+fn aws_secret_checks(text: &str, m: Range<usize>) -> Vec<Range<usize>> {
+    let base64 = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=');
+    let whole = !text[..m.start].ends_with(base64) && !text[m.end..].starts_with(base64);
+    let run = &text[m.clone()];
+    let looks = run.chars().any(|c| c.is_ascii_uppercase())
+        && run.chars().any(|c| c.is_ascii_lowercase())
+        && run
+            .chars()
+            .any(|c| c.is_ascii_digit() || c == '/' || c == '+');
+    if !(whole && looks) {
+        return Vec::new();
+    }
+    let from = floor_char(text, m.start.saturating_sub(AWS_CONTEXT));
+    let to = floor_char(text, (m.end + AWS_CONTEXT).min(text.len()));
+    let around = format!("{} {}", &text[from..m.start], &text[m.end..to]);
+    let lower = around.to_ascii_lowercase();
+    let named = lower.contains("aws")
+        || lower.contains("secret")
+        || around.contains("AKIA")
+        || around.contains("ASIA");
+    keep_if(named, m)
+}
+
+fn floor_char(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The card numbers in a run of digit groups. A card is 13 to 19 digits written as one run or in
+/// groups of four (the last may be shorter; American Express writes 4-6-5), with one kind of
+/// separator, whose first digits are a card network's and whose Luhn checksum holds. A run that
+/// continues a longer number (a decimal's fraction, a version, an ID) is not a card; a run of
+/// space-separated groups may hold a card among other numbers.
+fn cards_in(text: &str, m: Range<usize>) -> Vec<Range<usize>> {
+    let before = text[..m.start].chars().next_back();
+    let before2 = text[..m.start].chars().rev().nth(1);
+    let after = text[m.end..].chars().next();
+    let after2 = text[m.end..].chars().nth(1);
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let joins = |c: Option<char>| matches!(c, Some('.' | ',' | '-' | '/' | ':'));
+    let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit());
+    if word(before) || word(after) || (joins(before) && digit(before2)) {
+        return Vec::new();
+    }
+    if joins(after) && digit(after2) {
+        return Vec::new();
+    }
+    let run = &text[m.clone()];
+    let dashed = run.contains('-');
+    if dashed && run.contains(' ') {
+        return Vec::new();
+    }
+    // Groups as byte ranges inside the text.
+    let mut groups: Vec<Range<usize>> = Vec::new();
+    let mut at = m.start;
+    for part in run.split([' ', '-']) {
+        groups.push(at..at + part.len());
+        at += part.len() + 1;
+    }
+    let is_card = |window: &[Range<usize>]| {
+        let span = window[0].start..window[window.len() - 1].end;
+        card_shape(&window.iter().map(|g| g.len()).collect::<Vec<_>>()) && card_checks(&text[span])
+    };
+    if dashed {
+        return keep_if(is_card(&groups), m);
+    }
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < groups.len() {
+        match (i..groups.len()).rev().find(|&j| is_card(&groups[i..=j])) {
+            Some(j) => {
+                found.push(groups[i].start..groups[j].end);
+                i = j + 1;
+            }
+            None => i += 1,
+        }
+    }
+    found
+}
+
+/// Whether digit groups of these lengths are written as cards are.
+fn card_shape(lengths: &[usize]) -> bool {
+    let total: usize = lengths.iter().sum();
+    if !(13..=19).contains(&total) {
+        return false;
+    }
+    match lengths {
+        [_] => true,
+        [4, 6, 5] | [4, 6, 4] => true,
+        [init @ .., last] => {
+            init.len() >= 2 && init.iter().all(|&l| l == 4) && (1..=4).contains(last)
+        }
+        [] => false,
+    }
+}
+
 /// The Luhn checksum, over card networks' first digits (2221–2720, 3, 4, 5, 6).
 fn card_checks(text: &str) -> bool {
     let d = digits(text);
+    if d.is_empty() {
+        return false;
+    }
     let prefix4 = d.iter().take(4).fold(0, |acc, x| acc * 10 + x);
     let network = matches!(d[0], 3..=6) || (2221..=2720).contains(&prefix4);
     let sum: u32 = d
@@ -193,11 +334,11 @@ pub fn scan(text: &str) -> Vec<Finding> {
         .flat_map(|p| {
             p.regex
                 .find_iter(text)
-                .filter(|m| (p.accept)(m.as_str()))
-                .map(|m| Finding {
+                .flat_map(|m| (p.check)(text, m.range()))
+                .map(|r| Finding {
                     kind: p.kind,
-                    start: m.start(),
-                    end: m.end(),
+                    start: r.start,
+                    end: r.end,
                 })
         })
         .collect();
@@ -216,7 +357,9 @@ pub fn redact(text: &str) -> String {
     let mut at = 0;
     for f in scan(text) {
         if f.start < at {
-            continue; // inside a span already redacted
+            // Overlaps a span already redacted: whatever it adds past that span goes too.
+            at = at.max(f.end);
+            continue;
         }
         out.push_str(&text[at..f.start]);
         out.push_str(&format!("[redacted:{}]", f.kind.as_str()));
@@ -367,6 +510,206 @@ mod tests {
             "token limits of 2000 are fine",
         ] {
             assert!(kinds(clean).is_empty(), "{clean:?}: {:?}", scan(clean));
+        }
+    }
+
+    const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    const PEM_BODY: [&str; 3] = [
+        "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
+        "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK",
+        "LxoS2tFczGkPLPgizskuemMghRniWaoLcyehkd3qqGElvW/VDL5AaWTg0nLVkjRo",
+    ];
+
+    /// Texts that hold a secret or personal data, with the kind each must be found as.
+    fn true_positives() -> Vec<(String, SensitiveKind)> {
+        let pem = format!(
+            "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
+            PEM_BODY.join("\n")
+        );
+        vec![
+            (format!("aws_secret_access_key={AWS_SECRET}"), ApiKey),
+            (format!("AWS_SECRET_ACCESS_KEY = \"{AWS_SECRET}\""), ApiKey),
+            (format!("aws_secret_access_key: {AWS_SECRET}"), ApiKey),
+            (
+                format!("keys AKIAIOSFODNN7EXAMPLE {AWS_SECRET} in the log"),
+                ApiKey,
+            ),
+            (format!("AKIAIOSFODNN7EXAMPLE / {AWS_SECRET}"), ApiKey),
+            (
+                format!("the secret was {AWS_SECRET} for the aws account"),
+                ApiKey,
+            ),
+            (pem.clone(), PrivateKey),
+            // The distiller splits sentences at line breaks and trims leading dashes.
+            (
+                format!("BEGIN RSA PRIVATE KEY----- {}", PEM_BODY[0]),
+                PrivateKey,
+            ),
+            (
+                format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{}", PEM_BODY[1]),
+                PrivateKey,
+            ),
+            // Only body lines, without the header: one line, or several.
+            (PEM_BODY[1].to_owned(), PrivateKey),
+            (format!("the key was {}", PEM_BODY[2]), PrivateKey),
+            (PEM_BODY.join("\n"), PrivateKey),
+            (
+                format!("{} (original output: \"x\")", PEM_BODY[0]),
+                PrivateKey,
+            ),
+            // As JSON text: an escaped line break between lines.
+            (format!("\"{}\\n{}\"", PEM_BODY[0], PEM_BODY[1]), PrivateKey),
+            ("card 4111 1111 1111 1111 declined".into(), CardNumber),
+            ("card 4111-1111-1111-1111 declined".into(), CardNumber),
+            ("card 4111111111111111.".into(), CardNumber),
+            ("amex 378282246310005 ok".into(), CardNumber),
+            ("amex 3782 822463 10005 ok".into(), CardNumber),
+            ("(5500 0000 0000 0004)".into(), CardNumber),
+            ("card:4242424242424242".into(), CardNumber),
+            ("19 digits 6011 0009 9013 9424 123".into(), CardNumber),
+        ]
+    }
+
+    /// Ordinary texts: nothing in them is sensitive.
+    fn ordinary() -> Vec<String> {
+        let mut texts: Vec<String> = [
+            "1-3-0.6860157730842659",
+            "score 0.6860157730842659 after 3 runs",
+            "ratio 4111111111111111.5 is off",
+            "ratio 12.4111111111111111 is off",
+            "version 4.111.1111.1111.1111 shipped",
+            "v5.5000000000000004 of the build",
+            "EXEC-20260220124341-7K3Q9M2B at 2026-02-20 12:43:41",
+            "timestamp 2026-02-20T12:43:41.681444+00:00 and 1740055421681444",
+            "at 1740055421.6814441 seconds",
+            "id 550e8400-e29b-41d4-a716-446655440000",
+            "order 4111-1111-1111-1111-1111-22 closed",
+            "serial 4111 1111-1111 1111 mixed separators",
+            "ids 41111111 11111111 and 4111 11 1111 1111 11",
+            "total 1,234,567,890,123,456 units",
+            "git 3f786850e387550fdab836ed7e6dc881de23001b was deployed",
+            "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 matched",
+            "path /api/v1/Users/12345/OrdersHistory/2024/DetailsView/Item",
+            "ThisIsAVeryLongCamelCaseIdentifierNameForTheService used",
+            "phone-like 555-0100 and ext 1234 5678",
+            "Priority must be urgent when 500 errors hit 3 customers.",
+            "token limits of 2000 are fine",
+            "max_tokens=2000 and password policy of 12 characters",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        // Decimals as a model writes them: 2,000 of them, from a fixed seed.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        for i in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let x = (state >> 11) as f64 / (1u64 << 53) as f64;
+            texts.push(format!("{}-{}-{x}", i % 7, i % 5));
+            texts.push(format!("confidence {}", x * 1000.0));
+        }
+        texts
+    }
+
+    #[test]
+    fn the_corpus_is_found_in_both_directions() {
+        for (text, kind) in true_positives() {
+            let found = kinds(&text);
+            assert!(
+                found.contains(&kind),
+                "{text:?}: {found:?}, expected {kind:?}"
+            );
+        }
+        let flagged: Vec<(String, Vec<Finding>)> = ordinary()
+            .into_iter()
+            .map(|t| {
+                let found = scan(&t);
+                (t, found)
+            })
+            .filter(|(_, found)| !found.is_empty())
+            .collect();
+        assert!(
+            flagged.is_empty(),
+            "{} false positives: {:?}",
+            flagged.len(),
+            &flagged[..flagged.len().min(5)]
+        );
+    }
+
+    #[test]
+    fn aws_keys_and_key_bodies_are_redacted_whole() {
+        let text = format!("AKIAIOSFODNN7EXAMPLE {AWS_SECRET}; aws_secret_access_key={AWS_SECRET}");
+        let red = redact(&text);
+        assert!(
+            !red.contains("wJalrXUtnFEMI") && !red.contains("EXAMPLEKEY"),
+            "{red}"
+        );
+        assert!(!red.contains("AKIA"), "{red}");
+        let text = format!("BEGIN RSA PRIVATE KEY----- {} {}", PEM_BODY[0], PEM_BODY[1]);
+        let red = redact(&text);
+        assert!(!red.contains("MIIE") && !red.contains("VTLw7"), "{red}");
+        let red = redact(&format!("lines: {}\n{}", PEM_BODY[1], PEM_BODY[2]));
+        assert_eq!(red, "lines: [redacted:private_key]\n[redacted:private_key]");
+    }
+
+    #[test]
+    fn every_text_field_of_a_lesson_is_scanned_and_redacted() {
+        let secret = "mail jane.doe@example.com";
+        let base = || crate::model::Lesson {
+            id: crate::id::LessonId::parse("REFL-1").unwrap(),
+            skill: crate::scope::SkillPath::parse("hr/screen").unwrap(),
+            agent: None,
+            correction_id: None,
+            execution_id: None,
+            mistake: String::new(),
+            root_cause: String::new(),
+            rule: String::new(),
+            applies_when: String::new(),
+            triggers: Vec::new(),
+            tags: Vec::new(),
+            tiers: crate::model::Tiers::default(),
+            confidence: 0.5,
+            source: crate::model::LessonSource::Import,
+            status: crate::model::LessonStatus::Approved,
+            utility: crate::model::UtilityStats::default(),
+            links: Vec::new(),
+            validated_by_test: false,
+            generated_test_ids: Vec::new(),
+            merged_from: Vec::new(),
+            created_at: chrono::DateTime::UNIX_EPOCH,
+            updated_at: chrono::DateTime::UNIX_EPOCH,
+            extra: serde_json::Map::new(),
+        };
+        type Plant = fn(&mut Lesson, String);
+        let fields: [(&str, Plant); 11] = [
+            ("mistake", |l, t| l.mistake = t),
+            ("root_cause", |l, t| l.root_cause = t),
+            ("rule", |l, t| l.rule = t),
+            ("applies_when", |l, t| l.applies_when = t),
+            ("tiers.summary", |l, t| l.tiers.summary = t),
+            ("tiers.condition", |l, t| l.tiers.condition = t),
+            ("tiers.action", |l, t| l.tiers.action = t),
+            ("tiers.rationale", |l, t| l.tiers.rationale = t),
+            ("tiers.steps", |l, t| l.tiers.steps = vec![t]),
+            ("triggers", |l, t| l.triggers = vec![t]),
+            ("tags", |l, t| l.tags = vec![t]),
+        ];
+        for (name, plant) in fields {
+            for text in [
+                secret.to_owned(),
+                PEM_BODY[0].to_owned(),
+                format!("aws_secret_access_key={AWS_SECRET}"),
+            ] {
+                let mut lesson = base();
+                plant(&mut lesson, text.clone());
+                assert!(
+                    !scan_lesson(&lesson).is_empty(),
+                    "{name}: {text:?} not found"
+                );
+                let shown = serde_json::to_string(&redact_lesson(&lesson)).unwrap();
+                assert!(shown.contains("[redacted:"), "{name}: {shown}");
+                assert!(!shown.contains(&text), "{name} shows {text:?}: {shown}");
+            }
         }
     }
 

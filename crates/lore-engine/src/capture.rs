@@ -160,7 +160,8 @@ impl Engine {
 
     /// The correction pipeline: store the correction, distill a lesson, append a guardrail.
     ///
-    /// The correction, the lesson and their audit entries are written in one atomic batch; the
+    /// The correction, the lesson, their audit entries and the links curation adds to older
+    /// lessons are written in one atomic batch, so a refused correction stored nothing; the
     /// guardrail file is written after it, because the store, not the file, is the source of
     /// truth.
     ///

@@ -18,9 +18,11 @@
 //! - **Near-duplicate**: linked both ways (`near_duplicate`) and reported; both kept.
 //! - **Partial**: nothing to do.
 //!
-//! The correction and the new lesson land in one batch; the links and transitions on older
-//! lessons land in a second atomic batch right after. A failure between the two leaves the new
-//! lesson with its own links, which is what the prompt guard reads, so no conflict leaks.
+//! The correction, the new lesson and the links and transitions on older lessons land in one
+//! transaction ([`lore_core::ports::store::Store::write_and_update`]), so a correction is either stored
+//! with everything curation decided, or not at all. An older lesson changed by another writer
+//! between the read and the write makes the store refuse the whole batch; the correction is then
+//! placed again among the lessons as they are now.
 
 use std::collections::BTreeSet;
 
@@ -31,7 +33,7 @@ use chrono::{DateTime, Utc};
 
 use super::review::{Attribution, link};
 use crate::engine::{Engine, audit};
-use lore_core::error::Result;
+use lore_core::error::{Error, Result};
 use lore_core::id::{CorrectionId, LessonId};
 use lore_core::model::{
     AuditAction, Correction, Lesson, LessonSource, LessonStatus, LinkKind, RecordKind,
@@ -220,10 +222,47 @@ impl CurationReport {
     }
 }
 
+/// How many times a correction is placed again when an older lesson it links changed between
+/// the read and the write.
+const PLACE_ATTEMPTS: u32 = 10;
+
 impl Engine {
     /// Stores a correction and what curation made of its lesson; returns the lesson as stored
     /// (the new one, or the one it was merged into).
+    ///
+    /// Everything lands in one transaction: the correction, the new lesson, their audit entries
+    /// and the changes to older lessons. When an older lesson changed since curation read it
+    /// (another writer linked it meanwhile), nothing is stored and the correction is placed
+    /// again among the lessons as they are now; only when that keeps failing is the correction
+    /// refused, and then it is not stored.
     pub(super) fn store_correction(
+        &self,
+        correction: &Correction,
+        lesson: Lesson,
+        actor: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(Lesson, CurationReport)> {
+        let mut attempt = 1;
+        loop {
+            match self.try_store_correction(correction, lesson.clone(), actor, at) {
+                // A taken ID is a conflict too; placing again costs a read and then fails the
+                // same way, so one rule serves every backend's wording.
+                Err(Error::Conflict(why)) if attempt < PLACE_ATTEMPTS => {
+                    tracing::debug!(%why, attempt, "an older lesson changed; placing again");
+                    // Writers that collided would collide again at once: wait a random while
+                    // that grows with each attempt, so they take turns.
+                    let most = 2 * u64::from(attempt);
+                    std::thread::sleep(std::time::Duration::from_millis(rand::random_range(
+                        0..=most,
+                    )));
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn try_store_correction(
         &self,
         correction: &Correction,
         lesson: Lesson,
@@ -242,11 +281,12 @@ impl Engine {
         ));
         match self.place(lesson, correction)? {
             Placement::Merged { update, report } => {
-                self.store.write(
+                let merged = update.lesson.clone();
+                self.store.write_and_update(
                     &[Record::Correction(correction.clone()), recorded],
                     OnDuplicate::Fail,
+                    &[*update],
                 )?;
-                let merged = self.apply(vec![*update])?.remove(0);
                 Ok((merged, report))
             }
             Placement::New {
@@ -270,10 +310,8 @@ impl Engine {
                     recorded,
                     created,
                 ];
-                self.store.write(&records, OnDuplicate::Fail)?;
-                if !updates.is_empty() {
-                    self.apply(updates)?;
-                }
+                self.store
+                    .write_and_update(&records, OnDuplicate::Fail, &updates)?;
                 Ok((*lesson, report))
             }
         }

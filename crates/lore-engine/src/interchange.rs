@@ -224,6 +224,123 @@ impl AgenturaBundle {
     }
 }
 
+/// The extra field that keeps the ID a record had in the seed's files when it was given another.
+pub const ORIGINAL_EXECUTION_ID: &str = "original_execution_id";
+
+/// An execution given a new ID on import, because an earlier, different execution of the same
+/// files held its ID.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Renamed {
+    /// The ID in the files.
+    pub id: String,
+    /// The ID it is stored under.
+    pub new_id: String,
+}
+
+impl AgenturaBundle {
+    /// Makes execution IDs unique without losing a record.
+    ///
+    /// Seed 000 names executions `EXEC-{YYYYMMDDHHMMSS}`, so two executions of one second share
+    /// an ID. The first (in file order) keeps it; each later, different one becomes `{ID}-2`,
+    /// `{ID}-3`, … (the first such ID no execution of the files has), with the original ID kept in
+    /// its extra field `original_execution_id`. An exact copy of an execution keeps its ID and is
+    /// stored once. Each correction naming a shared ID is attached to the execution whose output
+    /// is the correction's `original_output` (any of them when none is), and among those to the
+    /// latest one not after the correction (else the closest in time); lessons follow their
+    /// correction. The result depends only on the files, so importing them again changes nothing.
+    pub fn disambiguate(&mut self) -> Vec<Renamed> {
+        let mut taken: std::collections::HashSet<String> = self
+            .executions
+            .iter()
+            .map(|e| e.id.as_str().to_owned())
+            .collect();
+        // Every distinct execution under each ID of the files: (ID stored under, index).
+        let mut holders: HashMap<ExecutionId, Vec<usize>> = HashMap::new();
+        let mut renamed = Vec::new();
+        for i in 0..self.executions.len() {
+            let original = self.executions[i].id.clone();
+            let known = holders.entry(original.clone()).or_default();
+            if known
+                .iter()
+                .any(|&k| self.executions[k] == self.executions[i])
+            {
+                continue;
+            }
+            if !known.is_empty() {
+                let new_id = (2..)
+                    .map(|n| format!("{original}-{n}"))
+                    .find(|id| !taken.contains(id) && ExecutionId::parse(id).is_ok());
+                let Some(new_id) = new_id else { continue };
+                let e = &mut self.executions[i];
+                e.extra.insert(
+                    ORIGINAL_EXECUTION_ID.into(),
+                    Value::String(original.to_string()),
+                );
+                e.id = ExecutionId::parse(&new_id).expect("checked above");
+                taken.insert(new_id.clone());
+                renamed.push(Renamed {
+                    id: original.to_string(),
+                    new_id,
+                });
+            }
+            known.push(i);
+        }
+        if renamed.is_empty() {
+            return renamed;
+        }
+        for c in &mut self.corrections {
+            let Some(candidates) = holders.get(&c.execution_id).filter(|h| h.len() > 1) else {
+                continue;
+            };
+            let executions = &self.executions;
+            let same_output: Vec<usize> = candidates
+                .iter()
+                .copied()
+                .filter(|&k| executions[k].output == c.original_output)
+                .collect();
+            let pool = if same_output.is_empty() {
+                candidates.clone()
+            } else {
+                same_output
+            };
+            let before = pool
+                .iter()
+                .copied()
+                .filter(|&k| executions[k].timestamp <= c.timestamp)
+                .max_by_key(|&k| executions[k].timestamp);
+            let chosen = before.or_else(|| {
+                pool.iter()
+                    .copied()
+                    .min_by_key(|&k| (executions[k].timestamp - c.timestamp).abs())
+            });
+            if let Some(k) = chosen
+                && executions[k].id != c.execution_id
+            {
+                c.extra.insert(
+                    ORIGINAL_EXECUTION_ID.into(),
+                    Value::String(c.execution_id.to_string()),
+                );
+                c.execution_id = executions[k].id.clone();
+            }
+        }
+        let by_correction: HashMap<&CorrectionId, &ExecutionId> = self
+            .corrections
+            .iter()
+            .map(|c| (&c.id, &c.execution_id))
+            .collect();
+        for lesson in &mut self.lessons {
+            if let Some(e) = lesson
+                .correction_id
+                .as_ref()
+                .and_then(|c| by_correction.get(c))
+            {
+                lesson.execution_id = Some((*e).clone());
+            }
+        }
+        renamed
+    }
+}
+
 fn execution_in(e: AgenturaExecution) -> Result<Execution> {
     let latency_ms = match e.latency_ms {
         None | Some(Value::Null) => None,

@@ -32,6 +32,7 @@ mod purge;
 mod recall;
 mod reformulate;
 mod regression;
+mod repair;
 mod review;
 mod run;
 mod search;
@@ -66,6 +67,7 @@ pub use reformulate::{
     SearchRound, Verdict, reformulation_schema,
 };
 pub use regression::{CaseResult, GeneratedTest, TestReport};
+pub use repair::FileRepair;
 pub use review::{Attribution, RelatedLesson, ReviewItem};
 pub use run::{RunOutcome, RunRequest, SkillAnswer};
 pub use transfer::ImportReport;

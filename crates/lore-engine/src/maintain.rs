@@ -1,5 +1,6 @@
 //! Periodic upkeep: expiry of what waited too long for review, utility measurement with its
-//! promotion and suppression gates (seed 003, see `measure`), and pruning (seed 002).
+//! promotion and suppression gates (seed 003, see `measure`), pruning (seed 002), and the repair
+//! of files derived from the store (see `repair`).
 //!
 //! `lore maintain` runs [`Engine::maintain`], which is idempotent: every job selects lessons by
 //! a condition its own change makes false (an expired lesson no longer waits, a pruned lesson is
@@ -48,12 +49,16 @@ pub struct MaintainReport {
     pub pruned_by_rank: Vec<LessonId>,
     /// Utility measured from activations and feedback, and what its gates decided.
     pub utility: MeasureReport,
+    /// Guardrails and regression cases that corrections left unwritten (a crash between the
+    /// store's commit and the files), written now.
+    pub files: super::FileRepair,
 }
 
 const IN_USE: [LessonStatus; 2] = [LessonStatus::Approved, LessonStatus::Trial];
 
 impl Engine {
-    /// Runs expiry and pruning with the Engine's configured [`Upkeep`]; idempotent.
+    /// Runs expiry and pruning with the Engine's configured [`Upkeep`], then writes the
+    /// guardrails and regression cases live lessons lack ([`Engine::repair_files`]); idempotent.
     ///
     /// # Errors
     /// [`Error::Invalid`] for an invalid configuration (nothing changes); store failures.
@@ -83,6 +88,7 @@ impl Engine {
         if let Some(max) = max_lessons {
             report.pruned_by_rank = self.prune_by_rank(max)?;
         }
+        report.files = self.repair_files()?;
         Ok(report)
     }
 

@@ -3,7 +3,7 @@
 use crate::engine::Engine;
 use crate::engine::audit;
 use crate::episodes;
-use crate::interchange::AgenturaBundle;
+use crate::interchange::{AgenturaBundle, Renamed};
 use lore_core::error::Error;
 use lore_core::error::Result;
 use lore_core::model::AuditAction;
@@ -38,6 +38,9 @@ pub struct ImportReport {
     pub other: usize,
     /// Newly stored and skipped-as-identical counts over all of them.
     pub write: WriteReport,
+    /// Executions stored under a new ID because another execution of the files held theirs
+    /// (seed 000's IDs have one-second resolution).
+    pub renamed: Vec<Renamed>,
 }
 
 impl ImportReport {
@@ -59,13 +62,16 @@ impl ImportReport {
 impl Engine {
     /// Imports seed 000's files, with an `imported` audit entry for each lesson not yet stored.
     ///
-    /// Importing the same files twice changes nothing the second time.
+    /// Executions that share an ID are all kept ([`AgenturaBundle::disambiguate`]). Importing
+    /// the same files twice changes nothing the second time.
     ///
     /// # Errors
     /// As [`Engine::import_records`]; nothing is written on error.
-    pub fn import_agentura(&self, bundle: AgenturaBundle) -> Result<ImportReport> {
+    pub fn import_agentura(&self, mut bundle: AgenturaBundle) -> Result<ImportReport> {
+        let renamed = bundle.disambiguate();
         let mut records = bundle.into_records();
         let mut report = ImportReport::count(&records);
+        report.renamed = renamed;
         let mut audits = Vec::new();
         for record in &records {
             if let Record::Lesson(lesson) = record

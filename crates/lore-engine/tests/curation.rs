@@ -277,6 +277,19 @@ fn a_correction_with_a_secret_makes_a_sensitive_lesson_that_no_read_path_returns
 }
 
 #[test]
+fn decimals_are_not_card_numbers_and_their_lessons_reach_the_prompt() {
+    let p = Project::new(CurationMode::Auto);
+    let out = p.correct("Always report the score 1-3-0.6860157730842659 with every digit.");
+    assert_eq!(
+        out.lesson.status,
+        LessonStatus::Approved,
+        "{:?}",
+        out.curation
+    );
+    assert_eq!(p.prompt_ids(SKILL), vec![out.lesson.id]);
+}
+
+#[test]
 fn purge_erases_the_lesson_and_its_correction_with_an_audit_entry() {
     let p = Project::new(CurationMode::Auto);
     let out = p.correct("Mail the customer at jane.doe@example.com when the priority is urgent.");

@@ -338,23 +338,7 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all, fields(records = records.len()))]
     fn write(&self, records: &[Record], on_duplicate: OnDuplicate) -> Result<WriteReport> {
-        let rows = records.iter().map(Row::new).collect::<Result<Vec<_>>>()?;
-        self.in_transaction(|tx| {
-            let mut report = WriteReport::default();
-            for (record, row) in records.iter().zip(&rows) {
-                let written = match (record, row) {
-                    (_, Some(row)) => write_row(tx, row, on_duplicate)?,
-                    (Record::Episode(episode), None) => episodes::write(tx, episode, on_duplicate)?,
-                    (_, None) => unreachable!("only episodes are not rows"),
-                };
-                if written {
-                    report.written += 1;
-                } else {
-                    report.skipped += 1;
-                }
-            }
-            Ok(report)
-        })
+        self.write_and_update(records, on_duplicate, &[])
     }
 
     #[instrument(skip_all, fields(lesson = %lesson.id))]
@@ -371,7 +355,19 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all, fields(lessons = updates.len()))]
     fn update_lessons(&self, updates: &[LessonUpdate]) -> Result<()> {
-        let rows = updates
+        self.write_and_update(&[], OnDuplicate::Fail, updates)
+            .map(|_| ())
+    }
+
+    #[instrument(skip_all, fields(records = records.len(), lessons = updates.len()))]
+    fn write_and_update(
+        &self,
+        records: &[Record],
+        on_duplicate: OnDuplicate,
+        updates: &[LessonUpdate],
+    ) -> Result<WriteReport> {
+        let rows = records.iter().map(Row::new).collect::<Result<Vec<_>>>()?;
+        let replacements = updates
             .iter()
             .map(|u| {
                 Ok((
@@ -382,8 +378,23 @@ impl Store for SqliteStore {
             })
             .collect::<Result<Vec<_>>>()?;
         self.in_transaction(|tx| {
-            rows.iter()
-                .try_for_each(|(row, expected, audit)| replace_lesson(tx, row, *expected, audit))
+            let mut report = WriteReport::default();
+            for (record, row) in records.iter().zip(&rows) {
+                let written = match (record, row) {
+                    (_, Some(row)) => write_row(tx, row, on_duplicate)?,
+                    (Record::Episode(episode), None) => episodes::write(tx, episode, on_duplicate)?,
+                    (_, None) => unreachable!("only episodes are not rows"),
+                };
+                if written {
+                    report.written += 1;
+                } else {
+                    report.skipped += 1;
+                }
+            }
+            for (row, expected, audit) in &replacements {
+                replace_lesson(tx, row, *expected, audit)?;
+            }
+            Ok(report)
         })
     }
 

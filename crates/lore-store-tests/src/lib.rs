@@ -71,6 +71,7 @@ macro_rules! conformance_tests {
             update_lesson_with_stale_timestamp_conflicts,
             update_unknown_lesson_is_not_found,
             update_lessons_lands_whole_or_not_at_all,
+            write_and_update_lands_whole_or_not_at_all,
             purge_erases_content_and_its_search_terms,
             purge_of_an_unknown_record_changes_nothing,
             scope_isolates_domains,
@@ -602,6 +603,67 @@ pub fn update_lessons_lands_whole_or_not_at_all(store: &dyn Store) {
             vec![update.audit.clone()]
         );
     }
+}
+
+/// Records and lesson updates written together land together: a stale update leaves the new
+/// records unwritten, and a taken ID leaves the lessons unchanged.
+pub fn write_and_update_lands_whole_or_not_at_all(store: &dyn Store) {
+    let f = Fixture::new();
+    let old = f.lesson(&f.hr, LessonStatus::Approved, 0);
+    write(store, vec![Record::Lesson(old.clone())]);
+    let fresh = f.lesson(&f.hr, LessonStatus::Approved, 1);
+    let link = |expected| {
+        let mut lesson = old.clone();
+        lesson.links.push(LessonLink {
+            kind: LinkKind::NearDuplicate,
+            target: fresh.id.clone(),
+        });
+        lesson.updated_at = f.at(9);
+        LessonUpdate {
+            lesson,
+            expected_updated_at: expected,
+            audit: f.audit(RecordKind::Lesson, old.id.as_str(), 9),
+        }
+    };
+
+    let stale = link(f.at(-1));
+    expect_conflict(
+        store.write_and_update(
+            &[Record::Lesson(fresh.clone())],
+            OnDuplicate::Fail,
+            std::slice::from_ref(&stale),
+        ),
+        old.id.as_str(),
+    );
+    assert_eq!(store.lesson(&fresh.id).unwrap(), None);
+    assert_eq!(store.lesson(&old.id).unwrap(), Some(old.clone()));
+
+    let taken = link(old.updated_at);
+    expect_conflict(
+        store.write_and_update(
+            &[Record::Lesson(old.clone())],
+            OnDuplicate::Fail,
+            std::slice::from_ref(&taken),
+        ),
+        old.id.as_str(),
+    );
+    assert_eq!(store.lesson(&old.id).unwrap(), Some(old.clone()));
+    assert!(store.audit(Some(old.id.as_str())).unwrap().is_empty());
+
+    let report = store
+        .write_and_update(
+            &[Record::Lesson(fresh.clone())],
+            OnDuplicate::Fail,
+            std::slice::from_ref(&taken),
+        )
+        .unwrap();
+    assert_eq!(report.written, 1);
+    assert_eq!(store.lesson(&fresh.id).unwrap(), Some(fresh));
+    assert_eq!(store.lesson(&old.id).unwrap(), Some(taken.lesson.clone()));
+    assert_eq!(
+        store.audit(Some(old.id.as_str())).unwrap(),
+        vec![taken.audit]
+    );
 }
 
 /// A purge replaces the stored records with their erased copies, takes their words out of

@@ -167,5 +167,13 @@ pub fn maintain(paths: &Paths, args: MaintainArgs, json: bool) -> Result<()> {
             output::line(format!("  {id}  {what}"))?;
         }
     }
+    for id in &report.files.guardrails {
+        output::line(format!("  {id}  guardrail rewritten (it was missing)"))?;
+    }
+    for id in &report.files.tests {
+        output::line(format!(
+            "  {id}  regression case rewritten (it was missing)"
+        ))?;
+    }
     Ok(())
 }

@@ -62,6 +62,13 @@ pub fn import(paths: &Paths, args: ImportArgs, json: bool) -> Result<()> {
     if json {
         return output::json(&report);
     }
+    for r in &report.renamed {
+        output::line(format!(
+            "renamed execution {} -> {} (another execution of the files has its ID; the \
+             original is kept in its extra field original_execution_id)",
+            r.id, r.new_id
+        ))?;
+    }
     output::line(format!(
         "read {} executions, {} corrections, {} lessons, {} episodes, {} other; stored {}, already present {}",
         report.executions,

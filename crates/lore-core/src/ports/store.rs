@@ -281,6 +281,22 @@ pub trait Store: Send + Sync {
     /// As [`Store::update_lesson`], for any lesson of the batch; nothing is written then.
     fn update_lessons(&self, updates: &[LessonUpdate]) -> Result<()>;
 
+    /// [`Store::write`] and [`Store::update_lessons`] in one transaction: the records are
+    /// stored and the lessons replaced together, or nothing is.
+    ///
+    /// The correction pipeline relies on this: a new lesson and the links it adds to older
+    /// lessons land together, so a refused update never leaves a correction stored behind a
+    /// refusal.
+    ///
+    /// # Errors
+    /// As [`Store::write`] and [`Store::update_lessons`]; nothing is written then.
+    fn write_and_update(
+        &self,
+        records: &[Record],
+        on_duplicate: OnDuplicate,
+        updates: &[LessonUpdate],
+    ) -> Result<WriteReport>;
+
     /// Erases content on request: each record in `erased` replaces the stored record of the
     /// same kind and ID, its full-text row is removed and not rebuilt, and `audit` is appended,
     /// atomically. Backends should also make the old content unrecoverable from their files
