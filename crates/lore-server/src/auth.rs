@@ -27,13 +27,13 @@ use std::time::SystemTime;
 
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
-use lore_core::model::AuthorKind;
 use lore_core::{Error, Result, Scope, SkillPath};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
+pub use crate::grant::{Grant, Role};
 use crate::jwt::{JwtVerifier, Refused};
 
 /// Every opaque token starts with this.
@@ -41,57 +41,6 @@ const TOKEN_PREFIX: &str = "lore_";
 
 /// Who the audit names for requests to a server without tokens: anyone on the machine.
 pub const ANONYMOUS: &str = "anonymous";
-
-/// What a token holder may do, beyond its scope. Ordered: each role can do what those before it can.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// Record executions, correct them, read memory.
-    Agent,
-    /// Also edit, retire and review lessons.
-    Reviewer,
-    /// Everything.
-    Admin,
-}
-
-impl Role {
-    /// Who writes under this role: an agent token's corrections are an agent's (they wait for
-    /// review where an agent's must), a reviewer's or admin's are a person's. The request body
-    /// has no say.
-    pub fn author_kind(self) -> AuthorKind {
-        match self {
-            Self::Agent => AuthorKind::Agent,
-            Self::Reviewer | Self::Admin => AuthorKind::Human,
-        }
-    }
-
-    /// Parses `agent`, `reviewer` or `admin`.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`] naming the choices.
-    pub fn parse(raw: &str) -> Result<Self> {
-        match raw {
-            "agent" => Ok(Self::Agent),
-            "reviewer" => Ok(Self::Reviewer),
-            "admin" => Ok(Self::Admin),
-            _ => Err(Error::invalid(
-                "role",
-                format!("{raw:?}; expected agent, reviewer or admin"),
-            )),
-        }
-    }
-}
-
-/// What one token allows.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Grant {
-    /// The token's public ID (never the secret).
-    pub token_id: String,
-    /// Its role.
-    pub role: Role,
-    /// Its scope.
-    pub scope: Scope,
-}
 
 /// Parses `domain:hr,skill:hr/screen,agent:bot-1`; empty or `*` is unrestricted.
 ///

@@ -23,7 +23,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use lore_core::{Error, Result, Scope, SkillPath};
 use serde::Deserialize;
 
-use crate::auth::{Grant, Role};
+use crate::grant::{Grant, Role};
 
 /// HS256 secrets shorter than this are refused: the HMAC is only as strong as its key.
 pub const MIN_SECRET_BYTES: usize = 32;

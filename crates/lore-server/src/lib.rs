@@ -10,6 +10,7 @@
 
 pub mod auth;
 pub mod error;
+pub mod grant;
 pub mod jwt;
 pub mod mcp;
 pub mod metrics;
