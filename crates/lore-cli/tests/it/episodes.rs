@@ -2,12 +2,11 @@
 //! queries with `--json`, token budgets counted with tiktoken, and bad input refused with
 //! nothing stored.
 
-mod common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::Project;
+use crate::common::Project;
 use serde_json::{Value, json};
 
 const SKILL: &str = "dev/router";

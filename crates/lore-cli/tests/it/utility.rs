@@ -1,9 +1,8 @@
 //! Measuring lessons from the command line: `lore record --lessons-shown`, `lore signal`, and
 //! `lore maintain` promoting a trial lesson that helped, on a real SQLite file.
 
-mod common;
 
-use common::Project;
+use crate::common::Project;
 
 const SKILL: &str = "support/summarize-ticket";
 

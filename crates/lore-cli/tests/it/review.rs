@@ -1,9 +1,8 @@
 //! The review flow from the command line: curation modes, `lore review`, `lore maintain` and
 //! `lore lessons purge`, on real SQLite files in temporary projects.
 
-mod common;
 
-use common::Project;
+use crate::common::Project;
 
 const SKILL: &str = "support/summarize-ticket";
 

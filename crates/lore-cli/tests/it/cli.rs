@@ -4,9 +4,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
 
-use common::Project;
+use crate::common::Project;
 use serde_json::Value;
 
 /// What only these tests need from a project.

@@ -1,13 +1,12 @@
 //! The REST API through `Router::oneshot` (no socket), plus one smoke test over loopback.
 
-mod common;
 
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use common::{Home, SKILL};
+use crate::common::{Home, SKILL};
 use lore_server::{Access, Limits, rest_app};
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -1010,7 +1009,7 @@ async fn episodes_are_recorded_read_and_queried() {
     assert_eq!(page["items"][0]["id"], "ep-1");
     assert_eq!(page["next_offset"], 1);
     let (_, failed) = send(&app, Method::GET, "/v1/episodes?outcome=failure", None).await;
-    assert_eq!(common::ids(&failed["items"]), ["ep-2"]);
+    assert_eq!(crate::common::ids(&failed["items"]), ["ep-2"]);
     let (_, none) = send(
         &app,
         Method::GET,

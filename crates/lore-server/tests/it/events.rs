@@ -1,7 +1,6 @@
 //! `GET /v1/events` over a real socket: what subscribers see, in which scope, from which writer,
 //! and how they resume.
 
-mod common;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -9,7 +8,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
-use common::{Home, SKILL};
+use crate::common::{Home, SKILL};
 use lore_core::id::{EpisodeId, LessonId};
 use lore_core::{Scope, SkillPath};
 use lore_engine::Attribution;

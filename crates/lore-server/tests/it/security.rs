@@ -2,14 +2,13 @@
 //! person, secrets read back raw by agents and written into a skill's files, and a server
 //! started before any token existed staying open after one was made.
 
-mod common;
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use common::{Home, SKILL};
+use crate::common::{Home, SKILL};
 use lore_core::model::CurationMode;
 use lore_engine::EngineConfig;
 use lore_server::auth::{Access, Role, TokenFile, parse_scope};

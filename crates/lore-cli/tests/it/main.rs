@@ -1,0 +1,12 @@
+//! The `lore` binary's tests, one binary (each module a command family): real processes on real
+//! SQLite files in temporary folders, real HTTP on loopback.
+
+mod common;
+
+mod cli;
+mod episodes;
+mod llm;
+mod recall;
+mod review;
+mod serve;
+mod utility;

@@ -1,0 +1,9 @@
+//! The server's tests, one binary: REST through the router and over loopback, MCP through the
+//! official SDK, tokens, JWTs and the role-and-scope rules.
+
+mod common;
+
+mod auth;
+mod events;
+mod rest;
+mod security;
