@@ -21,8 +21,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use lore_recall::{
-    ApproxTokenizer, Bm25Index, ContextSpread, DenseIndex, Eligibility, Embedder, Entries, Entry,
-    Fusion, QueryShape, RankedList, RecallConfig, Sequences, Source, rank, run, spread,
+    ApproxTokenizer, ContextSpread, Eligibility, Embedder, Entries, Entry, Fusion, Hit, QueryShape,
+    RankedList, RecallConfig, Sequences, Source, SparseIndex, VectorIndex, rank, run, spread,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -299,9 +299,22 @@ fn evidence_recall(ranking: &[String], evidence: &[String], k: usize) -> f64 {
     found as f64 / evidence.len() as f64
 }
 
+/// Slots as the production indexes answer them, turned back into the turns they hold.
+fn hits(slot_ids: &[String], found: Vec<(u32, f64)>) -> Vec<Hit> {
+    found
+        .into_iter()
+        .map(|(slot, score)| Hit {
+            id: slot_ids[slot as usize].clone(),
+            score,
+        })
+        .collect()
+}
+
 /// The indexes of one conversation, built with the pipeline's components.
 struct ConversationIndex {
-    bm25: Bm25Index,
+    bm25: SparseIndex,
+    /// The turn in each of `bm25`'s slots (both indexes add the turns in the same order).
+    slot_ids: Vec<String>,
     unfitted: DenseSide,
     /// `None` when the embedder learns nothing from its corpus (`unfitted` serves both).
     fitted: Option<DenseSide>,
@@ -320,23 +333,26 @@ struct Query<'a> {
 /// One embedder's exact index over the turns.
 struct DenseSide {
     embedder: Arc<dyn Embedder>,
-    index: DenseIndex,
+    index: VectorIndex,
+    slot_ids: Vec<String>,
     vectors: HashMap<String, Vec<f32>>,
 }
 
 impl DenseSide {
     fn build(embedder: Arc<dyn Embedder>, turns: &[(String, String)]) -> Result<Self> {
-        let id = embedder.id();
-        let mut index = DenseIndex::new(id.clone());
+        let mut index = VectorIndex::new(embedder.id().dim);
         let texts: Vec<&str> = turns.iter().map(|(_, t)| t.as_str()).collect();
         let mut vectors = HashMap::new();
+        let mut slot_ids = Vec::with_capacity(turns.len());
         for ((dia_id, _), vector) in turns.iter().zip(embedder.embed_batch(&texts)?) {
-            index.add(dia_id.clone(), &vector, &id)?;
+            index.add(&vector);
+            slot_ids.push(dia_id.clone());
             vectors.insert(dia_id.clone(), vector);
         }
         Ok(Self {
             embedder,
             index,
+            slot_ids,
             vectors,
         })
     }
@@ -344,16 +360,18 @@ impl DenseSide {
     fn search(&self, query: &[f32], k: usize) -> Result<RankedList> {
         Ok(RankedList {
             source: Source::Dense,
-            hits: self.index.search(query, &self.embedder.id(), k)?,
+            hits: hits(&self.slot_ids, self.index.exact(query, k, |_| true)),
         })
     }
 }
 
 impl ConversationIndex {
     fn build(conv: &Conversation, embedder: &Arc<dyn Embedder>) -> Result<Self> {
-        let mut bm25 = Bm25Index::new();
+        let mut bm25 = SparseIndex::new();
+        let mut slot_ids = Vec::with_capacity(conv.turns.len());
         for (dia_id, text) in &conv.turns {
-            bm25.add(dia_id.clone(), text);
+            bm25.add(text);
+            slot_ids.push(dia_id.clone());
         }
         let texts: Vec<&str> = conv.turns.iter().map(|(_, t)| t.as_str()).collect();
         let unfitted = DenseSide::build(embedder.clone(), &conv.turns)?;
@@ -372,6 +390,7 @@ impl ConversationIndex {
             .collect();
         Ok(Self {
             bm25,
+            slot_ids,
             unfitted,
             fitted,
             entries,
@@ -400,7 +419,10 @@ impl ConversationIndex {
     fn ranking(&self, query: &Query<'_>, method: Method) -> Result<Vec<String>> {
         let sparse = RankedList {
             source: Source::Sparse,
-            hits: self.bm25.search(query.text, self.size),
+            hits: hits(
+                &self.slot_ids,
+                self.bm25.search(query.text, self.size, |_| true),
+            ),
         };
         let dense = |which| match (which, &self.fitted, &query.fitted) {
             (Dense::Fitted, Some(side), Some(vector)) => side.search(vector, self.size),

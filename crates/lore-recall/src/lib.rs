@@ -27,7 +27,6 @@ mod builtin;
 mod context;
 mod fuse;
 pub mod hnsw;
-mod index;
 mod layers;
 pub mod lessons;
 mod near;
@@ -47,7 +46,6 @@ pub use builtin::{BUILTIN_DIM, BuiltinEmbedder, cosine, text_hash};
 pub use context::{ContextSpread, Sequences, spread};
 pub use fuse::{Components, Fused, OnErrorWeights, Scoring, SourceScore, fuse, recency};
 pub use hnsw::{Hnsw, HnswParams};
-pub use index::{Bm25Index, DenseIndex};
 pub use layers::{
     DEFAULT_LAYER_BUDGET, DEFAULT_TOTAL_BUDGET, Layer, LayerBudgets, Stacked, TRUNCATED, stack,
     truncate_tail,

@@ -14,7 +14,7 @@
 //! frequencies, average length) count live documents only, so scores equal those of an index
 //! built afresh from the live documents. The bounds are computed at query time from each list's
 //! largest term frequency and shortest document, which removal can only make looser, never
-//! wrong. Scoring follows [`super::Bm25Index`]: `k1 = 1.2`, `b = 0.75`, [`super::text::terms`].
+//! wrong. Scoring is Okapi BM25 with `k1 = 1.2`, `b = 0.75` over [`super::text::terms`].
 
 use crate::FastMap;
 use std::collections::{BinaryHeap, HashMap};

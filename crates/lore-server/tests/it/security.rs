@@ -2,13 +2,12 @@
 //! person, secrets read back raw by agents and written into a skill's files, and a server
 //! started before any token existed staying open after one was made.
 
-
 use std::sync::Arc;
 
+use crate::common::{Home, SKILL};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use crate::common::{Home, SKILL};
 use lore_core::model::CurationMode;
 use lore_engine::EngineConfig;
 use lore_server::auth::{Access, Role, TokenFile, parse_scope};
