@@ -5,6 +5,7 @@ mod capture;
 mod episode_bench;
 pub mod episodes;
 mod lessons;
+mod lessons_bench;
 mod locomo;
 mod memory;
 mod recall;
@@ -74,6 +75,13 @@ pub fn run(cli: Cli) -> Result<()> {
                 peer_data: peer_data.as_deref(),
             };
             recall_bench::run_bench(&paths.embedder()?, sizes, data.as_deref(), bench, json)
+        }
+        Command::Bench(BenchCommand::Lessons { data }) => {
+            let embedder = match paths.embedder {
+                lore_embed::EmbedderKind::Builtin => None,
+                _ => Some(paths.embedder()?),
+            };
+            lessons_bench::run(&data, embedder, json)
         }
         Command::Bench(BenchCommand::Locomo { data, split }) => {
             locomo::run_bench(&data, &paths, split, json)
