@@ -4,12 +4,14 @@
 //! - [`ingest`]: recording latency and import throughput.
 //! - [`episodes`]: recording episodes and querying the causal graph.
 //! - [`recall`]: recall latency per stage and the ANN index's recall against exact search.
+//! - [`lessons`]: real lessons (agents' self-reflections) found again by recall, beside BM25.
 //! - [`locomo`]: evidence recall on LoCoMo conversations for each retrieval method.
 //!
 //! Figures and how they were measured are in `docs/BENCHMARKS.md`.
 
 pub mod episodes;
 pub mod ingest;
+pub mod lessons;
 pub mod locomo;
 pub mod recall;
 mod report;

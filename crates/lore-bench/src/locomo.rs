@@ -483,6 +483,8 @@ pub(crate) fn turn_entry<'a>(
         session: None,
         age_hours: 0.0,
         reliability: 1.0,
+        utility: None,
+        confidence: 1.0,
         eligibility: Eligibility::Eligible,
         conflicts_with: Cow::Borrowed(&[]),
     }

@@ -87,6 +87,15 @@ impl Paths {
             ),
             other => other.into(),
         })?;
+        self.configure(store)
+    }
+
+    /// An Engine configured as [`Paths::engine`]'s, over a new store at `db`.
+    pub fn engine_at(&self, db: &Path) -> Result<Engine> {
+        self.configure(SqliteStore::open(db, OpenMode::Create)?)
+    }
+
+    fn configure(&self, store: SqliteStore) -> Result<Engine> {
         let engine = Engine::new(Arc::new(store), self.engine_config)
             .with_skills(SkillLibrary::new(&self.skills, &self.project_root));
         // Every command gets the configured embedder, since writing a lesson embeds it too; the

@@ -11,12 +11,12 @@
 //! Seed 002 calls a pair a CONFLICT on "high condition overlap + low action similarity". Taken
 //! literally with word sets, any two unrelated rules of a skill would conflict (their actions
 //! share no words), while "priority must be urgent" against "priority must be normal" would not
-//! (they share most words). So Lore reads it as: the conditions overlap, the actions are about
-//! the same thing (their words, less the condition's that a distilled rule repeats, share at
-//! least [`Thresholds::same_topic`]), and they say
-//! different things about it — their polarity differs (one says never/don't/avoid, the other
-//! does not) or they share less than [`Thresholds::compatible_action`]. Unrelated actions are
-//! PARTIAL: both apply. CONFLICT is checked before FULL, as the seed requires, so a
+//! (they share most words). So Lore reads it as: the conditions overlap and the actions are
+//! opposite directives on one subject — the same action (sharing at least
+//! [`Thresholds::compatible_action`]) with the other polarity (one says never/don't/avoid, the
+//! other does not), or the same statement with exactly one value swapped. Anything looser made
+//! unrelated lessons conflict (a skill's lessons share words), so everything else, unrelated
+//! actions included, is PARTIAL or a near-duplicate: both apply. CONFLICT is checked before FULL, as the seed requires, so a
 //! contradiction can never pass as a supersession.
 
 use std::collections::BTreeSet;
@@ -244,9 +244,8 @@ impl Profile {
         }
         let conditions = overlap(&self.conditions, &old.conditions);
         let actions = jaccard(&self.actions, &old.actions);
-        let on_topic = actions >= t.same_topic;
         let agree = self.negated == old.negated && actions >= t.compatible_action;
-        if conditions >= t.condition_overlap && on_topic && !agree {
+        if conditions >= t.condition_overlap && self.contradicts(old, actions, t) {
             return Verdict::Conflict {
                 conditions,
                 actions,
@@ -261,6 +260,20 @@ impl Profile {
             return Verdict::NearDuplicate { similarity };
         }
         Verdict::Partial
+    }
+
+    /// Opposite directives on one subject: the same action with the other polarity ("always
+    /// X" against "never X"), or the same statement with one value swapped ("priority must be
+    /// urgent" against "… normal"). Two rules that merely share a few words (two unrelated
+    /// lessons of one skill always do) never contradict.
+    fn contradicts(&self, old: &Profile, actions: f64, t: &Thresholds) -> bool {
+        if self.negated != old.negated {
+            return actions >= t.compatible_action;
+        }
+        let mine = self.actions.difference(&old.actions).count();
+        let theirs = old.actions.difference(&self.actions).count();
+        let shared = self.actions.intersection(&old.actions).count();
+        mine == 1 && theirs == 1 && shared >= 1 && actions >= t.same_topic
     }
 }
 
@@ -337,6 +350,36 @@ mod tests {
         let old = lesson("Always mention the salary band.", GENERAL, 0.9);
         let new = lesson("Use a formal tone with customers.", GENERAL, 0.9);
         assert_eq!(verdict(&new, &old), Verdict::Partial);
+    }
+
+    #[test]
+    fn unrelated_lessons_of_one_skill_sharing_words_never_conflict() {
+        let pairs = [
+            (
+                "The implementation is incorrect because it does not handle an empty list; it \
+                 should return 0 for an empty input list.",
+                "The implementation is incorrect because it sorts the list in place instead of \
+                 returning a new sorted list.",
+            ),
+            (
+                "Never include the customer's phone number in the summary.",
+                "Include the ticket number in the summary title.",
+            ),
+            (
+                "Always check the date format of the input before parsing.",
+                "Do not parse the input twice; check it once.",
+            ),
+        ];
+        for (a, b) in pairs {
+            let (a, b) = (lesson(a, GENERAL, 0.9), lesson(b, GENERAL, 0.9));
+            assert!(
+                !matches!(verdict(&a, &b), Verdict::Conflict { .. }),
+                "{:?} / {:?}: {:?}",
+                a.rule,
+                b.rule,
+                verdict(&a, &b)
+            );
+        }
     }
 
     #[test]

@@ -235,14 +235,11 @@ impl Engine {
     pub(crate) fn lesson_from(
         &self,
         correction: &Correction,
+        input: &Value,
         status: LessonStatus,
         at: DateTime<Utc>,
     ) -> Lesson {
-        let d = distill(
-            &correction.skill,
-            &correction.text,
-            &correction.original_output,
-        );
+        let d = distill(&correction.text, input);
         Lesson {
             id: LessonId::generate(at),
             skill: correction.skill.clone(),
@@ -278,12 +275,15 @@ impl Engine {
         let Some(skills) = &self.skills else {
             return (None, Some("no skills folder is configured".to_owned()));
         };
+        let avoid = match one_line(&lesson.mistake) {
+            m if m.is_empty() => String::new(),
+            m => format!("Avoid: {m} "),
+        };
         let bullet = format!(
-            "- **{}** (from {}, {}): Avoid: {} Instead: {}",
+            "- **{}** (from {}, {}): {avoid}Instead: {}",
             lesson.id,
             correction.id,
             correction.timestamp.format("%Y-%m-%d"),
-            one_line(&lesson.mistake),
             one_line(&lesson.rule),
         );
         match skills.append_guardrail(&lesson.skill, &bullet) {

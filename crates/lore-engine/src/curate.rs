@@ -15,7 +15,8 @@
 //! - **Full**: the new lesson supersedes the old one. If it is retrievable at once (approved,
 //!   or on trial in auto mode) the old one moves to `superseded` now; if it waits for review,
 //!   the `supersedes` link is held and applied by [`super::Engine::approve`].
-//! - **Near-duplicate**: linked both ways (`near_duplicate`) and reported; both kept.
+//! - **Near-duplicate** (nearly the same rule words): merged like a duplicate. Linking them
+//!   kept both, and two near-identical rules were both approved and both shown.
 //! - **Partial**: nothing to do.
 //!
 //! The correction, the new lesson and the links and transitions on older lessons land in one
@@ -98,7 +99,13 @@ impl Engine {
                 (old, v)
             })
             .collect();
-        if let Some((old, _)) = verdicts.iter().find(|(_, v)| *v == Verdict::Duplicate) {
+        let same = |v: &Verdict| *v == Verdict::Duplicate;
+        let near = |v: &Verdict| matches!(v, Verdict::NearDuplicate { .. });
+        let twin = verdicts
+            .iter()
+            .find(|(_, v)| same(v))
+            .or_else(|| verdicts.iter().find(|(_, v)| near(v)));
+        if let Some((old, _)) = twin {
             let update = self.merge(old.clone(), &lesson, &correction.id);
             report.merged_into = Some(old.id.clone());
             return Ok(Placement::Merged {

@@ -2,14 +2,16 @@
 //!
 //! It is deterministic, so the same correction always gives the same lesson, and it always works;
 //! a model-backed proposer (a later upgrade) is optional. It follows seed 000: the rule comes from
-//! the correction's directive sentences, applies-when from its conditions, the mistake from the
-//! original output against the correction, and confidence from how specific the correction is —
-//! a detailed correction with clear rules scores 0.8–1.0, a vague "this is wrong" 0.5–0.6.
+//! the correction's directive sentences, applies-when from its conditions and the task's words,
+//! the mistake and root cause from the sentences that say what went wrong and why, and
+//! confidence from how specific the correction is — a detailed correction with clear rules
+//! scores 0.8–1.0, a vague one 0.5–0.6. A field the text says nothing about stays empty rather
+//! than holding a sentence that fits every lesson: boilerplate made unrelated lessons of one
+//! skill look alike, so curation linked them as conflicts and recall dropped them.
 
 use serde_json::Value;
 
 use lore_core::model::Tiers;
-use lore_core::scope::SkillPath;
 use lore_core::text::sentences;
 
 /// What the distiller makes of one correction.
@@ -83,10 +85,14 @@ const VAGUE_MARKERS: &[&str] = &[
     "wrong",
     "bad",
     "incorrect",
-    "not right",
+    "not",
+    "right",
     "fix",
     "redo",
     "no",
+    "nope",
+    "error",
+    "broken",
 ];
 
 fn words(text: &str) -> Vec<String> {
@@ -96,8 +102,16 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether `sentence` tells what to do. Only the part before a "because" clause counts: in
+/// "it failed because it never checks the last pair" the "never" describes the mistake.
 fn is_directive(sentence: &str) -> bool {
     let lower = format!(" {} ", sentence.to_lowercase());
+    let head = CAUSE_MARKERS
+        .iter()
+        .filter_map(|m| lower.find(m))
+        .min()
+        .map_or(lower.as_str(), |at| &lower[..at]);
+    let lower = format!("{head} ");
     if DIRECTIVE_MARKERS
         .iter()
         .any(|m| lower.contains(&format!(" {m} ")))
@@ -135,13 +149,13 @@ fn has_specifics(text: &str) -> bool {
     text.chars().any(|c| c.is_ascii_digit()) || text.contains('"') || text.contains('`')
 }
 
-fn root_cause(lower: &str) -> (&'static str, &'static str) {
+/// The root-cause category of a correction, as a tag, when its words name one. Words every
+/// correction uses ("wrong", "incorrect") name none: a tag on nearly every lesson of a skill
+/// would tell nothing and only fill recall's per-tag cap.
+fn category(lower: &str) -> Option<&'static str> {
     let any = |keys: &[&str]| keys.iter().any(|k| lower.contains(k));
     if any(&["score", "weight", "rank", "rating", "priorit"]) {
-        (
-            "scoring",
-            "Mis-weighted criteria: the output weighed factors that the correction separates.",
-        )
+        Some("scoring")
     } else if any(&[
         "missing",
         "missed",
@@ -152,15 +166,88 @@ fn root_cause(lower: &str) -> (&'static str, &'static str) {
         "lack",
         "without",
     ]) {
-        ("omission", "Missed a required consideration.")
+        Some("omission")
     } else if any(&["format", "json", "field", "schema", "structure", "markdown"]) {
-        ("format", "Wrong output format or structure.")
+        Some("format")
     } else if any(&["tone", "voice", "polite", "rude", "formal"]) {
-        ("tone", "Wrong tone or voice.")
-    } else if any(&["incorrect", "wrong", "false", "inaccurate", "not true"]) {
-        ("factual", "Factual or judgement error.")
+        Some("tone")
     } else {
-        ("guidance", "The skill's prompt lacked this guidance.")
+        None
+    }
+}
+
+const CAUSE_MARKERS: &[&str] = &[" because ", " since ", " due to ", " as a result of "];
+
+/// Why it went wrong, in the correction's own words: the clause after the first "because"
+/// (or "since", "due to"), to the end of its sentence. Empty when the text gives no reason.
+fn cause_of(sentences: &[String]) -> String {
+    for sentence in sentences {
+        let lower = format!(" {}", sentence.to_lowercase());
+        let found = CAUSE_MARKERS
+            .iter()
+            .filter_map(|m| lower.find(m).map(|i| (i, m.len())))
+            .min();
+        if let Some((at, len)) = found {
+            // `lower` has one leading space more than `sentence`; lower-casing keeps ASCII
+            // offsets, and a non-ASCII shift is caught by `get`.
+            let start = at + len - 1;
+            if let Some(rest) = sentence.get(start..) {
+                let clause = rest.trim().trim_end_matches(['.', '!', '?', ';']).trim();
+                if clause.split_whitespace().count() >= 2 {
+                    return upper_first(clause) + ".";
+                }
+            }
+        }
+    }
+    String::new()
+}
+
+/// Words too common in a task's text to say what the task is about: English function words
+/// and the scaffolding of code and prompts.
+const TASK_STOPWORDS: &[&str] = &[
+    "the", "and", "for", "with", "that", "this", "from", "into", "are", "was", "were", "will",
+    "you", "your", "given", "which", "what", "when", "then", "than", "there", "their", "have",
+    "has", "had", "not", "but", "all", "any", "each", "its", "can", "could", "should", "would",
+    "must", "may", "only", "also", "such", "other", "some", "more", "most", "one", "two", "how",
+    "who", "where", "why", "these", "those", "them", "they", "our", "out", "use", "using", "used",
+    "def", "return", "returns", "import", "typing", "int", "str", "float", "bool", "none", "true",
+    "false", "self", "list", "dict", "tuple", "optional", "function", "write", "python", "program",
+    "given", "task", "https", "http", "www", "com", "html", "php", "org",
+];
+
+/// At most this many of a task's words go into `applies_when`.
+const TASK_WORDS: usize = 12;
+
+/// What the task was about: its first distinct content words (identifiers split at `_`), from
+/// the execution's input. Empty for an input without text.
+pub fn task_words(input: &Value) -> Vec<String> {
+    let mut text = String::new();
+    collect_strings(input, &mut text);
+    let mut out: Vec<String> = Vec::new();
+    let parts = text.split(|c: char| !c.is_alphanumeric());
+    for word in parts.map(str::to_lowercase) {
+        let keep = word.chars().count() >= 3
+            && word.chars().any(char::is_alphabetic)
+            && !TASK_STOPWORDS.contains(&word.as_str());
+        if keep && !out.contains(&word) {
+            out.push(word);
+            if out.len() == TASK_WORDS {
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn collect_strings(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
     }
 }
 
@@ -187,14 +274,6 @@ fn confidence(text: &str, directives: usize, condition: bool) -> f64 {
     (score.clamp(0.5, 1.0) * 100.0).round() / 100.0
 }
 
-fn shorten(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_owned();
-    }
-    let cut: String = text.chars().take(max_chars.saturating_sub(1)).collect();
-    format!("{}…", cut.trim_end())
-}
-
 fn summary(rule: &str) -> String {
     let first = sentences(rule).into_iter().next().unwrap_or_default();
     let words: Vec<&str> = first.split_whitespace().collect();
@@ -205,8 +284,14 @@ fn summary(rule: &str) -> String {
     }
 }
 
-/// Distills a lesson from a correction of `skill` whose original output was `original_output`.
-pub fn distill(skill: &SkillPath, correction: &str, original_output: &Value) -> Distilled {
+/// Distills a lesson from a correction of a run whose input was `input`.
+///
+/// Every field comes from the case or stays empty: the rule from the directive sentences (the
+/// whole text when there are none), the mistake from the sentences that describe what went
+/// wrong, the root cause from their "because" clause, and `applies_when` from the condition
+/// clause ("when …", "if …") and the task's own words. Nothing is boilerplate, so two lessons
+/// of one skill look alike only when their cases do.
+pub fn distill(correction: &str, input: &Value) -> Distilled {
     let all = sentences(correction);
     let directives: Vec<&String> = all.iter().filter(|s| is_directive(s)).collect();
     let observations: Vec<&String> = all.iter().filter(|s| !is_directive(s)).collect();
@@ -215,26 +300,12 @@ pub fn distill(skill: &SkillPath, correction: &str, original_output: &Value) -> 
     let rule = if directives.is_empty() {
         correction.trim().to_owned()
     } else {
-        directives
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join(" ")
+        join(&directives)
     };
-    let applies_when = match conditions.first() {
-        Some(c) => format!("When executing {skill}, {}.", lowercase_first(c)),
-        None => format!("When executing {skill}."),
-    };
-    let output = shorten(
-        &serde_json::to_string(original_output).unwrap_or_default(),
-        160,
-    );
-    let what = observations
-        .first()
-        .map(|s| s.to_string())
-        .unwrap_or_else(|| "The output did not follow the guidance in the correction.".into());
-    let mistake = format!("{what} (original output: {output})");
-    let (tag, cause) = root_cause(&correction.to_lowercase());
+    let applies_when = applies_when(conditions.first(), &task_words(input));
+    let mistake = join(&observations);
+    let root_cause = cause_of(&all);
+    let lower = correction.to_lowercase();
     let has_condition = !conditions.is_empty();
     Distilled {
         confidence: confidence(correction, directives.len(), has_condition),
@@ -242,21 +313,61 @@ pub fn distill(skill: &SkillPath, correction: &str, original_output: &Value) -> 
             summary: summary(&rule),
             condition: applies_when.clone(),
             action: rule.clone(),
-            rationale: cause.to_owned(),
+            rationale: root_cause.clone(),
             steps: directives.iter().map(|s| s.to_string()).collect(),
         },
         mistake,
-        root_cause: cause.to_owned(),
+        root_cause,
         rule,
         applies_when,
-        tags: vec![tag.to_owned()],
+        tags: category(&lower).map(str::to_owned).into_iter().collect(),
     }
 }
 
-fn lowercase_first(text: &str) -> String {
+/// Whether `correction` holds anything to learn: a directive, or at least
+/// [`MIN_CONTENT_WORDS`] words that are neither function words nor a bare verdict ("wrong",
+/// "bad", "fix"). "This is wrong." and "x" hold nothing; they stay feedback on their run.
+pub fn holds_a_rule(correction: &str) -> bool {
+    if sentences(correction).iter().any(|s| is_directive(s)) {
+        return true;
+    }
+    let content = words(correction)
+        .into_iter()
+        .filter(|w| w.chars().count() >= 2)
+        .filter(|w| !VAGUE_MARKERS.contains(&w.as_str()))
+        .filter(|w| !lore_core::supersession::STOPWORDS.contains(&w.as_str()))
+        .filter(|w| !TASK_STOPWORDS.contains(&w.as_str()))
+        .count();
+    content >= MIN_CONTENT_WORDS
+}
+
+/// Content words below which a correction without a directive holds no rule.
+pub const MIN_CONTENT_WORDS: usize = 3;
+
+fn join(sentences: &[&String]) -> String {
+    sentences
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The condition clause, then the task's words; empty when there are neither.
+fn applies_when(condition: Option<&String>, task: &[String]) -> String {
+    let mut out = condition.map(|c| upper_first(c) + ".").unwrap_or_default();
+    if !task.is_empty() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&format!("Tasks about: {}.", task.join(", ")));
+    }
+    out
+}
+
+fn upper_first(text: &str) -> String {
     let mut chars = text.chars();
     match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
+        Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
 }
@@ -266,17 +377,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn skill() -> SkillPath {
-        SkillPath::parse("hr/resume-screen").unwrap()
-    }
-
     const DETAILED: &str = "When screening for senior backend roles, system design experience \
         should be weighted separately from coding skills. A candidate with 5 years Python but no \
         distributed systems should score below 60.";
 
     #[test]
     fn detailed_correction_gives_a_confident_rule_with_conditions() {
-        let d = distill(&skill(), DETAILED, &json!({"overall_score": 72}));
+        let d = distill(
+            DETAILED,
+            &json!({"candidate": "Ana Ruiz, backend engineer"}),
+        );
         assert!(
             d.confidence >= 0.8 && d.confidence <= 1.0,
             "{}",
@@ -286,43 +396,73 @@ mod tests {
         assert!(d.rule.contains("below 60"), "{}", d.rule);
         assert_eq!(
             d.applies_when,
-            "When executing hr/resume-screen, when screening for senior backend roles."
+            "When screening for senior backend roles. Tasks about: ana, ruiz, backend, engineer."
         );
-        assert!(d.mistake.contains("\"overall_score\":72"), "{}", d.mistake);
+        assert_eq!(d.mistake, "", "every sentence is a directive");
         assert_eq!(d.tags, vec!["scoring".to_owned()]);
         assert_eq!(d.tiers.steps.len(), 2);
     }
 
     #[test]
-    fn vague_correction_gives_low_confidence() {
-        let d = distill(&skill(), "This is wrong.", &json!({}));
+    fn nothing_is_boilerplate() {
+        let d = distill("This is wrong.", &json!({}));
         assert!((0.5..=0.6).contains(&d.confidence), "{}", d.confidence);
         assert_eq!(d.rule, "This is wrong.");
-        assert_eq!(d.applies_when, "When executing hr/resume-screen.");
+        assert_eq!(d.applies_when, "");
+        assert_eq!(d.root_cause, "");
+        assert!(d.tags.is_empty(), "{:?}", d.tags);
+    }
+
+    #[test]
+    fn a_self_reflection_gives_its_mistake_cause_situation_and_rule() {
+        let text = "I wrote a loop that stops at the second to last element, which failed \
+            because it never compares the last pair. Next time I should iterate over every \
+            adjacent pair.";
+        let task = json!({"task": "def max_adjacent_product(nums: List[int]) -> int:\n    \
+            \"\"\"Find the largest product of adjacent elements.\"\"\""});
+        let d = distill(text, &task);
+        assert!(d.mistake.starts_with("I wrote a loop"), "{}", d.mistake);
+        assert_eq!(d.root_cause, "It never compares the last pair.");
+        assert_eq!(
+            d.rule,
+            "Next time I should iterate over every adjacent pair."
+        );
+        assert_eq!(
+            d.applies_when,
+            "Tasks about: max, adjacent, product, nums, find, largest, elements."
+        );
     }
 
     #[test]
     fn observation_sentences_become_the_mistake() {
         let d = distill(
-            &skill(),
             "The summary ignored the salary band. Always mention the salary band.",
             &json!("text"),
         );
-        assert!(
-            d.mistake
-                .starts_with("The summary ignored the salary band."),
-            "{}",
-            d.mistake
-        );
+        assert_eq!(d.mistake, "The summary ignored the salary band.");
         assert_eq!(d.rule, "Always mention the salary band.");
         assert_eq!(d.tags, vec!["omission".to_owned()]);
     }
 
     #[test]
+    fn a_bare_verdict_holds_no_rule() {
+        for text in ["This is wrong.", "x", "no", "Wrong, fix it.", "bad output"] {
+            assert!(!holds_a_rule(text), "{text}");
+        }
+        for text in [
+            "Always mention the salary band.",
+            "The parser drops the trailing comma in nested arrays.",
+            "Use UTC.",
+        ] {
+            assert!(holds_a_rule(text), "{text}");
+        }
+    }
+
+    #[test]
     fn distilling_is_deterministic_and_keeps_decimals_whole() {
         let text = "Scores must use 0.5 steps. Never round up.";
-        let a = distill(&skill(), text, &json!(1));
-        assert_eq!(a, distill(&skill(), text, &json!(1)));
+        let a = distill(text, &json!(1));
+        assert_eq!(a, distill(text, &json!(1)));
         assert_eq!(
             sentences(text),
             vec!["Scores must use 0.5 steps.", "Never round up."]

@@ -60,7 +60,7 @@ impl Engine {
         status: LessonStatus,
         at: DateTime<Utc>,
     ) -> Lesson {
-        let mut lesson = self.lesson_from(correction, status, at);
+        let mut lesson = self.lesson_from(correction, &execution.input, status, at);
         let Some(llm) = &self.proposer else {
             return lesson;
         };

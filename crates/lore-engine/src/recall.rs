@@ -348,6 +348,8 @@ impl Engine {
                     session: None,
                     age_hours: age_hours(lesson.updated_at, now),
                     reliability: reliability(lesson),
+                    utility: lesson.utility.utility,
+                    confidence: lesson.confidence,
                     eligibility: self.eligibility(lesson),
                     conflicts_with: Cow::Borrowed(&shown.conflicts),
                     tiers: Cow::Borrowed(&shown.tiers),

@@ -217,14 +217,16 @@ fn conflicting_lessons_are_linked_sent_to_review_and_never_prompted_together() {
 }
 
 #[test]
-fn near_duplicates_are_linked_and_reported() {
+fn near_duplicates_are_merged_and_shown_once() {
     let p = Project::new(CurationMode::Auto);
     let a =
         p.correct("Always name the failing page and the error code in the summary of the ticket.");
     let b =
         p.correct("Always name the failing page and the error code in the summary of each ticket.");
-    assert_eq!(b.curation.near_duplicates, vec![a.lesson.id.clone()]);
-    assert_eq!(p.prompt_ids(SKILL).len(), 2);
+    assert_eq!(b.curation.merged_into, Some(a.lesson.id.clone()));
+    assert_eq!(b.lesson.id, a.lesson.id);
+    assert_eq!(b.lesson.merged_from, vec![b.correction.id.clone()]);
+    assert_eq!(p.prompt_ids(SKILL), vec![a.lesson.id.clone()]);
 }
 
 #[test]

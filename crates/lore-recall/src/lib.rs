@@ -158,6 +158,10 @@ pub struct Entry<'a> {
     pub age_hours: f64,
     /// How far it can be trusted, `[0, 1]`.
     pub reliability: f64,
+    /// Its measured utility, `[-1, 1]`, once measured: the first tie-breaker of a conflict.
+    pub utility: Option<f64>,
+    /// How confident its source was, `[0, 1]`: the second tie-breaker of a conflict.
+    pub confidence: f64,
     /// Whether it may be shown.
     pub eligibility: Eligibility,
     /// IDs it must not be shown together with.
@@ -184,8 +188,14 @@ pub enum DropReason {
     FilterFailed(String),
     /// It ranked below the MMR candidate pool.
     OutsidePool,
-    /// A more reliable (or, equally reliable, newer) memory conflicts with it.
-    Conflict(String),
+    /// A memory it conflicts with was kept in its place: the better of the two by utility,
+    /// then confidence, then recency.
+    Conflict {
+        /// The memory kept instead.
+        kept: String,
+        /// What decided: `utility`, `confidence` or `recency` (`rank` when all were equal).
+        by: String,
+    },
     /// Enough memories with this tag were kept already.
     TagCap(String),
     /// Enough memories from this session were kept already.
@@ -287,6 +297,8 @@ pub(crate) mod tests {
             session: None,
             age_hours: 0.0,
             reliability: 0.5,
+            utility: None,
+            confidence: 0.5,
             eligibility: Eligibility::Eligible,
             conflicts_with: Cow::Borrowed(&[]),
             tiers: vec![text.to_owned()].into(),

@@ -2,8 +2,9 @@
 //! the books: which candidate went where, and why.
 
 use crate::FastMap;
+use std::collections::HashSet;
 
-use super::select::{Mmr, conflict_winner, eligibility_drop, filter_drop};
+use super::select::{Mmr, better, conflict_winner, eligibility_drop, filter_drop};
 use super::{
     Components, Decision, DropReason, Entries, Entry, Explanation, Fused, Guards, MemoryFilter,
     NonInferableOnly, QueryShape, RankedList, RecallConfig, Recalled, Scoring, Source, ToPack,
@@ -168,6 +169,11 @@ fn filter_stage<'e, 'a>(
 }
 
 /// Conflicts, caps and the limit, in MMR order.
+///
+/// Of two conflicting candidates the better one ([`super::select::better`]) is kept, in the
+/// place of whichever of the two came first, and the other is dropped naming it; a candidate
+/// is never dropped for a rival that is not shown (a rival already dropped is no rival, and a
+/// rival the caps refuse leaves the candidate to compete on its own).
 fn guard_stage<'e, 'a>(
     pool: &[(&'e Entry<'a>, f64)],
     order: &mut Mmr<'_, 'e, 'a>,
@@ -177,13 +183,35 @@ fn guard_stage<'e, 'a>(
     let present: FastMap<&str, &Entry<'a>> =
         pool.iter().map(|(e, _)| (e.id.as_str(), *e)).collect();
     let mut guards = Guards::new(config.max_per_tag, config.max_per_session);
-    let mut admitted = Vec::new();
+    let mut admitted: Vec<&'e Entry<'a>> = Vec::new();
+    let mut settled: HashSet<&str> = HashSet::new();
     while let Some(i) = order.next() {
         let entry = pool[i].0;
-        let why = if let Some(winner) = conflict_winner(entry, &present) {
-            Some(DropReason::Conflict(winner.id.clone()))
+        if !settled.insert(entry.id.as_str()) {
+            continue; // kept earlier in the place of a rival it beat
+        }
+        let kept_rival = admitted
+            .iter()
+            .find(|k| entry.conflicts_with.contains(&k.id))
+            .map(|k| (k.id.clone(), better(k, entry).map_or("rank", |(_, by)| by)));
+        let why = if let Some((kept, by)) = kept_rival {
+            Some(conflict(kept, by))
         } else if admitted.len() >= config.limit {
             Some(DropReason::OverLimit)
+        } else if let Some((rival, by)) =
+            conflict_winner(entry, &present, |id| !settled.contains(id))
+        {
+            settled.insert(rival.id.as_str());
+            match guards.admit(rival) {
+                None => {
+                    admitted.push(rival);
+                    Some(conflict(rival.id.clone(), by))
+                }
+                Some(refused) => {
+                    drop(&rival.id, refused);
+                    guards.admit(entry)
+                }
+            }
         } else {
             guards.admit(entry)
         };
@@ -198,6 +226,13 @@ fn guard_stage<'e, 'a>(
         }
     }
     admitted
+}
+
+fn conflict(kept: String, by: &str) -> DropReason {
+    DropReason::Conflict {
+        kept,
+        by: by.to_owned(),
+    }
 }
 
 fn explain(scored: Vec<Scored>, decisions: Vec<Option<Decision>>) -> Vec<Explanation> {
@@ -342,6 +377,67 @@ mod tests {
         );
         assert_eq!(why("m5"), DropReason::OutsidePool);
         assert!(matches!(why("m2"), DropReason::OverLimit));
+    }
+
+    #[test]
+    fn of_two_conflicting_candidates_the_better_is_kept_in_the_first_ones_place() {
+        let linked = |id: &str, text: &str, rival: &str, confidence: f64| {
+            let mut e = entry(id, text);
+            e.conflicts_with = vec![rival.to_owned()].into();
+            e.confidence = confidence;
+            e
+        };
+        let config = RecallConfig::builder().limit(3).build().unwrap();
+        let lists = [list(Source::Sparse, &["top", "mid", "low"])];
+        // The top candidate is the better one: the lower rival goes, naming it.
+        let e = entries(vec![
+            linked("top", "retry the upload once", "low", 0.9),
+            entry("mid", "log the status code"),
+            linked("low", "never retry the upload", "top", 0.6),
+        ]);
+        let r = plain(&lists, &e, &config);
+        assert_eq!(kept(&r), ["top", "mid"]);
+        assert_eq!(
+            decision(&r, "low"),
+            &Decision::Dropped {
+                why: DropReason::Conflict {
+                    kept: "top".into(),
+                    by: "confidence".into()
+                }
+            }
+        );
+        // The lower rival is better: it takes the top's place, and the top says why it went.
+        let e = entries(vec![
+            linked("top", "retry the upload once", "low", 0.6),
+            entry("mid", "log the status code"),
+            linked("low", "never retry the upload", "top", 0.9),
+        ]);
+        let r = plain(&lists, &e, &config);
+        assert_eq!(kept(&r), ["low", "mid"]);
+        assert_eq!(
+            decision(&r, "top"),
+            &Decision::Dropped {
+                why: DropReason::Conflict {
+                    kept: "low".into(),
+                    by: "confidence".into()
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn a_candidate_is_never_dropped_for_a_rival_that_is_not_shown() {
+        let mut top = entry("top", "retry the upload once");
+        top.conflicts_with = vec!["gone".to_owned()].into();
+        top.confidence = 0.5;
+        let mut gone = entry("gone", "never retry the upload");
+        gone.conflicts_with = vec!["top".to_owned()].into();
+        gone.confidence = 0.9;
+        gone.eligibility = Eligibility::Ineligible("archived".into());
+        let e = entries(vec![top, gone]);
+        let lists = [list(Source::Sparse, &["top", "gone"])];
+        let r = plain(&lists, &e, &RecallConfig::default());
+        assert_eq!(kept(&r), ["top"]);
     }
 
     #[test]

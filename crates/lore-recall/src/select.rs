@@ -210,23 +210,44 @@ impl Guards {
     }
 }
 
-/// The entry that wins a conflict with `entry` among `present`: higher reliability, then newer.
-/// `None` when `entry` wins all of its conflicts.
+/// Which of two conflicting entries to keep: higher measured utility (an unmeasured entry
+/// counts as 0), then higher confidence, then newer. `Some((true, by))` when `a` is better,
+/// `Some((false, by))` when `b` is, `None` when nothing tells them apart; `by` names the
+/// deciding criterion.
+pub fn better(a: &Entry<'_>, b: &Entry<'_>) -> Option<(bool, &'static str)> {
+    let utility = |e: &Entry<'_>| e.utility.unwrap_or(0.0);
+    let criteria = [
+        (utility(a).total_cmp(&utility(b)), "utility"),
+        (a.confidence.total_cmp(&b.confidence), "confidence"),
+        (b.age_hours.total_cmp(&a.age_hours), "recency"),
+    ];
+    criteria
+        .into_iter()
+        .find(|(order, _)| order.is_ne())
+        .map(|(order, by)| (order.is_gt(), by))
+}
+
+/// The rival that should be kept instead of `entry`: the best of its conflicting entries in
+/// `present` that `open` still accepts (not yet kept or dropped), if it beats `entry`; with the
+/// criterion that decided. An entry ties with none of them goes first: rank breaks the tie.
 pub fn conflict_winner<'e, 'a>(
     entry: &Entry<'_>,
     present: &FastMap<&str, &'e Entry<'a>>,
-) -> Option<&'e Entry<'a>> {
-    entry
+    open: impl Fn(&str) -> bool,
+) -> Option<(&'e Entry<'a>, &'static str)> {
+    let mut best: Option<(&'e Entry<'a>, &'static str)> = None;
+    for rival in entry
         .conflicts_with
         .iter()
+        .filter(|id| open(id.as_str()))
         .filter_map(|id| present.get(id.as_str()).copied())
-        .find(|other| {
-            other
-                .reliability
-                .total_cmp(&entry.reliability)
-                .then(entry.age_hours.total_cmp(&other.age_hours))
-                .is_gt()
-        })
+    {
+        let current: &Entry<'_> = best.map_or(entry, |(b, _)| b);
+        if let Some((false, by)) = better(current, rival) {
+            best = Some((rival, by));
+        }
+    }
+    best
 }
 
 #[cfg(test)]
@@ -346,24 +367,44 @@ mod tests {
     }
 
     #[test]
-    fn conflicts_go_to_the_more_reliable_then_the_newer() {
+    fn conflicts_go_to_utility_then_confidence_then_recency() {
         let mut a = entry("a", "always retry");
         let mut b = entry("b", "never retry");
         a.conflicts_with = vec!["b".into()].into();
         b.conflicts_with = vec!["a".into()].into();
-        a.reliability = 0.9;
-        b.reliability = 0.6;
+        let open = |_: &str| true;
+        a.confidence = 0.9;
+        b.confidence = 0.6;
+        b.utility = Some(0.3);
         let present: FastMap<&str, &Entry> = [("a", &a), ("b", &b)].into_iter().collect();
-        assert!(conflict_winner(&a, &present).is_none());
-        assert_eq!(conflict_winner(&b, &present).unwrap().id, "a");
-        b.reliability = 0.9;
+        assert_eq!(
+            conflict_winner(&a, &present, open).unwrap(),
+            (&b, "utility")
+        );
+        assert!(conflict_winner(&b, &present, open).is_none());
+        assert!(
+            conflict_winner(&a, &present, |id| id != "b").is_none(),
+            "a rival already settled is no rival"
+        );
+        b.utility = None;
+        let present: FastMap<&str, &Entry> = [("a", &a), ("b", &b)].into_iter().collect();
+        assert_eq!(
+            conflict_winner(&b, &present, open).unwrap(),
+            (&a, "confidence")
+        );
+        b.confidence = 0.9;
         b.age_hours = 1.0;
         a.age_hours = 5.0;
         let present: FastMap<&str, &Entry> = [("a", &a), ("b", &b)].into_iter().collect();
         assert_eq!(
-            conflict_winner(&a, &present).unwrap().id,
-            "b",
-            "equal: newer wins"
+            conflict_winner(&a, &present, open).unwrap(),
+            (&b, "recency")
+        );
+        a.age_hours = 1.0;
+        let present: FastMap<&str, &Entry> = [("a", &a), ("b", &b)].into_iter().collect();
+        assert!(
+            conflict_winner(&a, &present, open).is_none(),
+            "all equal: the higher-ranked one stays"
         );
     }
 

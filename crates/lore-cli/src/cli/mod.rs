@@ -400,6 +400,13 @@ pub enum BenchCommand {
         #[arg(long, value_name = "DIR")]
         peer_data: Option<PathBuf>,
     },
+    /// Real lessons: load agents' self-reflections as corrections of failed runs, then ask
+    /// recall with each task; hit@1/3/5 per skill against plain BM25 over the same texts.
+    Lessons {
+        /// JSON lines with `skill`, `task`, `failed` and `reflection` (Reflexion's shape).
+        #[arg(long)]
+        data: PathBuf,
+    },
     /// Evidence recall on LoCoMo conversations: BM25, the builtin embedder, and their fusions.
     Locomo {
         /// LoCoMo's JSON file (a list of samples).

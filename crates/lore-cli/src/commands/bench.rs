@@ -1,7 +1,8 @@
 //! `lore bench`: the benchmarks live in `lore-bench`; this hands them their settings and stdout.
 
 use anyhow::Result;
-use lore_bench::{Out, episodes, ingest, locomo, recall};
+use lore_bench::{Out, episodes, ingest, lessons, locomo, recall};
+use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 
 use crate::cli::BenchCommand;
@@ -30,6 +31,13 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
                 peer_data: peer_data.as_deref(),
             };
             recall::run_bench(&paths.embedder()?, sizes, data.as_deref(), bench, json, out)
+        }
+        BenchCommand::Lessons { data } => {
+            let embedder = match paths.embedder {
+                EmbedderKind::Builtin => None,
+                _ => Some(paths.embedder()?),
+            };
+            lessons::run(&data, embedder, json, out)
         }
         BenchCommand::Locomo { data, split } => {
             locomo::run_bench(&data, paths.embedder()?, split, json, out)

@@ -12,7 +12,18 @@ use crate::output;
 
 pub fn run(paths: &Paths, args: RecallArgs, json: bool) -> Result<()> {
     let tokenizer = Tiktoken::shared(Encoding::parse(&args.encoding)?)?;
-    let engine = paths.engine(OpenMode::Existing)?.with_tokenizer(tokenizer);
+    // A store that does not exist yet holds no lessons: the answer is an empty context, from an
+    // empty store of its own, so that reading never creates a store in the project.
+    let _scratch;
+    let engine = if paths.db().exists() {
+        paths.engine(OpenMode::Existing)?
+    } else {
+        let dir = tempfile::tempdir()?;
+        let engine = paths.engine_at(&dir.path().join("lore.db"))?;
+        _scratch = dir;
+        engine
+    }
+    .with_tokenizer(tokenizer);
     let result = engine.recall(&RecallQuery {
         text: args.query,
         skill: args.skill,
@@ -55,9 +66,14 @@ fn explain_line(e: &Explanation) -> String {
         Decision::Dropped { why } => {
             let value = serde_json::to_value(why).unwrap_or_default();
             let reason = value["reason"].as_str().unwrap_or_default().to_owned();
-            match value["detail"].as_str() {
-                Some(detail) => format!("dropped: {reason} ({detail})"),
-                None => format!("dropped: {reason}"),
+            let detail = &value["detail"];
+            match (detail.as_str(), detail["kept"].as_str()) {
+                (Some(detail), _) => format!("dropped: {reason} ({detail})"),
+                (None, Some(kept)) => format!(
+                    "dropped: {reason} (kept {kept}, better by {})",
+                    detail["by"].as_str().unwrap_or("rank")
+                ),
+                (None, None) => format!("dropped: {reason}"),
             }
         }
     };

@@ -1,0 +1,307 @@
+//! `lore bench lessons`: does recall hand back the lesson an agent wrote about a task, when it
+//! meets that task again?
+//!
+//! The data are real lessons, one JSON object a line (`skill`, `task_id`, `task`, `failed`,
+//! `reflection`), such as Reflexion's self-reflections. Each is loaded the way a user's would be:
+//! a failed execution of the skill with the task as its input and the failed summary as its
+//! output, the reflection as an agent's correction of it, and every lesson this leaves waiting
+//! (trial or review) approved through review. Then recall is asked with each task's text, inside
+//! its skill: is the lesson its correction made first (hit@1), in the top 3, in the top 5? The
+//! baseline is plain BM25 ([`SparseIndex`], the one recall uses) over the reflections' own text,
+//! also inside the skill, computed in the same run. A correction merged into an earlier lesson
+//! counts that lesson as its own, since that is the lesson the Engine answered with.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use lore_core::SkillPath;
+use lore_core::id::LessonId;
+use lore_core::model::{AuthorKind, LessonStatus, Outcome};
+use lore_engine::{Attribution, Engine, EngineConfig, NewCorrection, NewExecution, RecallQuery};
+use lore_recall::{Decision, Embedder, SparseIndex};
+use lore_sqlite::{OpenMode, SqliteStore};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::Out;
+
+/// How deep a hit may be.
+const DEPTH: usize = 5;
+
+/// One line of the data file.
+#[derive(Debug, Deserialize)]
+struct Case {
+    skill: String,
+    task: String,
+    #[serde(default)]
+    failed: String,
+    reflection: String,
+}
+
+/// Hits at 1, 3 and 5 over some cases.
+#[derive(Clone, Debug, Default, Serialize)]
+struct Hits {
+    cases: usize,
+    hit_at_1: f64,
+    hit_at_3: f64,
+    hit_at_5: f64,
+}
+
+#[derive(Default)]
+struct Tally {
+    cases: usize,
+    at: [usize; 3],
+}
+
+impl Tally {
+    /// Counts one case whose own lesson came at `rank` (0-based), if at all.
+    fn add(&mut self, rank: Option<usize>) {
+        self.cases += 1;
+        for (slot, depth) in [1, 3, 5].into_iter().enumerate() {
+            if rank.is_some_and(|r| r < depth) {
+                self.at[slot] += 1;
+            }
+        }
+    }
+
+    fn hits(&self) -> Hits {
+        let share = |n: usize| n as f64 / self.cases.max(1) as f64;
+        Hits {
+            cases: self.cases,
+            hit_at_1: share(self.at[0]),
+            hit_at_3: share(self.at[1]),
+            hit_at_5: share(self.at[2]),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Row {
+    skill: String,
+    lore: Hits,
+    bm25: Hits,
+}
+
+#[derive(Serialize)]
+struct Report {
+    embedder: String,
+    lessons: usize,
+    /// Lessons left in each status after loading, before review approved them.
+    statuses_after_load: BTreeMap<String, usize>,
+    /// Corrections merged into an earlier lesson.
+    merged: usize,
+    /// Why Lore's misses were not in its top 5: the own lesson's decision in the explanation.
+    miss_reasons: BTreeMap<String, usize>,
+    skills: Vec<Row>,
+    overall: Row,
+}
+
+/// Runs the benchmark on `data` with `embedder` (`None`: the Engine's builtin one).
+/// Loads the reflections in `data` through the user's path and asks recall with each task.
+///
+/// # Errors
+/// An unreadable or malformed file (the line and field named), a store or embedder failure, or
+/// a failed write to `out`.
+pub fn run(
+    data: &Path,
+    embedder: Option<Arc<dyn Embedder>>,
+    json: bool,
+    out: &mut Out<'_>,
+) -> Result<()> {
+    let cases = read(data)?;
+    anyhow::ensure!(!cases.is_empty(), "{} holds no cases", data.display());
+    let dir = tempfile::tempdir()?;
+    let store = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Create)?;
+    let mut engine = Engine::new(Arc::new(store), EngineConfig::default());
+    if let Some(embedder) = embedder {
+        engine = engine.with_embedder(embedder);
+    }
+    let loaded = load(&engine, &cases)?;
+    let mut report = measure(&engine, &cases, &loaded)?;
+    report.statuses_after_load = loaded.statuses;
+    report.merged = loaded.merged;
+    if json {
+        return out.json(&report);
+    }
+    print(&report, out)
+}
+
+fn read(data: &Path) -> Result<Vec<Case>> {
+    let text =
+        std::fs::read_to_string(data).with_context(|| format!("reading {}", data.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).with_context(|| format!("{} line {}", data.display(), i + 1))
+        })
+        .collect()
+}
+
+struct Loaded {
+    /// Each case's own lesson.
+    own: Vec<LessonId>,
+    statuses: BTreeMap<String, usize>,
+    merged: usize,
+}
+
+/// Records, corrects and approves every case, as a user would.
+fn load(engine: &Engine, cases: &[Case]) -> Result<Loaded> {
+    let mut own = Vec::with_capacity(cases.len());
+    let mut merged = 0;
+    for case in cases {
+        let skill = SkillPath::parse(&case.skill)?;
+        let execution = engine.record_execution(NewExecution {
+            skill: skill.clone(),
+            input: json!({ "task": case.task }),
+            output: json!(case.failed),
+            outcome: Outcome::Failure,
+            cost_usd: None,
+            latency_ms: None,
+            model: None,
+            session: None,
+            lessons_shown: Vec::new(),
+        })?;
+        let outcome = engine.correct(NewCorrection {
+            skill,
+            execution_id: execution.id,
+            text: case.reflection.clone(),
+            author_kind: AuthorKind::Agent,
+            author: Some("bench".into()),
+        })?;
+        merged += usize::from(outcome.curation.merged_into.is_some());
+        own.push(outcome.lesson.id);
+    }
+    let mut statuses = BTreeMap::new();
+    let mut waiting = Vec::new();
+    for id in &own {
+        let lesson = engine.lesson(id)?;
+        *statuses
+            .entry(lesson.status.as_str().to_owned())
+            .or_default() += 1;
+        if matches!(
+            lesson.status,
+            LessonStatus::NeedsReview | LessonStatus::Trial
+        ) {
+            waiting.push(lesson.id);
+        }
+    }
+    waiting.sort();
+    waiting.dedup();
+    if !waiting.is_empty() {
+        engine.approve(
+            &waiting,
+            &Attribution::new(Some("bench"), "benchmark review"),
+        )?;
+    }
+    Ok(Loaded {
+        own,
+        statuses,
+        merged,
+    })
+}
+
+/// Asks recall and BM25 with every task.
+fn measure(engine: &Engine, cases: &[Case], loaded: &Loaded) -> Result<Report> {
+    let mut sparse = SparseIndex::new();
+    for case in cases {
+        sparse.add(&case.reflection);
+    }
+    let mut lore: BTreeMap<&str, Tally> = BTreeMap::new();
+    let mut bm25: BTreeMap<&str, Tally> = BTreeMap::new();
+    let mut miss_reasons = BTreeMap::new();
+    let mut embedder = String::new();
+    for (i, case) in cases.iter().enumerate() {
+        let result = engine.recall(&RecallQuery {
+            text: case.task.clone(),
+            skill: Some(SkillPath::parse(&case.skill)?),
+            limit: Some(DEPTH),
+            explain: true,
+            ..RecallQuery::default()
+        })?;
+        embedder = result.embedder.name.clone();
+        let own = &loaded.own[i];
+        let rank = result.lessons.iter().position(|l| &l.id == own);
+        if rank.is_none() {
+            let why = result
+                .explain
+                .iter()
+                .flatten()
+                .find(|e| e.id == own.as_str())
+                .map_or("not a candidate".to_owned(), |e| reason(&e.decision));
+            *miss_reasons.entry(why).or_default() += 1;
+        }
+        lore.entry(&case.skill).or_default().add(rank);
+        let hits = sparse.search(&case.task, DEPTH, |slot| {
+            cases[slot as usize].skill == case.skill
+        });
+        let rank = hits.iter().position(|&(slot, _)| slot as usize == i);
+        bm25.entry(&case.skill).or_default().add(rank);
+    }
+    let mut skills = Vec::new();
+    let (mut all_lore, mut all_bm25) = (Tally::default(), Tally::default());
+    for (skill, tally) in &lore {
+        let base = &bm25[skill];
+        all_lore.cases += tally.cases;
+        all_bm25.cases += base.cases;
+        for k in 0..3 {
+            all_lore.at[k] += tally.at[k];
+            all_bm25.at[k] += base.at[k];
+        }
+        skills.push(Row {
+            skill: (*skill).to_owned(),
+            lore: tally.hits(),
+            bm25: base.hits(),
+        });
+    }
+    Ok(Report {
+        embedder,
+        lessons: cases.len(),
+        statuses_after_load: BTreeMap::new(),
+        merged: 0,
+        miss_reasons,
+        skills,
+        overall: Row {
+            skill: "overall".into(),
+            lore: all_lore.hits(),
+            bm25: all_bm25.hits(),
+        },
+    })
+}
+
+fn reason(decision: &Decision) -> String {
+    match decision {
+        Decision::Kept { position, .. } => format!("kept at {}", position + 1),
+        Decision::Dropped { why } => serde_json::to_value(why)
+            .ok()
+            .and_then(|v| v.get("reason").and_then(|r| r.as_str()).map(str::to_owned))
+            .unwrap_or_else(|| format!("{why:?}")),
+    }
+}
+
+fn print(report: &Report, out: &mut Out<'_>) -> Result<()> {
+    out.line(format!(
+        "{} lessons, embedder {}; after loading: {:?}, {} merged",
+        report.lessons, report.embedder, report.statuses_after_load, report.merged
+    ))?;
+    out.line(format!(
+        "{:<34} {:>5}  {:>18}  {:>18}",
+        "skill", "cases", "Lore hit@1/3/5", "BM25 hit@1/3/5"
+    ))?;
+    for row in report.skills.iter().chain([&report.overall]) {
+        let h = |x: &Hits| format!("{:.3}/{:.3}/{:.3}", x.hit_at_1, x.hit_at_3, x.hit_at_5);
+        out.line(format!(
+            "{:<34} {:>5}  {:>18}  {:>18}",
+            row.skill,
+            row.lore.cases,
+            h(&row.lore),
+            h(&row.bm25)
+        ))?;
+    }
+    if !report.miss_reasons.is_empty() {
+        out.line(format!("Lore's misses: {:?}", report.miss_reasons))?;
+    }
+    Ok(())
+}
