@@ -15,12 +15,12 @@
 
 use serde::Serialize;
 
-use super::regression::Files;
 use crate::engine::Engine;
 use lore_core::error::{Error, Result};
 use lore_core::id::LessonId;
 use lore_core::model::{AuditAction, LessonStatus};
 use lore_core::ports::store::ListFilter;
+use lore_workspace::case_files::CaseFiles;
 use lore_workspace::cases::test_id;
 
 /// What a repair wrote.
@@ -76,11 +76,7 @@ impl Engine {
                 continue;
             }
             let path = dir.join("GUARDRAILS.md");
-            let guardrails = match std::fs::read_to_string(&path) {
-                Ok(text) => text,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-                Err(e) => return Err(Error::io(&path, e)),
-            };
+            let guardrails = skills.guardrails(&lesson.skill)?;
             if !guardrails.contains(&format!("**{}**", lesson.id))
                 && let Some(correction) = self.store.correction(correction_id)?
             {
@@ -93,9 +89,9 @@ impl Engine {
                 let case = test_id(id);
                 let files = match self.case_written(&lesson.skill, &case)? {
                     (true, true) => continue,
-                    (false, false) => Files::Both,
-                    (false, true) => Files::Native,
-                    (true, false) => Files::Promptfoo,
+                    (false, false) => CaseFiles::Both,
+                    (false, true) => CaseFiles::Native,
+                    (true, false) => CaseFiles::Promptfoo,
                 };
                 let Some(correction) = self.store.correction(id)? else {
                     continue;

@@ -8,7 +8,6 @@
 //! nothing a model did is lost and `watch` shows it. Only "no model configured" records nothing,
 //! because nothing ran.
 
-use std::path::{Component, Path};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -144,9 +143,7 @@ impl Engine {
         let Some(skills) = &self.skills else {
             return Ok(None);
         };
-        let dir = skills.skill_dir(skill);
-        let skill_md = dir.join("SKILL.md");
-        let text = std::fs::read_to_string(&skill_md).map_err(|e| Error::io(&skill_md, e))?;
+        let text = skills.skill_md(skill)?;
         let Some(raw) = FrontMatter::parse(&text)
             .get("output_schema")
             .map(str::to_owned)
@@ -157,8 +154,7 @@ impl Engine {
         let json = if raw.starts_with('{') {
             raw.to_owned()
         } else {
-            let path = inside(&dir, raw)?;
-            std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?
+            skills.skill_file(skill, "output_schema", raw)?
         };
         let schema: Value = serde_json::from_str(&json)
             .map_err(|e| Error::invalid("output_schema", format!("{skill}: not JSON: {e}")))?;
@@ -170,21 +166,6 @@ impl Engine {
         }
         Ok(Some(schema))
     }
-}
-
-/// `raw` resolved inside `dir`; absolute paths and `..` are refused.
-fn inside(dir: &Path, raw: &str) -> Result<std::path::PathBuf> {
-    let relative = Path::new(raw);
-    if relative
-        .components()
-        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        return Err(Error::invalid(
-            "output_schema",
-            format!("{raw:?} must be a path inside the skill's folder"),
-        ));
-    }
-    Ok(dir.join(relative))
 }
 
 /// The user message: the input as JSON, or as is when it is a string.

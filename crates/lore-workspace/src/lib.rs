@@ -5,6 +5,7 @@
 //! crate is the only place Lore's Engine touches the project's files, so the core stays free of
 //! the file system and the files' formats are documented in one place.
 
+pub mod case_files;
 pub mod cases;
 pub mod front_matter;
 pub mod skills;
