@@ -1,7 +1,7 @@
 //! Turning a session log into an episode (seed 001's extraction pipeline), two ways.
 //!
 //! - [`from_markdown`]: offline and deterministic, over one documented markdown format (the
-//!   README's "Session logs"). Whatever it does not recognise inside a section is an error with
+//!   docs/commands.md, "Session logs"). Whatever it does not recognise inside a section is an error with
 //!   its line number, not a silent skip: a dropped decision would make the graph lie.
 //! - [`with_model`]: any log, through the [`Llm`] port with a strict JSON Schema; the answer is
 //!   checked by [`lore_core::ports::llm::complete_json`] and then by the same parsing and validation as

@@ -29,7 +29,7 @@ pub struct HnswParams {
 }
 
 impl Default for HnswParams {
-    /// Chosen with `lore bench recall` on the builtin embedder's vectors (ARCHITECTURE.md has
+    /// Chosen with `lore bench recall` on the builtin embedder's vectors (docs/BENCHMARKS.md has
     /// the figures): at 10k, m 16 / 100 / 96 reached recall@10 1.000 with a 0.36 ms search,
     /// m 12 / 64 / 48 0.997 with 0.14 ms, m 8 / 48 / 40 only 0.875; at 100k, m 12 / 64 needs
     /// a search beam of 128 for 0.970 (48 gave 0.893).

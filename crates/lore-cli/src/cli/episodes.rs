@@ -22,7 +22,7 @@ pub enum EpisodeCommand {
         replace: bool,
     },
     /// Turn a session log into an episode and record it: the documented markdown format
-    /// offline (see the README), or any log with the configured model (`--llm`).
+    /// offline (the format is in docs/commands.md, "Session logs"), or any log with the configured model (`--llm`).
     Extract {
         /// The session log, or `-` for standard input.
         file: PathBuf,
