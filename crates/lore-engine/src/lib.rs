@@ -67,7 +67,9 @@ pub use episodes::{
 pub use lessons::LessonEdit;
 pub use lore_recall::lessons::{IndexInfo, IndexOrigin};
 pub use maintain::{MaintainReport, Pruning, Upkeep};
-pub use measure::{MIN_RUNS, MeasureReport, Measurement, NewSignal, PROMOTE_AT};
+pub use measure::{
+    EXPLORE_SHARE, MATCH_AT, MIN_RUNS, MeasureReport, Measurement, NewSignal, PROMOTE_AT, Z,
+};
 pub use memory::{
     CoreBlock, CoreEdit, CoreMemory, InjectionStrategy, MAX_RESULTS, MemoryHit, MemoryPolicy,
     ToolDefinition, memory_tools,
