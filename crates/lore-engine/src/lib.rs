@@ -66,7 +66,7 @@ pub use episodes::{
 };
 pub use lessons::LessonEdit;
 pub use lore_recall::lessons::{IndexInfo, IndexOrigin};
-pub use maintain::{MaintainReport, Pruning, Upkeep};
+pub use maintain::{MaintainReport, Pruning, RECURS_AT, Upkeep};
 pub use measure::{
     EXPLORE_SHARE, MATCH_AT, MIN_RUNS, MeasureReport, Measurement, NewSignal, PROMOTE_AT, Z,
 };
@@ -393,7 +393,8 @@ impl Engine {
             extra: Map::new(),
         };
         let status = self.initial_status(new.author_kind);
-        let lesson = self.learn(&execution, &mut correction, status, at);
+        let mut lesson = self.learn(&execution, &mut correction, status, at);
+        self.add_failure_triggers(&mut lesson, &execution)?;
         let actor = self.actor(new.author.as_deref());
         let (lesson, curation) = self.store_correction(&correction, lesson, &actor, at)?;
         self.embed_written(&[&lesson]);

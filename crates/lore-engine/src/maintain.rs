@@ -21,6 +21,13 @@
 //!   relevance, then to the more recent. Among those, a lesson is only ever dropped when another
 //!   is at least as relevant and at least as recent.
 //! - **Hybrid**: TTL first, then Pareto on what remains.
+//!
+//! Before measuring, [`candidates`] proposes lessons for failure fingerprints that recur
+//! without a lesson (seed 003 §2).
+
+mod candidates;
+
+pub use candidates::RECURS_AT;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -121,6 +128,8 @@ pub struct MaintainReport {
     pub pruned_by_age: Vec<LessonId>,
     /// Lessons archived by the Pareto rule.
     pub pruned_by_rank: Vec<LessonId>,
+    /// Lessons proposed from recurring error fingerprints.
+    pub proposed: Vec<LessonId>,
     /// Utility measured from activations and feedback, and what its gates decided.
     pub utility: MeasureReport,
 }
@@ -141,6 +150,7 @@ impl Engine {
             ..MaintainReport::default()
         };
         report.expired = self.expire(now - upkeep.review_expiry)?;
+        report.proposed = self.propose_from_errors()?;
         // Before pruning: the Pareto rank weighs relevance by measured utility.
         report.utility = self.measure()?;
         let (max_age, max_lessons) = match upkeep.pruning {

@@ -42,6 +42,7 @@
 mod evidence;
 mod explore;
 
+pub(crate) use evidence::signals_failure;
 pub use evidence::{MATCH_AT, Z};
 pub use explore::EXPLORE_SHARE;
 
@@ -55,7 +56,7 @@ use super::review::Attribution;
 use evidence::Evidence;
 use lore_core::error::{Error, Result};
 use lore_core::id::{ErrorEventId, ExecutionId, LessonId};
-use lore_core::model::{CurationMode, ErrorEvent, Lesson, LessonStatus, SignalChannel};
+use lore_core::model::{CurationMode, ErrorEvent, Execution, Lesson, LessonStatus, SignalChannel};
 use lore_core::ports::store::{ListFilter, Record};
 use lore_core::sensitive;
 
@@ -230,6 +231,32 @@ impl Engine {
     /// [`Error::NotFound`] for an execution outside the scope or unknown.
     pub fn signals(&self, execution_id: &ExecutionId) -> Result<Vec<ErrorEvent>> {
         self.store.error_events(&self.signal_filter(execution_id)?)
+    }
+
+    /// Gives a lesson learned from `execution` the fingerprints of the hard and constraint
+    /// failures reported on it as triggers: the error it is about, so on-error recall finds it
+    /// and its utility is judged on that error's recurrence (seed 003).
+    ///
+    /// # Errors
+    /// Store failures.
+    pub(super) fn add_failure_triggers(
+        &self,
+        lesson: &mut Lesson,
+        execution: &Execution,
+    ) -> Result<()> {
+        for event in self
+            .store
+            .error_events(&self.signal_filter(&execution.id)?)?
+        {
+            let failure = matches!(
+                event.channel,
+                SignalChannel::HardFailure | SignalChannel::ConstraintFailure
+            );
+            if failure && !lesson.triggers.contains(&event.fingerprint) {
+                lesson.triggers.push(event.fingerprint);
+            }
+        }
+        Ok(())
     }
 
     /// The filter for an execution's signals: its skill and its ID, inside the scope.

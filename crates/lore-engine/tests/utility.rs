@@ -575,3 +575,101 @@ fn pruning_keeps_a_lesson_that_proved_itself_over_a_newer_unmeasured_one() {
     assert_eq!(report.pruned_by_rank, vec![newer.id.clone()], "{report:?}");
     assert_eq!(p.status(&lesson.id), LessonStatus::Approved);
 }
+
+#[test]
+fn a_lesson_from_a_failed_run_carries_its_failure_fingerprints_as_triggers() {
+    let p = Project::new(CurationMode::Auto);
+    let e = run_on(&p, AT_RISK, Outcome::Failure, &[]);
+    for (channel, text) in [
+        (SignalChannel::HardFailure, "unknown column 'Order Date'"),
+        (SignalChannel::ConstraintFailure, "missing total row"),
+        (SignalChannel::HardFailure, "unknown column 'Ship Date'"),
+    ] {
+        p.engine
+            .report_signal(signal(&e.id, channel, text))
+            .unwrap();
+    }
+    p.engine
+        .report_signal(NewSignal {
+            value: Some(3.0),
+            ..signal(&e.id, SignalChannel::Efficiency, "")
+        })
+        .unwrap();
+    let outcome = p
+        .engine
+        .correct(lore_engine::NewCorrection {
+            skill: SkillPath::parse(SKILL).unwrap(),
+            execution_id: e.id.clone(),
+            text: "Always quote column names that contain spaces.".into(),
+            author_kind: lore_core::model::AuthorKind::Agent,
+            author: None,
+        })
+        .unwrap();
+    assert_eq!(
+        outcome.lesson.triggers,
+        vec![
+            lore_core::fingerprint("unknown column 'x'"),
+            lore_core::fingerprint("missing total row"),
+        ]
+    );
+    assert_eq!(outcome.lesson.status, LessonStatus::Trial);
+}
+
+#[test]
+fn a_fingerprint_that_recurs_without_a_lesson_becomes_a_candidate_lesson() {
+    for (mode, status) in [
+        (CurationMode::Auto, LessonStatus::Trial),
+        (CurationMode::Review, LessonStatus::NeedsReview),
+    ] {
+        let p = Project::new(mode);
+        let fail_then_fix = |column: &str| {
+            let e = p
+                .engine
+                .record_execution(NewExecution {
+                    skill: SkillPath::parse(SKILL).unwrap(),
+                    input: json!({ "task": AT_RISK }),
+                    output: json!({ "command": "SELECT \"Order Date\" FROM orders" }),
+                    outcome: Outcome::Success,
+                    cost_usd: None,
+                    latency_ms: None,
+                    model: None,
+                    session: None,
+                    lessons_shown: Vec::new(),
+                })
+                .unwrap();
+            p.engine
+                .report_signal(NewSignal {
+                    action: Some("SELECT Order Date FROM orders".into()),
+                    ..signal(
+                        &e.id,
+                        SignalChannel::HardFailure,
+                        &format!("unknown column '{column}'"),
+                    )
+                })
+                .unwrap();
+        };
+        fail_then_fix("Order");
+        assert!(
+            p.engine.maintain().unwrap().proposed.is_empty(),
+            "one run is no pattern"
+        );
+        fail_then_fix("Ship");
+        let report = p.engine.maintain().unwrap();
+        assert_eq!(report.proposed.len(), 1, "{report:?}");
+        let lesson = p.engine.lesson(&report.proposed[0]).unwrap();
+        assert_eq!(lesson.source, lore_core::model::LessonSource::ErrorEvents);
+        assert_eq!(lesson.status, status);
+        assert_eq!(
+            lesson.triggers,
+            vec![lore_core::fingerprint("unknown column 'x'")]
+        );
+        assert_eq!(
+            lesson.rule,
+            "Use `SELECT \"Order Date\" FROM orders` instead of `SELECT Order Date FROM orders`."
+        );
+        // Covered now: a third occurrence proposes nothing more.
+        fail_then_fix("Due");
+        assert!(p.engine.maintain().unwrap().proposed.is_empty());
+        p.assert_audit_explains_every_status();
+    }
+}
