@@ -394,7 +394,7 @@ impl Engine {
         };
         let status = self.initial_status(new.author_kind);
         let mut lesson = self.learn(&execution, &mut correction, status, at);
-        self.add_failure_triggers(&mut lesson, &execution)?;
+        self.add_failure_triggers(&mut lesson, &execution, text)?;
         let actor = self.actor(new.author.as_deref());
         let (lesson, curation) = self.store_correction(&correction, lesson, &actor, at)?;
         self.embed_written(&[&lesson]);

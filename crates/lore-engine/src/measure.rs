@@ -233,9 +233,11 @@ impl Engine {
         self.store.error_events(&self.signal_filter(execution_id)?)
     }
 
-    /// Gives a lesson learned from `execution` the fingerprints of the hard and constraint
-    /// failures reported on it as triggers: the error it is about, so on-error recall finds it
-    /// and its utility is judged on that error's recurrence (seed 003).
+    /// Gives a lesson learned from a correction of `execution` the fingerprints of the hard and
+    /// constraint failures reported on it as triggers: the error it is about, so on-error
+    /// recall finds it and its utility is judged on that error's recurrence (seed 003). When
+    /// the correction quotes some of the failures' actions or messages, only those count: a run
+    /// can fail twice and a correction be about one of the two.
     ///
     /// # Errors
     /// Store failures.
@@ -243,16 +245,26 @@ impl Engine {
         &self,
         lesson: &mut Lesson,
         execution: &Execution,
+        correction: &str,
     ) -> Result<()> {
-        for event in self
+        let failures: Vec<ErrorEvent> = self
             .store
             .error_events(&self.signal_filter(&execution.id)?)?
-        {
-            let failure = matches!(
-                event.channel,
-                SignalChannel::HardFailure | SignalChannel::ConstraintFailure
-            );
-            if failure && !lesson.triggers.contains(&event.fingerprint) {
+            .into_iter()
+            .filter(|e| {
+                matches!(
+                    e.channel,
+                    SignalChannel::HardFailure | SignalChannel::ConstraintFailure
+                )
+            })
+            .collect();
+        let quoted = |e: &ErrorEvent| {
+            e.action.as_deref().is_some_and(|a| correction.contains(a))
+                || correction.contains(&e.message)
+        };
+        let any_quoted = failures.iter().any(quoted);
+        for event in failures {
+            if (!any_quoted || quoted(&event)) && !lesson.triggers.contains(&event.fingerprint) {
                 lesson.triggers.push(event.fingerprint);
             }
         }

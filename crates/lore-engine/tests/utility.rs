@@ -613,6 +613,21 @@ fn a_lesson_from_a_failed_run_carries_its_failure_fingerprints_as_triggers() {
         ]
     );
     assert_eq!(outcome.lesson.status, LessonStatus::Trial);
+    // A correction that quotes one of the failures is about that one only.
+    let quoted = p
+        .engine
+        .correct(lore_engine::NewCorrection {
+            skill: SkillPath::parse(SKILL).unwrap(),
+            execution_id: e.id.clone(),
+            text: "The run failed with: missing total row. Always add a total row.".into(),
+            author_kind: lore_core::model::AuthorKind::Agent,
+            author: None,
+        })
+        .unwrap();
+    assert_eq!(
+        quoted.lesson.triggers,
+        vec![lore_core::fingerprint("missing total row")]
+    );
 }
 
 #[test]
