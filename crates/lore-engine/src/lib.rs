@@ -68,7 +68,8 @@ pub use lessons::LessonEdit;
 pub use lore_recall::lessons::{IndexInfo, IndexOrigin};
 pub use maintain::{MaintainReport, Pruning, RECURS_AT, Upkeep};
 pub use measure::{
-    EXPLORE_SHARE, MATCH_AT, MIN_RUNS, MeasureReport, Measurement, NewSignal, PROMOTE_AT, Z,
+    EXPLORE_SHARE, MATCH_AT, MIN_RUNS, MeasureReport, Measurement, NewSignal, OVERALL_MIN_RUNS,
+    PROMOTE_AT, Z, Z_OVERALL,
 };
 pub use memory::{
     CoreBlock, CoreEdit, CoreMemory, InjectionStrategy, MAX_RESULTS, MemoryHit, MemoryPolicy,

@@ -22,11 +22,13 @@
 //!   referee score). Utility is reported and gates promotion; the verdict itself comes from the
 //!   bounds.
 //! - `bounds` are the one-sided 95 % Newcombe bounds on the failure-rate difference
-//!   `baseline − shown`; `overall_bounds` the same for any failure.
+//!   `baseline − shown`; `overall_bounds` the same for any failure, at 97.5 %.
 //!
 //! Gates, once at least [`MIN_RUNS`] matched judged runs showed the lesson and one did not:
 //!
-//! - **hurts** when an upper bound is below zero: a `trial` lesson is suppressed; an `approved`
+//! - **hurts** when the upper bound of its own difference is below zero, or the upper bound
+//!   of the overall one is over at least [`OVERALL_MIN_RUNS`] runs: a `trial` lesson is
+//!   suppressed; an `approved`
 //!   one too in `auto` curation, while in `review` curation (a person approved it) it is reported
 //!   as harmful and left for a person;
 //! - **helps** when the lower bound of its own difference is above zero, the overall difference
@@ -34,6 +36,12 @@
 //! - a lesson suppressed by this gate keeps being tried in a small share of matching runs
 //!   ([`Engine::exploration`]); when those runs make the verdict fall (no upper bound below zero
 //!   and the point estimate now says it helps), it goes back on `trial`.
+//!
+//! Several lessons are often shown together, so a run that failed because of one would count
+//! against all of them. Blame goes where it belongs: a first pass finds the lessons that hurt;
+//! every lesson is then measured without the runs that showed another lesson that hurts or is
+//! suppressed. (Two harmful lessons that are only ever shown together therefore wait until one
+//! is shown without the other.)
 //!
 //! Status changes are ordinary lifecycle transitions with audit entries holding every figure;
 //! measured statistics are written with an audit entry only when they change, so measuring twice
@@ -43,7 +51,7 @@ mod evidence;
 mod explore;
 
 pub(crate) use evidence::signals_failure;
-pub use evidence::{MATCH_AT, Z};
+pub use evidence::{MATCH_AT, Z, Z_OVERALL};
 pub use explore::EXPLORE_SHARE;
 
 use std::collections::{BTreeSet, HashSet};
@@ -63,6 +71,8 @@ use lore_core::sensitive;
 /// Matched judged runs showing a lesson before a gate may decide on it: a floor under the
 /// confidence bound, which decides (seed 003's evidence window).
 pub const MIN_RUNS: usize = 3;
+/// Matched judged runs showing a lesson before the comparison of any failure may suppress it.
+pub const OVERALL_MIN_RUNS: usize = 5;
 /// Utility at or above which a trial lesson is promoted (seed 003).
 pub const PROMOTE_AT: f64 = 0.20;
 /// Lessons one execution may name as shown: a prompt holds a handful, not thousands.
@@ -117,9 +127,10 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    /// The evidence says the lesson makes runs fail more.
+    /// The evidence says the lesson makes runs fail more: with its own error, or (over at
+    /// least [`OVERALL_MIN_RUNS`] runs) with any.
     pub fn hurts(&self) -> bool {
-        self.bounds[1] < 0.0 || self.overall_bounds[1] < 0.0
+        self.bounds[1] < 0.0 || (self.runs >= OVERALL_MIN_RUNS && self.overall_bounds[1] < 0.0)
     }
 
     /// The evidence says the lesson prevents its error without costing other failures.
@@ -325,13 +336,28 @@ impl Engine {
             return Ok(MeasureReport::default());
         }
         let evidence = Evidence::gather(self, &executions)?;
+        let lessons: Vec<Lesson> = shown_anywhere
+            .into_iter()
+            .filter_map(|id| self.lesson(id).ok())
+            .collect();
+        // Blame where it belongs: a run that showed a lesson which hurts (or was suppressed)
+        // is no evidence about the other lessons shown beside it. A first pass finds the
+        // lessons that hurt; the second measures every lesson without the runs of the others.
+        let mut tainted: HashSet<LessonId> = lessons
+            .iter()
+            .filter(|l| l.status == LessonStatus::Suppressed)
+            .map(|l| l.id.clone())
+            .collect();
+        for lesson in &lessons {
+            let (m, _) = evidence.measure(lesson, &tainted);
+            if m.runs >= MIN_RUNS && m.baseline_runs > 0 && m.hurts() {
+                tainted.insert(lesson.id.clone());
+            }
+        }
         let mut report = MeasureReport::default();
         let mut updates = Vec::new();
-        for id in shown_anywhere {
-            let Ok(lesson) = self.lesson(id) else {
-                continue;
-            };
-            let (measurement, stats) = evidence.measure(&lesson);
+        for lesson in lessons {
+            let (measurement, stats) = evidence.measure(&lesson, &tainted);
             let gate = self.gate(&lesson, &measurement)?;
             if lesson.utility == stats && gate.is_none() {
                 continue;

@@ -4,6 +4,7 @@ mod bench;
 mod capture;
 mod episode_bench;
 pub mod episodes;
+pub mod learning_bench;
 mod lessons;
 mod locomo;
 mod memory;
@@ -74,6 +75,9 @@ pub fn run(cli: Cli) -> Result<()> {
                 peer_data: peer_data.as_deref(),
             };
             recall_bench::run_bench(&paths.embedder()?, sizes, data.as_deref(), bench, json)
+        }
+        Command::Bench(BenchCommand::Learning { seeds, svg }) => {
+            learning_bench::run(seeds, json, svg.as_deref())
         }
         Command::Bench(BenchCommand::Locomo { data, split }) => {
             locomo::run_bench(&data, &paths, split, json)

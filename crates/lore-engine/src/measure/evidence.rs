@@ -15,9 +15,10 @@
 //! task type do not count for it either.
 //!
 //! Each side gives a failure rate; the verdict comes from a Newcombe interval (Wilson score
-//! intervals combined) on the difference `baseline − shown`, one-sided at 95 % ([`Z`]): a lower
-//! bound above zero says the lesson helps, an upper bound below zero says it hurts, anything
-//! else says "not known yet", which is what three lucky or unlucky runs are.
+//! intervals combined) on the difference `baseline − shown`, one-sided at 95 % ([`Z`]) for the
+//! lesson's own error and at 97.5 % ([`Z_OVERALL`]) for any failure: a lower bound above zero
+//! says the lesson helps, an upper bound below zero says it hurts, anything else says "not
+//! known yet", which is what three lucky or unlucky runs are.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -27,14 +28,18 @@ use serde_json::Value;
 use super::Measurement;
 use crate::Engine;
 use lore_core::error::Result;
-use lore_core::id::ExecutionId;
+use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{ErrorEvent, Execution, Lesson, Outcome, SignalChannel, UtilityStats};
 use lore_core::scope::SkillPath;
 
 /// Similarity of two runs' inputs (Jaccard over words) from which they count as one task type.
 pub const MATCH_AT: f64 = 0.4;
-/// The normal quantile of the bounds: one-sided 95 %.
+/// The normal quantile of the bounds on the lesson's own error: one-sided 95 %.
 pub const Z: f64 = 1.645;
+/// The quantile for the comparison of any failure, one-sided 97.5 %: it is a guard against side
+/// effects, and noisier, since every failure of a run counts there, even those no lesson can
+/// touch (a dropped connection); so it needs firmer evidence.
+pub const Z_OVERALL: f64 = 1.96;
 /// Weight of the error reduction in utility; the efficiency gain has the rest (seed 003).
 const ERROR_WEIGHT: f64 = 0.65;
 /// Reference inputs kept per lesson: enough to cover its task types, few enough to stay cheap.
@@ -85,8 +90,13 @@ impl<'a> Evidence<'a> {
         Ok(Evidence { runs, by_skill })
     }
 
-    /// The lesson's measurement and the statistics to store for it.
-    pub(super) fn measure(&self, lesson: &Lesson) -> (Measurement, UtilityStats) {
+    /// The lesson's measurement and the statistics to store for it, leaving out of both sides
+    /// the runs that showed one of the `tainted` lessons (other than this one).
+    pub(super) fn measure(
+        &self,
+        lesson: &Lesson,
+        tainted: &HashSet<LessonId>,
+    ) -> (Measurement, UtilityStats) {
         let showed = |run: &Judged<'_>| run.execution.lessons_shown.contains(&lesson.id);
         let skills: BTreeSet<&SkillPath> = self
             .runs
@@ -110,7 +120,12 @@ impl<'a> Evidence<'a> {
                 stats.last_applied_at = latest(stats.last_applied_at, run.execution.timestamp);
             }
             let Some(failed) = run.failed else { continue };
-            if !matcher.matches(run) {
+            let blamed_elsewhere = run
+                .execution
+                .lessons_shown
+                .iter()
+                .any(|id| *id != lesson.id && tainted.contains(id));
+            if blamed_elsewhere || !matcher.matches(run) {
                 continue;
             }
             // A lesson about a fingerprint is judged on that fingerprint's recurrence: a run
@@ -263,15 +278,16 @@ impl Pair {
         }
     }
 
-    /// `baseline − shown` failure rate with its Newcombe bounds `(difference, lower, upper)`.
-    pub(super) fn difference(&self) -> (f64, f64, f64) {
+    /// `baseline − shown` failure rate with its Newcombe bounds `(difference, lower, upper)`
+    /// at the normal quantile `z`.
+    pub(super) fn difference(&self, z: f64) -> (f64, f64, f64) {
         let (b, s) = (&self.baseline, &self.shown);
         if b.runs == 0 || s.runs == 0 {
             return (0.0, -1.0, 1.0);
         }
         let (pb, ps) = (b.failure_rate(), s.failure_rate());
-        let (lb, ub) = wilson(b.failures, b.runs);
-        let (ls, us) = wilson(s.failures, s.runs);
+        let (lb, ub) = wilson(b.failures, b.runs, z);
+        let (ls, us) = wilson(s.failures, s.runs, z);
         let d = pb - ps;
         let lower = d - ((pb - lb).powi(2) + (us - ps).powi(2)).sqrt();
         let upper = d + ((ub - pb).powi(2) + (ps - ls).powi(2)).sqrt();
@@ -307,16 +323,16 @@ impl Side {
     }
 }
 
-/// The Wilson score interval of `failures / runs` at [`Z`].
-pub(super) fn wilson(failures: usize, runs: usize) -> (f64, f64) {
+/// The Wilson score interval of `failures / runs` at the normal quantile `z`.
+pub(super) fn wilson(failures: usize, runs: usize, z: f64) -> (f64, f64) {
     if runs == 0 {
         return (0.0, 1.0);
     }
     let n = runs as f64;
     let p = failures as f64 / n;
-    let z2 = Z * Z;
+    let z2 = z * z;
     let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
-    let half = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
+    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
@@ -336,8 +352,8 @@ pub(super) fn measurement(lesson: &Lesson, own: &Pair, overall: &Pair) -> Measur
         (Some(s), Some(base)) if base > 0.0 => ((base - s) / base).clamp(-1.0, 1.0),
         _ => 0.0,
     };
-    let (difference, lower, upper) = own.difference();
-    let (overall_difference, overall_lower, overall_upper) = overall.difference();
+    let (difference, lower, upper) = own.difference(Z);
+    let (overall_difference, overall_lower, overall_upper) = overall.difference(Z_OVERALL);
     Measurement {
         lesson: lesson.id.clone(),
         runs: shown.runs,
@@ -440,20 +456,20 @@ mod tests {
 
     #[test]
     fn wilson_bounds_narrow_with_runs() {
-        let (lo, hi) = wilson(0, 3);
+        let (lo, hi) = wilson(0, 3, Z);
         assert_eq!(lo, 0.0);
         assert!((hi - 0.474).abs() < 1e-3, "{hi}");
-        let (lo, hi) = wilson(50, 100);
+        let (lo, hi) = wilson(50, 100, Z);
         assert!(lo > 0.41 && hi < 0.59, "{lo} {hi}");
     }
 
     #[test]
     fn three_runs_prove_nothing_but_a_clear_difference_does() {
         // 2 of 3 failed with the lesson, 1 of 3 without: that is noise.
-        let (_, lo, hi) = pair(side(3, 2, &[]), side(3, 1, &[])).difference();
+        let (_, lo, hi) = pair(side(3, 2, &[]), side(3, 1, &[])).difference(Z);
         assert!(lo < 0.0 && hi > 0.0, "{lo} {hi}");
         // 22 of 36 prevented against a baseline that failed 30 times in 36: it helps.
-        let (_, lo, _) = pair(side(36, 14, &[]), side(36, 30, &[])).difference();
+        let (_, lo, _) = pair(side(36, 14, &[]), side(36, 30, &[])).difference(Z);
         assert!(lo > 0.0, "{lo}");
     }
 

@@ -41,15 +41,6 @@ impl Rng {
     }
 }
 
-/// How the tool reacts to a form that is not the right one.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Reaction {
-    /// It refuses the command: a hard failure with this message (`{form}`, `{arg}`, `{pos}`).
-    Refuses(&'static str),
-    /// It runs, but the result is wrong: a constraint failure with this message.
-    Misleads(&'static str),
-}
-
 /// One operation of a tool.
 #[derive(Clone, Copy, Debug)]
 pub struct Op {
@@ -143,7 +134,7 @@ pub const FLUXTOOL: Tool = Tool {
             error: "FLUX-E033: option needs a value with '=', got '{form}'",
             misleading: &[(
                 "--keep=last",
-                "check failed: dedupe kept the last record of each {arg} group, expected the first",
+                "check failed: dedupe kept the last record of each '{arg}' group, expected the first",
             )],
         },
         Op {
@@ -190,7 +181,10 @@ pub struct Task {
 impl Task {
     /// A task of one type (a list of operations) with arguments drawn from `rng`.
     pub fn draw(tool: Tool, ops: &[usize], rng: &mut Rng) -> Self {
-        let steps = ops.iter().map(|&op| (op, ARGS[rng.below(ARGS.len())])).collect();
+        let steps = ops
+            .iter()
+            .map(|&op| (op, ARGS[rng.below(ARGS.len())]))
+            .collect();
         Task { tool, steps }
     }
 
@@ -225,6 +219,8 @@ pub struct Failure {
     pub fixed: String,
     /// The step's operation.
     pub op: usize,
+    /// The step's index in its task.
+    pub step: usize,
 }
 
 /// One step as the agent did it.
@@ -244,6 +240,9 @@ pub struct StepResult {
 pub struct Agent {
     /// How often a guess is the wrong form.
     pub guess_wrong: f64,
+    /// How often a step fails for a reason no lesson can help with (the tool's connection
+    /// drops); a retry of the same command works. Noise for the utility measurement.
+    pub flaky: f64,
 }
 
 impl Agent {
@@ -252,6 +251,7 @@ impl Agent {
         let (op_index, arg) = task.steps[step];
         let op = &task.tool.ops[op_index];
         let guess_wrong = rng.unit() < self.guess_wrong;
+        let flaky = rng.unit() < self.flaky;
         let pos = 3 + rng.below(40);
         let from_rule = rule_form(text, task.tool.name, op.name);
         let form = match &from_rule {
@@ -265,7 +265,19 @@ impl Agent {
                 .replace("{arg}", arg)
                 .replace("{pos}", &pos.to_string())
         };
-        let failure = if form == op.right {
+        let failure = if form == op.right && flaky {
+            Some(Failure {
+                command: command(&form),
+                message: format!(
+                    "{}: connection reset by peer after {pos} ms",
+                    task.tool.name
+                ),
+                refused: true,
+                fixed: command(&form),
+                op: op_index,
+                step,
+            })
+        } else if form == op.right {
             None
         } else if let Some((_, check)) = op.misleading.iter().find(|(f, _)| *f == form) {
             Some(Failure {
@@ -274,6 +286,7 @@ impl Agent {
                 refused: false,
                 fixed: command(op.right),
                 op: op_index,
+                step,
             })
         } else {
             Some(Failure {
@@ -282,6 +295,7 @@ impl Agent {
                 refused: true,
                 fixed: command(op.right),
                 op: op_index,
+                step,
             })
         };
         StepResult {
@@ -310,11 +324,20 @@ pub fn rule_form(text: &str, tool: &str, op: &str) -> Option<String> {
     None
 }
 
-/// The correction an agent writes after recovering from `failure`.
-pub fn correction_text(failure: &Failure) -> String {
+/// The correction an agent writes after recovering from `failure` at `step` of `task`: what it
+/// was doing, what worked, what failed and how. It generalizes the step's argument to `X`, as a
+/// careful reflection does: the column is not the lesson.
+pub fn correction_text(task: &Task, step: usize, failure: &Failure) -> String {
+    let (op, arg) = task.steps[step];
+    let op = &task.tool.ops[op];
+    let general = |command: &str| command.replace(arg, "X");
     format!(
-        "Use `{}` instead of `{}`. The first attempt failed with: {}",
-        failure.fixed, failure.command, failure.message
+        "To {} with {}, use `{}` instead of `{}`. The first attempt failed with: {}",
+        op.intent.replace("{arg}", "X"),
+        task.tool.name,
+        general(&failure.fixed),
+        general(&failure.command),
+        failure.message
     )
 }
 
@@ -341,11 +364,14 @@ mod tests {
             tool: GRIDTOOL,
             steps: vec![(0, "price")],
         };
-        let agent = Agent { guess_wrong: 1.0 };
+        let agent = Agent {
+            guess_wrong: 1.0,
+            flaky: 0.0,
+        };
         let failed = agent.step(&task, 0, "", &mut Rng::new(1, 1));
         let failure = failed.failure.unwrap();
         assert!(failure.refused && failure.message.contains("'--desc' for sort"));
-        let rule = correction_text(&failure);
+        let rule = correction_text(&task, 0, &failure);
         let fixed = agent.step(&task, 0, &rule, &mut Rng::new(1, 2));
         assert!(fixed.failure.is_none(), "{rule}");
     }
@@ -357,7 +383,11 @@ mod tests {
             steps: vec![(1, "customer")],
         };
         let text = "Use `fluxtool dedupe --keep=last customer` instead of `fluxtool dedupe --keep customer`.";
-        let step = Agent { guess_wrong: 1.0 }.step(&task, 0, text, &mut Rng::new(3, 3));
+        let step = Agent {
+            guess_wrong: 1.0,
+            flaky: 0.0,
+        }
+        .step(&task, 0, text, &mut Rng::new(3, 3));
         let failure = step.failure.unwrap();
         assert!(!failure.refused && failure.message.starts_with("check failed"));
     }
