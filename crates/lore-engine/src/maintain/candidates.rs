@@ -106,7 +106,7 @@ impl Engine {
             let run = executions.get(event.execution_id.as_ref()?)?;
             let worked = matches!(run.outcome, Outcome::Success | Outcome::Accepted);
             let fix = worked.then(|| action_of(&run.output)).flatten()?;
-            (fix != failed).then(|| (event, (run, fix)))
+            (fix != failed).then_some((event, (run, fix)))
         })?;
         let (run, fix) = fixed;
         let action = clip(failed.action.as_deref().unwrap_or_default());
