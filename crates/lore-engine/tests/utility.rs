@@ -688,3 +688,43 @@ fn a_fingerprint_that_recurs_without_a_lesson_becomes_a_candidate_lesson() {
         p.assert_audit_explains_every_status();
     }
 }
+
+#[test]
+fn a_good_lesson_shown_beside_a_harmful_one_is_not_blamed_for_its_failures() {
+    let p = Project::new(CurationMode::Auto);
+    let good = column_lesson(&p);
+    let harmful = p.seed("Always answer in one word.", LessonStatus::Approved);
+    let broken = |input: &str, shown: &[&LessonId]| {
+        let e = run_on(&p, input, Outcome::Failure, shown);
+        p.engine
+            .report_signal(signal(
+                &e.id,
+                SignalChannel::HardFailure,
+                "syntax error near 'AS'",
+            ))
+            .unwrap();
+    };
+    for fails in [
+        true, true, true, true, false, false, false, false, false, false,
+    ] {
+        at_risk(&p, fails, &[]);
+    }
+    // Shown together, the harmful rule breaks every run; shown alone, it breaks them too.
+    for _ in 0..10 {
+        broken(AT_RISK, &[&good.id, &harmful.id]);
+    }
+    for _ in 0..4 {
+        broken(OTHER, &[&harmful.id]);
+    }
+    at_risk(&p, false, &[&good.id]);
+    at_risk(&p, false, &[&good.id]);
+    let report = p.engine.maintain().unwrap();
+    // Counting the shared runs against both, the good lesson went too.
+    assert_eq!(
+        report.utility.suppressed,
+        vec![harmful.id.clone()],
+        "{report:?}"
+    );
+    assert_eq!(p.status(&good.id), LessonStatus::Trial);
+    p.assert_audit_explains_every_status();
+}
