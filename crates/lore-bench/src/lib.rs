@@ -4,6 +4,8 @@
 //! - [`ingest`]: recording latency and import throughput.
 //! - [`episodes`]: recording episodes and querying the causal graph.
 //! - [`recall`]: recall latency per stage and the ANN index's recall against exact search.
+//! - [`learning`]: the learning loop with simulated tools and an agent that learns only from
+//!   Lore's text: error recurrence with and without memory, suppression of planted lessons.
 //! - [`lessons`]: real lessons (agents' self-reflections) found again by recall, beside BM25.
 //! - [`locomo`]: evidence recall on LoCoMo conversations for each retrieval method.
 //!
@@ -11,6 +13,7 @@
 
 pub mod episodes;
 pub mod ingest;
+pub mod learning;
 pub mod lessons;
 pub mod locomo;
 pub mod recall;

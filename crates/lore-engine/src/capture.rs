@@ -204,7 +204,8 @@ impl Engine {
             extra: Map::new(),
         };
         let status = self.initial_status(new.author_kind);
-        let lesson = self.learn(&execution, &mut correction, status, at);
+        let mut lesson = self.learn(&execution, &mut correction, status, at);
+        self.add_failure_triggers(&mut lesson, &execution, text)?;
         let actor = self.actor(new.author.as_deref());
         let (lesson, curation) = self.store_correction(&correction, lesson, &actor, at)?;
         self.embed_written(&[&lesson]);

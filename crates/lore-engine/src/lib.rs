@@ -52,8 +52,11 @@ pub use episodes::{
 pub use graph_cache::DecisionMatch;
 pub use lessons::LessonEdit;
 pub use lore_recall::lessons::{IndexInfo, IndexOrigin};
-pub use maintain::MaintainReport;
-pub use measure::{MIN_RUNS, MeasureReport, Measurement, NewSignal, PROMOTE_AT};
+pub use maintain::{MaintainReport, RECURS_AT};
+pub use measure::{
+    EXPLORE_SHARE, MATCH_AT, MIN_RUNS, MeasureReport, Measurement, NewSignal, OVERALL_MIN_RUNS,
+    PROMOTE_AT, Z, Z_OVERALL,
+};
 pub use memory::{
     CoreBlock, CoreEdit, CoreMemory, InjectionStrategy, MAX_RESULTS, MemoryHit, ToolDefinition,
     memory_tools,

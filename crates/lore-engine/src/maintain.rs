@@ -13,12 +13,22 @@
 //!
 //! - **TTL**: a lesson in use (approved, trial) or suppressed whose last activity — the later of
 //!   its creation, its last edit and its last placement into a prompt — is older than `max_age`.
-//! - **Pareto**: per skill, lessons in use are ranked by non-dominated layers over relevance
-//!   (confidence, scaled by measured utility once there is any) and recency (last activity);
+//! - **Pareto**: per skill, lessons measured as useful (positive measured utility) come first,
+//!   best utility first: evidence outranks novelty, so a newer lesson that was never measured
+//!   cannot push out one that proved itself (issue 14). The rest are ranked by non-dominated
+//!   layers over relevance and recency (last activity), where relevance is confidence for a
+//!   lesson not measured yet and at most half of it for one measured as useless or harmful;
 //!   the first layers are kept up to `max_lessons`, ties inside the last layer going to higher
-//!   relevance, then to the more recent. A lesson is only ever dropped when another is at least
-//!   as relevant and at least as recent.
+//!   relevance, then to the more recent. Among those, a lesson is only ever dropped when another
+//!   is at least as relevant and at least as recent.
 //! - **Hybrid**: TTL first, then Pareto on what remains.
+//!
+//! Before measuring, [`candidates`] proposes lessons for failure fingerprints that recur
+//! without a lesson (seed 003 §2).
+
+mod candidates;
+
+pub use candidates::RECURS_AT;
 
 use crate::config::Pruning;
 
@@ -47,6 +57,8 @@ pub struct MaintainReport {
     pub pruned_by_age: Vec<LessonId>,
     /// Lessons archived by the Pareto rule.
     pub pruned_by_rank: Vec<LessonId>,
+    /// Lessons proposed from recurring error fingerprints.
+    pub proposed: Vec<LessonId>,
     /// Utility measured from activations and feedback, and what its gates decided.
     pub utility: MeasureReport,
     /// Guardrails and regression cases that corrections left unwritten (a crash between the
@@ -71,6 +83,7 @@ impl Engine {
             ..MaintainReport::default()
         };
         report.expired = self.expire(now - upkeep.review_expiry)?;
+        report.proposed = self.propose_from_errors()?;
         // Before pruning: the Pareto rank weighs relevance by measured utility.
         report.utility = self.measure()?;
         let (max_age, max_lessons) = match upkeep.pruning {
@@ -158,20 +171,40 @@ fn last_activity(lesson: &Lesson) -> DateTime<Utc> {
     lesson.updated_at.max(applied).max(lesson.created_at)
 }
 
-/// Confidence, scaled into `[0, confidence]` by measured utility once there is any.
+/// Measured utility when it is positive: the lesson proved itself.
+fn proven(lesson: &Lesson) -> Option<f64> {
+    lesson.utility.utility.filter(|u| *u > 0.0)
+}
+
+/// Confidence for a lesson not measured yet; for one measured as useless or harmful, scaled
+/// into `[0, confidence / 2]` by its utility.
 fn relevance(lesson: &Lesson) -> f64 {
     match lesson.utility.utility {
-        Some(u) => lesson.confidence * (1.0 + u.clamp(-1.0, 1.0)) / 2.0,
+        Some(u) => lesson.confidence * (1.0 + u.clamp(-1.0, 0.0)) / 2.0,
         None => lesson.confidence,
     }
 }
 
-/// The lessons beyond `max` in Pareto order: non-dominated layers first, then relevance,
-/// recency and ID, so the result is deterministic.
-pub(crate) fn pareto_overflow(mut lessons: Vec<Lesson>, max: usize) -> Vec<Lesson> {
+/// The lessons beyond `max`: proven lessons first by utility, then the rest in Pareto order
+/// (non-dominated layers, then relevance, recency and ID), so the result is deterministic.
+pub(crate) fn pareto_overflow(lessons: Vec<Lesson>, max: usize) -> Vec<Lesson> {
     if lessons.len() <= max {
         return Vec::new();
     }
+    let (mut first, rest): (Vec<Lesson>, Vec<Lesson>) =
+        lessons.into_iter().partition(|l| proven(l).is_some());
+    first.sort_by(|a, b| {
+        let utility = |l: &Lesson| proven(l).unwrap_or(0.0);
+        utility(b)
+            .total_cmp(&utility(a))
+            .then(last_activity(b).cmp(&last_activity(a)))
+            .then(a.id.cmp(&b.id))
+    });
+    first.extend(pareto_order(rest));
+    first.into_iter().skip(max).collect()
+}
+
+fn pareto_order(mut lessons: Vec<Lesson>) -> Vec<Lesson> {
     lessons.sort_by(|a, b| {
         relevance(b)
             .total_cmp(&relevance(a))
@@ -196,5 +229,5 @@ pub(crate) fn pareto_overflow(mut lessons: Vec<Lesson>, max: usize) -> Vec<Lesso
         ranked.push((layer, order, lesson));
     }
     ranked.sort_by_key(|(layer, order, _)| (*layer, *order));
-    ranked.into_iter().skip(max).map(|(_, _, l)| l).collect()
+    ranked.into_iter().map(|(_, _, l)| l).collect()
 }

@@ -4,54 +4,77 @@
 //! An execution carries the lessons that were placed into its prompt (`lessons_shown`: its
 //! activations). Feedback arrives as the execution's outcome, as corrections, and as signals on
 //! seed 003's four channels, stored as error events with a fingerprint. [`Engine::measure`]
-//! compares, for each lesson, the executions that showed it with the executions of the same
-//! skills that did not (the baseline):
+//! judges each lesson like an experiment (DESIGN.md): its runs are compared with *matched* runs
+//! that did not show it — same trigger fingerprint or same task type, see [`evidence`] — and a
+//! gate waits for a confidence bound rather than a count of runs.
 //!
 //! - a run *fails* when its outcome is `rejected` or `failure`, when it was corrected, or when a
 //!   hard or constraint failure (or a progress signal of zero or less) was reported on it; it
 //!   *succeeds* when its outcome is `accepted` or `success` and nothing failed; anything else is
-//!   not judged yet and does not count. For a lesson with trigger fingerprints, a judged run
-//!   fails only when one of those fingerprints recurs in it: that is the mistake the lesson is
-//!   about.
-//! - `error_reduction` is the relative drop of the failure rate, `(baseline − shown) / baseline`
-//!   (or minus the shown rate when the baseline never failed), clamped to `[-1, 1]`;
-//!   `efficiency_gain` is the relative drop of the mean cost of a run (the efficiency signals'
-//!   values when reported, else latency), 0 without figures on both sides;
+//!   not judged yet and does not count. For a lesson with trigger fingerprints, the lesson's own
+//!   failure is the recurrence of one of those fingerprints; every failure still counts in the
+//!   *overall* comparison, which catches a lesson that trades one error for another.
+//! - `error_reduction` is the relative drop of the lesson's failure rate,
+//!   `(baseline − shown) / baseline` (or minus the shown rate when the baseline never failed),
+//!   clamped to `[-1, 1]`; `efficiency_gain` is the relative drop of the mean cost of a run (the
+//!   efficiency signals' values when reported, else latency), 0 without figures on both sides;
 //!   `utility = 0.65 × error_reduction + 0.35 × efficiency_gain` (seed 003's formula without a
-//!   referee score).
+//!   referee score). Utility is reported and gates promotion; the verdict itself comes from the
+//!   bounds.
+//! - `bounds` are the one-sided 95 % Newcombe bounds on the failure-rate difference
+//!   `baseline − shown`; `overall_bounds` the same for any failure, at 97.5 %.
 //!
-//! Gates, over at least [`MIN_RUNS`] judged runs that showed the lesson and at least one judged
-//! baseline run: a `trial` lesson with utility ≥ [`PROMOTE_AT`] and no rise in failures is
-//! promoted to `approved`; a lesson with utility ≤ 0 is suppressed — `trial` ones always, and
-//! `approved` ones in `auto` curation only (in `review` curation a person approved it, so it is
-//! reported as harmful and left for a person to decide). Status changes are ordinary lifecycle
-//! transitions with audit entries holding the figures; measured statistics are written with an
-//! audit entry only when they change, so measuring twice changes nothing.
+//! Gates, once at least [`MIN_RUNS`] matched judged runs showed the lesson and one did not:
+//!
+//! - **hurts** when the upper bound of its own difference is below zero, or the upper bound
+//!   of the overall one is over at least [`OVERALL_MIN_RUNS`] runs: a `trial` lesson is
+//!   suppressed; an `approved`
+//!   one too in `auto` curation, while in `review` curation (a person approved it) it is reported
+//!   as harmful and left for a person;
+//! - **helps** when the lower bound of its own difference is above zero, the overall difference
+//!   is not negative and utility is at least [`PROMOTE_AT`]: a `trial` lesson is promoted;
+//! - a lesson suppressed by this gate keeps being tried in a small share of matching runs
+//!   ([`Engine::exploration`]); when those runs make the verdict fall (no upper bound below zero
+//!   and the point estimate now says it helps), it goes back on `trial`.
+//!
+//! Several lessons are often shown together, so a run that failed because of one would count
+//! against all of them. Blame goes where it belongs: a first pass finds the lessons that hurt;
+//! every lesson is then measured without the runs that showed another lesson that hurts or is
+//! suppressed. (Two harmful lessons that are only ever shown together therefore wait until one
+//! is shown without the other.)
+//!
+//! Status changes are ordinary lifecycle transitions with audit entries holding every figure;
+//! measured statistics are written with an audit entry only when they change, so measuring twice
+//! changes nothing.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+mod evidence;
+mod explore;
 
-use chrono::{DateTime, Utc};
+pub(crate) use evidence::signals_failure;
+pub use evidence::{MATCH_AT, Z, Z_OVERALL};
+pub use explore::EXPLORE_SHARE;
+
+use std::collections::{BTreeSet, HashSet};
+
 use serde::Serialize;
-use serde_json::json;
 use tracing::instrument;
 
 use super::review::Attribution;
 use crate::engine::Engine;
+use evidence::Evidence;
 use lore_core::error::{Error, Result};
 use lore_core::id::{ErrorEventId, ExecutionId, LessonId};
-use lore_core::model::{
-    CurationMode, ErrorEvent, Execution, Lesson, LessonStatus, Outcome, SignalChannel, UtilityStats,
-};
+use lore_core::model::{CurationMode, ErrorEvent, Execution, Lesson, LessonStatus, SignalChannel};
 use lore_core::ports::store::{ListFilter, Record};
-use lore_core::scope::SkillPath;
 use lore_core::sensitive;
 
-/// Judged runs showing a lesson before a gate decides on it (seed 003's evidence window).
+/// Matched judged runs showing a lesson before a gate may decide on it: a floor under the
+/// confidence bound, which decides (seed 003's evidence window).
 pub const MIN_RUNS: usize = 3;
+/// Matched judged runs showing a lesson before the comparison of any failure may suppress it.
+pub const OVERALL_MIN_RUNS: usize = 5;
 /// Utility at or above which a trial lesson is promoted (seed 003).
 pub const PROMOTE_AT: f64 = 0.20;
-/// Weight of the error reduction in utility; the efficiency gain has the rest.
-const ERROR_WEIGHT: f64 = 0.65;
 /// Lessons one execution may name as shown: a prompt holds a handful, not thousands.
 const MAX_SHOWN: usize = 256;
 /// Longest signal message kept, in bytes.
@@ -79,16 +102,44 @@ pub struct NewSignal {
 pub struct Measurement {
     /// The lesson.
     pub lesson: LessonId,
-    /// Judged runs that showed it.
+    /// Matched judged runs that showed it.
     pub runs: usize,
-    /// Judged runs of the same skills that did not.
+    /// Matched judged runs that did not (the baseline).
     pub baseline_runs: usize,
+    /// The lesson's own failure rate (its triggers' recurrence) where it was shown.
+    pub failure_rate: f64,
+    /// The same in the baseline.
+    pub baseline_failure_rate: f64,
     /// Relative drop of the failure rate, `[-1, 1]`.
     pub error_reduction: f64,
     /// Relative drop of the mean cost of a run, `[-1, 1]`.
     pub efficiency_gain: f64,
     /// `0.65 × error_reduction + 0.35 × efficiency_gain`.
     pub utility: f64,
+    /// `baseline − shown` failure rate: positive when the lesson prevents its error.
+    pub difference: f64,
+    /// One-sided 95 % bounds on `difference` `[lower, upper]`.
+    pub bounds: [f64; 2],
+    /// `baseline − shown` rate of any failure.
+    pub overall_difference: f64,
+    /// One-sided 95 % bounds on `overall_difference`.
+    pub overall_bounds: [f64; 2],
+}
+
+impl Measurement {
+    /// The evidence says the lesson makes runs fail more: with its own error, or (over at
+    /// least [`OVERALL_MIN_RUNS`] runs) with any.
+    pub fn hurts(&self) -> bool {
+        self.bounds[1] < 0.0 || (self.runs >= OVERALL_MIN_RUNS && self.overall_bounds[1] < 0.0)
+    }
+
+    /// The evidence says the lesson prevents its error without costing other failures.
+    pub fn helps(&self) -> bool {
+        !self.hurts()
+            && self.bounds[0] > 0.0
+            && self.overall_difference >= 0.0
+            && self.utility >= PROMOTE_AT
+    }
 }
 
 /// What one measurement pass did.
@@ -98,8 +149,10 @@ pub struct MeasureReport {
     pub measured: Vec<Measurement>,
     /// Trial lessons promoted to approved.
     pub promoted: Vec<LessonId>,
-    /// Lessons suppressed for non-positive utility.
+    /// Lessons suppressed because the bound says they hurt.
     pub suppressed: Vec<LessonId>,
+    /// Suppressed lessons put back on trial because the evidence turned.
+    pub reinstated: Vec<LessonId>,
     /// Approved lessons with non-positive utility left for a person (`review` curation).
     pub harmful: Vec<LessonId>,
 }
@@ -191,6 +244,44 @@ impl Engine {
         self.store.error_events(&self.signal_filter(execution_id)?)
     }
 
+    /// Gives a lesson learned from a correction of `execution` the fingerprints of the hard and
+    /// constraint failures reported on it as triggers: the error it is about, so on-error
+    /// recall finds it and its utility is judged on that error's recurrence (seed 003). When
+    /// the correction quotes some of the failures' actions or messages, only those count: a run
+    /// can fail twice and a correction be about one of the two.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub(super) fn add_failure_triggers(
+        &self,
+        lesson: &mut Lesson,
+        execution: &Execution,
+        correction: &str,
+    ) -> Result<()> {
+        let failures: Vec<ErrorEvent> = self
+            .store
+            .error_events(&self.signal_filter(&execution.id)?)?
+            .into_iter()
+            .filter(|e| {
+                matches!(
+                    e.channel,
+                    SignalChannel::HardFailure | SignalChannel::ConstraintFailure
+                )
+            })
+            .collect();
+        let quoted = |e: &ErrorEvent| {
+            e.action.as_deref().is_some_and(|a| correction.contains(a))
+                || correction.contains(&e.message)
+        };
+        let any_quoted = failures.iter().any(quoted);
+        for event in failures {
+            if (!any_quoted || quoted(&event)) && !lesson.triggers.contains(&event.fingerprint) {
+                lesson.triggers.push(event.fingerprint);
+            }
+        }
+        Ok(())
+    }
+
     /// The filter for an execution's signals: its skill and its ID, inside the scope.
     pub(super) fn signal_filter(&self, execution_id: &ExecutionId) -> Result<ListFilter> {
         let execution = self.execution(execution_id)?;
@@ -245,274 +336,131 @@ impl Engine {
             return Ok(MeasureReport::default());
         }
         let evidence = Evidence::gather(self, &executions)?;
+        let lessons: Vec<Lesson> = shown_anywhere
+            .into_iter()
+            .filter_map(|id| self.lesson(id).ok())
+            .collect();
+        // Blame where it belongs: a run that showed a lesson which hurts (or was suppressed)
+        // is no evidence about the other lessons shown beside it. A first pass finds the
+        // lessons that hurt; the second measures every lesson without the runs of the others.
+        let mut tainted: HashSet<LessonId> = lessons
+            .iter()
+            .filter(|l| l.status == LessonStatus::Suppressed)
+            .map(|l| l.id.clone())
+            .collect();
+        for lesson in &lessons {
+            let (m, _) = evidence.measure(lesson, &tainted);
+            if m.runs >= MIN_RUNS && m.baseline_runs > 0 && m.hurts() {
+                tainted.insert(lesson.id.clone());
+            }
+        }
         let mut report = MeasureReport::default();
         let mut updates = Vec::new();
-        for id in shown_anywhere {
-            let Ok(lesson) = self.lesson(id) else {
-                continue;
-            };
-            let (measurement, stats) = evidence.measure(&lesson);
-            let gate = self.gate(&lesson, &measurement);
+        for lesson in lessons {
+            let (measurement, stats) = evidence.measure(&lesson, &tainted);
+            let gate = self.gate(&lesson, &measurement)?;
             if lesson.utility == stats && gate.is_none() {
                 continue;
             }
             let mut after = lesson.clone();
             after.utility = stats;
-            let figures = json!({
-                "runs": measurement.runs,
-                "baseline_runs": measurement.baseline_runs,
-                "error_reduction": measurement.error_reduction,
-                "efficiency_gain": measurement.efficiency_gain,
-                "utility": measurement.utility,
-            });
-            match gate {
-                Some(Gate::Promote) => {
-                    let why = Attribution::new(
-                        None,
-                        format!(
-                            "promoted: measured utility {:.2} over {} runs (gate: ≥ {PROMOTE_AT} over ≥ {MIN_RUNS})",
-                            measurement.utility, measurement.runs
-                        ),
-                    )
-                    .with_evidence(figures);
-                    report.promoted.push(lesson.id.clone());
-                    updates.push(self.planned_move(after, LessonStatus::Approved, &why)?);
-                }
-                Some(Gate::Suppress) => {
-                    let why = Attribution::new(
-                        None,
-                        format!(
-                            "suppressed: measured utility {:.2} over {} runs is not positive",
-                            measurement.utility, measurement.runs
-                        ),
-                    )
-                    .with_evidence(figures);
-                    report.suppressed.push(lesson.id.clone());
-                    updates.push(self.planned_move(after, LessonStatus::Suppressed, &why)?);
-                }
-                Some(Gate::Harmful) | None => {
-                    if matches!(gate, Some(Gate::Harmful)) {
-                        report.harmful.push(lesson.id.clone());
+            let figures = serde_json::to_value(&measurement).unwrap_or_default();
+            let Some(gate) = gate else {
+                let why = Attribution::new(None, "utility measured").with_evidence(figures);
+                updates.push(self.planned_edit(lesson, after, &why));
+                report.measured.push(measurement);
+                continue;
+            };
+            let (to, list) = match gate {
+                Gate::Promote => (LessonStatus::Approved, &mut report.promoted),
+                Gate::Suppress => (LessonStatus::Suppressed, &mut report.suppressed),
+                Gate::Reinstate => (LessonStatus::Trial, &mut report.reinstated),
+                Gate::Harmful => {
+                    report.harmful.push(lesson.id.clone());
+                    if lesson.utility != after.utility {
+                        let why = Attribution::new(None, "utility measured").with_evidence(figures);
+                        updates.push(self.planned_edit(lesson, after, &why));
                     }
-                    if lesson.utility == after.utility {
-                        continue;
-                    }
-                    let why = Attribution::new(None, "utility measured").with_evidence(figures);
-                    updates.push(self.planned_edit(lesson, after, &why));
+                    report.measured.push(measurement);
+                    continue;
                 }
-            }
+            };
+            list.push(lesson.id.clone());
+            let why = Attribution::new(None, gate.reason(&measurement)).with_evidence(figures);
+            updates.push(self.planned_move(after, to, &why)?);
             report.measured.push(measurement);
         }
         self.apply(updates)?;
         Ok(report)
     }
 
-    fn gate(&self, lesson: &Lesson, m: &Measurement) -> Option<Gate> {
+    fn gate(&self, lesson: &Lesson, m: &Measurement) -> Result<Option<Gate>> {
         if m.runs < MIN_RUNS || m.baseline_runs == 0 {
-            return None;
+            return Ok(None);
         }
-        match lesson.status {
-            LessonStatus::Trial if m.utility >= PROMOTE_AT && m.error_reduction >= 0.0 => {
-                Some(Gate::Promote)
-            }
-            LessonStatus::Trial if m.utility <= 0.0 => Some(Gate::Suppress),
-            LessonStatus::Approved if m.utility <= 0.0 => match self.config.curation {
+        Ok(match lesson.status {
+            LessonStatus::Trial if m.hurts() => Some(Gate::Suppress),
+            LessonStatus::Trial if m.helps() => Some(Gate::Promote),
+            LessonStatus::Approved if m.hurts() => match self.config.curation {
                 CurationMode::Auto => Some(Gate::Suppress),
                 CurationMode::Review => Some(Gate::Harmful),
             },
+            LessonStatus::Suppressed
+                if !m.hurts()
+                    && m.difference > 0.0
+                    && m.overall_difference >= 0.0
+                    && self.suppressed_by_measure(&lesson.id)? =>
+            {
+                Some(Gate::Reinstate)
+            }
             _ => None,
-        }
+        })
     }
 }
 
+/// What the gates decided about one lesson.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Gate {
     Promote,
     Suppress,
+    Reinstate,
     Harmful,
 }
 
-/// What is known about each execution's result.
-struct Judged<'a> {
-    execution: &'a Execution,
-    /// `Some(failed)` once judged.
-    failed: Option<bool>,
-    /// The fingerprints of the signals reported on it.
-    fingerprints: HashSet<String>,
-    /// The efficiency signals' total, else latency.
-    cost: Option<f64>,
-}
-
-struct Evidence<'a> {
-    runs: Vec<Judged<'a>>,
-    by_skill: HashMap<&'a SkillPath, Vec<usize>>,
-}
-
-impl<'a> Evidence<'a> {
-    fn gather(engine: &Engine, executions: &'a [Execution]) -> Result<Evidence<'a>> {
-        let corrected: HashSet<ExecutionId> = engine
-            .store
-            .corrections(&engine.filter())?
-            .into_iter()
-            .map(|c| c.execution_id)
-            .collect();
-        let mut signals: HashMap<ExecutionId, Vec<ErrorEvent>> = HashMap::new();
-        for event in engine.store.error_events(&engine.filter())? {
-            if let Some(id) = event.execution_id.clone() {
-                signals.entry(id).or_default().push(event);
+impl Gate {
+    /// The audit reason, with the figures that decided.
+    fn reason(self, m: &Measurement) -> String {
+        let figures = format!(
+            "failure rate {:.2} over {} runs against {:.2} over {} matched runs; \
+             difference {:+.2} in [{:+.2}, {:+.2}], overall {:+.2} in [{:+.2}, {:+.2}]; \
+             utility {:.2}",
+            m.failure_rate,
+            m.runs,
+            m.baseline_failure_rate,
+            m.baseline_runs,
+            m.difference,
+            m.bounds[0],
+            m.bounds[1],
+            m.overall_difference,
+            m.overall_bounds[0],
+            m.overall_bounds[1],
+            m.utility,
+        );
+        match self {
+            Gate::Promote => format!(
+                "promoted: measured utility {:.2}; the lower bound says it helps ({figures})",
+                m.utility
+            ),
+            Gate::Suppress => format!(
+                "suppressed: measured utility {:.2}; an upper bound says it hurts ({figures})",
+                m.utility
+            ),
+            Gate::Reinstate => {
+                format!("back on trial: the evidence no longer says it hurts ({figures})")
             }
-        }
-        let mut runs = Vec::with_capacity(executions.len());
-        let mut by_skill: HashMap<&SkillPath, Vec<usize>> = HashMap::new();
-        for execution in executions {
-            let own = signals.remove(&execution.id).unwrap_or_default();
-            let failed = if own.iter().any(signals_failure)
-                || corrected.contains(&execution.id)
-                || matches!(execution.outcome, Outcome::Rejected | Outcome::Failure)
-            {
-                Some(true)
-            } else if matches!(execution.outcome, Outcome::Accepted | Outcome::Success) {
-                Some(false)
-            } else {
-                None
-            };
-            let efficiency: Vec<f64> = own
-                .iter()
-                .filter(|e| e.channel == SignalChannel::Efficiency)
-                .filter_map(|e| e.value)
-                .collect();
-            let cost = if efficiency.is_empty() {
-                execution.latency_ms
-            } else {
-                Some(efficiency.iter().sum())
-            };
-            by_skill
-                .entry(&execution.skill)
-                .or_default()
-                .push(runs.len());
-            runs.push(Judged {
-                execution,
-                failed,
-                fingerprints: own.into_iter().map(|e| e.fingerprint).collect(),
-                cost,
-            });
-        }
-        Ok(Evidence { runs, by_skill })
-    }
-
-    /// The lesson's measurement and the statistics to store for it.
-    fn measure(&self, lesson: &Lesson) -> (Measurement, UtilityStats) {
-        let showed = |run: &Judged<'_>| run.execution.lessons_shown.contains(&lesson.id);
-        let skills: BTreeSet<&SkillPath> = self
-            .runs
-            .iter()
-            .filter(|r| showed(r))
-            .map(|r| &r.execution.skill)
-            .collect();
-        let mut shown = Side::default();
-        let mut baseline = Side::default();
-        let mut stats = UtilityStats::default();
-        for &i in skills.iter().flat_map(|s| &self.by_skill[*s]) {
-            let run = &self.runs[i];
-            let is_shown = showed(run);
-            if is_shown {
-                stats.activations += 1;
-                stats.last_applied_at = latest(stats.last_applied_at, run.execution.timestamp);
-            }
-            let Some(failed) = run.failed else { continue };
-            // A lesson about a fingerprint is judged on that fingerprint's recurrence: a run
-            // that failed for another reason is not the lesson's failure.
-            let failed = if lesson.triggers.is_empty() {
-                failed
-            } else {
-                lesson.triggers.iter().any(|t| run.fingerprints.contains(t))
-            };
-            let side = if is_shown { &mut shown } else { &mut baseline };
-            side.add(failed, run.cost);
-            if is_shown {
-                if failed {
-                    stats.hurt += 1;
-                } else {
-                    stats.helped += 1;
-                }
-            }
-        }
-        let measurement = measurement(&lesson.id, &shown, &baseline);
-        if shown.runs > 0 && baseline.runs > 0 {
-            stats.utility = Some(round(measurement.utility));
-        }
-        (measurement, stats)
-    }
-}
-
-/// Judged runs on one side of the comparison.
-#[derive(Debug, Default)]
-struct Side {
-    runs: usize,
-    failures: usize,
-    cost_sum: f64,
-    costed: usize,
-}
-
-impl Side {
-    fn add(&mut self, failed: bool, cost: Option<f64>) {
-        self.runs += 1;
-        self.failures += usize::from(failed);
-        if let Some(c) = cost {
-            self.cost_sum += c;
-            self.costed += 1;
+            Gate::Harmful => format!("harmful, left for a person ({figures})"),
         }
     }
-
-    fn failure_rate(&self) -> f64 {
-        self.failures as f64 / self.runs.max(1) as f64
-    }
-
-    fn mean_cost(&self) -> Option<f64> {
-        (self.costed > 0).then(|| self.cost_sum / self.costed as f64)
-    }
-}
-
-/// Seed 003's utility from the two sides' failure rates and costs.
-fn measurement(lesson: &LessonId, shown: &Side, baseline: &Side) -> Measurement {
-    let (a, b) = (shown.failure_rate(), baseline.failure_rate());
-    let error_reduction = if shown.runs == 0 || baseline.runs == 0 {
-        0.0
-    } else if b > 0.0 {
-        ((b - a) / b).clamp(-1.0, 1.0)
-    } else {
-        -a
-    };
-    let efficiency_gain = match (shown.mean_cost(), baseline.mean_cost()) {
-        (Some(s), Some(base)) if base > 0.0 => ((base - s) / base).clamp(-1.0, 1.0),
-        _ => 0.0,
-    };
-    Measurement {
-        lesson: lesson.clone(),
-        runs: shown.runs,
-        baseline_runs: baseline.runs,
-        error_reduction,
-        efficiency_gain,
-        utility: ERROR_WEIGHT * error_reduction + (1.0 - ERROR_WEIGHT) * efficiency_gain,
-    }
-}
-
-/// Whether an event reports a failure: a hard or constraint failure, or no progress.
-fn signals_failure(event: &ErrorEvent) -> bool {
-    match event.channel {
-        SignalChannel::HardFailure | SignalChannel::ConstraintFailure => true,
-        SignalChannel::Progress => event.value.is_some_and(|v| v <= 0.0),
-        SignalChannel::Efficiency => false,
-    }
-}
-
-fn latest(current: Option<DateTime<Utc>>, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    Some(current.map_or(at, |c| c.max(at)))
-}
-
-/// Four decimals: stored statistics compare equal across passes despite float noise.
-fn round(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
 }
 
 /// Tags are identifiers: lowercase letters, digits and `_`, 1 to 64 of them.
@@ -600,60 +548,6 @@ fn infer_tags(message: &str, channel: SignalChannel, value: Option<f64>) -> BTre
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn side(runs: usize, failures: usize, costs: &[f64]) -> Side {
-        let mut s = Side::default();
-        for i in 0..runs {
-            s.add(i < failures, costs.get(i).copied());
-        }
-        s
-    }
-
-    fn id() -> LessonId {
-        LessonId::parse("REFL-001").unwrap()
-    }
-
-    #[test]
-    fn halving_the_failure_rate_is_half_an_error_reduction() {
-        let m = measurement(&id(), &side(4, 1, &[]), &side(4, 2, &[]));
-        assert!((m.error_reduction - 0.5).abs() < 1e-12);
-        assert!((m.utility - 0.65 * 0.5).abs() < 1e-12);
-        assert_eq!((m.runs, m.baseline_runs), (4, 4));
-    }
-
-    #[test]
-    fn failures_where_the_baseline_had_none_are_negative() {
-        let m = measurement(&id(), &side(4, 2, &[]), &side(3, 0, &[]));
-        assert!((m.error_reduction + 0.5).abs() < 1e-12);
-        assert!(m.utility < 0.0);
-    }
-
-    #[test]
-    fn doubling_the_failures_clamps_at_minus_one() {
-        let m = measurement(&id(), &side(2, 2, &[]), &side(4, 1, &[]));
-        assert_eq!(m.error_reduction, -1.0);
-    }
-
-    #[test]
-    fn cheaper_runs_count_as_efficiency_gain() {
-        let m = measurement(
-            &id(),
-            &side(2, 0, &[50.0, 50.0]),
-            &side(2, 0, &[100.0, 100.0]),
-        );
-        assert_eq!(m.error_reduction, 0.0);
-        assert!((m.efficiency_gain - 0.5).abs() < 1e-12);
-        assert!((m.utility - 0.35 * 0.5).abs() < 1e-12);
-    }
-
-    #[test]
-    fn no_baseline_means_no_reduction() {
-        let m = measurement(&id(), &side(5, 0, &[1.0]), &Side::default());
-        assert_eq!(
-            (m.error_reduction, m.efficiency_gain, m.utility),
-            (0.0, 0.0, 0.0)
-        );
-    }
 
     #[test]
     fn tags_come_from_structural_words_and_the_channel() {

@@ -322,3 +322,409 @@ fn bad_activations_and_signals_are_refused_and_store_nothing() {
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
     assert_eq!(counts(), before);
 }
+
+fn run_on(p: &Project, task: &str, outcome: Outcome, shown: &[&LessonId]) -> Execution {
+    p.engine
+        .record_execution(NewExecution {
+            skill: SkillPath::parse(SKILL).unwrap(),
+            input: json!({ "task": task }),
+            output: json!({}),
+            outcome,
+            cost_usd: None,
+            latency_ms: None,
+            model: None,
+            session: None,
+            lessons_shown: shown.iter().map(|id| (*id).clone()).collect(),
+        })
+        .unwrap()
+}
+
+/// A trial lesson about `unknown column` errors, imported with that trigger.
+fn column_lesson(p: &Project) -> lore_core::model::Lesson {
+    let mut lesson = support::lesson(
+        SKILL,
+        "Quote column names with spaces.",
+        LessonStatus::Trial,
+        p.clock_now(),
+    );
+    lesson.triggers = vec![lore_core::fingerprint("unknown column 'Order Date'")];
+    p.engine
+        .import_records(&[lore_core::ports::store::Record::Lesson(lesson.clone())])
+        .unwrap();
+    lesson
+}
+
+const AT_RISK: &str = "report revenue per order date column from the orders table";
+const OTHER: &str = "translate the welcome email into german";
+
+/// A run of the task type that meets the column error, failing with it when `fails`.
+fn at_risk(p: &Project, fails: bool, shown: &[&LessonId]) {
+    let outcome = if fails {
+        Outcome::Failure
+    } else {
+        Outcome::Success
+    };
+    let e = run_on(p, AT_RISK, outcome, shown);
+    if fails {
+        p.engine
+            .report_signal(signal(
+                &e.id,
+                SignalChannel::HardFailure,
+                "unknown column 'Order Date'",
+            ))
+            .unwrap();
+    }
+}
+
+#[test]
+fn a_lesson_is_compared_with_runs_of_its_own_task_type_not_the_whole_skill() {
+    // Issue 14: the skill mixes task types; most runs never meet the column error.
+    let p = Project::new(CurationMode::Auto);
+    let lesson = column_lesson(&p);
+    for fails in [true, true, true, false] {
+        at_risk(&p, fails, &[]);
+    }
+    for _ in 0..20 {
+        run_on(&p, OTHER, Outcome::Success, &[]);
+    }
+    // With the lesson: the error recurs in two of five at-risk runs.
+    for fails in [true, true, false, false, false] {
+        at_risk(&p, fails, &[&lesson.id]);
+    }
+    let report = p.engine.maintain().unwrap();
+    // Against the whole skill (2 in 5 against 3 in 24) it looked harmful and was suppressed;
+    // against its task type it looks better, but not yet surely so.
+    assert!(report.utility.suppressed.is_empty(), "{report:?}");
+    let m = &report.utility.measured[0];
+    assert_eq!((m.runs, m.baseline_runs), (5, 4), "{m:?}");
+    assert!(m.error_reduction > 0.0, "{m:?}");
+    assert_eq!(p.status(&lesson.id), LessonStatus::Trial);
+    // More of the same evidence and the lower bound clears zero: promoted.
+    for _ in 0..6 {
+        at_risk(&p, true, &[]);
+        at_risk(&p, false, &[&lesson.id]);
+    }
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(
+        report.utility.promoted,
+        vec![lesson.id.clone()],
+        "{report:?}"
+    );
+    let entry = p
+        .store
+        .audit(Some(lesson.id.as_str()))
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert!(entry.reason.contains("lower bound"), "{}", entry.reason);
+    assert!(entry.evidence["bounds"][0].as_f64().unwrap() > 0.0);
+    assert_eq!(entry.evidence["baseline_runs"], json!(10));
+}
+
+#[test]
+fn three_unlucky_runs_are_not_a_verdict() {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = column_lesson(&p);
+    for fails in [true, false, false] {
+        at_risk(&p, fails, &[]);
+    }
+    for fails in [true, true, false] {
+        at_risk(&p, fails, &[&lesson.id]);
+    }
+    let report = p.engine.maintain().unwrap();
+    assert!(report.utility.suppressed.is_empty(), "{report:?}");
+    assert!(report.utility.measured[0].utility < 0.0);
+    assert_eq!(p.status(&lesson.id), LessonStatus::Trial);
+}
+
+#[test]
+fn a_lesson_that_trades_its_error_for_another_is_suppressed() {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = column_lesson(&p);
+    for fails in [true, false, false, false, false, false] {
+        at_risk(&p, fails, &[]);
+    }
+    // Its own error never recurs, but every run it is shown in fails for another reason.
+    for _ in 0..5 {
+        let e = run_on(&p, AT_RISK, Outcome::Failure, &[&lesson.id]);
+        p.engine
+            .report_signal(signal(
+                &e.id,
+                SignalChannel::HardFailure,
+                "syntax error near 'AS'",
+            ))
+            .unwrap();
+    }
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(
+        report.utility.suppressed,
+        vec![lesson.id.clone()],
+        "{report:?}"
+    );
+}
+
+#[test]
+fn a_suppressed_lesson_is_still_explored_and_comes_back_when_evidence_turns() {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = column_lesson(&p);
+    // An unlucky start: the lesson is shown in runs that fail more than the baseline.
+    for _ in 0..6 {
+        at_risk(&p, false, &[]);
+    }
+    for _ in 0..5 {
+        at_risk(&p, true, &[&lesson.id]);
+    }
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(report.utility.suppressed, vec![lesson.id.clone()]);
+
+    // Exploration: the lesson is offered in about one matching run in ten, deterministically.
+    let query = lore_engine::RecallQuery {
+        text: "quote the column names with spaces in the orders report".into(),
+        skill: Some(SkillPath::parse(SKILL).unwrap()),
+        ..Default::default()
+    };
+    let offered: Vec<usize> = (0..200)
+        .filter(|i| {
+            !p.engine
+                .exploration(&query, &format!("run-{i}"))
+                .unwrap()
+                .is_empty()
+        })
+        .collect();
+    assert!((8..=35).contains(&offered.len()), "{offered:?}");
+    let again: Vec<usize> = (0..200)
+        .filter(|i| {
+            !p.engine
+                .exploration(&query, &format!("run-{i}"))
+                .unwrap()
+                .is_empty()
+        })
+        .collect();
+    assert_eq!(offered, again);
+    // A run of another kind never offers it.
+    let unrelated = lore_engine::RecallQuery {
+        text: "translate the welcome email".into(),
+        ..query.clone()
+    };
+    assert!((0..200).all(|i| {
+        p.engine
+            .exploration(&unrelated, &format!("run-{i}"))
+            .unwrap()
+            .is_empty()
+    }));
+
+    // The explored runs go well while the baseline keeps meeting the error: back on trial.
+    for _ in 0..12 {
+        at_risk(&p, false, &[&lesson.id]);
+        at_risk(&p, true, &[]);
+    }
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(
+        report.utility.reinstated,
+        vec![lesson.id.clone()],
+        "{report:?}"
+    );
+    assert_eq!(p.status(&lesson.id), LessonStatus::Trial);
+    p.assert_audit_explains_every_status();
+}
+
+#[test]
+fn a_lesson_a_person_suppressed_is_never_explored() {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = column_lesson(&p);
+    p.engine
+        .transition(
+            &lesson.id,
+            LessonStatus::Suppressed,
+            &lore_engine::Attribution::new(Some("ana"), "wrong advice"),
+        )
+        .unwrap();
+    let query = lore_engine::RecallQuery {
+        text: "quote the column names with spaces".into(),
+        ..Default::default()
+    };
+    assert!((0..200).all(|i| {
+        p.engine
+            .exploration(&query, &format!("run-{i}"))
+            .unwrap()
+            .is_empty()
+    }));
+}
+
+#[test]
+fn pruning_keeps_a_lesson_that_proved_itself_over_a_newer_unmeasured_one() {
+    let p = Project::with(lore_engine::EngineConfig {
+        curation: CurationMode::Auto,
+        upkeep: lore_engine::Upkeep {
+            pruning: lore_engine::Pruning::Pareto { max_lessons: 1 },
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let lesson = column_lesson(&p);
+    for _ in 0..8 {
+        at_risk(&p, true, &[]);
+        at_risk(&p, false, &[&lesson.id]);
+    }
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(report.utility.promoted, vec![lesson.id.clone()]);
+    p.clock.advance(chrono::TimeDelta::days(3));
+    let newer = p.seed("Summaries name the customer.", LessonStatus::Trial);
+    let report = p.engine.maintain().unwrap();
+    // Before: relevance 0.8 × (1 + u) / 2 lost to the newer lesson's bare 0.8.
+    assert_eq!(report.pruned_by_rank, vec![newer.id.clone()], "{report:?}");
+    assert_eq!(p.status(&lesson.id), LessonStatus::Approved);
+}
+
+#[test]
+fn a_lesson_from_a_failed_run_carries_its_failure_fingerprints_as_triggers() {
+    let p = Project::new(CurationMode::Auto);
+    let e = run_on(&p, AT_RISK, Outcome::Failure, &[]);
+    for (channel, text) in [
+        (SignalChannel::HardFailure, "unknown column 'Order Date'"),
+        (SignalChannel::ConstraintFailure, "missing total row"),
+        (SignalChannel::HardFailure, "unknown column 'Ship Date'"),
+    ] {
+        p.engine
+            .report_signal(signal(&e.id, channel, text))
+            .unwrap();
+    }
+    p.engine
+        .report_signal(NewSignal {
+            value: Some(3.0),
+            ..signal(&e.id, SignalChannel::Efficiency, "")
+        })
+        .unwrap();
+    let outcome = p
+        .engine
+        .correct(lore_engine::NewCorrection {
+            skill: SkillPath::parse(SKILL).unwrap(),
+            execution_id: e.id.clone(),
+            text: "Always quote column names that contain spaces.".into(),
+            author_kind: lore_core::model::AuthorKind::Agent,
+            author: None,
+        })
+        .unwrap();
+    assert_eq!(
+        outcome.lesson.triggers,
+        vec![
+            lore_core::fingerprint("unknown column 'x'"),
+            lore_core::fingerprint("missing total row"),
+        ]
+    );
+    assert_eq!(outcome.lesson.status, LessonStatus::Trial);
+    // A correction that quotes one of the failures is about that one only.
+    let quoted = p
+        .engine
+        .correct(lore_engine::NewCorrection {
+            skill: SkillPath::parse(SKILL).unwrap(),
+            execution_id: e.id.clone(),
+            text: "The run failed with: missing total row. Always add a total row.".into(),
+            author_kind: lore_core::model::AuthorKind::Agent,
+            author: None,
+        })
+        .unwrap();
+    assert_eq!(
+        quoted.lesson.triggers,
+        vec![lore_core::fingerprint("missing total row")]
+    );
+}
+
+#[test]
+fn a_fingerprint_that_recurs_without_a_lesson_becomes_a_candidate_lesson() {
+    for (mode, status) in [
+        (CurationMode::Auto, LessonStatus::Trial),
+        (CurationMode::Review, LessonStatus::NeedsReview),
+    ] {
+        let p = Project::new(mode);
+        let fail_then_fix = |column: &str| {
+            let e = p
+                .engine
+                .record_execution(NewExecution {
+                    skill: SkillPath::parse(SKILL).unwrap(),
+                    input: json!({ "task": AT_RISK }),
+                    output: json!({ "command": "SELECT \"Order Date\" FROM orders" }),
+                    outcome: Outcome::Success,
+                    cost_usd: None,
+                    latency_ms: None,
+                    model: None,
+                    session: None,
+                    lessons_shown: Vec::new(),
+                })
+                .unwrap();
+            p.engine
+                .report_signal(NewSignal {
+                    action: Some("SELECT Order Date FROM orders".into()),
+                    ..signal(
+                        &e.id,
+                        SignalChannel::HardFailure,
+                        &format!("unknown column '{column}'"),
+                    )
+                })
+                .unwrap();
+        };
+        fail_then_fix("Order");
+        assert!(
+            p.engine.maintain().unwrap().proposed.is_empty(),
+            "one run is no pattern"
+        );
+        fail_then_fix("Ship");
+        let report = p.engine.maintain().unwrap();
+        assert_eq!(report.proposed.len(), 1, "{report:?}");
+        let lesson = p.engine.lesson(&report.proposed[0]).unwrap();
+        assert_eq!(lesson.source, lore_core::model::LessonSource::ErrorEvents);
+        assert_eq!(lesson.status, status);
+        assert_eq!(
+            lesson.triggers,
+            vec![lore_core::fingerprint("unknown column 'x'")]
+        );
+        assert_eq!(
+            lesson.rule,
+            "Use `SELECT \"Order Date\" FROM orders` instead of `SELECT Order Date FROM orders`."
+        );
+        // Covered now: a third occurrence proposes nothing more.
+        fail_then_fix("Due");
+        assert!(p.engine.maintain().unwrap().proposed.is_empty());
+        p.assert_audit_explains_every_status();
+    }
+}
+
+#[test]
+fn a_good_lesson_shown_beside_a_harmful_one_is_not_blamed_for_its_failures() {
+    let p = Project::new(CurationMode::Auto);
+    let good = column_lesson(&p);
+    let harmful = p.seed("Always answer in one word.", LessonStatus::Approved);
+    let broken = |input: &str, shown: &[&LessonId]| {
+        let e = run_on(&p, input, Outcome::Failure, shown);
+        p.engine
+            .report_signal(signal(
+                &e.id,
+                SignalChannel::HardFailure,
+                "syntax error near 'AS'",
+            ))
+            .unwrap();
+    };
+    for fails in [
+        true, true, true, true, false, false, false, false, false, false,
+    ] {
+        at_risk(&p, fails, &[]);
+    }
+    // Shown together, the harmful rule breaks every run; shown alone, it breaks them too.
+    for _ in 0..10 {
+        broken(AT_RISK, &[&good.id, &harmful.id]);
+    }
+    for _ in 0..4 {
+        broken(OTHER, &[&harmful.id]);
+    }
+    at_risk(&p, false, &[&good.id]);
+    at_risk(&p, false, &[&good.id]);
+    let report = p.engine.maintain().unwrap();
+    // Counting the shared runs against both, the good lesson went too.
+    assert_eq!(
+        report.utility.suppressed,
+        vec![harmful.id.clone()],
+        "{report:?}"
+    );
+    assert_eq!(p.status(&good.id), LessonStatus::Trial);
+    p.assert_audit_explains_every_status();
+}

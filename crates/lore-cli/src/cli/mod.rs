@@ -407,6 +407,17 @@ pub enum BenchCommand {
         #[arg(long)]
         data: PathBuf,
     },
+    /// Seed 003's learning protocol with two simulated tools (gridtool, fluxtool) and an agent
+    /// that learns only from the text Lore returns: error recurrence with and without memory,
+    /// retention, suppression of planted harmful lessons, retrieval precision.
+    Learning {
+        /// How many random seeds.
+        #[arg(long, default_value_t = 5)]
+        seeds: usize,
+        /// Also write a plot of errors per run, with and without memory, to this SVG file.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+    },
     /// Evidence recall on LoCoMo conversations: BM25, the builtin embedder, and their fusions.
     Locomo {
         /// LoCoMo's JSON file (a list of samples).

@@ -1,7 +1,7 @@
 //! `lore bench`: the benchmarks live in `lore-bench`; this hands them their settings and stdout.
 
 use anyhow::Result;
-use lore_bench::{Out, episodes, ingest, lessons, locomo, recall};
+use lore_bench::{Out, episodes, ingest, learning, lessons, locomo, recall};
 use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 
@@ -39,6 +39,7 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             };
             lessons::run(&data, embedder, json, out)
         }
+        BenchCommand::Learning { seeds, svg } => learning::run(seeds, json, svg.as_deref(), out),
         BenchCommand::Locomo { data, split } => {
             locomo::run_bench(&data, paths.embedder()?, split, json, out)
         }

@@ -156,8 +156,10 @@ pub fn maintain(paths: &Paths, args: MaintainArgs, json: bool) -> Result<()> {
     ))?;
     let changed = [
         ("expired", &report.expired),
+        ("proposed from a recurring error", &report.proposed),
         ("promoted", &utility.promoted),
         ("suppressed", &utility.suppressed),
+        ("back on trial", &utility.reinstated),
         ("harmful, left for review", &utility.harmful),
         ("pruned by age", &report.pruned_by_age),
         ("pruned by rank", &report.pruned_by_rank),

@@ -1,0 +1,484 @@
+//! The evidence behind a lesson's utility: which runs are compared, and how sure the comparison
+//! is.
+//!
+//! A lesson is compared with *matched* runs that did not show it, never with every other run of
+//! its skill: a skill mixes task types, and a lesson about `sort` compared with runs that never
+//! sort looks useless or harmful whatever it does (issue 14). A run is matched to a lesson when it
+//! is of the same skill and either
+//!
+//! - one of the lesson's trigger fingerprints was reported on it (it met the lesson's error), or
+//! - its input is similar (Jaccard over words, ≥ [`MATCH_AT`]) to a *reference* run: the
+//!   execution the lesson was learned from, or a run where one of its triggers occurred.
+//!
+//! A lesson with no reference run at all (written by hand, imported) is matched on its skill,
+//! as before. The same rule selects both sides, so the runs that showed the lesson outside its
+//! task type do not count for it either.
+//!
+//! Each side gives a failure rate; the verdict comes from a Newcombe interval (Wilson score
+//! intervals combined) on the difference `baseline − shown`, one-sided at 95 % ([`Z`]) for the
+//! lesson's own error and at 97.5 % ([`Z_OVERALL`]) for any failure: a lower bound above zero
+//! says the lesson helps, an upper bound below zero says it hurts, anything else says "not
+//! known yet", which is what three lucky or unlucky runs are.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::Measurement;
+use crate::Engine;
+use lore_core::error::Result;
+use lore_core::id::{ExecutionId, LessonId};
+use lore_core::model::{ErrorEvent, Execution, Lesson, Outcome, SignalChannel, UtilityStats};
+use lore_core::scope::SkillPath;
+
+/// Similarity of two runs' inputs (Jaccard over words) from which they count as one task type.
+pub const MATCH_AT: f64 = 0.4;
+/// The normal quantile of the bounds on the lesson's own error: one-sided 95 %.
+pub const Z: f64 = 1.645;
+/// The quantile for the comparison of any failure, one-sided 97.5 %: it is a guard against side
+/// effects, and noisier, since every failure of a run counts there, even those no lesson can
+/// touch (a dropped connection); so it needs firmer evidence.
+pub const Z_OVERALL: f64 = 1.96;
+/// Weight of the error reduction in utility; the efficiency gain has the rest (seed 003).
+const ERROR_WEIGHT: f64 = 0.65;
+/// Reference inputs kept per lesson: enough to cover its task types, few enough to stay cheap.
+const MAX_REFERENCES: usize = 64;
+
+/// What is known about each execution's result.
+pub(super) struct Judged<'a> {
+    pub(super) execution: &'a Execution,
+    /// `Some(failed)` once judged.
+    failed: Option<bool>,
+    /// The fingerprints of the failure signals reported on it.
+    fingerprints: HashSet<String>,
+    /// The efficiency signals' total, else latency.
+    cost: Option<f64>,
+    /// The words of its input.
+    terms: BTreeSet<String>,
+}
+
+pub(super) struct Evidence<'a> {
+    pub(super) runs: Vec<Judged<'a>>,
+    by_skill: HashMap<&'a SkillPath, Vec<usize>>,
+}
+
+impl<'a> Evidence<'a> {
+    pub(super) fn gather(engine: &Engine, executions: &'a [Execution]) -> Result<Evidence<'a>> {
+        let corrected: HashSet<ExecutionId> = engine
+            .store
+            .corrections(&engine.filter())?
+            .into_iter()
+            .map(|c| c.execution_id)
+            .collect();
+        let mut signals: HashMap<ExecutionId, Vec<ErrorEvent>> = HashMap::new();
+        for event in engine.store.error_events(&engine.filter())? {
+            if let Some(id) = event.execution_id.clone() {
+                signals.entry(id).or_default().push(event);
+            }
+        }
+        let mut runs = Vec::with_capacity(executions.len());
+        let mut by_skill: HashMap<&SkillPath, Vec<usize>> = HashMap::new();
+        for execution in executions {
+            let own = signals.remove(&execution.id).unwrap_or_default();
+            by_skill
+                .entry(&execution.skill)
+                .or_default()
+                .push(runs.len());
+            runs.push(judge(execution, own, corrected.contains(&execution.id)));
+        }
+        Ok(Evidence { runs, by_skill })
+    }
+
+    /// The lesson's measurement and the statistics to store for it, leaving out of both sides
+    /// the runs that showed one of the `tainted` lessons (other than this one).
+    pub(super) fn measure(
+        &self,
+        lesson: &Lesson,
+        tainted: &HashSet<LessonId>,
+    ) -> (Measurement, UtilityStats) {
+        let showed = |run: &Judged<'_>| run.execution.lessons_shown.contains(&lesson.id);
+        let skills: BTreeSet<&SkillPath> = self
+            .runs
+            .iter()
+            .filter(|r| showed(r))
+            .map(|r| &r.execution.skill)
+            .collect();
+        let pool: Vec<&Judged<'_>> = skills
+            .iter()
+            .flat_map(|s| &self.by_skill[*s])
+            .map(|&i| &self.runs[i])
+            .collect();
+        let matcher = Matcher::new(lesson, &pool);
+        let mut own = Pair::default();
+        let mut overall = Pair::default();
+        let mut stats = UtilityStats::default();
+        for run in pool {
+            let is_shown = showed(run);
+            if is_shown {
+                stats.activations += 1;
+                stats.last_applied_at = latest(stats.last_applied_at, run.execution.timestamp);
+            }
+            let Some(failed) = run.failed else { continue };
+            let blamed_elsewhere = run
+                .execution
+                .lessons_shown
+                .iter()
+                .any(|id| *id != lesson.id && tainted.contains(id));
+            if blamed_elsewhere || !matcher.matches(run) {
+                continue;
+            }
+            // A lesson about a fingerprint is judged on that fingerprint's recurrence: a run
+            // that failed for another reason is not the lesson's failure. Every failure still
+            // counts in `overall`, which is what catches a lesson that trades one error for
+            // another.
+            let own_failed = if lesson.triggers.is_empty() {
+                failed
+            } else {
+                matcher.hit(run)
+            };
+            own.side(is_shown).add(own_failed, run.cost);
+            overall.side(is_shown).add(failed, run.cost);
+            if is_shown {
+                if own_failed || failed {
+                    stats.hurt += 1;
+                } else {
+                    stats.helped += 1;
+                }
+            }
+        }
+        let measurement = measurement(lesson, &own, &overall);
+        if own.shown.runs > 0 && own.baseline.runs > 0 {
+            stats.utility = Some(round(measurement.utility));
+        }
+        (measurement, stats)
+    }
+}
+
+fn judge(execution: &Execution, own: Vec<ErrorEvent>, corrected: bool) -> Judged<'_> {
+    let failed = if own.iter().any(signals_failure)
+        || corrected
+        || matches!(execution.outcome, Outcome::Rejected | Outcome::Failure)
+    {
+        Some(true)
+    } else if matches!(execution.outcome, Outcome::Accepted | Outcome::Success) {
+        Some(false)
+    } else {
+        None
+    };
+    let efficiency: Vec<f64> = own
+        .iter()
+        .filter(|e| e.channel == SignalChannel::Efficiency)
+        .filter_map(|e| e.value)
+        .collect();
+    let cost = if efficiency.is_empty() {
+        execution.latency_ms
+    } else {
+        Some(efficiency.iter().sum())
+    };
+    Judged {
+        execution,
+        failed,
+        fingerprints: own
+            .into_iter()
+            .filter(signals_failure)
+            .map(|e| e.fingerprint)
+            .collect(),
+        cost,
+        terms: input_terms(&execution.input),
+    }
+}
+
+/// Which runs are comparable with a lesson's: see the module's documentation.
+struct Matcher<'l> {
+    triggers: &'l [String],
+    references: Vec<BTreeSet<String>>,
+}
+
+impl<'l> Matcher<'l> {
+    fn new(lesson: &'l Lesson, pool: &[&Judged<'_>]) -> Self {
+        let mut matcher = Matcher {
+            triggers: &lesson.triggers,
+            references: Vec::new(),
+        };
+        for run in pool {
+            let source = lesson.execution_id.as_ref() == Some(&run.execution.id);
+            if (source || matcher.hit(run))
+                && !run.terms.is_empty()
+                && !matcher.references.contains(&run.terms)
+                && matcher.references.len() < MAX_REFERENCES
+            {
+                matcher.references.push(run.terms.clone());
+            }
+        }
+        matcher
+    }
+
+    /// Whether one of the lesson's triggers was reported on the run.
+    fn hit(&self, run: &Judged<'_>) -> bool {
+        self.triggers.iter().any(|t| run.fingerprints.contains(t))
+    }
+
+    fn matches(&self, run: &Judged<'_>) -> bool {
+        self.references.is_empty()
+            || self.hit(run)
+            || self
+                .references
+                .iter()
+                .any(|r| jaccard(r, &run.terms) >= MATCH_AT)
+    }
+}
+
+/// The words of an input: every string in it, lowercased, split on what is not a letter or a
+/// digit, without one-letter words.
+pub(crate) fn input_terms(input: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    collect_terms(input, &mut out);
+    out
+}
+
+fn collect_terms(value: &Value, out: &mut BTreeSet<String>) {
+    match value {
+        Value::String(s) => out.extend(terms(s)),
+        Value::Array(items) => items.iter().for_each(|v| collect_terms(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_terms(v, out)),
+        _ => {}
+    }
+}
+
+pub(crate) fn terms(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() > 1)
+        .map(str::to_lowercase)
+}
+
+pub(crate) fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+    let shared = a.intersection(b).count();
+    let union = a.len() + b.len() - shared;
+    if union == 0 {
+        0.0
+    } else {
+        shared as f64 / union as f64
+    }
+}
+
+/// Both sides of one comparison.
+#[derive(Debug, Default)]
+pub(super) struct Pair {
+    pub(super) shown: Side,
+    pub(super) baseline: Side,
+}
+
+impl Pair {
+    fn side(&mut self, shown: bool) -> &mut Side {
+        if shown {
+            &mut self.shown
+        } else {
+            &mut self.baseline
+        }
+    }
+
+    /// `baseline − shown` failure rate with its Newcombe bounds `(difference, lower, upper)`
+    /// at the normal quantile `z`.
+    pub(super) fn difference(&self, z: f64) -> (f64, f64, f64) {
+        let (b, s) = (&self.baseline, &self.shown);
+        if b.runs == 0 || s.runs == 0 {
+            return (0.0, -1.0, 1.0);
+        }
+        let (pb, ps) = (b.failure_rate(), s.failure_rate());
+        let (lb, ub) = wilson(b.failures, b.runs, z);
+        let (ls, us) = wilson(s.failures, s.runs, z);
+        let d = pb - ps;
+        let lower = d - ((pb - lb).powi(2) + (us - ps).powi(2)).sqrt();
+        let upper = d + ((ub - pb).powi(2) + (ps - ls).powi(2)).sqrt();
+        (d, lower, upper)
+    }
+}
+
+/// Judged runs on one side of the comparison.
+#[derive(Debug, Default)]
+pub(super) struct Side {
+    pub(super) runs: usize,
+    pub(super) failures: usize,
+    cost_sum: f64,
+    costed: usize,
+}
+
+impl Side {
+    pub(super) fn add(&mut self, failed: bool, cost: Option<f64>) {
+        self.runs += 1;
+        self.failures += usize::from(failed);
+        if let Some(c) = cost {
+            self.cost_sum += c;
+            self.costed += 1;
+        }
+    }
+
+    fn failure_rate(&self) -> f64 {
+        self.failures as f64 / self.runs.max(1) as f64
+    }
+
+    fn mean_cost(&self) -> Option<f64> {
+        (self.costed > 0).then(|| self.cost_sum / self.costed as f64)
+    }
+}
+
+/// The Wilson score interval of `failures / runs` at the normal quantile `z`.
+pub(super) fn wilson(failures: usize, runs: usize, z: f64) -> (f64, f64) {
+    if runs == 0 {
+        return (0.0, 1.0);
+    }
+    let n = runs as f64;
+    let p = failures as f64 / n;
+    let z2 = z * z;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// Seed 003's utility from the lesson's own failures and costs, with the bounds of both
+/// comparisons.
+pub(super) fn measurement(lesson: &Lesson, own: &Pair, overall: &Pair) -> Measurement {
+    let (shown, baseline) = (&own.shown, &own.baseline);
+    let (a, b) = (shown.failure_rate(), baseline.failure_rate());
+    let error_reduction = if shown.runs == 0 || baseline.runs == 0 {
+        0.0
+    } else if b > 0.0 {
+        ((b - a) / b).clamp(-1.0, 1.0)
+    } else {
+        -a
+    };
+    let efficiency_gain = match (shown.mean_cost(), baseline.mean_cost()) {
+        (Some(s), Some(base)) if base > 0.0 => ((base - s) / base).clamp(-1.0, 1.0),
+        _ => 0.0,
+    };
+    let (difference, lower, upper) = own.difference(Z);
+    let (overall_difference, overall_lower, overall_upper) = overall.difference(Z_OVERALL);
+    Measurement {
+        lesson: lesson.id.clone(),
+        runs: shown.runs,
+        baseline_runs: baseline.runs,
+        failure_rate: round(a),
+        baseline_failure_rate: round(b),
+        error_reduction,
+        efficiency_gain,
+        utility: ERROR_WEIGHT * error_reduction + (1.0 - ERROR_WEIGHT) * efficiency_gain,
+        difference: round(difference),
+        bounds: [round(lower), round(upper)],
+        overall_difference: round(overall_difference),
+        overall_bounds: [round(overall_lower), round(overall_upper)],
+    }
+}
+
+/// Whether an event reports a failure: a hard or constraint failure, or no progress.
+pub(crate) fn signals_failure(event: &ErrorEvent) -> bool {
+    match event.channel {
+        SignalChannel::HardFailure | SignalChannel::ConstraintFailure => true,
+        SignalChannel::Progress => event.value.is_some_and(|v| v <= 0.0),
+        SignalChannel::Efficiency => false,
+    }
+}
+
+fn latest(current: Option<DateTime<Utc>>, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    Some(current.map_or(at, |c| c.max(at)))
+}
+
+/// Four decimals: stored statistics compare equal across passes despite float noise.
+pub(super) fn round(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(runs: usize, failures: usize, costs: &[f64]) -> Side {
+        let mut s = Side::default();
+        for i in 0..runs {
+            s.add(i < failures, costs.get(i).copied());
+        }
+        s
+    }
+
+    fn pair(shown: Side, baseline: Side) -> Pair {
+        Pair { shown, baseline }
+    }
+
+    fn lesson() -> Lesson {
+        serde_json::from_value(serde_json::json!({
+            "id": "REFL-001", "skill": "a/b", "mistake": "", "root_cause": "", "rule": "r",
+            "applies_when": "", "tiers": {"summary": "", "condition": "", "action": "",
+            "rationale": ""}, "confidence": 0.8, "source": "manual", "status": "trial",
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"
+        }))
+        .unwrap()
+    }
+
+    fn m(shown: Side, baseline: Side) -> Measurement {
+        let own = pair(shown, baseline);
+        measurement(&lesson(), &own, &Pair::default())
+    }
+
+    #[test]
+    fn halving_the_failure_rate_is_half_an_error_reduction() {
+        let m = m(side(4, 1, &[]), side(4, 2, &[]));
+        assert!((m.error_reduction - 0.5).abs() < 1e-12);
+        assert!((m.utility - 0.65 * 0.5).abs() < 1e-12);
+        assert_eq!((m.runs, m.baseline_runs), (4, 4));
+    }
+
+    #[test]
+    fn failures_where_the_baseline_had_none_are_negative() {
+        let m = m(side(4, 2, &[]), side(3, 0, &[]));
+        assert!((m.error_reduction + 0.5).abs() < 1e-12);
+        assert!(m.utility < 0.0);
+    }
+
+    #[test]
+    fn doubling_the_failures_clamps_at_minus_one() {
+        assert_eq!(m(side(2, 2, &[]), side(4, 1, &[])).error_reduction, -1.0);
+    }
+
+    #[test]
+    fn cheaper_runs_count_as_efficiency_gain() {
+        let m = m(side(2, 0, &[50.0, 50.0]), side(2, 0, &[100.0, 100.0]));
+        assert_eq!(m.error_reduction, 0.0);
+        assert!((m.efficiency_gain - 0.5).abs() < 1e-12);
+        assert!((m.utility - 0.35 * 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn no_baseline_means_no_reduction_and_no_verdict() {
+        let m = m(side(5, 0, &[1.0]), Side::default());
+        assert_eq!((m.error_reduction, m.utility), (0.0, 0.0));
+        assert_eq!(m.bounds, [-1.0, 1.0]);
+    }
+
+    #[test]
+    fn wilson_bounds_narrow_with_runs() {
+        let (lo, hi) = wilson(0, 3, Z);
+        assert_eq!(lo, 0.0);
+        assert!((hi - 0.474).abs() < 1e-3, "{hi}");
+        let (lo, hi) = wilson(50, 100, Z);
+        assert!(lo > 0.41 && hi < 0.59, "{lo} {hi}");
+    }
+
+    #[test]
+    fn three_runs_prove_nothing_but_a_clear_difference_does() {
+        // 2 of 3 failed with the lesson, 1 of 3 without: that is noise.
+        let (_, lo, hi) = pair(side(3, 2, &[]), side(3, 1, &[])).difference(Z);
+        assert!(lo < 0.0 && hi > 0.0, "{lo} {hi}");
+        // 22 of 36 prevented against a baseline that failed 30 times in 36: it helps.
+        let (_, lo, _) = pair(side(36, 14, &[]), side(36, 30, &[])).difference(Z);
+        assert!(lo > 0.0, "{lo}");
+    }
+
+    #[test]
+    fn inputs_of_one_task_type_match() {
+        let a = input_terms(&serde_json::json!({"task": "gridtool: sort sales by revenue"}));
+        let b = input_terms(&serde_json::json!({"task": "gridtool: sort orders by revenue"}));
+        let c = input_terms(&serde_json::json!({"task": "fluxtool: merge two files"}));
+        assert!(jaccard(&a, &b) >= MATCH_AT);
+        assert!(jaccard(&a, &c) < MATCH_AT);
+    }
+}

@@ -1,0 +1,114 @@
+//! Exploration: a suppressed lesson keeps a small chance of being shown, so a wrong verdict can
+//! be undone by evidence (DESIGN.md).
+//!
+//! Without it a suppression is forever: a suppressed lesson is never shown, so no run can ever
+//! speak for it (issue 14). [`Engine::exploration`] returns, for one run, the lessons that the
+//! utility gate suppressed and that match the run — one of their triggers is the query's
+//! fingerprint, or they share enough words with the query — in [`EXPLORE_SHARE`] of such runs.
+//! Which runs is decided by a hash of the caller's key (a session or run ID) and the lesson's ID,
+//! so a replay with the same keys shows the same lessons. The caller shows them beside the
+//! recall's context and names them in `lessons_shown`; [`Engine::measure`] then judges those runs
+//! like any others and puts the lesson back on trial when the evidence turns.
+//!
+//! Only suppressions made by the gate are explored: a lesson a person suppressed stays out.
+//! After [`SETTLED_AFTER`] judged runs the verdict is taken as settled and exploration stops.
+
+use std::collections::BTreeSet;
+
+use super::evidence::terms;
+use crate::{Engine, RecallQuery};
+use lore_core::error::Result;
+use lore_core::id::LessonId;
+use lore_core::model::{AuditAction, Lesson, LessonStatus};
+
+/// Share of matching runs in which a lesson suppressed by measurement is still shown.
+pub const EXPLORE_SHARE: f64 = 0.10;
+/// Judged runs after which a suppressed lesson's verdict is settled and it is no longer tried.
+pub const SETTLED_AFTER: u64 = 100;
+/// Share of a lesson's words (or the query's, if fewer) that must appear in the query.
+const WORD_OVERLAP: f64 = 0.3;
+/// The audit reason the gate writes when it suppresses.
+pub(super) const SUPPRESSED_BY_MEASURE: &str = "suppressed: measured utility";
+
+impl Engine {
+    /// Suppressed lessons to try again in the run `key`, for `query`: see the module's
+    /// documentation. Deterministic for a given key.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn exploration(&self, query: &RecallQuery, key: &str) -> Result<Vec<Lesson>> {
+        let suppressed = self.lessons(
+            query.skill.as_ref(),
+            Some([LessonStatus::Suppressed].into()),
+        )?;
+        let query_terms: BTreeSet<String> = terms(&query.text).collect();
+        let fingerprint = query.fingerprint.as_deref().map(|f| {
+            let f = f.trim();
+            [f.to_owned(), lore_core::fingerprint(f)]
+        });
+        let mut out = Vec::new();
+        for lesson in suppressed {
+            let settled = lesson.utility.helped + lesson.utility.hurt >= SETTLED_AFTER;
+            let hit = fingerprint
+                .as_ref()
+                .is_some_and(|fs| lesson.triggers.iter().any(|t| fs.contains(t)));
+            let relevant = hit || overlaps(&lesson, &query_terms);
+            if settled || !relevant || draw(key, &lesson.id) >= EXPLORE_SHARE {
+                continue;
+            }
+            if self.suppressed_by_measure(&lesson.id)? {
+                out.push(lesson);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether the lesson's latest transition was the utility gate suppressing it.
+    pub(super) fn suppressed_by_measure(&self, id: &LessonId) -> Result<bool> {
+        let last = self
+            .store
+            .audit(Some(id.as_str()))?
+            .into_iter()
+            .rfind(|e| e.action == AuditAction::Transition);
+        Ok(last.is_some_and(|e| {
+            e.to == Some(LessonStatus::Suppressed) && e.reason.starts_with(SUPPRESSED_BY_MEASURE)
+        }))
+    }
+}
+
+fn overlaps(lesson: &Lesson, query: &BTreeSet<String>) -> bool {
+    let own: BTreeSet<String> = terms(&lesson.rule)
+        .chain(terms(&lesson.applies_when))
+        .collect();
+    let shared = own.intersection(query).count();
+    let smaller = own.len().min(query.len());
+    shared >= 2 && shared as f64 >= WORD_OVERLAP * smaller as f64
+}
+
+/// A uniform draw in `[0, 1)` from the key and the lesson (FNV-1a, then a mix).
+fn draw(key: &str, lesson: &LessonId) -> f64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes().chain([0]).chain(lesson.as_str().bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    (h >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn about_one_run_in_ten_is_drawn_and_the_draw_is_stable() {
+        let id = LessonId::parse("REFL-001").unwrap();
+        let drawn = (0..10_000)
+            .filter(|i| draw(&format!("run-{i}"), &id) < EXPLORE_SHARE)
+            .count();
+        assert!((800..1200).contains(&drawn), "{drawn}");
+        assert_eq!(draw("run-7", &id), draw("run-7", &id));
+    }
+}
