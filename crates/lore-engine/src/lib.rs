@@ -54,7 +54,7 @@ pub use lessons::LessonEdit;
 pub use lore_recall::lessons::{IndexInfo, IndexOrigin};
 pub use maintain::{MaintainReport, RECURS_AT};
 pub use measure::{
-    EXPLORE_SHARE, MATCH_AT, MIN_RUNS, MeasureReport, Measurement, NewSignal, OVERALL_MIN_RUNS,
+    EXPLORE_SHARE, HOLDOUT_SHARE, MATCH_AT, MIN_RUNS, MeasureReport, Measurement, NewSignal, OVERALL_MIN_RUNS,
     PROMOTE_AT, Z, Z_OVERALL,
 };
 pub use memory::{

@@ -52,7 +52,7 @@ mod explore;
 
 pub(crate) use evidence::signals_failure;
 pub use evidence::{MATCH_AT, Z, Z_OVERALL};
-pub use explore::EXPLORE_SHARE;
+pub use explore::{EXPLORE_SHARE, HOLDOUT_SHARE};
 
 use std::collections::{BTreeSet, HashSet};
 

@@ -53,6 +53,11 @@ pub struct RecallQuery {
     pub limit: Option<usize>,
     /// Return every candidate's explanation ([`RecallResult::explain`]).
     pub explain: bool,
+    /// A key naming this run (a run or session ID). With one, a lesson the utility gate
+    /// suppressed on thin evidence is still tried in a small share of the runs it matches
+    /// ([`Engine::exploration`]), after the context and marked as explored, so a wrong verdict
+    /// can be undone by evidence; without one, suppressed lessons stay out.
+    pub explore: Option<String>,
 }
 
 /// One lesson placed in the context.
@@ -141,6 +146,9 @@ impl Engine {
             return Err(Error::invalid("query", "give words, a fingerprint or tags"));
         }
         let config = self.recall_config(query)?;
+        if let Some(key) = &query.explore {
+            lore_core::limits::name("run", key)?;
+        }
         let statuses: Vec<LessonStatus> = self.retrievable_statuses().into_iter().collect();
         let guard = lessons::fresh(
             &self.recall.index,
@@ -178,12 +186,20 @@ impl Engine {
             .collect();
         slots.sort_unstable();
         slots.dedup();
+        // A run with a key is part of the experiment: a lesson still being measured sits out a
+        // small share of such runs, which become its matched control.
+        let held = |lesson: &Lesson| {
+            query
+                .explore
+                .as_deref()
+                .is_some_and(|key| Engine::held_out(lesson, key))
+        };
         let lists = found.map(|(source, hits)| RankedList {
             source,
             hits: hits
                 .into_iter()
                 .filter_map(|(slot, score)| {
-                    index.doc(slot).map(|d| Hit {
+                    index.doc(slot).filter(|d| !held(&d.lesson)).map(|d| Hit {
                         id: d.lesson.id.as_str().to_owned(),
                         score,
                     })
@@ -213,7 +229,7 @@ impl Engine {
                 })
             })
             .collect();
-        Ok(RecallResult {
+        let mut result = RecallResult {
             tokenizer: tokenizer.name().to_owned(),
             embedder: index.embedder.id(),
             budget: config.budget,
@@ -221,7 +237,49 @@ impl Engine {
             text: recalled.packed.text,
             lessons: placed,
             explain: query.explain.then_some(recalled.explain),
-        })
+        };
+        drop(guard);
+        if let Some(key) = &query.explore {
+            self.add_explored(&mut result, query, key)?;
+        }
+        Ok(result)
+    }
+
+    /// Appends the suppressed lessons [`Engine::exploration`] picks for the run `key`, within
+    /// what is left of the budget, each quoted like any other and marked as explored.
+    fn add_explored(&self, result: &mut RecallResult, query: &RecallQuery, key: &str) -> Result<()> {
+        let tokenizer = self.recall.tokenizer.as_ref();
+        for lesson in self.exploration(query, key)? {
+            if result.lessons.iter().any(|l| l.id == lesson.id) {
+                continue;
+            }
+            let shown = Shown::of(&lesson);
+            let tier = shown.tiers.len().min(2) - 1;
+            let block = format!(
+                "{}\n  _Explored_: suppressed earlier; shown again to measure it.",
+                shown.tiers[tier]
+            );
+            let text = if result.text.is_empty() {
+                block
+            } else {
+                format!("{}\n{block}", result.text)
+            };
+            let tokens = tokenizer.count(&text);
+            if tokens > result.budget {
+                continue;
+            }
+            result.lessons.push(RecalledLesson {
+                id: lesson.id.clone(),
+                skill: lesson.skill.clone(),
+                status: lesson.status,
+                tier,
+                tokens: tokens - result.tokens,
+                score: 0.0,
+            });
+            result.text = text;
+            result.tokens = tokens;
+        }
+        Ok(())
     }
 
     /// Fits the configured embedder again to the retrievable lessons and re-embeds every

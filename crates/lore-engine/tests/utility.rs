@@ -529,6 +529,59 @@ fn a_suppressed_lesson_is_still_explored_and_comes_back_when_evidence_turns() {
 }
 
 #[test]
+fn recall_shows_an_explored_lesson_only_with_a_run_key_and_marks_it() {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = column_lesson(&p);
+    for _ in 0..6 {
+        at_risk(&p, false, &[]);
+    }
+    for _ in 0..5 {
+        at_risk(&p, true, &[&lesson.id]);
+    }
+    assert_eq!(
+        p.engine.maintain().unwrap().utility.suppressed,
+        vec![lesson.id.clone()]
+    );
+    let query = lore_engine::RecallQuery {
+        text: "quote the column names with spaces in the orders report".into(),
+        skill: Some(SkillPath::parse(SKILL).unwrap()),
+        ..Default::default()
+    };
+    // Without a key a suppressed lesson never reaches a context.
+    let plain = p.engine.recall(&query).unwrap();
+    assert!(plain.lessons.iter().all(|l| l.id != lesson.id));
+    // With a key it does in the runs exploration picks, marked, within the budget, and the
+    // same keys pick the same runs.
+    let shown = |i: usize| {
+        let result = p
+            .engine
+            .recall(&lore_engine::RecallQuery {
+                explore: Some(format!("run-{i}")),
+                ..query.clone()
+            })
+            .unwrap();
+        let found = result.lessons.iter().any(|l| l.id == lesson.id);
+        if found {
+            assert!(result.text.contains("_Explored_"), "{}", result.text);
+            assert!(result.text.contains(lesson.id.as_str()));
+            assert!(result.tokens <= result.budget);
+        }
+        found
+    };
+    let picked: Vec<usize> = (0..200).filter(|&i| shown(i)).collect();
+    assert!((8..=35).contains(&picked.len()), "{picked:?}");
+    let exploring: Vec<usize> = (0..200)
+        .filter(|i| {
+            !p.engine
+                .exploration(&query, &format!("run-{i}"))
+                .unwrap()
+                .is_empty()
+        })
+        .collect();
+    assert_eq!(picked, exploring);
+}
+
+#[test]
 fn a_lesson_a_person_suppressed_is_never_explored() {
     let p = Project::new(CurationMode::Auto);
     let lesson = column_lesson(&p);

@@ -179,6 +179,11 @@ pub struct RecallParams {
     /// the context looks wrong.
     #[serde(default)]
     pub explain: bool,
+    /// An ID for this run (anything unique to it, such as your session and step). With it, Lore
+    /// now and then shows again a lesson it suppressed, marked as explored, to check that the
+    /// suppression was right; record the run with the lessons shown as usual.
+    #[serde(default)]
+    pub run: Option<String>,
 }
 
 /// Parameters of `review_queue`.
@@ -529,6 +534,7 @@ impl LoreMcp {
                     budget: p.budget,
                     limit: p.limit,
                     explain: p.explain,
+                    explore: p.run,
                 })
             })
             .await?;

@@ -160,6 +160,10 @@ pub struct RecallArgs {
     /// Show every candidate: sources, scores, kept or dropped and why.
     #[arg(long)]
     pub explain: bool,
+    /// A key naming this run (a run or session ID): a lesson that measurement suppressed is
+    /// then still tried in a small share of the runs it matches, marked as explored.
+    #[arg(long)]
+    pub run: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -32,6 +32,7 @@ pub fn run(paths: &Paths, args: RecallArgs, json: bool) -> Result<()> {
         budget: Some(args.budget),
         limit: Some(args.limit),
         explain: args.explain,
+        explore: args.run,
     })?;
     if json {
         return output::json(&result);

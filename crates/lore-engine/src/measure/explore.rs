@@ -25,6 +25,9 @@ use lore_core::model::{AuditAction, Lesson, LessonStatus};
 pub const EXPLORE_SHARE: f64 = 0.10;
 /// Judged runs after which a suppressed lesson's verdict is settled and it is no longer tried.
 pub const SETTLED_AFTER: u64 = 100;
+/// Share of runs in which a lesson still being measured is held out, so that it has runs to be
+/// compared with even where it would be shown every time.
+pub const HOLDOUT_SHARE: f64 = 0.15;
 /// Share of a lesson's words (or the query's, if fewer) that must appear in the query.
 const WORD_OVERLAP: f64 = 0.3;
 /// The audit reason the gate writes when it suppresses.
@@ -61,6 +64,15 @@ impl Engine {
             }
         }
         Ok(out)
+    }
+
+    /// Whether the run `key` leaves `lesson` out to measure it: a live lesson whose verdict is not
+    /// settled is held out in [`HOLDOUT_SHARE`] of runs, drawn from the key and its ID, so a lesson
+    /// shown wherever it matches still has matched runs without it (the experiment's control).
+    pub fn held_out(lesson: &Lesson, key: &str) -> bool {
+        let live = matches!(lesson.status, LessonStatus::Trial | LessonStatus::Approved);
+        let settled = lesson.utility.helped + lesson.utility.hurt >= SETTLED_AFTER;
+        live && !settled && draw(&format!("hold:{key}"), &lesson.id) < HOLDOUT_SHARE
     }
 
     /// Whether the lesson's latest transition was the utility gate suppressing it.

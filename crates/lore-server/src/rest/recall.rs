@@ -24,6 +24,8 @@ pub struct RecallBody {
     /// Include every candidate's explanation (sources, scores, kept or dropped and why).
     #[serde(default)]
     explain: bool,
+    /// A key naming this run: suppressed lessons are then explored (see the Engine's recall).
+    run: Option<String>,
 }
 
 impl RecallBody {
@@ -37,6 +39,7 @@ impl RecallBody {
             budget: self.budget,
             limit: self.limit,
             explain: self.explain,
+            explore: self.run,
         })
     }
 }
