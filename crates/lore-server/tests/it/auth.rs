@@ -1,13 +1,12 @@
 //! Tokens and scopes: a token for domain `hr` can neither read nor write `finance`, through any
 //! REST endpoint or MCP, and roles gate what scopes cannot.
 
-
 use std::sync::Arc;
 
+use crate::common::{Home, ids, jwt};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use crate::common::{Home, ids, jwt};
 use lore_core::model::{AuthorKind, Outcome};
 use lore_core::{Scope, SkillPath};
 use lore_engine::{NewCorrection, NewExecution};

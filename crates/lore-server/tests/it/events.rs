@@ -1,7 +1,6 @@
 //! `GET /v1/events` over a real socket: what subscribers see, in which scope, from which writer,
 //! and how they resume.
 
-
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::sync::Arc;

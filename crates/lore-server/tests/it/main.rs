@@ -4,6 +4,7 @@
 mod common;
 
 mod auth;
+mod doors;
 mod events;
 mod rest;
 mod security;

@@ -1,12 +1,11 @@
 //! The REST API through `Router::oneshot` (no socket), plus one smoke test over loopback.
 
-
 use std::time::Duration;
 
+use crate::common::{Home, SKILL};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use crate::common::{Home, SKILL};
 use lore_server::{Access, Limits, rest_app};
 use serde_json::{Value, json};
 use tower::ServiceExt;
