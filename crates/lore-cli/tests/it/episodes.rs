@@ -2,7 +2,6 @@
 //! queries with `--json`, token budgets counted with tiktoken, and bad input refused with
 //! nothing stored.
 
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-
 use crate::common::Project;
 use lore_providers::fake::{Captured, FakeServer, Protocol, Reply};
 use serde_json::{Value, json};

@@ -7,6 +7,7 @@ mod cli;
 mod episodes;
 mod llm;
 mod recall;
+mod reliability;
 mod review;
 mod serve;
 mod utility;

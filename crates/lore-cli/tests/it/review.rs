@@ -1,7 +1,6 @@
 //! The review flow from the command line: curation modes, `lore review`, `lore maintain` and
 //! `lore lessons purge`, on real SQLite files in temporary projects.
 
-
 use crate::common::Project;
 
 const SKILL: &str = "support/summarize-ticket";

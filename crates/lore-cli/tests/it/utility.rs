@@ -1,7 +1,6 @@
 //! Measuring lessons from the command line: `lore record --lessons-shown`, `lore signal`, and
 //! `lore maintain` promoting a trial lesson that helped, on a real SQLite file.
 
-
 use crate::common::Project;
 
 const SKILL: &str = "support/summarize-ticket";
