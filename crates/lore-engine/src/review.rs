@@ -169,13 +169,16 @@ impl Engine {
         &self,
         mut plan: impl FnMut() -> Result<(Vec<LessonUpdate>, T)>,
     ) -> Result<T> {
-        const ATTEMPTS: usize = 5;
+        // Busy skills see a correction touch many lessons at once; a growing pause (5 ms, 10 ms,
+        // ... about a quarter second in all) lets the other writer finish.
+        const ATTEMPTS: u32 = 10;
         for attempt in 1.. {
             let (updates, value) = plan()?;
             match self.apply(updates) {
                 Ok(_) => return Ok(value),
                 Err(Error::Conflict(why)) if attempt < ATTEMPTS => {
                     tracing::debug!(%why, attempt, "a lesson changed meanwhile; planning again");
+                    std::thread::sleep(std::time::Duration::from_millis(5 * u64::from(attempt)));
                 }
                 Err(err) => return Err(err),
             }
