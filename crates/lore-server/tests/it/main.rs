@@ -6,5 +6,6 @@ mod common;
 mod auth;
 mod doors;
 mod events;
+mod matrix;
 mod rest;
 mod security;

@@ -90,6 +90,15 @@ impl Server {
         (status, ct, String::from_utf8_lossy(&bytes).into_owned())
     }
 
+    /// The status of a GET whose body is a stream that does not end (`/v1/events`).
+    pub async fn status_only(&self, token: &str, uri: &str) -> StatusCode {
+        let req = Request::get(uri)
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .body(Body::empty())
+            .unwrap();
+        self.app.clone().oneshot(req).await.unwrap().status()
+    }
+
     /// A new token's secret and ID, made as `lore tokens create` makes it.
     pub fn token(&self, role: Role) -> (String, String) {
         let mut file = TokenFile::load(&self.tokens).unwrap();
@@ -145,6 +154,12 @@ impl Server {
 
     /// One MCP tool call over streamable HTTP: initialize, then the call in that session.
     pub async fn mcp(&self, token: &str, tool: &str, arguments: Value) -> Value {
+        let params = json!({"name": tool, "arguments": arguments});
+        self.mcp_method(token, "tools/call", params).await
+    }
+
+    /// One JSON-RPC request over streamable HTTP: initialize, then `method` in that session.
+    pub async fn mcp_method(&self, token: &str, method: &str, params: Value) -> Value {
         let post = |body: Value, session: Option<String>| {
             let mut req = Request::post("/mcp")
                 .header(header::HOST, "localhost")
@@ -173,8 +188,7 @@ impl Server {
             .await
             .unwrap();
         assert!(res.status().is_success(), "{}", res.status());
-        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}});
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": params});
         let res = self
             .app
             .clone()
