@@ -157,7 +157,7 @@ async fn malformed_mcp_over_http_gets_a_json_rpc_error() {
         ),
     ];
     for (what, content_type, body, status, code) in cases {
-        let (got, ct, answer) = server.mcp_raw(content_type, body).await;
+        let (got, ct, answer) = server.mcp_raw(None, content_type, body).await;
         assert_eq!(got.as_u16(), status, "{what}: {answer}");
         assert!(ct.starts_with("application/json"), "{what}: {ct}");
         assert_jsonrpc_error(what, &answer, code);
@@ -165,13 +165,14 @@ async fn malformed_mcp_over_http_gets_a_json_rpc_error() {
     // The id of a message that has a usable one is answered back.
     let (_, _, answer) = server
         .mcp_raw(
+            None,
             Some("application/json"),
             r#"{"id": 3, "method": "tools/list"}"#,
         )
         .await;
     assert_eq!(assert_jsonrpc_error("id", &answer, -32600)["id"], 3);
     // A valid initialize still works.
-    let (got, _, answer) = server.mcp_raw(Some("application/json"), &init).await;
+    let (got, _, answer) = server.mcp_raw(None, Some("application/json"), &init).await;
     assert_eq!(got, StatusCode::OK, "{answer}");
 }
 

@@ -6,6 +6,7 @@ mod common;
 mod auth;
 mod doors;
 mod events;
+mod hostile;
 mod matrix;
 mod rest;
 mod security;

@@ -62,6 +62,7 @@ impl Server {
     /// its status, content type and body.
     pub async fn mcp_raw(
         &self,
+        token: Option<&str>,
         content_type: Option<&str>,
         body: &str,
     ) -> (StatusCode, String, String) {
@@ -70,6 +71,9 @@ impl Server {
             .header(header::ACCEPT, "application/json, text/event-stream");
         if let Some(ct) = content_type {
             req = req.header(header::CONTENT_TYPE, ct);
+        }
+        if let Some(t) = token {
+            req = req.header(header::AUTHORIZATION, format!("Bearer {t}"));
         }
         let res = self
             .app
