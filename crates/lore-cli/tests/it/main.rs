@@ -5,6 +5,7 @@ mod common;
 
 mod cli;
 mod episodes;
+mod hostile;
 mod llm;
 mod recall;
 mod reliability;
