@@ -6,6 +6,7 @@ mod common;
 mod auth;
 mod doors;
 mod events;
+mod fuzz;
 mod hostile;
 mod matrix;
 mod rest;
