@@ -5,6 +5,9 @@
 //! export must be byte for byte what it was; accepted prompt-injection text must come back in
 //! `lore memory prompt` only quoted under a rule with its provenance.
 
+// The figures each test prints are the suite's report (docs/reliability.md).
+#![allow(clippy::print_stdout)]
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -78,16 +81,14 @@ fn record_args(p: &Project, field: &str, value: &str) -> Option<Vec<String>> {
     // A JSON string is passed as its text; anything else as its JSON.
     let plain = serde_json::from_str::<Value>(value)
         .ok()
-        .and_then(|v| match v {
-            Value::String(s) => Some(s),
-            Value::Array(items) => Some(
-                items
-                    .iter()
-                    .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
-                    .collect::<Vec<_>>()
-                    .join(","),
-            ),
-            other => Some(other.to_string()),
+        .map(|v| match v {
+            Value::String(s) => s,
+            Value::Array(items) => items
+                .iter()
+                .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
+                .collect::<Vec<_>>()
+                .join(","),
+            other => other.to_string(),
         })
         .unwrap_or_else(|| value.to_owned());
     if plain.contains('\0') {

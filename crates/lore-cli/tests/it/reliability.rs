@@ -9,6 +9,9 @@
 //! `--nocapture` to see them. Timings are random, from a seed that is printed, and can be
 //! replayed with `LORE_RELIABILITY_SEED`.
 
+// The figures each test prints are the suite's report (docs/reliability.md).
+#![allow(clippy::print_stdout)]
+
 use std::collections::{BTreeSet, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -4,6 +4,9 @@
 //! and leave the store exactly as it was; prompt-injection text, which is valid text and is
 //! accepted, must come back in a prompt only quoted, under a rule with its provenance.
 
+// The figures each test prints are the suite's report (docs/reliability.md).
+#![allow(clippy::print_stdout)]
+
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use lore_engine::EngineConfig;

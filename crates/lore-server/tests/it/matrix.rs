@@ -14,6 +14,9 @@
 //!
 //! Each call runs against a fresh, identically seeded server, so no call sees another's writes.
 
+// The figures each test prints are the suite's report (docs/reliability.md).
+#![allow(clippy::print_stdout)]
+
 use std::collections::BTreeSet;
 
 use axum::http::{Method, StatusCode};
@@ -387,6 +390,13 @@ fn tool_row(name: &str) -> Option<Row> {
     })
 }
 
+/// What one call did: whether it succeeded, its answer, and whether the store is as it was.
+struct Seen<'a> {
+    ok: bool,
+    text: &'a str,
+    unchanged: bool,
+}
+
 /// One outcome of the matrix, for the failure message and the figures.
 #[derive(Default)]
 struct Tally {
@@ -397,16 +407,12 @@ struct Tally {
 
 impl Tally {
     /// Checks one answer against its row; `ok` is whether the call succeeded, `text` the answer.
-    fn check(
-        &mut self,
-        what: &str,
-        row: &Row,
-        role: Role,
-        in_scope: bool,
-        ok: bool,
-        text: &str,
-        unchanged: bool,
-    ) {
+    fn check(&mut self, what: &str, row: &Row, (role, in_scope): (Role, bool), seen: Seen<'_>) {
+        let Seen {
+            ok,
+            text,
+            unchanged,
+        } = seen;
         self.calls += 1;
         if !ok {
             self.refused += 1;
@@ -495,11 +501,12 @@ async fn every_rest_operation_keeps_to_its_role_and_scope() {
                 tally.check(
                     &what,
                     &row,
-                    role,
-                    in_scope,
-                    status.is_success(),
-                    &text,
-                    unchanged,
+                    (role, in_scope),
+                    Seen {
+                        ok: status.is_success(),
+                        text: &text,
+                        unchanged,
+                    },
                 );
                 if !status.is_success() && !matches!(status.as_u16(), 403 | 404) {
                     tally.escapes.push(format!(
@@ -548,14 +555,16 @@ async fn every_mcp_tool_keeps_to_its_role_and_scope() {
                 let answer = server.mcp(&token, tool, arguments).await;
                 let unchanged = server.home.snapshot() == before;
                 let ok = answer["result"]["isError"] == false && answer.get("error").is_none();
+                let text = answer.to_string();
                 tally.check(
                     tool,
                     &row,
-                    role,
-                    in_scope,
-                    ok,
-                    &answer.to_string(),
-                    unchanged,
+                    (role, in_scope),
+                    Seen {
+                        ok,
+                        text: &text,
+                        unchanged,
+                    },
                 );
             }
         }
