@@ -54,8 +54,8 @@ pub use lessons::LessonEdit;
 pub use lore_recall::lessons::{IndexInfo, IndexOrigin};
 pub use maintain::{MaintainReport, RECURS_AT};
 pub use measure::{
-    EXPLORE_SHARE, HOLDOUT_SHARE, MATCH_AT, MIN_RUNS, MeasureReport, Measurement, NewSignal, OVERALL_MIN_RUNS,
-    PROMOTE_AT, Z, Z_OVERALL,
+    EXPLORE_SHARE, HOLDOUT_SHARE, MATCH_AT, MIN_RUNS, MeasureReport, Measurement, NewSignal,
+    OVERALL_MIN_RUNS, PROMOTE_AT, Z, Z_OVERALL,
 };
 pub use memory::{
     CoreBlock, CoreEdit, CoreMemory, InjectionStrategy, MAX_RESULTS, MemoryHit, ToolDefinition,

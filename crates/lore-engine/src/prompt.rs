@@ -85,9 +85,11 @@ fn render_lesson(lesson: &Lesson) -> String {
         out.push_str(line.trim());
         out.push('\n');
     }
+    // The condition is the correction's words as much as the rule is (`if the user mentions
+    // …`), so it stays inside the quote: nothing a correction wrote reaches the prompt unquoted.
     let applies = one_line(&lesson.applies_when);
     if !applies.is_empty() {
-        out.push_str(&format!("  _Applies when_: {applies}\n"));
+        out.push_str(&format!("  > _Applies when_: {applies}\n"));
     }
     out
 }

@@ -247,7 +247,12 @@ impl Engine {
 
     /// Appends the suppressed lessons [`Engine::exploration`] picks for the run `key`, within
     /// what is left of the budget, each quoted like any other and marked as explored.
-    fn add_explored(&self, result: &mut RecallResult, query: &RecallQuery, key: &str) -> Result<()> {
+    fn add_explored(
+        &self,
+        result: &mut RecallResult,
+        query: &RecallQuery,
+        key: &str,
+    ) -> Result<()> {
         let tokenizer = self.recall.tokenizer.as_ref();
         for lesson in self.exploration(query, key)? {
             if result.lessons.iter().any(|l| l.id == lesson.id) {

@@ -111,12 +111,15 @@ impl Engine {
         to: LessonStatus,
         why: &Attribution,
     ) -> Result<Vec<Lesson>> {
-        let lessons = self.load_distinct(ids)?;
-        let updates = lessons
-            .into_iter()
-            .map(|l| self.planned_move(l, to, why))
-            .collect::<Result<Vec<_>>>()?;
-        self.apply(updates)
+        self.plan_and_apply(|| {
+            let updates = self
+                .load_distinct(ids)?
+                .into_iter()
+                .map(|l| self.planned_move(l, to, why))
+                .collect::<Result<Vec<_>>>()?;
+            let moved = updates.iter().map(|u| u.lesson.clone()).collect();
+            Ok((updates, moved))
+        })
     }
 
     /// Approves lessons; a lesson that was proposed to supersede others (a FULL verdict held
@@ -125,6 +128,16 @@ impl Engine {
     /// # Errors
     /// As [`Engine::transition_many`].
     pub fn approve(&self, ids: &[LessonId], why: &Attribution) -> Result<Vec<Lesson>> {
+        self.plan_and_apply(|| self.planned_approval(ids, why))
+    }
+
+    /// The updates that approve `ids` (and supersede what they were proposed to replace), and
+    /// the approved lessons.
+    fn planned_approval(
+        &self,
+        ids: &[LessonId],
+        why: &Attribution,
+    ) -> Result<(Vec<LessonUpdate>, Vec<Lesson>)> {
         let lessons = self.load_distinct(ids)?;
         let mut updates = Vec::new();
         let mut pending = Vec::new();
@@ -144,8 +157,33 @@ impl Engine {
             link(&mut update.lesson, LinkKind::SupersededBy, &by);
             updates.push(update);
         }
-        self.apply(updates)?;
-        Ok(approved)
+        Ok((updates, approved))
+    }
+
+    /// Plans a batch with `plan` and writes it. When the store refuses the batch because a
+    /// lesson changed between the read and the write (another process's correction linked it,
+    /// or a second reviewer edited it), the batch is planned again on fresh reads, lifecycle
+    /// checks included: a retry is the same call made a moment later, never a blind overwrite,
+    /// and a decision is not refused for a race the caller could not see.
+    fn plan_and_apply<T>(
+        &self,
+        mut plan: impl FnMut() -> Result<(Vec<LessonUpdate>, T)>,
+    ) -> Result<T> {
+        // Busy skills see a correction touch many lessons at once; a growing pause (5 ms, 10 ms,
+        // ... about a quarter second in all) lets the other writer finish.
+        const ATTEMPTS: u32 = 10;
+        for attempt in 1.. {
+            let (updates, value) = plan()?;
+            match self.apply(updates) {
+                Ok(_) => return Ok(value),
+                Err(Error::Conflict(why)) if attempt < ATTEMPTS => {
+                    tracing::debug!(%why, attempt, "a lesson changed meanwhile; planning again");
+                    std::thread::sleep(std::time::Duration::from_millis(5 * u64::from(attempt)));
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        unreachable!("the loop returns by its last attempt")
     }
 
     /// Rejects lessons: judged wrong or noise, kept for the record, never retrieved.

@@ -820,7 +820,8 @@ fn tiers(lesson: &Lesson) -> Vec<String> {
         .collect::<Vec<_>>()
         .join(" ");
     if !applies.is_empty() {
-        tier1.push_str(&format!("  _Applies when_: {applies}\n"));
+        // The condition is the correction's own words like the rule: it stays inside the quote.
+        tier1.push_str(&format!("  > _Applies when_: {applies}\n"));
     }
     let tier1 = tier1.trim_end().to_owned();
     let mut out = vec![tier0, tier1.clone()];

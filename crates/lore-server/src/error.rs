@@ -39,6 +39,18 @@ impl ApiError {
         )
     }
 
+    /// A 405 for a path served, but not with this method; the `Allow` header lists the methods.
+    pub fn method_not_allowed(method: &axum::http::Method, path: &str) -> Self {
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            format!(
+                "{path} does not answer {method}; the Allow header and /v1/openapi.json list \
+                 what it does"
+            ),
+        )
+    }
+
     /// A 500 whose cause has already been logged.
     pub fn internal() -> Self {
         Self::new(

@@ -15,7 +15,9 @@
 
 mod episodes;
 mod memory;
+mod stdio;
 mod views;
+pub mod wire;
 
 use std::sync::Arc;
 
@@ -33,11 +35,12 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
-use rmcp::{Json, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use stdio::serve_lines;
 pub use views::{
     CorrectionResult, LessonList, LessonSummary, LessonView, PromptView, RecallView,
     RecordedExecution, ReviewQueue, Reviewed, SearchResults, SignalView, StatusView,
@@ -45,6 +48,7 @@ pub use views::{
 
 /// Parameters of `record_execution`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RecordExecutionParams {
     /// The skill or task that ran, as `domain/skill` in lowercase words joined by `-`, for
     /// example `support/summarize-ticket`. Lessons and prompts are filed under this name.
@@ -57,6 +61,12 @@ pub struct RecordExecutionParams {
     /// `success` or `failure`.
     #[serde(default)]
     pub outcome: Option<String>,
+    /// What the run cost in US dollars, if known (zero or more).
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// How long the run took in milliseconds, if known (zero or more).
+    #[serde(default)]
+    pub latency_ms: Option<f64>,
     /// The model that produced the output, for example `claude-sonnet-4-5`, if known.
     #[serde(default)]
     pub model: Option<String>,
@@ -71,6 +81,7 @@ pub struct RecordExecutionParams {
 
 /// Parameters of `report_signal`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReportSignalParams {
     /// The execution's ID, as returned by `record_execution`.
     pub execution_id: String,
@@ -92,6 +103,7 @@ pub struct ReportSignalParams {
 
 /// Parameters of `correct`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CorrectParams {
     /// The skill of the execution being corrected, `domain/skill`, exactly as it was recorded.
     pub skill: String,
@@ -105,6 +117,7 @@ pub struct CorrectParams {
 
 /// Parameters of `search_memory`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SearchParams {
     /// Plain words describing the situation, for example `checkout errors priority`.
     pub query: String,
@@ -118,6 +131,7 @@ pub struct SearchParams {
 
 /// Parameters of `list_lessons`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ListLessonsParams {
     /// Only this skill, `domain/skill`; omit for every skill you may read.
     #[serde(default)]
@@ -137,6 +151,7 @@ pub struct ListLessonsParams {
 
 /// Parameters of `get_lesson`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct GetLessonParams {
     /// The lesson's ID, as returned by `correct`, `list_lessons` or `search_memory`.
     pub id: String,
@@ -148,6 +163,7 @@ pub struct GetLessonParams {
 
 /// Parameters of `memory_prompt`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PromptParams {
     /// The skill whose system prompt to assemble, `domain/skill`.
     pub skill: String,
@@ -155,6 +171,7 @@ pub struct PromptParams {
 
 /// Parameters of `recall_memory`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RecallParams {
     /// The task at hand in plain words, for example `summarize a ticket about checkout errors`.
     /// May be empty when `error` or `tags` is given.
@@ -186,8 +203,15 @@ pub struct RecallParams {
     pub run: Option<String>,
 }
 
+/// Parameters of `memory_status`: none, and an argument sent anyway is refused rather than
+/// ignored, so a model learns it asked for something the tool does not do.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusParams {}
+
 /// Parameters of `review_queue`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReviewQueueParams {
     /// Only this skill, `domain/skill`; omit for every skill you may review.
     #[serde(default)]
@@ -202,6 +226,7 @@ pub struct ReviewQueueParams {
 
 /// Parameters of `review_lessons`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReviewParams {
     /// One of `approve` (use them), `reject` (wrong or noise), `exception` (a one-time case,
     /// not a rule), `sensitive` (holds private data) or `supersede` (replaced by
@@ -309,8 +334,8 @@ impl LoreMcp {
                     input: p.input,
                     output: p.output,
                     outcome: outcome.unwrap_or(Outcome::PendingReview),
-                    cost_usd: None,
-                    latency_ms: None,
+                    cost_usd: p.cost_usd,
+                    latency_ms: p.latency_ms,
                     model: p.model,
                     session: p.session,
                     lessons_shown: p
@@ -501,6 +526,7 @@ impl LoreMcp {
     async fn memory_status(
         &self,
         ctx: RequestContext<RoleServer>,
+        Parameters(StatusParams {}): Parameters<StatusParams>,
     ) -> Result<Json<StatusView>, String> {
         let status = self.call(&ctx, |e| e.status()).await?;
         Ok(Json(StatusView::from(&status)))
@@ -654,9 +680,7 @@ fn tool_error(err: lore_core::Error) -> String {
 /// # Errors
 /// When the handshake fails or the transport breaks.
 pub async fn serve_stdio(engine: Arc<Engine>) -> anyhow::Result<()> {
-    let running = LoreMcp::new(engine).serve(rmcp::transport::stdio()).await?;
-    running.waiting().await?;
-    Ok(())
+    serve_lines(engine, tokio::io::stdin(), tokio::io::stdout()).await
 }
 
 #[cfg(test)]

@@ -130,6 +130,10 @@ pub fn app_with_hosts(
             access.clone(),
             grant_mcp_request,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            limits.body_bytes,
+            crate::mcp::wire::jsonrpc_errors,
+        ))
         .layer(RequestBodyLimitLayer::new(limits.body_bytes))
         .service(mcp);
     rest_with(engine, limits, access, Arc::clone(&metrics), shutdown)

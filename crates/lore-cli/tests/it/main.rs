@@ -5,8 +5,10 @@ mod common;
 
 mod cli;
 mod episodes;
+mod hostile;
 mod llm;
 mod recall;
+mod reliability;
 mod review;
 mod serve;
 mod utility;

@@ -19,6 +19,7 @@ use super::LoreMcp;
 
 /// Parameters of `record_episode`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RecordEpisodeParams {
     /// The episode as a JSON object: `skill` (`domain/skill`), `timestamp` (RFC 3339),
     /// `outcome` (`success`, `partial` or `failure`), `task`, and optionally `id` (drawn when
@@ -38,6 +39,7 @@ pub struct RecordEpisodeParams {
 
 /// Parameters of `get_episode` and `decision_sequence`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EpisodeParams {
     /// The episode's ID, as `record_episode` or `list_episodes` returned it.
     pub id: String,
@@ -48,6 +50,7 @@ pub struct EpisodeParams {
 
 /// Parameters of `list_episodes`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ListEpisodesParams {
     /// Only this skill, `domain/skill`; omit for every skill you may read.
     #[serde(default)]
@@ -69,6 +72,7 @@ pub struct ListEpisodesParams {
 
 /// Parameters of `causal_path`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CausalPathParams {
     /// Where the path starts: `decision:LABEL` (what was chosen), `event:LABEL` (what
     /// happened), `outcome:success|partial|failure`, or a label alone. Labels are matched in
@@ -86,6 +90,7 @@ pub struct CausalPathParams {
 
 /// Parameters of `what_if`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct WhatIfParams {
     /// The episode's ID.
     pub episode: String,
@@ -104,6 +109,7 @@ pub struct WhatIfParams {
 
 /// Parameters of `similar_decisions`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SimilarParams {
     /// The situation you are deciding in, in plain words (for example `choosing a cache for
     /// session data`).
@@ -118,6 +124,7 @@ pub struct SimilarParams {
 
 /// Parameters of `find_patterns` and `find_anti_patterns`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PatternParams {
     /// For `find_patterns`: the lowest success rate, 0 to 1 (0.7 when omitted). For
     /// `find_anti_patterns`: the highest (0.3 when omitted).

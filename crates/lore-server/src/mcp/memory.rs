@@ -14,6 +14,7 @@ use super::LoreMcp;
 
 /// Parameters of `core_memory_read`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CoreReadParams {
     /// The skill whose core memory to read, `domain/skill`.
     pub skill: String,
@@ -21,6 +22,7 @@ pub struct CoreReadParams {
 
 /// Parameters of `core_memory_write`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CoreWriteParams {
     /// The skill, `domain/skill`.
     pub skill: String,
@@ -36,6 +38,7 @@ pub struct CoreWriteParams {
 
 /// Parameters of `archival_memory_search`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ArchivalSearchParams {
     /// Plain words to look for.
     pub query: String,
@@ -49,6 +52,7 @@ pub struct ArchivalSearchParams {
 
 /// Parameters of `archival_memory_write`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ArchivalWriteParams {
     /// The skill it belongs to, `domain/skill`.
     pub skill: String,
@@ -62,6 +66,7 @@ pub struct ArchivalWriteParams {
 
 /// Parameters of `recall_memory_read`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RecallReadParams {
     /// The skill, `domain/skill`.
     pub skill: String,
@@ -78,6 +83,7 @@ pub struct RecallReadParams {
 
 /// Parameters of `recall_memory_write`.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RecallWriteParams {
     /// The skill, `domain/skill`.
     pub skill: String,

@@ -194,6 +194,9 @@ impl Routes {
     ) -> Router {
         self.router
             .fallback(|uri: Uri| async move { ApiError::no_route(uri.path()) })
+            .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
+                ApiError::method_not_allowed(&method, uri.path())
+            })
             .with_state(AppState {
                 engine,
                 access,

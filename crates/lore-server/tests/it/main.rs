@@ -4,6 +4,10 @@
 mod common;
 
 mod auth;
+mod doors;
 mod events;
+mod fuzz;
+mod hostile;
+mod matrix;
 mod rest;
 mod security;

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 

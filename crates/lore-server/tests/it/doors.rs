@@ -1,0 +1,241 @@
+//! Defect 8 of issue 13: every door refuses what another refuses, and says so in its own
+//! protocol. MCP tools refuse unknown arguments as REST bodies do; a 405 or an unknown route
+//! answers the API's JSON error; malformed MCP over HTTP and over stdio gets a JSON-RPC error
+//! object instead of a bare status or silence.
+
+use std::sync::Arc;
+
+use axum::http::{Method, StatusCode};
+use lore_engine::EngineConfig;
+use lore_server::auth::Role;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::common::server::Server;
+use crate::common::{Home, SKILL};
+
+#[tokio::test]
+async fn mcp_tools_refuse_unknown_arguments_and_name_them() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (admin, _) = server.token(Role::Admin);
+    let before = server.home.snapshot();
+    let cases = [
+        (
+            "record_execution",
+            json!({"skill": SKILL, "input": {}, "output": {}, "cost_usdd": -3}),
+            "cost_usdd",
+        ),
+        (
+            "record_execution",
+            json!({"skill": SKILL, "input": {}, "output": {}, "author": "a person"}),
+            "author",
+        ),
+        ("memory_status", json!({"verbose": true}), "verbose"),
+        ("search_memory", json!({"query": "x", "limt": 3}), "limt"),
+        (
+            "core_memory_read",
+            json!({"skill": SKILL, "blocks": []}),
+            "blocks",
+        ),
+        ("list_episodes", json!({"skil": SKILL}), "skil"),
+    ];
+    for (tool, arguments, field) in cases {
+        let answer = server.mcp(&admin, tool, arguments).await;
+        assert_eq!(answer["result"]["isError"], true, "{tool}: {answer}");
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("unknown field") && text.contains(field),
+            "{tool}: {text}"
+        );
+    }
+    assert_eq!(
+        server.home.snapshot(),
+        before,
+        "a refused call wrote something"
+    );
+}
+
+#[tokio::test]
+async fn mcp_record_execution_takes_cost_and_latency_and_refuses_bad_ones() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (admin, _) = server.token(Role::Admin);
+    let before = server.home.snapshot();
+    for (field, value) in [
+        ("cost_usd", -3.0),
+        ("latency_ms", -1.0),
+        ("cost_usd", 1e300),
+    ] {
+        let answer = server
+            .mcp(
+                &admin,
+                "record_execution",
+                json!({"skill": SKILL, "input": {}, "output": {}, field: value}),
+            )
+            .await;
+        assert_eq!(
+            answer["result"]["isError"], true,
+            "{field}={value}: {answer}"
+        );
+    }
+    assert_eq!(server.home.snapshot(), before);
+    let answer = server
+        .mcp(
+            &admin,
+            "record_execution",
+            json!({"skill": SKILL, "input": {}, "output": {}, "cost_usd": 0.25, "latency_ms": 1200}),
+        )
+        .await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+}
+
+#[tokio::test]
+async fn wrong_methods_and_unknown_routes_answer_the_api_error_shape() {
+    let server = Server::open();
+    let cases = [
+        (Method::DELETE, "/v1/executions", 405, "method_not_allowed"),
+        (Method::PUT, "/v1/status", 405, "method_not_allowed"),
+        (Method::GET, "/v1/corrections", 405, "method_not_allowed"),
+        (Method::GET, "/v1/nowhere", 404, "not_found"),
+        (Method::POST, "/v2/executions", 404, "not_found"),
+    ];
+    for (method, path, status, code) in cases {
+        let (got, body) = server.send(None, method.clone(), path, None).await;
+        assert_eq!(got.as_u16(), status, "{method} {path}: {body}");
+        assert_eq!(body["error"]["code"], code, "{method} {path}: {body}");
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(path), "{method} {path}: {body}");
+    }
+}
+
+/// Asserts a JSON-RPC error object with `code`.
+fn assert_jsonrpc_error(what: &str, body: &str, code: i64) -> Value {
+    let value: Value =
+        serde_json::from_str(body).unwrap_or_else(|_| panic!("{what}: not JSON: {body:?}"));
+    assert_eq!(value["jsonrpc"], "2.0", "{what}: {value}");
+    assert_eq!(value["error"]["code"], code, "{what}: {value}");
+    assert!(
+        value["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.len() > 10),
+        "{what}: {value}"
+    );
+    value
+}
+
+#[tokio::test]
+async fn malformed_mcp_over_http_gets_a_json_rpc_error() {
+    let server = Server::open();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}})
+    .to_string();
+    let cases = [
+        ("no content type", None, init.as_str(), 415, -32600),
+        ("text/plain", Some("text/plain"), init.as_str(), 415, -32600),
+        (
+            "not JSON",
+            Some("application/json"),
+            "{\"jsonrpc\": ",
+            400,
+            -32700,
+        ),
+        ("garbage", Some("application/json"), "hello", 400, -32700),
+        ("a number", Some("application/json"), "42", 400, -32600),
+        (
+            "no jsonrpc member",
+            Some("application/json"),
+            r#"{"id": 3, "method": "tools/list"}"#,
+            400,
+            -32600,
+        ),
+        (
+            "a batch",
+            Some("application/json"),
+            r#"[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]"#,
+            400,
+            -32600,
+        ),
+    ];
+    for (what, content_type, body, status, code) in cases {
+        let (got, ct, answer) = server.mcp_raw(None, content_type, body).await;
+        assert_eq!(got.as_u16(), status, "{what}: {answer}");
+        assert!(ct.starts_with("application/json"), "{what}: {ct}");
+        assert_jsonrpc_error(what, &answer, code);
+    }
+    // The id of a message that has a usable one is answered back.
+    let (_, _, answer) = server
+        .mcp_raw(
+            None,
+            Some("application/json"),
+            r#"{"id": 3, "method": "tools/list"}"#,
+        )
+        .await;
+    assert_eq!(assert_jsonrpc_error("id", &answer, -32600)["id"], 3);
+    // A valid initialize still works.
+    let (got, _, answer) = server.mcp_raw(None, Some("application/json"), &init).await;
+    assert_eq!(got, StatusCode::OK, "{answer}");
+}
+
+#[tokio::test]
+async fn mcp_on_stdio_answers_garbage_with_a_parse_error_and_keeps_serving() {
+    let home = Home::new();
+    let (client, server_end) = tokio::io::duplex(1 << 16);
+    let (server_in, server_out) = tokio::io::split(server_end);
+    let serving = tokio::spawn(lore_server::mcp::serve_lines(
+        Arc::clone(&home.engine),
+        server_in,
+        server_out,
+    ));
+    let (client_in, client_out) = tokio::io::split(client);
+    let mut lines = BufReader::new(client_in).lines();
+    let mut client_out = Some(client_out);
+    macro_rules! send {
+        ($text:expr $(,)?) => {{
+            let out = client_out.as_mut().unwrap();
+            out.write_all($text.as_bytes()).await.unwrap();
+            out.write_all(b"\n").await.unwrap();
+        }};
+    }
+    macro_rules! next {
+        () => {{
+            let line = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line())
+                .await
+                .expect("an answer within 10 s")
+                .unwrap()
+                .expect("a line");
+            serde_json::from_str::<Value>(&line).unwrap()
+        }};
+    }
+    send!("this is not json");
+    let answer = next!();
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert_eq!(answer["id"], Value::Null, "{answer}");
+    send!(r#"{"id": 9, "method": "ping"}"#);
+    let answer = next!();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert_eq!(answer["id"], 9, "{answer}");
+    // Still serving: the handshake and a call go through.
+    send!(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}})
+        .to_string(),
+    );
+    assert_eq!(next!()["id"], 1);
+    send!(r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#);
+    send!("\u{0}\u{1}garbage again");
+    assert_eq!(next!()["error"]["code"], -32700);
+    send!(
+        r#"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_status", "arguments": {}}}"#
+    );
+    let answer = next!();
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    // Closing the client's side is the end of input.
+    client_out.take().unwrap().shutdown().await.unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(10), serving)
+        .await
+        .expect("the server stops when input ends")
+        .unwrap()
+        .unwrap();
+}
