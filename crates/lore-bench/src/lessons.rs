@@ -141,8 +141,8 @@ fn read(data: &Path) -> Result<Vec<Case>> {
 }
 
 struct Loaded {
-    /// Each case's own lesson.
-    own: Vec<LessonId>,
+    /// Each case's own lesson; `None` when its reflection made none (it held no rule).
+    own: Vec<Option<LessonId>>,
     statuses: BTreeMap<String, usize>,
     merged: usize,
 }
@@ -172,11 +172,11 @@ fn load(engine: &Engine, cases: &[Case]) -> Result<Loaded> {
             author: Some("bench".into()),
         })?;
         merged += usize::from(outcome.curation.merged_into.is_some());
-        own.push(outcome.lesson.id);
+        own.push(outcome.lesson.map(|l| l.id));
     }
     let mut statuses = BTreeMap::new();
     let mut waiting = Vec::new();
-    for id in &own {
+    for id in own.iter().flatten() {
         let lesson = engine.lesson(id)?;
         *statuses
             .entry(lesson.status.as_str().to_owned())
@@ -223,14 +223,19 @@ fn measure(engine: &Engine, cases: &[Case], loaded: &Loaded) -> Result<Report> {
         })?;
         embedder = result.embedder.name.clone();
         let own = &loaded.own[i];
-        let rank = result.lessons.iter().position(|l| &l.id == own);
+        let rank = own
+            .as_ref()
+            .and_then(|own| result.lessons.iter().position(|l| &l.id == own));
         if rank.is_none() {
-            let why = result
-                .explain
-                .iter()
-                .flatten()
-                .find(|e| e.id == own.as_str())
-                .map_or("not a candidate".to_owned(), |e| reason(&e.decision));
+            let why = match own {
+                None => "no lesson made".to_owned(),
+                Some(own) => result
+                    .explain
+                    .iter()
+                    .flatten()
+                    .find(|e| e.id == own.as_str())
+                    .map_or("not a candidate".to_owned(), |e| reason(&e.decision)),
+            };
             *miss_reasons.entry(why).or_default() += 1;
         }
         lore.entry(&case.skill).or_default().add(rank);
