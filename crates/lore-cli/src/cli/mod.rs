@@ -426,6 +426,10 @@ pub enum BenchCommand {
         /// JSON lines with `skill`, `task`, `failed` and `reflection` (Reflexion's shape).
         #[arg(long)]
         data: PathBuf,
+        /// How the reflections go in: `correct` (one correction of a recorded failed run
+        /// each) or `learn` (one bulk import, as `lore learn --jsonl` makes it).
+        #[arg(long, default_value = "correct", value_parser = lore_bench::lessons::Via::parse)]
+        via: lore_bench::lessons::Via,
     },
     /// Evidence recall on LoCoMo conversations: BM25, the builtin embedder, and their fusions.
     Locomo {

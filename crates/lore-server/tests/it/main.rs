@@ -5,5 +5,6 @@ mod common;
 
 mod auth;
 mod events;
+mod learn;
 mod rest;
 mod security;

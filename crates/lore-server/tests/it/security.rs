@@ -21,15 +21,15 @@ const EMAIL: &str = "jane.doe@example.com";
 const CARD: &str = "4111 1111 1111 1111";
 const KEY: &str = "sk-live_0123456789abcdefgh";
 
-struct Server {
-    home: Home,
+pub(crate) struct Server {
+    pub(crate) home: Home,
     tokens: std::path::PathBuf,
-    app: Router,
+    pub(crate) app: Router,
 }
 
 impl Server {
     /// A server over `config` whose token file holds an admin token before it starts.
-    fn with_tokens(config: EngineConfig) -> Self {
+    pub(crate) fn with_tokens(config: EngineConfig) -> Self {
         let home = Home::with_config(config);
         let tokens = home.lore_home().join("tokens.json");
         TokenFile::load(&tokens)
@@ -58,13 +58,13 @@ impl Server {
     }
 
     /// A new token's secret and ID, made as `lore tokens create` makes it.
-    fn token(&self, role: Role) -> (String, String) {
+    pub(crate) fn token(&self, role: Role) -> (String, String) {
         let mut file = TokenFile::load(&self.tokens).unwrap();
         let (record, secret) = file.create(role, parse_scope("*").unwrap()).unwrap();
         (secret, record.id)
     }
 
-    async fn send(
+    pub(crate) async fn send(
         &self,
         token: Option<&str>,
         method: Method,
@@ -97,7 +97,7 @@ impl Server {
         (status, value)
     }
 
-    async fn record(&self, token: &str, input: Value) -> String {
+    pub(crate) async fn record(&self, token: &str, input: Value) -> String {
         let (status, body) = self
             .send(
                 Some(token),
@@ -111,7 +111,7 @@ impl Server {
     }
 
     /// One MCP tool call over streamable HTTP: initialize, then the call in that session.
-    async fn mcp(&self, token: &str, tool: &str, arguments: Value) -> Value {
+    pub(crate) async fn mcp(&self, token: &str, tool: &str, arguments: Value) -> Value {
         let post = |body: Value, session: Option<String>| {
             let mut req = Request::post("/mcp")
                 .header(header::HOST, "localhost")
