@@ -725,6 +725,7 @@ mod tests {
                 "record_execution"
                     | "record_episode"
                     | "correct"
+                    | "learn_lessons"
                     | "review_lessons"
                     | "report_signal"
                     | "core_memory_write"
