@@ -5,6 +5,7 @@ mod common;
 
 mod cli;
 mod episodes;
+mod learn;
 mod llm;
 mod recall;
 mod review;
