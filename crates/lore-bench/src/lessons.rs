@@ -10,6 +10,9 @@
 //! baseline is plain BM25 ([`SparseIndex`], the one recall uses) over the reflections' own text,
 //! also inside the skill, computed in the same run. A correction merged into an earlier lesson
 //! counts that lesson as its own, since that is the lesson the Engine answered with.
+//!
+//! [`Via::Learn`] loads the same file through `lore learn`'s path instead ([`Engine::learn_lessons`]:
+//! each line a `skill`, `task`, `failed` and `lesson`, batched), so both ways in are measured.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,7 +22,9 @@ use anyhow::{Context, Result};
 use lore_core::SkillPath;
 use lore_core::id::LessonId;
 use lore_core::model::{AuthorKind, LessonStatus, Outcome};
-use lore_engine::{Attribution, Engine, EngineConfig, NewCorrection, NewExecution, RecallQuery};
+use lore_engine::{
+    Attribution, Engine, EngineConfig, NewCorrection, NewExecution, RecallQuery, learn,
+};
 use lore_recall::{Decision, Embedder, SparseIndex};
 use lore_sqlite::{OpenMode, SqliteStore};
 use serde::{Deserialize, Serialize};
@@ -29,6 +34,31 @@ use crate::Out;
 
 /// How deep a hit may be.
 const DEPTH: usize = 5;
+
+/// Which way the reflections go in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    /// One `correct` call per reflection, on a failed execution recorded first.
+    #[default]
+    Correct,
+    /// One bulk `learn_lessons` call, as `lore learn --jsonl` makes it.
+    Learn,
+}
+
+impl Via {
+    /// `correct` or `learn`.
+    ///
+    /// # Errors
+    /// Any other name.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "correct" => Ok(Self::Correct),
+            "learn" => Ok(Self::Learn),
+            other => anyhow::bail!("unknown path {other:?}: correct or learn"),
+        }
+    }
+}
 
 /// One line of the data file.
 #[derive(Debug, Deserialize)]
@@ -87,6 +117,7 @@ struct Row {
 #[derive(Serialize)]
 struct Report {
     embedder: String,
+    via: Via,
     lessons: usize,
     /// Lessons left in each status after loading, before review approved them.
     statuses_after_load: BTreeMap<String, usize>,
@@ -107,6 +138,7 @@ struct Report {
 pub fn run(
     data: &Path,
     embedder: Option<Arc<dyn Embedder>>,
+    via: Via,
     json: bool,
     out: &mut Out<'_>,
 ) -> Result<()> {
@@ -118,8 +150,12 @@ pub fn run(
     if let Some(embedder) = embedder {
         engine = engine.with_embedder(embedder);
     }
-    let loaded = load(&engine, &cases)?;
+    let loaded = match via {
+        Via::Correct => load(&engine, &cases)?,
+        Via::Learn => learn(&engine, &cases)?,
+    };
     let mut report = measure(&engine, &cases, &loaded)?;
+    report.via = via;
     report.statuses_after_load = loaded.statuses;
     report.merged = loaded.merged;
     if json {
@@ -141,10 +177,34 @@ fn read(data: &Path) -> Result<Vec<Case>> {
 }
 
 struct Loaded {
-    /// Each case's own lesson.
-    own: Vec<LessonId>,
+    /// Each case's own lesson; `None` when its reflection made none (it held no rule).
+    own: Vec<Option<LessonId>>,
     statuses: BTreeMap<String, usize>,
     merged: usize,
+}
+
+/// Learns every case in one bulk call, as `lore learn` does, then approves what waits. A
+/// reflection the import refuses (one holding no rule) makes no lesson and counts as a miss.
+fn learn(engine: &Engine, cases: &[Case]) -> Result<Loaded> {
+    let mut own = vec![None; cases.len()];
+    let mut lines = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let mut item = json!({"skill": case.skill, "task": case.task, "lesson": case.reflection});
+        if !case.failed.trim().is_empty() {
+            item["failed"] = json!(case.failed);
+        }
+        if let Ok(mut parsed) = learn::parse_items(&[item]) {
+            let mut line = parsed.remove(0);
+            line.line = i + 1;
+            lines.push(line);
+        }
+    }
+    let report = engine.learn_lessons(&lines, AuthorKind::Agent, Some("bench"))?;
+    for result in &report.results {
+        own[result.line - 1] = result.lesson.clone();
+    }
+    let merged = report.merged;
+    approve_waiting(engine, own, merged)
 }
 
 /// Records, corrects and approves every case, as a user would.
@@ -172,11 +232,16 @@ fn load(engine: &Engine, cases: &[Case]) -> Result<Loaded> {
             author: Some("bench".into()),
         })?;
         merged += usize::from(outcome.curation.merged_into.is_some());
-        own.push(outcome.lesson.id);
+        own.push(outcome.lesson.map(|l| l.id));
     }
+    approve_waiting(engine, own, merged)
+}
+
+/// Counts each own lesson's status, then approves those waiting (trial or review).
+fn approve_waiting(engine: &Engine, own: Vec<Option<LessonId>>, merged: usize) -> Result<Loaded> {
     let mut statuses = BTreeMap::new();
     let mut waiting = Vec::new();
-    for id in &own {
+    for id in own.iter().flatten() {
         let lesson = engine.lesson(id)?;
         *statuses
             .entry(lesson.status.as_str().to_owned())
@@ -223,14 +288,19 @@ fn measure(engine: &Engine, cases: &[Case], loaded: &Loaded) -> Result<Report> {
         })?;
         embedder = result.embedder.name.clone();
         let own = &loaded.own[i];
-        let rank = result.lessons.iter().position(|l| &l.id == own);
+        let rank = own
+            .as_ref()
+            .and_then(|own| result.lessons.iter().position(|l| &l.id == own));
         if rank.is_none() {
-            let why = result
-                .explain
-                .iter()
-                .flatten()
-                .find(|e| e.id == own.as_str())
-                .map_or("not a candidate".to_owned(), |e| reason(&e.decision));
+            let why = match own {
+                None => "no lesson made".to_owned(),
+                Some(own) => result
+                    .explain
+                    .iter()
+                    .flatten()
+                    .find(|e| e.id == own.as_str())
+                    .map_or("not a candidate".to_owned(), |e| reason(&e.decision)),
+            };
             *miss_reasons.entry(why).or_default() += 1;
         }
         lore.entry(&case.skill).or_default().add(rank);
@@ -258,6 +328,7 @@ fn measure(engine: &Engine, cases: &[Case], loaded: &Loaded) -> Result<Report> {
     }
     Ok(Report {
         embedder,
+        via: Via::default(),
         lessons: cases.len(),
         statuses_after_load: BTreeMap::new(),
         merged: 0,
@@ -283,8 +354,8 @@ fn reason(decision: &Decision) -> String {
 
 fn print(report: &Report, out: &mut Out<'_>) -> Result<()> {
     out.line(format!(
-        "{} lessons, embedder {}; after loading: {:?}, {} merged",
-        report.lessons, report.embedder, report.statuses_after_load, report.merged
+        "{} lessons via {:?}, embedder {}; after loading: {:?}, {} merged",
+        report.lessons, report.via, report.embedder, report.statuses_after_load, report.merged
     ))?;
     out.line(format!(
         "{:<34} {:>5}  {:>18}  {:>18}",

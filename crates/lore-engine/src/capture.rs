@@ -3,13 +3,18 @@
 //! A correction is the strongest feedback Lore gets, so its pipeline is here in full: the
 //! correction, the distilled lesson and their audit entries land in one atomic batch, and the
 //! guardrail file is written after it, because the store, not the file, is the source of truth.
+//!
+//! A correction with no rule in it ("this is wrong", "no", "x") is feedback on its run and
+//! nothing more: it is stored and audited, so the run counts as corrected when utility is
+//! measured, but it makes no lesson. A lesson from it would be the verdict itself, approved and
+//! shown in every later prompt of the skill, telling the agent nothing it could follow.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tracing::instrument;
 
-use crate::distill::distill;
+use crate::distill::{distill, holds_a_rule};
 use lore_core::error::{Error, Result};
 use lore_core::id::{CorrectionId, ExecutionId, LessonId};
 use lore_core::model::{
@@ -69,8 +74,12 @@ pub struct NewCorrection {
 pub struct CorrectionOutcome {
     /// The stored correction.
     pub correction: Correction,
-    /// The lesson distilled from it.
-    pub lesson: Lesson,
+    /// The lesson distilled from it (a new one, or the one it was merged into); `None` when
+    /// the correction holds no rule, and then `lesson_skipped` says why.
+    pub lesson: Option<Lesson>,
+    /// Why no lesson was made, when none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lesson_skipped: Option<String>,
     /// The guardrail file written, if the skill has a folder.
     pub guardrail: Option<String>,
     /// Why no guardrail was written, when none was.
@@ -79,6 +88,11 @@ pub struct CorrectionOutcome {
     /// What write-time curation did: merged, linked, held for review, marked sensitive.
     pub curation: CurationReport,
 }
+
+/// Why a correction made no lesson: it says something was wrong, not what to do.
+pub const NO_RULE: &str = "no rule in the correction: say what should be done instead \
+(for example \"always cite the source\" or \"dates must be ISO 8601\"); it is kept as \
+feedback on the run";
 
 impl Engine {
     /// Records one execution and returns it with its new ID.
@@ -159,6 +173,8 @@ impl Engine {
     }
 
     /// The correction pipeline: store the correction, distill a lesson, append a guardrail.
+    /// A correction with no rule in it ([`holds_a_rule`]) is stored and audited as feedback on
+    /// its run, and makes no lesson, guardrail or regression case ([`NO_RULE`] says so).
     ///
     /// The correction, the lesson, their audit entries and the links curation adds to older
     /// lessons are written in one atomic batch, so a refused correction stored nothing; the
@@ -203,10 +219,21 @@ impl Engine {
                 .or_else(|| self.scope.agent.clone()),
             extra: Map::new(),
         };
+        let actor = self.actor(new.author.as_deref());
+        if !holds_a_rule(text) {
+            self.store_feedback(&correction, &actor, at)?;
+            return Ok(CorrectionOutcome {
+                correction,
+                lesson: None,
+                lesson_skipped: Some(NO_RULE.to_owned()),
+                guardrail: None,
+                guardrail_skipped: None,
+                curation: CurationReport::default(),
+            });
+        }
         let status = self.initial_status(new.author_kind);
         let mut lesson = self.learn(&execution, &mut correction, status, at);
         self.add_failure_triggers(&mut lesson, &execution, text)?;
-        let actor = self.actor(new.author.as_deref());
         let (lesson, curation) = self.store_correction(&correction, lesson, &actor, at)?;
         self.embed_written(&[&lesson]);
         let (guardrail, guardrail_skipped) = match curation.guardrail_skipped(&lesson) {
@@ -215,7 +242,8 @@ impl Engine {
         };
         Ok(CorrectionOutcome {
             correction,
-            lesson,
+            lesson: Some(lesson),
+            lesson_skipped: None,
             guardrail,
             guardrail_skipped,
             curation,

@@ -40,6 +40,7 @@ use lore_core::model::{
     AuditAction, Correction, Lesson, LessonSource, LessonStatus, LinkKind, RecordKind,
 };
 use lore_core::ports::store::{LessonUpdate, ListFilter, OnDuplicate, Record};
+use lore_core::scope::SkillPath;
 use lore_core::sensitive::{self, SensitiveKind};
 use lore_core::supersession::{Profile, Verdict};
 
@@ -63,6 +64,13 @@ pub struct CurationReport {
     pub sensitive: BTreeSet<SensitiveKind>,
 }
 
+/// The states a new lesson is compared with.
+pub(super) const LIVE: [LessonStatus; 3] = [
+    LessonStatus::NeedsReview,
+    LessonStatus::Trial,
+    LessonStatus::Approved,
+];
+
 /// The outcome of placing a new lesson among the skill's lessons.
 pub(super) enum Placement {
     /// Store `lesson` as new, then apply `updates` to older lessons.
@@ -80,7 +88,19 @@ pub(super) enum Placement {
 
 impl Engine {
     /// Decides where a freshly distilled lesson goes; writes nothing.
-    pub(super) fn place(&self, mut lesson: Lesson, correction: &Correction) -> Result<Placement> {
+    pub(super) fn place(&self, lesson: Lesson, correction: &Correction) -> Result<Placement> {
+        let live = self.live_lessons(&lesson.skill)?;
+        self.place_among(lesson, correction, live)
+    }
+
+    /// [`Engine::place`] among `live`, the skill's live lessons as the caller sees them (a
+    /// bulk import sees the store's and those its batch made so far).
+    pub(super) fn place_among(
+        &self,
+        mut lesson: Lesson,
+        correction: &Correction,
+        live: Vec<Lesson>,
+    ) -> Result<Placement> {
         let mut report = CurationReport {
             sensitive: sensitive::kinds(&correction.text),
             ..CurationReport::default()
@@ -90,7 +110,6 @@ impl Engine {
             lesson.status = LessonStatus::Sensitive;
             return Ok(new(lesson, Vec::new(), report));
         }
-        let live = self.live_lessons(&lesson)?;
         let profile = Profile::of(&lesson);
         let verdicts: Vec<(Lesson, Verdict)> = live
             .into_iter()
@@ -117,15 +136,10 @@ impl Engine {
         Ok(new(lesson, updates, report))
     }
 
-    fn live_lessons(&self, lesson: &Lesson) -> Result<Vec<Lesson>> {
-        let live = [
-            LessonStatus::NeedsReview,
-            LessonStatus::Trial,
-            LessonStatus::Approved,
-        ];
+    pub(super) fn live_lessons(&self, skill: &SkillPath) -> Result<Vec<Lesson>> {
         self.store.lessons(&ListFilter {
-            statuses: Some(live.into()),
-            ..ListFilter::skill(&self.scope, &lesson.skill)
+            statuses: Some(LIVE.into()),
+            ..ListFilter::skill(&self.scope, skill)
         })
     }
 
@@ -231,7 +245,7 @@ impl CurationReport {
 
 /// How many times a correction is placed again when an older lesson it links changed between
 /// the read and the write.
-const PLACE_ATTEMPTS: u32 = 10;
+pub(super) const PLACE_ATTEMPTS: u32 = 10;
 
 impl Engine {
     /// Stores a correction and what curation made of its lesson; returns the lesson as stored
@@ -269,6 +283,26 @@ impl Engine {
         }
     }
 
+    /// Stores a correction that makes no lesson, with its audit entry: feedback on its run.
+    pub(super) fn store_feedback(
+        &self,
+        correction: &Correction,
+        actor: &str,
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        let recorded = correction_recorded(
+            correction,
+            actor,
+            at,
+            "correction recorded as feedback; it holds no rule, so no lesson was made",
+        );
+        self.store.write(
+            &[Record::Correction(correction.clone()), recorded],
+            OnDuplicate::Fail,
+        )?;
+        Ok(())
+    }
+
     fn try_store_correction(
         &self,
         correction: &Correction,
@@ -276,16 +310,7 @@ impl Engine {
         actor: &str,
         at: DateTime<Utc>,
     ) -> Result<(Lesson, CurationReport)> {
-        let recorded = Record::Audit(audit(
-            RecordKind::Correction,
-            correction.id.as_str(),
-            AuditAction::Created,
-            (None, None),
-            actor,
-            at,
-            "correction recorded",
-            json!({ "execution_id": correction.execution_id }),
-        ));
+        let recorded = correction_recorded(correction, actor, at, "correction recorded");
         match self.place(lesson, correction)? {
             Placement::Merged { update, report } => {
                 let merged = update.lesson.clone();
@@ -301,16 +326,7 @@ impl Engine {
                 updates,
                 report,
             } => {
-                let created = Record::Audit(audit(
-                    RecordKind::Lesson,
-                    lesson.id.as_str(),
-                    AuditAction::Created,
-                    (None, Some(lesson.status)),
-                    actor,
-                    at,
-                    &created_reason(lesson.source, &report),
-                    json!({ "correction_id": correction.id, "confidence": lesson.confidence, "curation": report }),
-                ));
+                let created = lesson_created(&lesson, correction, &report, actor, at);
                 let records = [
                     Record::Correction(correction.clone()),
                     Record::Lesson((*lesson).clone()),
@@ -323,6 +339,45 @@ impl Engine {
             }
         }
     }
+}
+
+/// The audit entry of a stored correction.
+pub(super) fn correction_recorded(
+    correction: &Correction,
+    actor: &str,
+    at: DateTime<Utc>,
+    reason: &str,
+) -> Record {
+    Record::Audit(audit(
+        RecordKind::Correction,
+        correction.id.as_str(),
+        AuditAction::Created,
+        (None, None),
+        actor,
+        at,
+        reason,
+        json!({ "execution_id": correction.execution_id }),
+    ))
+}
+
+/// The audit entry of a lesson made from `correction`.
+pub(super) fn lesson_created(
+    lesson: &Lesson,
+    correction: &Correction,
+    report: &CurationReport,
+    actor: &str,
+    at: DateTime<Utc>,
+) -> Record {
+    Record::Audit(audit(
+        RecordKind::Lesson,
+        lesson.id.as_str(),
+        AuditAction::Created,
+        (None, Some(lesson.status)),
+        actor,
+        at,
+        &created_reason(lesson.source, report),
+        json!({ "correction_id": correction.id, "confidence": lesson.confidence, "curation": report }),
+    ))
 }
 
 fn created_reason(source: LessonSource, report: &CurationReport) -> String {

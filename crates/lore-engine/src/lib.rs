@@ -21,6 +21,7 @@ mod episodes;
 pub mod extract;
 mod graph_cache;
 pub mod interchange;
+pub mod learn;
 mod lessons;
 mod maintain;
 mod measure;
@@ -50,6 +51,7 @@ pub use episodes::{
     MAX_BUDGET, Rendered,
 };
 pub use graph_cache::DecisionMatch;
+pub use learn::{LearnReport, LearnedLine, LessonLine, LineOutcome};
 pub use lessons::LessonEdit;
 pub use lore_recall::lessons::{IndexInfo, IndexOrigin};
 pub use maintain::{MaintainReport, RECURS_AT};
@@ -75,7 +77,7 @@ pub use review::{Attribution, RelatedLesson, ReviewItem};
 pub use run::{RunOutcome, RunRequest, SkillAnswer};
 pub use transfer::ImportReport;
 
-pub use capture::{CorrectionOutcome, NewCorrection, NewExecution};
+pub use capture::{CorrectionOutcome, NO_RULE, NewCorrection, NewExecution};
 pub use config::{EngineConfig, HumanCorrections, MemoryPolicy, Pruning, Upkeep};
 pub use engine::Engine;
 pub use search::Status;

@@ -82,7 +82,8 @@ impl Engine {
     /// lesson is `sensitive` writes no case at all, and any other case is written with every
     /// finding of the detector redacted (the execution's input, the expectation, the assertions).
     ///
-    /// Returns `None` when the skill has no folder to hold tests or the lesson is sensitive.
+    /// Returns `None` when the skill has no folder to hold tests, the correction made no lesson
+    /// or the lesson is sensitive.
     ///
     /// # Errors
     /// [`Error::NotFound`] when the corrected execution is gone; [`Error::Io`] when a file cannot
@@ -91,12 +92,13 @@ impl Engine {
         &self,
         outcome: &CorrectionOutcome,
     ) -> Result<Option<GeneratedTest>> {
-        if outcome.lesson.status == LessonStatus::Sensitive
-            || !outcome.curation.sensitive.is_empty()
-        {
+        let Some(lesson) = &outcome.lesson else {
+            return Ok(None);
+        };
+        if lesson.status == LessonStatus::Sensitive || !outcome.curation.sensitive.is_empty() {
             return Ok(None);
         }
-        self.write_case(&outcome.correction, &outcome.lesson.id, CaseFiles::Both)
+        self.write_case(&outcome.correction, &lesson.id, CaseFiles::Both)
     }
 
     /// Writes the test case of `correction`, validating `lesson`, to the files `files` names.

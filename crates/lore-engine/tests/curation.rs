@@ -153,21 +153,61 @@ fn supersede_links_both_and_takes_the_old_one_out_of_use() {
 }
 
 #[test]
+fn a_correction_with_no_rule_is_feedback_and_makes_no_lesson() {
+    let p = Project::new(CurationMode::Auto);
+    p.skill_folder(SKILL);
+    for text in ["This is wrong.", "x", "no", "Wrong, fix it."] {
+        let out = p.correct(text);
+        assert!(out.lesson.is_none(), "{text}: {:?}", out.lesson);
+        let why = out.lesson_skipped.as_deref().unwrap();
+        assert!(why.contains("say what should be done instead"), "{why}");
+        assert_eq!(out.guardrail, None);
+        assert!(p.engine.write_regression_test(&out).unwrap().is_none());
+        // Stored and audited: the run counts as corrected.
+        let stored = p.store.corrections(&Default::default()).unwrap();
+        assert!(stored.iter().any(|c| c.id == out.correction.id));
+        let trail = p.store.audit(Some(out.correction.id.as_str())).unwrap();
+        assert!(trail[0].reason.contains("no lesson"), "{:?}", trail[0]);
+    }
+    assert!(p.prompt_ids(SKILL).is_empty());
+    assert!(p.engine.lessons(None, None).unwrap().is_empty());
+    let guardrails = p
+        .dir
+        .path()
+        .join("skills")
+        .join(SKILL)
+        .join("GUARDRAILS.md");
+    assert!(!guardrails.exists());
+    // A correction that says what to do still teaches.
+    let taught = p.correct("Always name the failing page.");
+    assert!(taught.lesson.is_some() && taught.lesson_skipped.is_none());
+}
+
+#[test]
 fn curation_modes_and_the_rule_for_peoples_corrections() {
     let auto = Project::new(CurationMode::Auto);
-    assert_eq!(auto.correct(URGENT).lesson.status, LessonStatus::Approved);
+    assert_eq!(
+        auto.correct(URGENT).lesson.as_ref().unwrap().status,
+        LessonStatus::Approved
+    );
     let agent = auto.correct_as(SKILL, "Always name the failing page.", AuthorKind::Agent);
-    assert_eq!(agent.lesson.status, LessonStatus::Trial);
+    assert_eq!(agent.lesson.as_ref().unwrap().status, LessonStatus::Trial);
     assert_eq!(auto.prompt_ids(SKILL).len(), 2);
 
     let review = Project::review_mode(HumanCorrections::Approve);
-    assert_eq!(review.correct(URGENT).lesson.status, LessonStatus::Approved);
+    assert_eq!(
+        review.correct(URGENT).lesson.as_ref().unwrap().status,
+        LessonStatus::Approved
+    );
     let agent = review.correct_as(SKILL, "Always name the failing page.", AuthorKind::Agent);
-    assert_eq!(agent.lesson.status, LessonStatus::NeedsReview);
+    assert_eq!(
+        agent.lesson.as_ref().unwrap().status,
+        LessonStatus::NeedsReview
+    );
     assert_eq!(review.prompt_ids(SKILL).len(), 1);
 
     let strict = Project::review_mode(HumanCorrections::Review);
-    let waiting = strict.correct(URGENT).lesson;
+    let waiting = strict.correct(URGENT).lesson.unwrap();
     assert_eq!(waiting.status, LessonStatus::NeedsReview);
     assert!(strict.prompt_ids(SKILL).is_empty());
     strict
@@ -183,34 +223,52 @@ fn a_duplicate_correction_grows_the_evidence_of_the_existing_lesson() {
     let first = p.correct(URGENT);
     let again =
         p.correct("when a ticket reports errors for MANY customers,   priority must be urgent");
-    assert_eq!(again.curation.merged_into.as_ref(), Some(&first.lesson.id));
-    assert_eq!(again.lesson.id, first.lesson.id);
-    assert_eq!(again.lesson.merged_from, vec![again.correction.id.clone()]);
+    assert_eq!(
+        again.curation.merged_into.as_ref(),
+        Some(&first.lesson.as_ref().unwrap().id)
+    );
+    assert_eq!(
+        again.lesson.as_ref().unwrap().id,
+        first.lesson.as_ref().unwrap().id
+    );
+    assert_eq!(
+        again.lesson.as_ref().unwrap().merged_from,
+        vec![again.correction.id.clone()]
+    );
     assert!(again.guardrail.is_none());
     assert_eq!(p.engine.lessons(None, None).unwrap().len(), 1);
-    let trail = p.store.audit(Some(first.lesson.id.as_str())).unwrap();
+    let trail = p
+        .store
+        .audit(Some(first.lesson.as_ref().unwrap().id.as_str()))
+        .unwrap();
     assert_eq!(trail.last().unwrap().evidence["evidence_count"], 2);
 }
 
 #[test]
 fn conflicting_lessons_are_linked_sent_to_review_and_never_prompted_together() {
     let p = Project::new(CurationMode::Auto);
-    let urgent = p.correct("Priority must be urgent.").lesson;
+    let urgent = p.correct("Priority must be urgent.").lesson.unwrap();
     let normal = p.correct("Priority must be normal.");
     assert_eq!(normal.curation.conflicts, vec![urgent.id.clone()]);
-    assert_eq!(normal.lesson.status, LessonStatus::NeedsReview);
+    assert_eq!(
+        normal.lesson.as_ref().unwrap().status,
+        LessonStatus::NeedsReview
+    );
     let old = p.engine.lesson(&urgent.id).unwrap();
     assert!(
-        old.links
-            .iter()
-            .any(|l| l.kind == LinkKind::Conflicts && l.target == normal.lesson.id)
+        old.links.iter().any(
+            |l| l.kind == LinkKind::Conflicts && l.target == normal.lesson.as_ref().unwrap().id
+        )
     );
 
     let queue = p.engine.review_queue(None, None).unwrap();
     assert_eq!(queue.len(), 1);
     assert_eq!(queue[0].related[0].id, urgent.id);
     p.engine
-        .approve(std::slice::from_ref(&normal.lesson.id), &why("both real"))
+        .approve(
+            std::slice::from_ref(&normal.lesson.as_ref().unwrap().id),
+            &why("both real"),
+        )
         .unwrap();
     let shown = p.prompt_ids(SKILL);
     assert_eq!(shown.len(), 1, "{shown:?}");
@@ -223,16 +281,28 @@ fn near_duplicates_are_merged_and_shown_once() {
         p.correct("Always name the failing page and the error code in the summary of the ticket.");
     let b =
         p.correct("Always name the failing page and the error code in the summary of each ticket.");
-    assert_eq!(b.curation.merged_into, Some(a.lesson.id.clone()));
-    assert_eq!(b.lesson.id, a.lesson.id);
-    assert_eq!(b.lesson.merged_from, vec![b.correction.id.clone()]);
-    assert_eq!(p.prompt_ids(SKILL), vec![a.lesson.id.clone()]);
+    assert_eq!(
+        b.curation.merged_into,
+        Some(a.lesson.as_ref().unwrap().id.clone())
+    );
+    assert_eq!(b.lesson.as_ref().unwrap().id, a.lesson.as_ref().unwrap().id);
+    assert_eq!(
+        b.lesson.as_ref().unwrap().merged_from,
+        vec![b.correction.id.clone()]
+    );
+    assert_eq!(
+        p.prompt_ids(SKILL),
+        vec![a.lesson.as_ref().unwrap().id.clone()]
+    );
 }
 
 #[test]
 fn a_full_supersession_waits_for_approval_in_review_mode() {
     let p = Project::review_mode(HumanCorrections::Review);
-    let old = p.correct("Set priority to urgent for outages.").lesson;
+    let old = p
+        .correct("Set priority to urgent for outages.")
+        .lesson
+        .unwrap();
     p.engine
         .approve(std::slice::from_ref(&old.id), &why("ok"))
         .unwrap();
@@ -247,10 +317,16 @@ fn a_full_supersession_waits_for_approval_in_review_mode() {
     );
     assert_eq!(p.status(&old.id), LessonStatus::Approved);
     p.engine
-        .approve(std::slice::from_ref(&new.lesson.id), &why("better"))
+        .approve(
+            std::slice::from_ref(&new.lesson.as_ref().unwrap().id),
+            &why("better"),
+        )
         .unwrap();
     assert_eq!(p.status(&old.id), LessonStatus::Superseded);
-    assert_eq!(p.prompt_ids(SKILL), vec![new.lesson.id]);
+    assert_eq!(
+        p.prompt_ids(SKILL),
+        vec![new.lesson.as_ref().unwrap().id.clone()]
+    );
     p.assert_audit_explains_every_status();
 }
 
@@ -260,7 +336,7 @@ fn a_correction_with_a_secret_makes_a_sensitive_lesson_that_no_read_path_returns
     let out = p.correct(
         "Never paste keys. Always redact the key sk-live_abcdefghijklmnop1234 in summaries.",
     );
-    assert_eq!(out.lesson.status, LessonStatus::Sensitive);
+    assert_eq!(out.lesson.as_ref().unwrap().status, LessonStatus::Sensitive);
     assert!(out.guardrail.is_none() && out.guardrail_skipped.is_some());
     assert!(p.prompt_ids(SKILL).is_empty());
     let skill = SkillPath::parse(SKILL).unwrap();
@@ -283,19 +359,22 @@ fn decimals_are_not_card_numbers_and_their_lessons_reach_the_prompt() {
     let p = Project::new(CurationMode::Auto);
     let out = p.correct("Always report the score 1-3-0.6860157730842659 with every digit.");
     assert_eq!(
-        out.lesson.status,
+        out.lesson.as_ref().unwrap().status,
         LessonStatus::Approved,
         "{:?}",
         out.curation
     );
-    assert_eq!(p.prompt_ids(SKILL), vec![out.lesson.id]);
+    assert_eq!(
+        p.prompt_ids(SKILL),
+        vec![out.lesson.as_ref().unwrap().id.clone()]
+    );
 }
 
 #[test]
 fn purge_erases_the_lesson_and_its_correction_with_an_audit_entry() {
     let p = Project::new(CurationMode::Auto);
     let out = p.correct("Mail the customer at jane.doe@example.com when the priority is urgent.");
-    let id = out.lesson.id.clone();
+    let id = out.lesson.as_ref().unwrap().id.clone();
     assert!(p.engine.purge_lesson(&id, &why("  ")).is_err());
     let report = p.engine.purge_lesson(&id, &why("privacy request")).unwrap();
     assert_eq!(report.corrections, vec![out.correction.id.clone()]);
@@ -389,7 +468,7 @@ fn a_corrected_lesson_gets_its_vector_when_written_once_a_fit_exists() {
             .map(|v| v.lesson.to_string())
             .collect()
     };
-    let first = p.correct(URGENT).lesson;
+    let first = p.correct(URGENT).lesson.unwrap();
     assert!(
         vector_ids().is_empty(),
         "no fit yet: the first recall embeds"
@@ -406,7 +485,8 @@ fn a_corrected_lesson_gets_its_vector_when_written_once_a_fit_exists() {
     assert_eq!(vector_ids(), vec![first.id.to_string()]);
     let second = p
         .correct("Always attach the invoice number when billing is mentioned.")
-        .lesson;
+        .lesson
+        .unwrap();
     assert!(
         vector_ids().contains(&second.id.to_string()),
         "embedded with the stored fit before any recall"

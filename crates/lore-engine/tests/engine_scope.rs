@@ -47,7 +47,8 @@ fn a_domain_scoped_handle_cannot_touch_another_domain() {
     let finance_lesson = admin
         .correct(correction("finance/close", &finance_exec.id))
         .unwrap()
-        .lesson;
+        .lesson
+        .unwrap();
 
     let hr = admin.scoped(Scope::domains(["hr"]));
     assert!(matches!(
@@ -96,7 +97,10 @@ fn a_scoped_handle_works_inside_its_domain() {
     assert_eq!(exec.agent.as_deref(), Some("screener-1"));
     let outcome = hr.correct(correction("hr/screen", &exec.id)).unwrap();
     assert_eq!(outcome.correction.author.as_deref(), Some("screener-1"));
-    assert_eq!(hr.lessons(None, None).unwrap(), vec![outcome.lesson]);
+    assert_eq!(
+        hr.lessons(None, None).unwrap(),
+        vec![outcome.lesson.unwrap()]
+    );
 }
 
 #[test]

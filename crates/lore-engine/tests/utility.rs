@@ -659,13 +659,13 @@ fn a_lesson_from_a_failed_run_carries_its_failure_fingerprints_as_triggers() {
         })
         .unwrap();
     assert_eq!(
-        outcome.lesson.triggers,
+        outcome.lesson.as_ref().unwrap().triggers,
         vec![
             lore_core::fingerprint("unknown column 'x'"),
             lore_core::fingerprint("missing total row"),
         ]
     );
-    assert_eq!(outcome.lesson.status, LessonStatus::Trial);
+    assert_eq!(outcome.lesson.as_ref().unwrap().status, LessonStatus::Trial);
     // A correction that quotes one of the failures is about that one only.
     let quoted = p
         .engine
@@ -678,7 +678,7 @@ fn a_lesson_from_a_failed_run_carries_its_failure_fingerprints_as_triggers() {
         })
         .unwrap();
     assert_eq!(
-        quoted.lesson.triggers,
+        quoted.lesson.as_ref().unwrap().triggers,
         vec![lore_core::fingerprint("missing total row")]
     );
 }

@@ -14,6 +14,7 @@
 //! audit actor is the connection's token; no tool takes a name for either.
 
 mod episodes;
+mod learn;
 mod memory;
 mod stdio;
 mod views;
@@ -259,7 +260,8 @@ impl LoreMcp {
             metrics: Metrics::new(),
             tool_router: Self::tool_router()
                 + Self::memory_tool_router()
-                + Self::episode_tool_router(),
+                + Self::episode_tool_router()
+                + Self::learn_tool_router(),
         }
     }
 
@@ -382,7 +384,10 @@ impl LoreMcp {
 
     /// Correct a recorded execution. Lore stores the correction and learns a lesson (a rule
     /// and when it applies) that comes back in future prompts for the skill. Use it when the
-    /// user says an output was wrong; pass their words.
+    /// user says an output was wrong; pass their words. A correction must say what to do
+    /// instead ("always cite the source"), not only that the output was wrong: a bare verdict
+    /// is kept as feedback on the run and makes no lesson (`lesson` is null, `lesson_skipped` says
+    /// why).
     #[tool(annotations(
         title = "Correct an execution",
         read_only_hint = false,
@@ -406,7 +411,10 @@ impl LoreMcp {
                 })?;
                 let regression_test = crate::regression::write(e, &outcome);
                 let mut result = CorrectionResult::from(&outcome);
-                result.lesson = LessonView::from(&sensitive::redact_lesson(&outcome.lesson));
+                result.lesson = outcome
+                    .lesson
+                    .as_ref()
+                    .map(|l| LessonView::from(&sensitive::redact_lesson(l)));
                 result.regression_test = regression_test;
                 Ok(result)
             })
@@ -691,7 +699,8 @@ mod tests {
     fn read_only_tools_are_annotated_and_writes_are_not() {
         let tools = (LoreMcp::tool_router()
             + LoreMcp::memory_tool_router()
-            + LoreMcp::episode_tool_router())
+            + LoreMcp::episode_tool_router()
+            + LoreMcp::learn_tool_router())
         .list_all();
         let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
         names.sort();
@@ -709,6 +718,7 @@ mod tests {
                 "find_patterns",
                 "get_episode",
                 "get_lesson",
+                "learn_lessons",
                 "list_episodes",
                 "list_lessons",
                 "memory_prompt",
@@ -745,6 +755,7 @@ mod tests {
                 "record_execution"
                     | "record_episode"
                     | "correct"
+                    | "learn_lessons"
                     | "review_lessons"
                     | "report_signal"
                     | "core_memory_write"

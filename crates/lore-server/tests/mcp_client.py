@@ -31,7 +31,7 @@ READ_ONLY = {
 }
 WRITES = {
     "record_execution", "correct", "review_lessons", "report_signal", "core_memory_write",
-    "archival_memory_write", "recall_memory_write", "record_episode",
+    "archival_memory_write", "recall_memory_write", "record_episode", "learn_lessons",
 }
 
 
@@ -235,6 +235,12 @@ async def exercise(session, reviewer):
     check("urgent" in recalled["context"] and recalled["explain"], f"recall_memory: {recalled}")
     if reviewer:
         await review(session, lesson["id"])
+    runbook = {"lessons": [{"skill": SKILL.split("/")[0] + "/runbook", "task": "Page the on-call",
+                            "lesson": "Always page the on-call engineer for a checkout outage."}]}
+    learned = await call(session, "learn_lessons", runbook)
+    check(learned["learned"] == 1 and learned["items"][0]["status"] == "trial", f"learn_lessons: {learned}")
+    again = await call(session, "learn_lessons", runbook)
+    check(again["already"] == 1 and again["learned"] == 0, f"learn_lessons twice: {again}")
     await self_editing(session)
     await episodes(session)
     status = await call(session, "memory_status", {})

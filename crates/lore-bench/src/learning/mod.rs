@@ -516,7 +516,9 @@ impl World {
                 author_kind: AuthorKind::Agent,
                 author: Some("bench-agent".into()),
             })?;
-            self.learned.insert(outcome.lesson.id);
+            if let Some(lesson) = outcome.lesson {
+                self.learned.insert(lesson.id);
+            }
         }
         for failure in without.iter().filter_map(|s| s.failure.as_ref()) {
             figures.errors_without += 1;

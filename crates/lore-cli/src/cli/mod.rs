@@ -90,6 +90,10 @@ pub enum Command {
     Correct(CorrectArgs),
     /// Report feedback on an execution: a hard or constraint failure, progress, or efficiency.
     Signal(SignalArgs),
+    /// Learn lessons that already exist (an agent's reflections, a team's runbook) from a
+    /// JSON-lines file, each as a correction of a failed run of its task; running it twice
+    /// stores nothing new.
+    Learn(LearnArgs),
     /// Inspect memory.
     #[command(subcommand)]
     Memory(MemoryCommand),
@@ -234,6 +238,22 @@ pub struct CorrectArgs {
     pub by: Option<String>,
     /// `human` (the default: in auto curation the lesson is approved at once) or `agent` (an
     /// agent or automated referee: the lesson goes on trial and must earn its place).
+    #[arg(long, default_value = "human", value_parser = parse_author_kind)]
+    pub author_kind: AuthorKind,
+}
+
+#[derive(Debug, Args)]
+pub struct LearnArgs {
+    /// The file: one JSON object a line with `skill`, `task` (what was being done), `lesson`
+    /// (the rule), and optionally `failed` (what failed), `fingerprint` and `tags`; `-` reads
+    /// standard input.
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: PathBuf,
+    /// Who wrote the lessons (recorded in the audit log).
+    #[arg(long, env = "LORE_ACTOR")]
+    pub by: Option<String>,
+    /// `human` (the default: in auto curation the lessons are approved at once) or `agent`
+    /// (an agent's reflections: they go on trial and must earn their place).
     #[arg(long, default_value = "human", value_parser = parse_author_kind)]
     pub author_kind: AuthorKind,
 }
@@ -410,6 +430,10 @@ pub enum BenchCommand {
         /// JSON lines with `skill`, `task`, `failed` and `reflection` (Reflexion's shape).
         #[arg(long)]
         data: PathBuf,
+        /// How the reflections go in: `correct` (one correction of a recorded failed run
+        /// each) or `learn` (one bulk import, as `lore learn --jsonl` makes it).
+        #[arg(long, default_value = "correct", value_parser = lore_bench::lessons::Via::parse)]
+        via: lore_bench::lessons::Via,
     },
     /// Seed 003's learning protocol with two simulated tools (gridtool, fluxtool) and an agent
     /// that learns only from the text Lore returns: error recurrence with and without memory,

@@ -32,12 +32,12 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             };
             recall::run_bench(&paths.embedder()?, sizes, data.as_deref(), bench, json, out)
         }
-        BenchCommand::Lessons { data } => {
+        BenchCommand::Lessons { data, via } => {
             let embedder = match paths.embedder {
                 EmbedderKind::Builtin => None,
                 _ => Some(paths.embedder()?),
             };
-            lessons::run(&data, embedder, json, out)
+            lessons::run(&data, embedder, via, json, out)
         }
         BenchCommand::Learning { seeds, svg } => learning::run(seeds, json, svg.as_deref(), out),
         BenchCommand::Locomo { data, split } => {

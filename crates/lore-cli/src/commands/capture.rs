@@ -1,4 +1,5 @@
-//! `lore record` and `lore correct`: what agents did, and what people said about it.
+//! `lore record`, `lore correct` and `lore learn`: what agents did, what people said about it,
+//! and lessons that already exist.
 
 use std::io::Read;
 
@@ -7,7 +8,7 @@ use lore_engine::{NewCorrection, NewExecution, NewSignal};
 use lore_sqlite::OpenMode;
 use serde_json::Value;
 
-use crate::cli::{CorrectArgs, RecordArgs, SignalArgs};
+use crate::cli::{CorrectArgs, LearnArgs, RecordArgs, SignalArgs};
 use crate::config::Paths;
 use crate::output;
 
@@ -84,8 +85,11 @@ pub fn correct(paths: &Paths, args: CorrectArgs, json: bool) -> Result<()> {
             test.promptfoo_file.display()
         ))?;
     }
-    let lesson = &outcome.lesson;
     output::line(format!("correction {}", outcome.correction.id))?;
+    let Some(lesson) = &outcome.lesson else {
+        let why = outcome.lesson_skipped.as_deref().unwrap_or_default();
+        return output::line(format!("lesson     none made: {why}"));
+    };
     output::line(format!(
         "lesson     {} ({}, confidence {:.0}%)",
         lesson.id,
@@ -119,4 +123,44 @@ pub fn signal(paths: &Paths, args: SignalArgs, json: bool) -> Result<()> {
             event.tags.join(", ")
         ))
     }
+}
+
+/// `lore learn --jsonl FILE`: every line validated first (a bad line stores nothing), then
+/// learned in batches; lines learned before are counted, not stored again.
+pub fn learn(paths: &Paths, args: LearnArgs, json: bool) -> Result<()> {
+    let text = if args.jsonl.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        text
+    } else {
+        std::fs::read_to_string(&args.jsonl)
+            .with_context(|| format!("reading {}", args.jsonl.display()))?
+    };
+    let lines = lore_engine::learn::parse_jsonl(&text).with_context(|| {
+        format!(
+            "{} holds a bad line; nothing was stored",
+            args.jsonl.display()
+        )
+    })?;
+    let engine = paths.engine(OpenMode::Create)?;
+    let report = engine.learn_lessons(&lines, args.author_kind, args.by.as_deref())?;
+    if json {
+        return output::json(&report);
+    }
+    output::line(format!(
+        "{} lines: {} new lessons, {} merged into existing ones, {} learned before",
+        report.lines, report.learned, report.merged, report.already
+    ))?;
+    if !report.statuses.is_empty() {
+        let states: Vec<String> = report
+            .statuses
+            .iter()
+            .map(|(s, n)| format!("{n} {s}"))
+            .collect();
+        output::line(format!("new lessons: {}", states.join(", ")))?;
+    }
+    if report.guardrails > 0 {
+        output::line(format!("guardrails: {} written", report.guardrails))?;
+    }
+    Ok(())
 }

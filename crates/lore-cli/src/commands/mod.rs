@@ -41,6 +41,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Record(args) => capture::record(&paths, args, json),
         Command::Correct(args) => capture::correct(&paths, args, json),
         Command::Signal(args) => capture::signal(&paths, args, json),
+        Command::Learn(args) => capture::learn(&paths, args, json),
         Command::Memory(cmd) => memory::run(&paths, cmd, json),
         Command::Episode(cmd) => episodes::episode(&paths, cmd, json),
         Command::Graph(cmd) => episodes::graph(&paths, cmd, json),

@@ -6,6 +6,7 @@ mod common;
 mod cli;
 mod episodes;
 mod hostile;
+mod learn;
 mod llm;
 mod recall;
 mod reliability;

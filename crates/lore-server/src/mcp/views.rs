@@ -107,8 +107,12 @@ impl From<&Lesson> for LessonView {
 pub struct CorrectionResult {
     /// The stored correction.
     pub correction_id: String,
-    /// The lesson learned from it.
-    pub lesson: LessonView,
+    /// The lesson learned from it (new, or the existing one it was merged into); null when
+    /// the correction held no rule.
+    pub lesson: Option<LessonView>,
+    /// Why no lesson was made, when none was: what to send in a new correction so one is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lesson_skipped: Option<String>,
     /// The guardrail file the rule was appended to, if the skill has a folder.
     pub guardrail: Option<String>,
     /// The regression test written from the correction (replayed by `lore test`), if the
@@ -120,7 +124,8 @@ impl From<&CorrectionOutcome> for CorrectionResult {
     fn from(o: &CorrectionOutcome) -> Self {
         Self {
             correction_id: o.correction.id.to_string(),
-            lesson: LessonView::from(&o.lesson),
+            lesson: o.lesson.as_ref().map(LessonView::from),
+            lesson_skipped: o.lesson_skipped.clone(),
             guardrail: o.guardrail.clone(),
             regression_test: None,
         }

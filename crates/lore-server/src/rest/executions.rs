@@ -214,7 +214,7 @@ pub async fn correct(
             let regression_test = regression::write(e, &outcome);
             // The answer echoes the correction and its lesson, redacted like every read.
             outcome.correction = sensitive::redact_correction(&outcome.correction);
-            outcome.lesson = sensitive::redact_lesson(&outcome.lesson);
+            outcome.lesson = outcome.lesson.as_ref().map(sensitive::redact_lesson);
             Ok(Corrected {
                 outcome,
                 regression_test,

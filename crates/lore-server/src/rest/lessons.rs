@@ -5,11 +5,12 @@
 
 use axum::Json;
 use axum::extract::Path;
+use axum::http::StatusCode;
 use lore_core::SkillPath;
 use lore_core::id::LessonId;
 use lore_core::model::{AuditEntry, Lesson, RecordKind};
 use lore_core::sensitive;
-use lore_engine::{LessonEdit, Page};
+use lore_engine::{LearnReport, LessonEdit, Page, learn};
 use serde::{Deserialize, Serialize};
 
 use super::{Body, Caller, Params, page};
@@ -154,4 +155,34 @@ pub async fn retire(
         .run(move |e| e.retire_lesson(&id, None, &b.reason))
         .await?;
     Ok(Json(sensitive::redact_lesson(&lesson)))
+}
+
+/// `POST /v1/lessons/import`: lessons that already exist, as JSON lines or a JSON array of the
+/// same objects (`skill`, `task`, `lesson`, optional `failed`, `fingerprint`, `tags`). Any role
+/// may learn inside its scope; who wrote the lessons is the token's role, as for a correction.
+/// 201 when something was stored, 200 when every line was learned before.
+pub async fn import(
+    caller: Caller,
+    body: axum::body::Bytes,
+) -> Result<(StatusCode, Json<LearnReport>), ApiError> {
+    let text = std::str::from_utf8(&body)
+        .map_err(|_| lore_core::Error::invalid("body", "is not UTF-8"))?;
+    let lines = if text.trim_start().starts_with('[') {
+        let items: Vec<serde_json::Value> = serde_json::from_str(text)
+            .map_err(|e| lore_core::Error::invalid("body", format!("not a JSON array: {e}")))?;
+        learn::parse_items(&items)?
+    } else {
+        learn::parse_jsonl(text)?
+    };
+    let author_kind = caller.role().author_kind();
+    let report = caller
+        .run(move |e| e.learn_lessons(&lines, author_kind, None))
+        .await?;
+    let stored = report.learned + report.merged > 0;
+    let status = if stored {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(report)))
 }

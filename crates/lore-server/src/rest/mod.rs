@@ -221,6 +221,7 @@ pub fn routes() -> Routes {
         .on(M::GET, "/v1/executions/{id}/signals", executions::signals)
         .on(M::POST, "/v1/corrections", executions::correct)
         .on(M::GET, "/v1/lessons", lessons::list)
+        .on(M::POST, "/v1/lessons/import", lessons::import)
         .on(M::GET, "/v1/lessons/{id}", lessons::get)
         .on(M::PATCH, "/v1/lessons/{id}", lessons::edit)
         .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)

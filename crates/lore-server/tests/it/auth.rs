@@ -61,7 +61,8 @@ fn seed(home: &Home, skill: &str) -> (String, String) {
             author: None,
         })
         .unwrap()
-        .lesson;
+        .lesson
+        .unwrap();
     (exec.id.to_string(), lesson.id.to_string())
 }
 

@@ -8,6 +8,7 @@ mod doors;
 mod events;
 mod fuzz;
 mod hostile;
+mod learn;
 mod matrix;
 mod rest;
 mod security;
