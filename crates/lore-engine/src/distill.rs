@@ -79,6 +79,60 @@ const IMPERATIVE_VERBS: &[&str] = &[
     "cite",
     "prioritize",
     "rank",
+    "run",
+    "call",
+    "retry",
+    "wait",
+    "quote",
+    "escape",
+    "validate",
+    "handle",
+    "restart",
+    "drain",
+    "deploy",
+    "rotate",
+    "test",
+    "sort",
+    "convert",
+    "compare",
+    "split",
+    "strip",
+    "trim",
+    "parse",
+    "read",
+    "pass",
+    "apply",
+    "avoid",
+    "prefer",
+    "make",
+    "start",
+    "stop",
+    "send",
+    "name",
+    "state",
+    "report",
+    "create",
+    "delete",
+    "update",
+    "insert",
+    "append",
+    "wrap",
+    "reduce",
+    "increase",
+    "iterate",
+    "count",
+    "compute",
+    "calculate",
+    "initialize",
+    "reset",
+    "guard",
+    "lock",
+    "close",
+    "open",
+    "log",
+    "skip",
+    "don't",
+    "do",
 ];
 const CONDITION_OPENERS: &[&str] = &["when ", "whenever ", "if ", "unless ", "for ", "in case "];
 const VAGUE_MARKERS: &[&str] = &[
@@ -119,7 +173,18 @@ fn is_directive(sentence: &str) -> bool {
         return true;
     }
     let first = words(sentence).into_iter().next().unwrap_or_default();
-    IMPERATIVE_VERBS.contains(&first.as_str())
+    if IMPERATIVE_VERBS.contains(&first.as_str()) {
+        return true;
+    }
+    // "When X, run Y": the order comes after a leading condition clause.
+    let opens_with_condition = CONDITION_OPENERS
+        .iter()
+        .any(|o| sentence.to_lowercase().starts_with(o));
+    opens_with_condition
+        && sentence.split_once(',').is_some_and(|(_, rest)| {
+            let after = words(rest).into_iter().next().unwrap_or_default();
+            IMPERATIVE_VERBS.contains(&after.as_str())
+        })
 }
 
 /// The condition clause of a sentence: a leading `When …,` / `If …,`, or an inner `… when …`.
@@ -430,6 +495,22 @@ mod tests {
         assert_eq!(
             d.applies_when,
             "Tasks about: max, adjacent, product, nums, find, largest, elements."
+        );
+    }
+
+    #[test]
+    fn an_order_after_a_condition_clause_is_the_rule_not_the_mistake() {
+        let text = "When deploying the api, run migrations before restarting the service.";
+        let d = distill(text, &json!({"task": "deploy the api"}));
+        assert_eq!(d.rule, text);
+        assert_eq!(
+            d.mistake, "",
+            "the sentence says what to do, not what went wrong"
+        );
+        assert!(
+            d.applies_when.contains("deploying the api"),
+            "{}",
+            d.applies_when
         );
     }
 

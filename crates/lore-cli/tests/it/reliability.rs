@@ -349,6 +349,11 @@ fn work(dir: &Path, worker: usize, cycles: usize) -> Acks {
         if let Some(c) = corrected["correction"]["id"].as_str() {
             acks.corrections.push(c.to_owned());
         }
+        // A near-duplicate correction merges into a lesson another worker made: that lesson
+        // was acknowledged (and reviewed) once, by the correction that made it.
+        if corrected["curation"]["merged_into"].is_string() {
+            continue;
+        }
         acks.lessons.push(lesson.clone());
         match json(
             dir,

@@ -210,6 +210,13 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
                        "text": "Always quote the customer's own words in the summary."}),
             )
         }),
+        ("POST", "/v1/lessons/import") => row(Agent, false, |_| {
+            with(
+                "/v1/lessons/import",
+                json!([{"skill": SKILL, "task": "Summarize a refund ticket",
+                        "lesson": "Mention the refund amount when there is one."}]),
+            )
+        }),
         ("GET", "/v1/lessons") => row(Agent, true, |_| get("/v1/lessons")),
         ("GET", "/v1/lessons/{id}") => {
             row(Agent, true, |s| get(format!("/v1/lessons/{}", s.lesson)))
@@ -318,6 +325,13 @@ fn tool_row(name: &str) -> Option<Row> {
                 "",
                 json!({"skill": SKILL, "execution_id": s.execution,
                        "correction": "Always quote the customer's own words."}),
+            )
+        }),
+        "learn_lessons" => row(Agent, false, |_| {
+            with(
+                "",
+                json!({"lessons": [{"skill": SKILL, "task": "Summarize a refund ticket",
+                                    "lesson": "Mention the refund amount when there is one."}]}),
             )
         }),
         "search_memory" => row(Agent, true, |_| with("", json!({"query": WORD}))),
