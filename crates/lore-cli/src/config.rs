@@ -4,8 +4,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use lore_core::ports::llm::{Llm, PriceTable};
 use lore_engine::{Engine, EngineConfig};
+use lore_providers::LlmConfig;
 use lore_providers::embedders::{EmbedderConfig, EmbedderKind};
+use lore_providers::tokenizer::{Encoding, Tiktoken};
 use lore_recall::Embedder;
 use lore_sqlite::{OpenMode, SqliteStore};
 use lore_workspace::skills::SkillLibrary;
@@ -145,4 +148,42 @@ impl ReformulateArgs {
         };
         Ok(engine.with_reformulation(Reformulation::new(self.reformulate_rounds, reformulator)?))
     }
+}
+
+/// The price file users extend, inside the store folder.
+const PRICES_FILE: &str = "prices.json";
+
+/// The configured model; offline, an error that says how to configure one.
+pub fn required_model() -> Result<Arc<dyn Llm>> {
+    let config = LlmConfig::from_env().context("the model configuration is invalid")?;
+    Ok(lore_providers::connect(&config))
+}
+
+/// The built-in prices extended by `.lore/prices.json`, when it exists.
+pub fn prices(paths: &Paths) -> Result<PriceTable> {
+    let path = paths.home.join(PRICES_FILE);
+    if !path.is_file() {
+        return Ok(PriceTable::default());
+    }
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    PriceTable::default()
+        .with_overrides(&text)
+        .with_context(|| format!("in {}", path.display()))
+}
+
+/// `engine` with a proposer when a model is configured; offline, the distiller alone.
+pub fn with_proposer(engine: lore_engine::Engine) -> Result<lore_engine::Engine> {
+    let config = LlmConfig::from_env().context("the model configuration is invalid")?;
+    Ok(match config.kind {
+        lore_providers::ProviderKind::Offline => engine,
+        _ => engine.with_proposer(lore_providers::connect(&config)),
+    })
+}
+
+/// `engine` counting episode and graph budgets in cl100k_base tokens: the CLI's reads, `lore
+/// serve` and `lore mcp` all go through here, so one episode is cut at the same token whichever
+/// of them answers.
+pub fn counting_episodes(engine: lore_engine::Engine) -> Result<lore_engine::Engine> {
+    Ok(engine.with_episode_tokenizer(Tiktoken::shared(Encoding::Cl100k)?))
 }

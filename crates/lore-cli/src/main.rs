@@ -5,6 +5,7 @@
 mod cli;
 mod commands;
 mod config;
+mod input;
 mod output;
 
 use std::process::ExitCode;

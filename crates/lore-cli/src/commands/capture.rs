@@ -6,31 +6,11 @@ use std::io::Read;
 use anyhow::{Context, Result, bail};
 use lore_engine::{NewCorrection, NewExecution, NewSignal};
 use lore_sqlite::OpenMode;
-use serde_json::Value;
 
 use crate::cli::{CorrectArgs, LearnArgs, RecordArgs, SignalArgs};
 use crate::config::Paths;
+use crate::input::json_arg;
 use crate::output;
-
-/// Reads a JSON argument: inline JSON, `@FILE`, or `@-` for standard input.
-pub(crate) fn json_arg(flag: &str, raw: &str) -> Result<Value> {
-    let (text, source) = match raw.strip_prefix('@') {
-        Some("-") => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .with_context(|| format!("{flag}: cannot read standard input"))?;
-            (text, "standard input".to_owned())
-        }
-        Some(path) => (
-            std::fs::read_to_string(path).with_context(|| format!("{flag}: cannot read {path}"))?,
-            path.to_owned(),
-        ),
-        None => (raw.to_owned(), "the argument".to_owned()),
-    };
-    serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{flag}: malformed JSON in {source}: {e}"))
-}
 
 pub fn record(paths: &Paths, args: RecordArgs, json: bool) -> Result<()> {
     let input = json_arg("--input", &args.input)?;
@@ -58,7 +38,7 @@ pub fn correct(paths: &Paths, args: CorrectArgs, json: bool) -> Result<()> {
     if args.correction.trim().is_empty() {
         bail!("--correction is empty: say what was wrong and what should change");
     }
-    let engine = super::run::with_proposer(paths.engine(OpenMode::Existing)?)?;
+    let engine = crate::config::with_proposer(paths.engine(OpenMode::Existing)?)?;
     let outcome = engine.correct(NewCorrection {
         skill: args.skill,
         execution_id: args.execution_id,

@@ -7,7 +7,6 @@ use anyhow::{Context, Result};
 use lore_core::graph::PathMode;
 use lore_core::model::Episode;
 use lore_engine::{Attribution, EpisodeQuery, PageRequest, PatternQuery, Rendered};
-use lore_providers::tokenizer::{Encoding, Tiktoken};
 use lore_sqlite::OpenMode;
 
 use crate::cli::{EpisodeCommand, GraphCommand};
@@ -79,7 +78,7 @@ pub fn episode(paths: &Paths, cmd: EpisodeCommand, json: bool) -> Result<()> {
             let log = read_source(&file)?;
             let episode = if llm {
                 let skill = skill.context("--skill is required with --llm")?;
-                let model = crate::commands::run::required_model()?;
+                let model = crate::config::required_model()?;
                 lore_engine::extract::with_model(model.as_ref(), &log, &skill)?
             } else {
                 let value = lore_engine::extract::from_markdown(&log)?;
@@ -160,14 +159,7 @@ pub fn episode(paths: &Paths, cmd: EpisodeCommand, json: bool) -> Result<()> {
 /// An Engine over an existing store whose budgets count cl100k_base tokens, as `lore recall`'s
 /// default does.
 fn reader(paths: &Paths) -> Result<lore_engine::Engine> {
-    counting_episodes(paths.engine(OpenMode::Existing)?)
-}
-
-/// `engine` counting episode and graph budgets in cl100k_base tokens: the CLI's reads, `lore
-/// serve` and `lore mcp` all go through here, so one episode is cut at the same token whichever
-/// of them answers.
-pub(crate) fn counting_episodes(engine: lore_engine::Engine) -> Result<lore_engine::Engine> {
-    Ok(engine.with_episode_tokenizer(Tiktoken::shared(Encoding::Cl100k)?))
+    crate::config::counting_episodes(paths.engine(OpenMode::Existing)?)
 }
 
 pub fn graph(paths: &Paths, cmd: GraphCommand, json: bool) -> Result<()> {

@@ -12,8 +12,8 @@ use lore_server::jwt::{JwtConfig, JwtVerifier};
 use lore_sqlite::OpenMode;
 
 use crate::cli::{McpArgs, ServeArgs};
-use crate::commands::episodes::counting_episodes;
 use crate::config::Paths;
+use crate::config::counting_episodes;
 use crate::output;
 
 /// The environment variable that may hold the HS256 secret. Read here rather than through

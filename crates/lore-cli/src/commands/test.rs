@@ -7,9 +7,9 @@ use anyhow::{Result, bail};
 use lore_engine::TestReport;
 use lore_sqlite::OpenMode;
 
-use super::run::required_model;
 use crate::cli::TestArgs;
 use crate::config::Paths;
+use crate::config::required_model;
 use crate::output;
 
 pub fn run(paths: &Paths, args: TestArgs, json: bool) -> Result<()> {
