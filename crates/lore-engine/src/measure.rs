@@ -19,8 +19,10 @@
 //!   clamped to `[-1, 1]`; `efficiency_gain` is the relative drop of the mean cost of a run (the
 //!   efficiency signals' values when reported, else latency), 0 without figures on both sides;
 //!   `utility = 0.65 × error_reduction + 0.35 × efficiency_gain` (seed 003's formula without a
-//!   referee score). Utility is reported and gates promotion; the verdict itself comes from the
-//!   bounds.
+//!   referee). When a referee (a test, a rubric, a judge model: the `referee` signal, 0 to 1)
+//!   graded runs on both sides, `referee_score_gain` is the difference of the mean grades and
+//!   `utility = 0.50 × error_reduction + 0.30 × efficiency_gain + 0.20 × referee_score_gain`.
+//!   Utility is reported and gates promotion; the verdict itself comes from the bounds.
 //! - `bounds` are the one-sided 95 % Newcombe bounds on the failure-rate difference
 //!   `baseline − shown`; `overall_bounds` the same for any failure, at 97.5 %.
 //!
@@ -114,7 +116,11 @@ pub struct Measurement {
     pub error_reduction: f64,
     /// Relative drop of the mean cost of a run, `[-1, 1]`.
     pub efficiency_gain: f64,
-    /// `0.65 × error_reduction + 0.35 × efficiency_gain`.
+    /// How much higher a referee scored the runs that showed it than the baseline, `[-1, 1]`,
+    /// when both sides were graded.
+    pub referee_score_gain: Option<f64>,
+    /// `0.65 × error_reduction + 0.35 × efficiency_gain`, or with a referee's scores on both
+    /// sides `0.50 × error_reduction + 0.30 × efficiency_gain + 0.20 × referee_score_gain`.
     pub utility: f64,
     /// `baseline − shown` failure rate: positive when the lesson prevents its error.
     pub difference: f64,
@@ -177,7 +183,7 @@ impl Engine {
         }
         let scalar = matches!(
             signal.channel,
-            SignalChannel::Progress | SignalChannel::Efficiency
+            SignalChannel::Progress | SignalChannel::Efficiency | SignalChannel::Referee
         );
         match signal.value {
             Some(v) if !v.is_finite() => return Err(Error::invalid("value", "must be finite")),
@@ -187,10 +193,16 @@ impl Engine {
                     "an efficiency cost cannot be negative",
                 ));
             }
+            Some(v) if signal.channel == SignalChannel::Referee && !(0.0..=1.0).contains(&v) => {
+                return Err(Error::invalid(
+                    "value",
+                    format!("{v}: a referee's score is 0 (worst) to 1 (best)"),
+                ));
+            }
             None if scalar => {
                 return Err(Error::invalid(
                     "value",
-                    "progress and efficiency signals need a value",
+                    "progress, efficiency and referee signals need a value",
                 ));
             }
             _ => {}

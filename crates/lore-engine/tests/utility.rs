@@ -299,6 +299,11 @@ fn bad_activations_and_signals_are_refused_and_store_nothing() {
             value: Some(-3.0),
             ..signal(&e.id, SignalChannel::Efficiency, "")
         },
+        signal(&e.id, SignalChannel::Referee, "graded, but no grade"),
+        NewSignal {
+            value: Some(1.5),
+            ..signal(&e.id, SignalChannel::Referee, "")
+        },
         NewSignal {
             tags: vec!["Not A Tag".into()],
             ..signal(&e.id, SignalChannel::HardFailure, "boom")
@@ -579,6 +584,36 @@ fn recall_shows_an_explored_lesson_only_with_a_run_key_and_marks_it() {
         })
         .collect();
     assert_eq!(picked, exploring);
+}
+
+#[test]
+fn a_referees_grades_enter_utility_when_both_sides_are_graded() {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = column_lesson(&p);
+    let grade = |e: &Execution, score: f64| {
+        p.engine
+            .report_signal(NewSignal {
+                value: Some(score),
+                ..signal(&e.id, SignalChannel::Referee, "")
+            })
+            .unwrap();
+    };
+    for _ in 0..4 {
+        let without = run_on(&p, AT_RISK, Outcome::Success, &[]);
+        grade(&without, 0.4);
+        let with = run_on(&p, AT_RISK, Outcome::Success, &[&lesson.id]);
+        grade(&with, 0.9);
+    }
+    let report = p.engine.maintain().unwrap();
+    let m = report
+        .utility
+        .measured
+        .iter()
+        .find(|m| m.lesson == lesson.id)
+        .expect("the lesson was measured");
+    assert_eq!(m.referee_score_gain, Some(0.5), "{m:?}");
+    let expected = 0.50 * m.error_reduction + 0.30 * m.efficiency_gain + 0.20 * 0.5;
+    assert!((m.utility - expected).abs() < 1e-9, "{m:?}");
 }
 
 #[test]

@@ -88,13 +88,14 @@ pub struct ReportSignalParams {
     pub execution_id: String,
     /// What kind of feedback: `hard_failure` (an exception, a non-zero exit, an API error),
     /// `constraint_failure` (a required condition not met: wrong shape, missing field),
-    /// `progress` (how much closer to the goal; 0 or less means no progress) or `efficiency`
-    /// (the steps, seconds or cost the run took).
+    /// `progress` (how much closer to the goal; 0 or less means no progress), `efficiency`
+    /// (the steps, seconds or cost the run took) or `referee` (an independent grade of the run,
+    /// 0 worst to 1 best, from a test, a rubric or a judge model).
     pub channel: String,
     /// The error text or what went wrong, verbatim; required for the two failure channels.
     #[serde(default)]
     pub message: Option<String>,
-    /// The number for `progress` and `efficiency`; required for those two.
+    /// The number for `progress`, `efficiency` and `referee` (0 to 1); required for those three.
     #[serde(default)]
     pub value: Option<f64>,
     /// The action or command that was attempted, if any.

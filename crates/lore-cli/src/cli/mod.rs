@@ -88,7 +88,8 @@ pub enum Command {
     Record(RecordArgs),
     /// Correct an execution: stores the correction, learns a lesson, appends a guardrail.
     Correct(CorrectArgs),
-    /// Report feedback on an execution: a hard or constraint failure, progress, or efficiency.
+    /// Report feedback on an execution: a hard or constraint failure, progress, efficiency, or a
+    /// referee's grade.
     Signal(SignalArgs),
     /// Learn lessons that already exist (an agent's reflections, a team's runbook) from a
     /// JSON-lines file, each as a correction of a failed run of its task; running it twice
@@ -206,13 +207,14 @@ pub struct RecordArgs {
 pub struct SignalArgs {
     /// The execution the signal is about.
     pub execution_id: ExecutionId,
-    /// hard_failure, constraint_failure, progress or efficiency.
+    /// hard_failure, constraint_failure, progress, efficiency or referee.
     #[arg(long, value_parser = parse_channel)]
     pub channel: SignalChannel,
     /// The error text, or what went wrong (required for the failure channels).
     #[arg(long, default_value = "")]
     pub message: String,
-    /// Progress toward the goal (≤ 0: none), or the run's steps/time/cost for efficiency.
+    /// Progress toward the goal (≤ 0: none), the run's steps/time/cost for efficiency, or a
+    /// referee's grade of the run from 0 (worst) to 1 (best).
     #[arg(long, allow_negative_numbers = true)]
     pub value: Option<f64>,
     /// The action that was attempted.

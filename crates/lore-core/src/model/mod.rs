@@ -74,7 +74,7 @@ impl Outcome {
             .ok_or_else(|| {
                 let names: Vec<_> = Self::ALL.iter().map(|o| o.as_str()).collect();
                 crate::Error::invalid(
-                    "outcome",
+                    "channel",
                     format!("{raw:?}; expected one of {}", names.join(", ")),
                 )
             })
@@ -167,15 +167,19 @@ pub enum SignalChannel {
     Progress,
     /// Steps, time or cost.
     Efficiency,
+    /// An independent scorer's grade of the run, 0 (worst) to 1 (best): a deterministic
+    /// evaluator, a rubric, or a model acting as judge (seed 003's referee).
+    Referee,
 }
 
 impl SignalChannel {
     /// Every channel, in documentation order.
-    pub const ALL: [SignalChannel; 4] = [
+    pub const ALL: [SignalChannel; 5] = [
         SignalChannel::HardFailure,
         SignalChannel::ConstraintFailure,
         SignalChannel::Progress,
         SignalChannel::Efficiency,
+        SignalChannel::Referee,
     ];
 
     /// The channel's wire name.
@@ -185,6 +189,7 @@ impl SignalChannel {
             SignalChannel::ConstraintFailure => "constraint_failure",
             SignalChannel::Progress => "progress",
             SignalChannel::Efficiency => "efficiency",
+            SignalChannel::Referee => "referee",
         }
     }
 

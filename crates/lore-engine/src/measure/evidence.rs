@@ -40,8 +40,10 @@ pub const Z: f64 = 1.645;
 /// effects, and noisier, since every failure of a run counts there, even those no lesson can
 /// touch (a dropped connection); so it needs firmer evidence.
 pub const Z_OVERALL: f64 = 1.96;
-/// Weight of the error reduction in utility; the efficiency gain has the rest (seed 003).
+/// Weights of seed 003's utility: error reduction and efficiency gain, `0.65 / 0.35`; with a
+/// referee's scores on both sides, `0.50 / 0.30 / 0.20` with the referee score's gain.
 const ERROR_WEIGHT: f64 = 0.65;
+const REFEREE_WEIGHTS: [f64; 3] = [0.50, 0.30, 0.20];
 /// Reference inputs kept per lesson: enough to cover its task types, few enough to stay cheap.
 const MAX_REFERENCES: usize = 64;
 
@@ -54,6 +56,8 @@ pub(super) struct Judged<'a> {
     fingerprints: HashSet<String>,
     /// The efficiency signals' total, else latency.
     cost: Option<f64>,
+    /// The referee's score, the mean when several graded it.
+    score: Option<f64>,
     /// The words of its input.
     terms: BTreeSet<String>,
 }
@@ -138,6 +142,7 @@ impl<'a> Evidence<'a> {
                 matcher.hit(run)
             };
             own.side(is_shown).add(own_failed, run.cost);
+            own.side(is_shown).grade(run.score);
             overall.side(is_shown).add(failed, run.cost);
             if is_shown {
                 if own_failed || failed {
@@ -176,6 +181,12 @@ fn judge(execution: &Execution, own: Vec<ErrorEvent>, corrected: bool) -> Judged
     } else {
         Some(efficiency.iter().sum())
     };
+    let grades: Vec<f64> = own
+        .iter()
+        .filter(|e| e.channel == SignalChannel::Referee)
+        .filter_map(|e| e.value)
+        .collect();
+    let score = (!grades.is_empty()).then(|| grades.iter().sum::<f64>() / grades.len() as f64);
     Judged {
         execution,
         failed,
@@ -185,6 +196,7 @@ fn judge(execution: &Execution, own: Vec<ErrorEvent>, corrected: bool) -> Judged
             .map(|e| e.fingerprint)
             .collect(),
         cost,
+        score,
         terms: input_terms(&execution.input),
     }
 }
@@ -302,9 +314,23 @@ pub(super) struct Side {
     pub(super) failures: usize,
     cost_sum: f64,
     costed: usize,
+    score_sum: f64,
+    scored: usize,
 }
 
 impl Side {
+    /// Counts a referee's score of a run on this side.
+    pub(super) fn grade(&mut self, score: Option<f64>) {
+        if let Some(s) = score {
+            self.score_sum += s;
+            self.scored += 1;
+        }
+    }
+
+    fn mean_score(&self) -> Option<f64> {
+        (self.scored > 0).then(|| self.score_sum / self.scored as f64)
+    }
+
     pub(super) fn add(&mut self, failed: bool, cost: Option<f64>) {
         self.runs += 1;
         self.failures += usize::from(failed);
@@ -352,6 +378,17 @@ pub(super) fn measurement(lesson: &Lesson, own: &Pair, overall: &Pair) -> Measur
         (Some(s), Some(base)) if base > 0.0 => ((base - s) / base).clamp(-1.0, 1.0),
         _ => 0.0,
     };
+    let referee_score_gain = match (shown.mean_score(), baseline.mean_score()) {
+        (Some(s), Some(base)) => Some((s - base).clamp(-1.0, 1.0)),
+        _ => None,
+    };
+    let utility = match referee_score_gain {
+        Some(gain) => {
+            let [e, f, r] = REFEREE_WEIGHTS;
+            e * error_reduction + f * efficiency_gain + r * gain
+        }
+        None => ERROR_WEIGHT * error_reduction + (1.0 - ERROR_WEIGHT) * efficiency_gain,
+    };
     let (difference, lower, upper) = own.difference(Z);
     let (overall_difference, overall_lower, overall_upper) = overall.difference(Z_OVERALL);
     Measurement {
@@ -362,7 +399,8 @@ pub(super) fn measurement(lesson: &Lesson, own: &Pair, overall: &Pair) -> Measur
         baseline_failure_rate: round(b),
         error_reduction,
         efficiency_gain,
-        utility: ERROR_WEIGHT * error_reduction + (1.0 - ERROR_WEIGHT) * efficiency_gain,
+        referee_score_gain: referee_score_gain.map(round),
+        utility,
         difference: round(difference),
         bounds: [round(lower), round(upper)],
         overall_difference: round(overall_difference),
@@ -375,7 +413,7 @@ pub(crate) fn signals_failure(event: &ErrorEvent) -> bool {
     match event.channel {
         SignalChannel::HardFailure | SignalChannel::ConstraintFailure => true,
         SignalChannel::Progress => event.value.is_some_and(|v| v <= 0.0),
-        SignalChannel::Efficiency => false,
+        SignalChannel::Efficiency | SignalChannel::Referee => false,
     }
 }
 
@@ -437,6 +475,29 @@ mod tests {
     #[test]
     fn doubling_the_failures_clamps_at_minus_one() {
         assert_eq!(m(side(2, 2, &[]), side(4, 1, &[])).error_reduction, -1.0);
+    }
+
+    #[test]
+    fn a_referees_grades_on_both_sides_weigh_a_fifth_of_utility() {
+        let mut own = Pair::default();
+        for _ in 0..4 {
+            own.shown.add(false, None);
+            own.shown.grade(Some(0.9));
+            own.baseline.add(false, None);
+            own.baseline.grade(Some(0.4));
+        }
+        let lesson = lesson();
+        let m = measurement(&lesson, &own, &Pair::default());
+        assert_eq!(m.referee_score_gain, Some(0.5));
+        assert!((m.utility - 0.20 * 0.5).abs() < 1e-12, "{m:?}");
+        // Graded on one side only: no referee term, seed 003's formula without it.
+        let mut one_sided = Pair::default();
+        one_sided.shown.add(false, None);
+        one_sided.shown.grade(Some(1.0));
+        one_sided.baseline.add(false, None);
+        let m = measurement(&lesson, &one_sided, &Pair::default());
+        assert_eq!(m.referee_score_gain, None);
+        assert!(m.utility.abs() < 1e-12, "{m:?}");
     }
 
     #[test]
