@@ -74,7 +74,7 @@ impl Outcome {
             .ok_or_else(|| {
                 let names: Vec<_> = Self::ALL.iter().map(|o| o.as_str()).collect();
                 crate::Error::invalid(
-                    "channel",
+                    "outcome",
                     format!("{raw:?}; expected one of {}", names.join(", ")),
                 )
             })
