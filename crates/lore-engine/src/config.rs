@@ -21,6 +21,70 @@ pub enum HumanCorrections {
     Review,
 }
 
+/// Which runs candidate lessons are captured from (seed 002's capture strategies). Corrections
+/// always teach; this chooses what `maintain` proposes on its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaptureStrategy {
+    /// From failures: a recurring error fingerprint with a known fix.
+    #[default]
+    Failure,
+    /// From successes: a run a referee graded at least [`Capture::min_quality`] and among the
+    /// skill's best ([`Capture::success_percentile`]).
+    Success,
+    /// Both.
+    Hybrid,
+}
+
+impl CaptureStrategy {
+    /// Parses `failure`, `success` or `hybrid`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the choices.
+    pub fn parse(raw: &str) -> Result<Self> {
+        match raw {
+            "failure" => Ok(Self::Failure),
+            "success" => Ok(Self::Success),
+            "hybrid" => Ok(Self::Hybrid),
+            _ => Err(Error::invalid(
+                "capture",
+                format!("{raw:?}; expected failure, success or hybrid"),
+            )),
+        }
+    }
+
+    /// Whether failures are captured.
+    pub fn failures(self) -> bool {
+        matches!(self, Self::Failure | Self::Hybrid)
+    }
+
+    /// Whether successes are captured.
+    pub fn successes(self) -> bool {
+        matches!(self, Self::Success | Self::Hybrid)
+    }
+}
+
+/// Capture: the strategy and the bar a successful run must clear.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Capture {
+    /// Which runs candidates come from.
+    pub strategy: CaptureStrategy,
+    /// The lowest referee grade, 0 to 1, a run needs to teach (seed 002's 8 of 10).
+    pub min_quality: f64,
+    /// The share of the skill's graded runs it must beat, 0 to 100 (seed 002's 75th percentile).
+    pub success_percentile: f64,
+}
+
+impl Default for Capture {
+    fn default() -> Self {
+        Self {
+            strategy: CaptureStrategy::default(),
+            min_quality: 0.8,
+            success_percentile: 75.0,
+        }
+    }
+}
+
 /// How the Engine curates what it learns.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EngineConfig {
@@ -32,6 +96,8 @@ pub struct EngineConfig {
     pub thresholds: Thresholds,
     /// Expiry and pruning, run by [`Engine::maintain`].
     pub upkeep: Upkeep,
+    /// Which runs [`Engine::maintain`] proposes lessons from.
+    pub capture: Capture,
     /// What agents may write to their own memory.
     pub memory: MemoryPolicy,
     /// The token budgets of the prompt's layers (seed 004's layered context).

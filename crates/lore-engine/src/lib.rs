@@ -78,6 +78,8 @@ pub use run::{RunOutcome, RunRequest, SkillAnswer};
 pub use transfer::ImportReport;
 
 pub use capture::{CorrectionOutcome, NO_RULE, NewCorrection, NewExecution};
-pub use config::{EngineConfig, HumanCorrections, MemoryPolicy, Pruning, Upkeep};
+pub use config::{
+    Capture, CaptureStrategy, EngineConfig, HumanCorrections, MemoryPolicy, Pruning, Upkeep,
+};
 pub use engine::Engine;
 pub use search::Status;

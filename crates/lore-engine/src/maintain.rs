@@ -27,6 +27,7 @@
 //! without a lesson (seed 003 §2).
 
 mod candidates;
+mod success;
 
 pub use candidates::RECURS_AT;
 
@@ -57,7 +58,8 @@ pub struct MaintainReport {
     pub pruned_by_age: Vec<LessonId>,
     /// Lessons archived by the Pareto rule.
     pub pruned_by_rank: Vec<LessonId>,
-    /// Lessons proposed from recurring error fingerprints.
+    /// Lessons proposed from recurring error fingerprints and, with success capture, from the
+    /// best-graded runs.
     pub proposed: Vec<LessonId>,
     /// Utility measured from activations and feedback, and what its gates decided.
     pub utility: MeasureReport,
@@ -83,7 +85,12 @@ impl Engine {
             ..MaintainReport::default()
         };
         report.expired = self.expire(now - upkeep.review_expiry)?;
-        report.proposed = self.propose_from_errors()?;
+        if self.config.capture.strategy.failures() {
+            report.proposed = self.propose_from_errors()?;
+        }
+        if self.config.capture.strategy.successes() {
+            report.proposed.extend(self.propose_from_successes()?);
+        }
         // Before pruning: the Pareto rank weighs relevance by measured utility.
         report.utility = self.measure()?;
         let (max_age, max_lessons) = match upkeep.pruning {

@@ -616,6 +616,90 @@ fn a_referees_grades_enter_utility_when_both_sides_are_graded() {
     assert!((m.utility - expected).abs() < 1e-9, "{m:?}");
 }
 
+/// Runs graded by a referee: `(grade, output command)` each, all successful.
+fn graded_runs(p: &Project, runs: &[(f64, &str)]) -> Vec<Execution> {
+    runs.iter()
+        .map(|(grade, command)| {
+            let e = p
+                .engine
+                .record_execution(NewExecution {
+                    input: json!({ "task": "export the quarterly revenue report as csv" }),
+                    output: json!({ "command": command }),
+                    ..new_run(Outcome::Success)
+                })
+                .unwrap();
+            p.engine
+                .report_signal(NewSignal {
+                    value: Some(*grade),
+                    ..signal(&e.id, SignalChannel::Referee, "")
+                })
+                .unwrap();
+            e
+        })
+        .collect()
+}
+
+fn new_run(outcome: Outcome) -> NewExecution {
+    NewExecution {
+        skill: SkillPath::parse(SKILL).unwrap(),
+        input: json!({}),
+        output: json!({}),
+        outcome,
+        cost_usd: None,
+        latency_ms: None,
+        model: None,
+        session: None,
+        lessons_shown: Vec::new(),
+    }
+}
+
+#[test]
+fn success_capture_teaches_from_the_best_graded_runs_once() {
+    let p = Project::with(lore_engine::EngineConfig {
+        curation: CurationMode::Auto,
+        capture: lore_engine::Capture {
+            strategy: lore_engine::CaptureStrategy::Hybrid,
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let runs = graded_runs(
+        &p,
+        &[
+            (0.3, "report export --all"),
+            (0.5, "report export --format xlsx"),
+            (0.85, "report export --format csv --quarter Q3"),
+            (0.9, "report export --format csv --quarter Q3 --with-totals"),
+        ],
+    );
+    let report = p.engine.maintain().unwrap();
+    // The bar is the higher of 0.8 and the 75th percentile (0.85): two runs teach.
+    assert_eq!(report.proposed.len(), 2, "{report:?}");
+    for id in &report.proposed {
+        let lesson = p.engine.lesson(id).unwrap();
+        assert_eq!(lesson.source, lore_core::model::LessonSource::Success);
+        assert_eq!(lesson.status, LessonStatus::Trial);
+        assert!(lesson.tags.contains(&"success_derived".to_owned()));
+        assert!(lesson.rule.contains("--format csv"), "{}", lesson.rule);
+        assert!(
+            lesson.applies_when.contains("revenue"),
+            "{}",
+            lesson.applies_when
+        );
+        let from = lesson.execution_id.clone().unwrap();
+        assert!(from == runs[2].id || from == runs[3].id);
+    }
+    // A run teaches once.
+    assert!(p.engine.maintain().unwrap().proposed.is_empty());
+}
+
+#[test]
+fn failure_capture_alone_proposes_nothing_from_successes() {
+    let p = Project::new(CurationMode::Auto);
+    graded_runs(&p, &[(0.95, "report export --format csv")]);
+    assert!(p.engine.maintain().unwrap().proposed.is_empty());
+}
+
 #[test]
 fn a_lesson_a_person_suppressed_is_never_explored() {
     let p = Project::new(CurationMode::Auto);

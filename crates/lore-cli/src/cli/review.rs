@@ -70,6 +70,17 @@ pub struct MaintainArgs {
     /// Pareto: keep at most this many lessons in use per skill.
     #[arg(long, default_value_t = 200)]
     pub max_lessons: usize,
+    /// Which runs candidate lessons are proposed from: failure (recurring errors with a known
+    /// fix), success (runs a referee graded among the skill's best) or hybrid (both).
+    #[arg(long, env = "LORE_CAPTURE", default_value = "failure", value_parser = parse_capture)]
+    pub capture: lore_engine::CaptureStrategy,
+    /// Success capture: the lowest referee grade, 0 to 1, a run needs to teach.
+    #[arg(long, default_value_t = 0.8)]
+    pub min_quality: f64,
+}
+
+fn parse_capture(raw: &str) -> Result<lore_engine::CaptureStrategy, String> {
+    lore_engine::CaptureStrategy::parse(raw).map_err(|e| e.to_string())
 }
 
 fn parse_status(raw: &str) -> Result<LessonStatus, String> {

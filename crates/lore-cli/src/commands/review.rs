@@ -140,6 +140,14 @@ fn one_line(text: &str) -> String {
 pub fn maintain(paths: &Paths, args: MaintainArgs, json: bool) -> Result<()> {
     let mut paths = paths.clone();
     paths.engine_config.upkeep = args.upkeep();
+    if !(0.0..=1.0).contains(&args.min_quality) {
+        anyhow::bail!("--min-quality: {} is outside 0 to 1", args.min_quality);
+    }
+    paths.engine_config.capture = lore_engine::Capture {
+        strategy: args.capture,
+        min_quality: args.min_quality,
+        ..Default::default()
+    };
     let report: MaintainReport = paths.engine(OpenMode::Existing)?.maintain()?;
     if json {
         return output::json(&report);
@@ -156,7 +164,10 @@ pub fn maintain(paths: &Paths, args: MaintainArgs, json: bool) -> Result<()> {
     ))?;
     let changed = [
         ("expired", &report.expired),
-        ("proposed from a recurring error", &report.proposed),
+        (
+            "proposed (from a recurring error or a well-graded run)",
+            &report.proposed,
+        ),
         ("promoted", &utility.promoted),
         ("suppressed", &utility.suppressed),
         ("back on trial", &utility.reinstated),

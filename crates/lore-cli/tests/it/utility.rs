@@ -120,3 +120,32 @@ fn bad_activations_and_signals_fail_and_store_nothing() {
     assert!(err.contains("EXEC-20260101000000-AAAAAAAA"), "{err}");
     assert_eq!(count(), before);
 }
+
+#[test]
+fn maintain_captures_from_well_graded_runs_when_asked() {
+    let p = Project::new().initialized();
+    let run = p.ok(&[
+        "record",
+        SKILL,
+        "--input",
+        r#"{"task": "export the quarterly revenue report as csv"}"#,
+        "--output",
+        r#"{"command": "report export --format csv --quarter Q3"}"#,
+        "--outcome",
+        "success",
+    ]);
+    let run = run.trim();
+    p.ok(&["signal", run, "--channel", "referee", "--value", "0.9"]);
+    let err = p.fails(&["signal", run, "--channel", "referee", "--value", "1.5"]);
+    assert!(err.contains("0 (worst) to 1 (best)"), "{err}");
+    // The default captures from failures only.
+    let report = p.json(&["maintain"]);
+    assert_eq!(report["proposed"], serde_json::json!([]), "{report}");
+    let report = p.json(&["maintain", "--capture", "hybrid"]);
+    assert_eq!(report["proposed"].as_array().unwrap().len(), 1, "{report}");
+    let id = report["proposed"][0].as_str().unwrap();
+    let lesson = p.json(&["lessons", "show", id]);
+    assert!(lesson.to_string().contains("success_derived"), "{lesson}");
+    let err = p.fails(&["maintain", "--capture", "sometimes"]);
+    assert!(err.contains("failure, success or hybrid"), "{err}");
+}

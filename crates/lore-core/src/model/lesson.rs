@@ -117,6 +117,8 @@ pub enum LessonSource {
     Import,
     /// Proposed from recurring error fingerprints.
     ErrorEvents,
+    /// Proposed from a run a referee graded among the skill's best (seed 002's success capture).
+    Success,
     /// Proposed by a model.
     Llm,
 }
