@@ -701,6 +701,43 @@ fn failure_capture_alone_proposes_nothing_from_successes() {
 }
 
 #[test]
+fn runs_recorded_by_lore_learn_are_no_evidence_for_other_lessons() {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = column_lesson(&p);
+    // Imported lessons come with failed runs of their task that nobody ran.
+    let lines: Vec<lore_engine::learn::LessonLine> = (0..6)
+        .map(|i| lore_engine::learn::LessonLine {
+            line: i + 1,
+            skill: SkillPath::parse(SKILL).unwrap(),
+            task: format!("{AT_RISK} for region {i}"),
+            failed: Some("the report broke".into()),
+            lesson: format!("Always name region {i} in the report title."),
+            fingerprint: None,
+            tags: Vec::new(),
+        })
+        .collect();
+    p.engine
+        .learn_lessons(&lines, lore_core::model::AuthorKind::Human, None)
+        .unwrap();
+    for _ in 0..3 {
+        at_risk(&p, false, &[&lesson.id]);
+    }
+    let report = p.engine.maintain().unwrap();
+    let m = report
+        .utility
+        .measured
+        .iter()
+        .find(|m| m.lesson == lesson.id)
+        .expect("the lesson was measured");
+    assert_eq!(m.runs, 3, "{m:?}");
+    assert_eq!(
+        m.baseline_runs, 0,
+        "imported runs are not a baseline: {m:?}"
+    );
+    assert!(report.utility.promoted.is_empty(), "{report:?}");
+}
+
+#[test]
 fn a_lesson_a_person_suppressed_is_never_explored() {
     let p = Project::new(CurationMode::Auto);
     let lesson = column_lesson(&p);

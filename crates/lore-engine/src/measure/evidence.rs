@@ -161,7 +161,13 @@ impl<'a> Evidence<'a> {
 }
 
 fn judge(execution: &Execution, own: Vec<ErrorEvent>, corrected: bool) -> Judged<'_> {
-    let failed = if own.iter().any(signals_failure)
+    // A run recorded by `lore learn` only carries an imported lesson's provenance: nobody ran it,
+    // so it describes its task (a reference for matching) but is no evidence for or against any
+    // lesson.
+    let imported = execution.extra.contains_key(crate::learn::LEARNED_HASH);
+    let failed = if imported {
+        None
+    } else if own.iter().any(signals_failure)
         || corrected
         || matches!(execution.outcome, Outcome::Rejected | Outcome::Failure)
     {
