@@ -79,18 +79,34 @@ impl Engine {
             proposed.push(lesson.id.clone());
             records.push(Record::Lesson(lesson));
         }
-        if !records.is_empty() {
-            self.store.write(&records, OnDuplicate::Fail)?;
-            let written: Vec<&Lesson> = records
-                .iter()
-                .filter_map(|r| match r {
-                    Record::Lesson(l) => Some(l),
-                    _ => None,
-                })
-                .collect();
-            self.embed_written(&written);
-        }
+        self.write_proposals(&records)?;
         Ok(proposed)
+    }
+
+    /// The status a lesson Lore proposes on its own starts in: measured on `trial` in `auto`
+    /// curation, waiting for a person in `review`.
+    pub(super) fn proposal_status(&self) -> LessonStatus {
+        match self.config.curation {
+            CurationMode::Auto => LessonStatus::Trial,
+            CurationMode::Review => LessonStatus::NeedsReview,
+        }
+    }
+
+    /// Writes proposed lessons with their audit entries in one batch, and embeds them.
+    pub(super) fn write_proposals(&self, records: &[Record]) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        self.store.write(records, OnDuplicate::Fail)?;
+        let written: Vec<&Lesson> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Lesson(l) => Some(l),
+                _ => None,
+            })
+            .collect();
+        self.embed_written(&written);
+        Ok(())
     }
 
     /// The lesson for one fingerprint: the latest failing action against the output of the
@@ -135,10 +151,7 @@ impl Engine {
             rule,
             confidence: 0.6,
             source: LessonSource::ErrorEvents,
-            status: match self.config.curation {
-                CurationMode::Auto => LessonStatus::Trial,
-                CurationMode::Review => LessonStatus::NeedsReview,
-            },
+            status: self.proposal_status(),
             utility: UtilityStats::default(),
             links: Vec::new(),
             validated_by_test: false,

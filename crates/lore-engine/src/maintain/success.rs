@@ -21,10 +21,10 @@ use crate::engine::{Engine, audit};
 use lore_core::error::Result;
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{
-    AuditAction, CurationMode, Execution, Lesson, LessonSource, LessonStatus, Outcome, RecordKind,
-    SignalChannel, Tiers, UtilityStats,
+    AuditAction, Execution, Lesson, LessonSource, Outcome, RecordKind, SignalChannel, Tiers,
+    UtilityStats,
 };
-use lore_core::ports::store::{OnDuplicate, Record};
+use lore_core::ports::store::Record;
 use lore_core::scope::SkillPath;
 
 /// The tag every success-derived lesson carries.
@@ -102,17 +102,7 @@ impl Engine {
                 records.push(Record::Lesson(lesson));
             }
         }
-        if !records.is_empty() {
-            self.store.write(&records, OnDuplicate::Fail)?;
-            let written: Vec<&Lesson> = records
-                .iter()
-                .filter_map(|r| match r {
-                    Record::Lesson(l) => Some(l),
-                    _ => None,
-                })
-                .collect();
-            self.embed_written(&written);
-        }
+        self.write_proposals(&records)?;
         Ok(proposed)
     }
 
@@ -150,10 +140,7 @@ impl Engine {
             rule,
             confidence: 0.5,
             source: LessonSource::Success,
-            status: match self.config.curation {
-                CurationMode::Auto => LessonStatus::Trial,
-                CurationMode::Review => LessonStatus::NeedsReview,
-            },
+            status: self.proposal_status(),
             utility: UtilityStats::default(),
             links: Vec::new(),
             validated_by_test: false,
