@@ -33,11 +33,12 @@ use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde::Serialize;
 
+pub use crate::render::{Shown, lesson_text};
 use crate::saved::{self, EmbedderState, Header, Loaded, Slot};
 use crate::{Embedder, EmbedderId, HnswParams, SparseIndex, VectorIndex, text_hash};
 use lore_core::error::{Error, Result};
 use lore_core::id::LessonId;
-use lore_core::model::{Lesson, LessonStatus, LinkKind};
+use lore_core::model::{Lesson, LessonStatus};
 use lore_core::ports::store::{LessonVector, Store};
 use lore_core::scope::{Scope, SkillPath};
 
@@ -137,17 +138,6 @@ const NO_SKILL: u32 = u32::MAX;
 
 /// The index of one Engine and its scoped handles; `None` until first used or after a failure.
 pub type SharedIndex = Arc<RwLock<Option<RecallIndex>>>;
-
-/// The words a lesson is found by: its summary, rule, conditions and mistake.
-pub fn lesson_text(lesson: &Lesson) -> String {
-    [
-        lesson.tiers.summary.as_str(),
-        &lesson.rule,
-        &lesson.applies_when,
-        &lesson.mistake,
-    ]
-    .join("\n")
-}
 
 /// Reads the stored embedder state.
 pub fn stored_state(store: &dyn Store) -> Result<Option<EmbedderState>> {
@@ -765,82 +755,4 @@ pub fn forget_saved(shared: &SharedIndex, store: &dyn Store) {
             tracing::warn!(path = %path.display(), %err, "the saved recall index could not be deleted");
         }
     }
-}
-
-/// What recall shows of a lesson and compares it by, rendered once per lesson and kept with
-/// it in the index (a changed lesson is a new index entry, so this never goes stale).
-#[derive(Debug)]
-pub struct Shown {
-    /// Its words ([`lesson_text`]), for word-bigram similarity and filters.
-    pub text: String,
-    /// Its tiers: summary, rule and conditions, steps.
-    pub tiers: Vec<String>,
-    /// The lessons it conflicts with.
-    pub conflicts: Vec<String>,
-}
-
-impl Shown {
-    /// Renders `lesson` once.
-    pub fn of(lesson: &Lesson) -> Self {
-        Self {
-            text: lesson_text(lesson),
-            tiers: tiers(lesson),
-            conflicts: lesson
-                .links
-                .iter()
-                .filter(|l| l.kind == LinkKind::Conflicts)
-                .map(|l| l.target.to_string())
-                .collect(),
-        }
-    }
-}
-
-/// The lesson's tiers as quoted data with provenance: summary, rule and conditions, steps.
-fn tiers(lesson: &Lesson) -> Vec<String> {
-    let head = format!(
-        "- **{}** ({}; confidence {:.0}%; {})",
-        lesson.id,
-        lesson.skill,
-        lesson.confidence * 100.0,
-        match lesson.status {
-            LessonStatus::Trial => "trial: being measured",
-            s => s.as_str(),
-        }
-    );
-    let summary = first_line(&lesson.tiers.summary)
-        .unwrap_or_else(|| first_line(&lesson.rule).unwrap_or_default());
-    let tier0 = format!("{head}\n  > {summary}");
-    let mut tier1 = format!("{head}\n");
-    for line in lesson.rule.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        tier1.push_str(&format!("  > {line}\n"));
-    }
-    let applies = lesson
-        .applies_when
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    if !applies.is_empty() {
-        // The condition is the correction's own words like the rule: it stays inside the quote.
-        tier1.push_str(&format!("  > _Applies when_: {applies}\n"));
-    }
-    let tier1 = tier1.trim_end().to_owned();
-    let mut out = vec![tier0, tier1.clone()];
-    if !lesson.tiers.steps.is_empty() {
-        let steps: Vec<String> = lesson
-            .tiers
-            .steps
-            .iter()
-            .enumerate()
-            .map(|(i, s)| format!("  {}. {}", i + 1, s.trim()))
-            .collect();
-        out.push(format!("{tier1}\n{}", steps.join("\n")));
-    }
-    out
-}
-
-fn first_line(text: &str) -> Option<String> {
-    text.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(str::to_owned)
 }

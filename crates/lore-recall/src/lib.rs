@@ -31,6 +31,7 @@ mod layers;
 pub mod lessons;
 mod near;
 mod pack;
+mod render;
 pub mod saved;
 mod select;
 mod sparse;

@@ -1,0 +1,96 @@
+//! How recall shows a lesson: its words for searching and comparing, and its tiers as quoted
+//! data with provenance, from the one-line summary to the rule with its conditions and steps.
+//!
+//! Everything a lesson's author wrote is rendered inside a quote (`> `); only Lore's own
+//! provenance line stands outside it, so a lesson can never speak as the prompt.
+
+use lore_core::model::{Lesson, LessonStatus, LinkKind};
+
+/// The words a lesson is found by: its summary, rule, conditions and mistake.
+pub fn lesson_text(lesson: &Lesson) -> String {
+    [
+        lesson.tiers.summary.as_str(),
+        &lesson.rule,
+        &lesson.applies_when,
+        &lesson.mistake,
+    ]
+    .join("\n")
+}
+
+/// What recall shows of a lesson and compares it by, rendered once per lesson and kept with
+/// it in the index (a changed lesson is a new index entry, so this never goes stale).
+#[derive(Debug)]
+pub struct Shown {
+    /// Its words ([`lesson_text`]), for word-bigram similarity and filters.
+    pub text: String,
+    /// Its tiers: summary, rule and conditions, steps.
+    pub tiers: Vec<String>,
+    /// The lessons it conflicts with.
+    pub conflicts: Vec<String>,
+}
+
+impl Shown {
+    /// Renders `lesson` once.
+    pub fn of(lesson: &Lesson) -> Self {
+        Self {
+            text: lesson_text(lesson),
+            tiers: tiers(lesson),
+            conflicts: lesson
+                .links
+                .iter()
+                .filter(|l| l.kind == LinkKind::Conflicts)
+                .map(|l| l.target.to_string())
+                .collect(),
+        }
+    }
+}
+
+/// The lesson's tiers as quoted data with provenance: summary, rule and conditions, steps.
+fn tiers(lesson: &Lesson) -> Vec<String> {
+    let head = format!(
+        "- **{}** ({}; confidence {:.0}%; {})",
+        lesson.id,
+        lesson.skill,
+        lesson.confidence * 100.0,
+        match lesson.status {
+            LessonStatus::Trial => "trial: being measured",
+            s => s.as_str(),
+        }
+    );
+    let summary = first_line(&lesson.tiers.summary)
+        .unwrap_or_else(|| first_line(&lesson.rule).unwrap_or_default());
+    let tier0 = format!("{head}\n  > {summary}");
+    let mut tier1 = format!("{head}\n");
+    for line in lesson.rule.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        tier1.push_str(&format!("  > {line}\n"));
+    }
+    let applies = lesson
+        .applies_when
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !applies.is_empty() {
+        // The condition is the correction's own words like the rule: it stays inside the quote.
+        tier1.push_str(&format!("  > _Applies when_: {applies}\n"));
+    }
+    let tier1 = tier1.trim_end().to_owned();
+    let mut out = vec![tier0, tier1.clone()];
+    if !lesson.tiers.steps.is_empty() {
+        let steps: Vec<String> = lesson
+            .tiers
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("  {}. {}", i + 1, s.trim()))
+            .collect();
+        out.push(format!("{tier1}\n{}", steps.join("\n")));
+    }
+    out
+}
+
+fn first_line(text: &str) -> Option<String> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_owned)
+}
