@@ -487,6 +487,7 @@ pub(crate) fn turn_entry<'a>(
         confidence: 1.0,
         eligibility: Eligibility::Eligible,
         conflicts_with: Cow::Borrowed(&[]),
+        condition_match: None,
     }
 }
 

@@ -27,3 +27,36 @@ fn flush(current: &mut String, out: &mut Vec<String>) {
     }
     current.clear();
 }
+
+/// What starts the part of a lesson's `applies_when` that lists its task's words. Those words
+/// say what the case was about, not where the lesson applies, so recall never holds a query to
+/// them (see [`stated_condition`]).
+pub const TASK_WORDS_LABEL: &str = "Tasks about:";
+
+/// The condition a lesson's author stated in its `applies_when`: the text before
+/// [`TASK_WORDS_LABEL`], trimmed; empty when there is none.
+pub fn stated_condition(applies_when: &str) -> &str {
+    applies_when
+        .find(TASK_WORDS_LABEL)
+        .map_or(applies_when, |at| &applies_when[..at])
+        .trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stated_condition_leaves_the_task_words_out() {
+        assert_eq!(
+            stated_condition("When deploying the api. Tasks about: deploy, api."),
+            "When deploying the api."
+        );
+        assert_eq!(stated_condition("Tasks about: deploy, api."), "");
+        assert_eq!(
+            stated_condition("  If the queue is full "),
+            "If the queue is full"
+        );
+        assert_eq!(stated_condition(""), "");
+    }
+}

@@ -12,7 +12,7 @@
 use serde_json::Value;
 
 use lore_core::model::Tiers;
-use lore_core::text::sentences;
+use lore_core::text::{TASK_WORDS_LABEL, sentences};
 
 /// What the distiller makes of one correction.
 #[derive(Clone, Debug, PartialEq)]
@@ -187,9 +187,16 @@ fn is_directive(sentence: &str) -> bool {
         })
 }
 
-/// The condition clause of a sentence: a leading `When …,` / `If …,`, or an inner `… when …`.
+/// The condition clause of a sentence: a leading `When …,` / `If …,`, an inner `… when …`, or a
+/// leading purpose `To …, <order>`, which runs to the comma before the order ("To sort the rows
+/// by X, largest first, use …").
 fn condition_of(sentence: &str) -> Option<String> {
     let lower = sentence.to_lowercase();
+    if lower.starts_with("to ") {
+        return order_comma(sentence)
+            .map(|end| sentence[..end].trim().to_owned())
+            .filter(|c| c.split_whitespace().count() >= 3);
+    }
     for opener in CONDITION_OPENERS {
         let start = if lower.starts_with(opener) {
             Some(0)
@@ -208,6 +215,17 @@ fn condition_of(sentence: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The byte offset of the first comma followed by an order ("…, use", "…, run").
+fn order_comma(sentence: &str) -> Option<usize> {
+    sentence.match_indices(',').map(|(at, _)| at).find(|&at| {
+        let after = words(&sentence[at + 1..])
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        IMPERATIVE_VERBS.contains(&after.as_str())
+    })
 }
 
 fn has_specifics(text: &str) -> bool {
@@ -360,7 +378,9 @@ pub fn distill(correction: &str, input: &Value) -> Distilled {
     let all = sentences(correction);
     let directives: Vec<&String> = all.iter().filter(|s| is_directive(s)).collect();
     let observations: Vec<&String> = all.iter().filter(|s| !is_directive(s)).collect();
-    let conditions: Vec<String> = all.iter().filter_map(|s| condition_of(s)).collect();
+    // Only an order's own condition says where the lesson applies: in "it failed when the
+    // list was empty" the clause describes the mistake, not the lesson's scope.
+    let conditions: Vec<String> = directives.iter().filter_map(|s| condition_of(s)).collect();
 
     let rule = if directives.is_empty() {
         correction.trim().to_owned()
@@ -424,7 +444,7 @@ fn applies_when(condition: Option<&String>, task: &[String]) -> String {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(&format!("Tasks about: {}.", task.join(", ")));
+        out.push_str(&format!("{TASK_WORDS_LABEL} {}.", task.join(", ")));
     }
     out
 }
@@ -512,6 +532,33 @@ mod tests {
             "{}",
             d.applies_when
         );
+    }
+
+    #[test]
+    fn a_purpose_clause_before_an_order_is_the_condition() {
+        let text = "To sort the rows by X, largest first with gridtool, use `gridtool sort \
+            --order=desc X` instead of `gridtool sort --desc X`.";
+        let d = distill(
+            text,
+            &json!({"task": "sort the rows; then show the first rows"}),
+        );
+        assert_eq!(
+            lore_core::text::stated_condition(&d.applies_when),
+            "To sort the rows by X, largest first with gridtool."
+        );
+        // A purpose without an order after it is no condition.
+        let d = distill("To be honest, the output was fine.", &json!({}));
+        assert_eq!(d.applies_when, "");
+    }
+
+    #[test]
+    fn a_condition_in_an_observation_describes_the_mistake_not_the_scope() {
+        let d = distill(
+            "It failed when the list was empty. Check the length first.",
+            &json!({"task": "sum the list"}),
+        );
+        assert_eq!(lore_core::text::stated_condition(&d.applies_when), "");
+        assert!(d.applies_when.contains("sum"), "{}", d.applies_when);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use lore_recall::FastMap;
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -21,6 +22,7 @@ use lore_core::error::{Error, Result};
 use lore_core::id::LessonId;
 use lore_core::model::{Lesson, LessonStatus};
 use lore_core::scope::{Scope, SkillPath};
+use lore_recall::applies::{QueryWords, condition_match};
 use lore_recall::lessons::{self, IndexInfo, RecallIndex, SharedIndex, Shown};
 use lore_recall::{
     Eligibility, Embedder, EmbedderId, Entries, Entry, Explanation, Hit, QueryShape, RankedList,
@@ -186,6 +188,12 @@ impl Engine {
             .collect();
         slots.sort_unstable();
         slots.dedup();
+        // What the query's error found is held to the error, not to a condition's words.
+        let by_error: HashSet<u32> = found[2..]
+            .iter()
+            .flat_map(|(_, hits)| hits.iter().map(|&(slot, _)| slot))
+            .collect();
+
         // A run with a key is part of the experiment: a lesson still being measured sits out a
         // small share of such runs, which become its matched control.
         let held = |lesson: &Lesson| {
@@ -206,7 +214,16 @@ impl Engine {
                 })
                 .collect(),
         });
-        let entries = self.entries(index, &slots);
+        let words = QueryWords::of(&query.text);
+        let entries = self.entries(index, &slots, |slot, shown| {
+            let condition = shown.condition.as_ref()?;
+            if words.is_empty() || by_error.contains(&slot) {
+                return None;
+            }
+            Some(condition_match(condition, &shown.stems, &words, |w| {
+                index.sparse.idf(w)
+            }))
+        });
         let shape = QueryShape {
             on_error: has_error,
         };
@@ -395,7 +412,12 @@ impl Engine {
     }
 
     /// The pipeline's entries for the candidates in `slots`, borrowing what the index keeps.
-    fn entries<'i>(&self, index: &'i RecallIndex, slots: &[u32]) -> Entries<'i> {
+    fn entries<'i>(
+        &self,
+        index: &'i RecallIndex,
+        slots: &[u32],
+        condition_match: impl Fn(u32, &Shown) -> Option<f64>,
+    ) -> Entries<'i> {
         let now = self.now();
         slots
             .iter()
@@ -416,6 +438,7 @@ impl Engine {
                     eligibility: self.eligibility(lesson),
                     conflicts_with: Cow::Borrowed(&shown.conflicts),
                     tiers: Cow::Borrowed(&shown.tiers),
+                    condition_match: condition_match(slot, shown),
                 };
                 (entry.id.clone(), entry)
             })

@@ -26,7 +26,7 @@ fn lesson(n: usize, skill: &str, status: LessonStatus, rule: &str) -> Lesson {
         "mistake": format!("mistake {n}"),
         "root_cause": "cause",
         "rule": rule,
-        "applies_when": "when deploying",
+        "applies_when": "",
         "tags": [format!("t{}", n % 2)],
         "tiers": {"summary": rule, "condition": "", "action": "", "rationale": ""},
         "confidence": 0.8,
@@ -544,4 +544,109 @@ fn a_lessons_own_words_reach_the_context_only_inside_the_quote() {
         );
     }
     assert!(result.text.contains("developer mode"));
+}
+
+/// A lesson that states when it applies reaches only queries that meet the condition; a lesson
+/// that states none applies to its whole skill; and an error's fingerprint finds its lesson
+/// whatever the words.
+#[test]
+fn a_stated_condition_holds_a_lesson_to_the_queries_that_meet_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sorting = approved(
+        0,
+        "data/grid",
+        "To sort the rows by a column, largest first, use `grid sort --order=desc`.",
+    );
+    sorting.applies_when = "To sort the rows by a column, largest first. \
+        Tasks about: grid, sort, rows, show, first."
+        .into();
+    sorting.triggers = vec!["grid: unknown option for sort".into()];
+    let mut filtering = approved(
+        1,
+        "data/grid",
+        "To keep the rows above a value, use `grid filter --where=gt:N`.",
+    );
+    filtering.applies_when = "When filtering rows by a value".into();
+    let general = approved(2, "data/grid", "Always show the grid's row count.");
+    // Lessons about other operations: "rows" is every lesson's word, "first" a few's.
+    let others = [
+        (
+            "To join the rows of two tables, use `grid join --key=id`.",
+            "To join the rows of two tables",
+        ),
+        (
+            "To group the rows, use `grid group --key`.",
+            "To group the rows",
+        ),
+        (
+            "To drop repeated rows keeping the first, use `grid dedupe --keep=first`.",
+            "To drop repeated rows keeping the first",
+        ),
+        (
+            "To rename the rows' header, use `grid rename --map`.",
+            "To rename the rows' header",
+        ),
+    ];
+    let mut all = vec![sorting.clone(), filtering.clone(), general.clone()];
+    for (n, (rule, when)) in others.iter().enumerate() {
+        let mut other = approved(3 + n, "data/grid", rule);
+        other.applies_when = (*when).into();
+        all.push(other);
+    }
+    let engine = engine(&dir, &all);
+
+    let asked = |text: &str| {
+        engine
+            .recall(&RecallQuery {
+                text: text.into(),
+                limit: Some(3),
+                explain: true,
+                ..RecallQuery::default()
+            })
+            .unwrap()
+    };
+    let sort = asked("sort the rows by revenue, largest first");
+    assert_eq!(sort.lessons[0].id, sorting.id);
+
+    // "show" is among the sorting lesson's task words, but not its condition.
+    let show = asked("show the rows as csv");
+    let ids: Vec<&LessonId> = show.lessons.iter().map(|l| &l.id).collect();
+    assert!(!ids.contains(&&sorting.id), "{ids:?}");
+    let why = show
+        .explain
+        .unwrap()
+        .into_iter()
+        .find(|e| e.id == sorting.id.as_str())
+        .expect("the sorting lesson was a candidate")
+        .decision;
+    assert!(
+        matches!(
+            why,
+            Decision::Dropped {
+                why: lore_recall::DropReason::ConditionNotMet { min: 25, .. }
+            }
+        ),
+        "{why:?}"
+    );
+    assert_eq!(
+        ids,
+        vec![&general.id],
+        "the general rule applies to any task"
+    );
+
+    let filtered = asked("filter the rows where price is above 100");
+    assert_eq!(
+        filtered.lessons[0].id, filtering.id,
+        "`filter` meets `filtering`"
+    );
+
+    let on_error = engine
+        .recall(&RecallQuery {
+            text: "show the first 10 rows".into(),
+            fingerprint: Some("grid: unknown option for sort".into()),
+            limit: Some(1),
+            ..RecallQuery::default()
+        })
+        .unwrap();
+    assert_eq!(on_error.lessons[0].id, sorting.id, "its error found it");
 }

@@ -18,6 +18,9 @@ pub struct RecallConfig {
     pub on_error: OnErrorWeights,
     /// Candidates scoring below this are dropped, `[0, 1]`.
     pub min_relevance: f64,
+    /// A memory that states when it applies is dropped when the query meets less than this
+    /// share of its condition ([`crate::applies`]), `[0, 1]`; 0 turns the check off.
+    pub min_condition_match: f64,
     /// MMR's λ (1 = relevance only); `None` turns MMR off.
     pub mmr_lambda: Option<f64>,
     /// How MMR compares memories.
@@ -56,6 +59,11 @@ impl Default for RecallConfig {
             decay_per_hour: 0.001,
             on_error: OnErrorWeights::default(),
             min_relevance: 0.0,
+            // `lore bench learning`, 5 seeds: retrieval precision 0.79 without the check, 0.86
+            // at 0.25, 0.88 at 0.4, 0.92 at 0.5. A quarter keeps a person's short condition
+            // ("Checkout outages.") for a query in other words ("checkout fails after deploy")
+            // while a step about another operation of the tool still misses it.
+            min_condition_match: 0.25,
             mmr_lambda: Some(0.7),
             similarity: Similarity::Auto,
             pool_multiplier: 3,
@@ -129,6 +137,12 @@ impl RecallConfigBuilder {
         self
     }
 
+    /// Sets the share of a stated condition a query must meet (0 turns the check off).
+    pub fn min_condition_match(mut self, min: f64) -> Self {
+        self.0.min_condition_match = min;
+        self
+    }
+
     /// Sets MMR's λ, or turns MMR off with `None`.
     pub fn mmr(mut self, lambda: Option<f64>, similarity: Similarity) -> Self {
         self.0.mmr_lambda = lambda;
@@ -183,6 +197,7 @@ impl RecallConfigBuilder {
         check_range("recency weight", c.recency_weight, 0.0, 1.0)?;
         check_range("decay per hour", c.decay_per_hour, 0.0, f64::MAX)?;
         check_range("minimum relevance", c.min_relevance, 0.0, 1.0)?;
+        check_range("minimum condition match", c.min_condition_match, 0.0, 1.0)?;
         if let Some(lambda) = c.mmr_lambda {
             check_range("MMR lambda", lambda, 0.0, 1.0)?;
         }
@@ -225,6 +240,7 @@ mod tests {
         assert!(b().fusion(Fusion::Rrf { k: 0.0 }).build().is_err());
         assert!(b().pool_multiplier(11).build().is_err());
         assert!(b().limit(0).build().is_err());
+        assert!(b().min_condition_match(1.2).build().is_err());
         assert!(b().recency(-0.1, 0.0).build().is_err());
         let ok = b()
             .fusion(Fusion::Rrf { k: 10.0 })

@@ -23,6 +23,7 @@
 //! re-embed everything.
 
 mod ann;
+pub mod applies;
 mod builtin;
 mod context;
 mod fuse;
@@ -169,6 +170,9 @@ pub struct Entry<'a> {
     pub conflicts_with: Cow<'a, [String]>,
     /// Rendered tiers, the one-line summary first.
     pub tiers: Cow<'a, [String]>,
+    /// How well the query meets the condition it states ([`applies::condition_match`]);
+    /// `None` when it states none or was found by the query's error.
+    pub condition_match: Option<f64>,
 }
 
 /// Why a candidate was left out.
@@ -183,6 +187,14 @@ pub enum DropReason {
     Sensitive,
     /// Its score is below the minimum relevance.
     BelowMinRelevance,
+    /// The query does not meet the condition it states: how much of it was met, in percent,
+    /// against the minimum.
+    ConditionNotMet {
+        /// The share met, in percent.
+        met: u8,
+        /// The minimum, in percent.
+        min: u8,
+    },
     /// A configured filter dropped it.
     Filtered(String),
     /// A filter failed, so everything was dropped.
@@ -303,6 +315,7 @@ pub(crate) mod tests {
             eligibility: Eligibility::Eligible,
             conflicts_with: Cow::Borrowed(&[]),
             tiers: vec![text.to_owned()].into(),
+            condition_match: None,
         }
     }
 }

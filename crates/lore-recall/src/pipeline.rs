@@ -151,6 +151,19 @@ fn filter_stage<'e, 'a>(
             drop(id, DropReason::BelowMinRelevance);
             continue;
         }
+        if let Some(met) = entry.condition_match
+            && met < config.min_condition_match
+        {
+            let percent = |x: f64| (x * 100.0).round().clamp(0.0, 100.0) as u8;
+            drop(
+                id,
+                DropReason::ConditionNotMet {
+                    met: percent(met),
+                    min: percent(config.min_condition_match),
+                },
+            );
+            continue;
+        }
         match filter_drop(entry, filters) {
             Ok(None) => survivors.push((entry, s.score)),
             Ok(Some(why)) => drop(id, why),

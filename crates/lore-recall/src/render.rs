@@ -4,7 +4,11 @@
 //! Everything a lesson's author wrote is rendered inside a quote (`> `); only Lore's own
 //! provenance line stands outside it, so a lesson can never speak as the prompt.
 
+use std::collections::HashSet;
+
 use lore_core::model::{Lesson, LessonStatus, LinkKind};
+
+use crate::applies::{Condition, stems};
 
 /// The words a lesson is found by: its summary, rule, conditions and mistake.
 pub fn lesson_text(lesson: &Lesson) -> String {
@@ -27,13 +31,29 @@ pub struct Shown {
     pub tiers: Vec<String>,
     /// The lessons it conflicts with.
     pub conflicts: Vec<String>,
+    /// The condition its author stated, which a query must meet.
+    pub condition: Option<Condition>,
+    /// The stems of its words, for the query's side of that match.
+    pub stems: HashSet<String>,
 }
 
 impl Shown {
     /// Renders `lesson` once.
     pub fn of(lesson: &Lesson) -> Self {
+        let text = lesson_text(lesson);
         Self {
-            text: lesson_text(lesson),
+            condition: Condition::of(&lesson.applies_when),
+            // The task's words say what the case was about, not what the lesson is about.
+            stems: stems(
+                &[
+                    lesson.tiers.summary.as_str(),
+                    &lesson.rule,
+                    lore_core::text::stated_condition(&lesson.applies_when),
+                    &lesson.mistake,
+                ]
+                .join("\n"),
+            ),
+            text,
             tiers: tiers(lesson),
             conflicts: lesson
                 .links

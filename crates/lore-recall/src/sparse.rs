@@ -212,6 +212,16 @@ impl SparseIndex {
         }
     }
 
+    /// The inverse document frequency of `term` (as [`crate::text::terms`] gives it) among the
+    /// live documents; a term no document has gets the largest.
+    pub fn idf(&self, term: &str) -> f64 {
+        let df = self
+            .terms
+            .get(term)
+            .map_or(0, |&id| self.postings[id as usize].df);
+        self.stats().idf(df)
+    }
+
     /// The query's distinct terms that have postings.
     fn query_postings(&self, query: &str) -> Vec<&Postings> {
         let mut terms = text::terms(query);

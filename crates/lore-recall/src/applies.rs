@@ -1,0 +1,208 @@
+//! Whether a query meets the condition a lesson states.
+//!
+//! Ranking only orders candidates: asked for one lesson, recall returns the best of the skill's
+//! lessons even when none is about the task at hand, and an agent then follows a rule about
+//! sorting while it shows rows. A lesson whose author said when it applies ("When deploying the
+//! api, …", "To sort by a column, use …") is held to that: it stays a candidate only when the
+//! query carries enough of the condition's words, or the lesson's words carry enough of the
+//! query's. Both sides are weighed by IDF over the lesson index, so a word every lesson shares
+//! (the tool's name) counts little and a rare one (the operation) much; a query word no lesson
+//! has counts most, since it names something no lesson was written about.
+//!
+//! Lessons without a stated condition are general to their skill and are never held back. The
+//! words listed as the task's (after [`lore_core::text::TASK_WORDS_LABEL`]) describe the case
+//! the lesson was learned on, not its scope; but a query that carries nearly all of them is
+//! that task again, and a lesson always applies to its own task, even when its condition names
+//! a detail of it ("when the second list is empty") that the task's text does not spell out. Words match on a light stem ("deploying" meets "deploy"): a stemmer for
+//! search would be language-specific (see [`crate::text`]), but this check only asks whether
+//! a condition's words recur.
+
+use std::collections::HashSet;
+
+use crate::text::terms;
+
+/// A lesson's stated condition and its task's words, each word with its stem.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Condition {
+    words: Vec<(String, String)>,
+    task: Vec<(String, String)>,
+}
+
+/// The share of a lesson's task words a query must carry to be that task again.
+const SAME_TASK: f64 = 0.8;
+
+impl Condition {
+    /// The condition stated in `applies_when`, or `None` when it states none.
+    pub fn of(applies_when: &str) -> Option<Self> {
+        let words = stemmed(lore_core::text::stated_condition(applies_when));
+        let task = applies_when
+            .split_once(lore_core::text::TASK_WORDS_LABEL)
+            .map_or_else(Vec::new, |(_, task)| stemmed(task));
+        (!words.is_empty()).then_some(Self { words, task })
+    }
+}
+
+/// A query's words with their stems, computed once per recall.
+#[derive(Clone, Debug)]
+pub struct QueryWords {
+    words: Vec<(String, String)>,
+    stems: HashSet<String>,
+}
+
+impl QueryWords {
+    /// The words of `query`.
+    pub fn of(query: &str) -> Self {
+        let words = stemmed(query);
+        let stems = words.iter().map(|(_, s)| s.clone()).collect();
+        Self { words, stems }
+    }
+
+    /// Whether the query has no word to compare.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+}
+
+/// The stems of a lesson's whole text, for the query's side of the match.
+pub fn stems(text: &str) -> HashSet<String> {
+    stemmed(text).into_iter().map(|(_, s)| s).collect()
+}
+
+/// How well `query` meets `condition`, in `[0, 1]`: 1 when the query is the lesson's own task
+/// (it carries [`SAME_TASK`] of the task's words), else the larger of the IDF-weighted share of
+/// the condition's words the query carries and of the query's words the lesson (`lesson`, its
+/// stems) carries. `idf` weighs a word as written.
+pub fn condition_match(
+    condition: &Condition,
+    lesson: &HashSet<String>,
+    query: &QueryWords,
+    idf: impl Fn(&str) -> f64,
+) -> f64 {
+    let share = |words: &[(String, String)], has: &dyn Fn(&str) -> bool| {
+        let (mut met, mut all) = (0.0, 0.0);
+        for (word, stem) in words {
+            let w = idf(word);
+            all += w;
+            if has(stem) {
+                met += w;
+            }
+        }
+        if all > 0.0 { met / all } else { 0.0 }
+    };
+    let in_query = |s: &str| query.stems.contains(s);
+    if !condition.task.is_empty() && share(&condition.task, &in_query) >= SAME_TASK {
+        return 1.0;
+    }
+    let stated = share(&condition.words, &in_query);
+    let asked = share(&query.words, &|s| lesson.contains(s));
+    stated.max(asked)
+}
+
+/// Distinct words of `text` that can carry a topic (stop words and single characters out),
+/// each with its stem.
+fn stemmed(text: &str) -> Vec<(String, String)> {
+    let mut seen = HashSet::new();
+    terms(text)
+        .into_iter()
+        .filter(|w| w.chars().count() > 1)
+        .filter_map(|w| {
+            let stem = stem(&w);
+            seen.insert(stem.clone()).then_some((w, stem))
+        })
+        .collect()
+}
+
+/// A light English stem: a plural, then one common ending off, so "deploying", "deployed" and
+/// "deploys" meet "deploy", and "migrations" meets "migrating". It errs toward matching, which
+/// keeps a lesson rather than holding it back.
+fn stem(word: &str) -> String {
+    const ENDINGS: &[(&str, usize)] = &[("ing", 6), ("ion", 6), ("ed", 5), ("ly", 5)];
+    let mut w = if word.len() >= 5 && word.ends_with("ies") {
+        format!("{}y", &word[..word.len() - 3])
+    } else if word.len() >= 4 && word.ends_with('s') && !word.ends_with("ss") {
+        word[..word.len() - 1].to_owned()
+    } else {
+        word.to_owned()
+    };
+    if let Some((ending, _)) = ENDINGS
+        .iter()
+        .find(|(ending, min)| w.len() >= *min && w.ends_with(ending))
+    {
+        w.truncate(w.len() - ending.len());
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flat(_: &str) -> f64 {
+        1.0
+    }
+
+    #[test]
+    fn inflections_meet_their_stem_and_short_words_stay_whole() {
+        assert_eq!(stem("deploying"), "deploy");
+        assert_eq!(stem("deployed"), "deploy");
+        assert_eq!(stem("deploys"), "deploy");
+        assert_eq!(stem("queries"), "query");
+        assert_eq!(stem("rows"), "row");
+        assert_eq!(stem("migrations"), stem("migrating"));
+        assert_eq!(stem("class"), "class");
+        assert_eq!(stem("bus"), "bus");
+        assert_eq!(stem("sing"), "sing");
+    }
+
+    #[test]
+    fn only_a_stated_condition_holds_a_lesson_back() {
+        assert!(Condition::of("").is_none());
+        assert!(Condition::of("Tasks about: deploy, api.").is_none());
+        assert!(Condition::of("When deploying the api. Tasks about: x.").is_some());
+    }
+
+    #[test]
+    fn a_query_about_another_operation_does_not_meet_the_condition() {
+        let condition = Condition::of("To sort the rows by X, largest first with gridtool")
+            .expect("a stated condition");
+        let lesson = stems(
+            "To sort the rows by X, largest first with gridtool, use `gridtool sort \
+             --order=desc X` instead of `gridtool sort --desc X`.",
+        );
+        // The rarer a word among the lessons, the more it weighs.
+        let idf = |w: &str| match w {
+            "gridtool" | "using" => 0.1,
+            "rows" | "first" => 0.5,
+            _ => 2.0,
+        };
+        let about_sorting = QueryWords::of("Using gridtool: sort the rows by price, largest first");
+        let about_showing = QueryWords::of("Using gridtool: show the first 10 rows");
+        let met = condition_match(&condition, &lesson, &about_sorting, idf);
+        let missed = condition_match(&condition, &lesson, &about_showing, idf);
+        assert!(met > 0.9, "{met}");
+        assert!(missed < 0.25, "{missed}");
+    }
+
+    #[test]
+    fn a_lesson_applies_to_its_own_task_whatever_detail_its_condition_names() {
+        let condition = Condition::of(
+            "When the second list is empty. Tasks about: remove, last, element, first, list.",
+        )
+        .unwrap();
+        let lesson = stems("When the second list is empty, still remove the last element.");
+        let own = QueryWords::of("Remove the last element of the first list, then append.");
+        assert_eq!(condition_match(&condition, &lesson, &own, flat), 1.0);
+        let other = QueryWords::of("Count the vowels of a string.");
+        assert_eq!(condition_match(&condition, &lesson, &other, flat), 0.0);
+    }
+
+    #[test]
+    fn a_short_query_inside_the_lessons_words_meets_it() {
+        let condition = Condition::of("When deploying the api to production").unwrap();
+        let lesson = stems("When deploying the api to production, run migrations first.");
+        let query = QueryWords::of("deploy api");
+        assert_eq!(condition_match(&condition, &lesson, &query, flat), 1.0);
+        let elsewhere = QueryWords::of("write the quarterly report");
+        assert_eq!(condition_match(&condition, &lesson, &elsewhere, flat), 0.0);
+    }
+}
