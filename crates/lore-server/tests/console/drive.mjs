@@ -117,6 +117,10 @@ const scenarios = {
   // An agent token: no reviewer action in the page, and the API refuses one sent anyway.
   async agent(page) {
     await signIn(page, process.env.LORE_AGENT);
+    // An agent lands on the memory browser, with no queue in the navigation.
+    await page.locator("#lessons, #results .empty").first().waitFor();
+    out.queue_link = await page.locator('.top nav a[data-page="queue"]').isVisible();
+    await page.goto(url + "/#/queue");
     await page.locator("#no-review").waitFor();
     out.role = await page.locator("#role").textContent();
     out.decision_buttons = await page.locator("[data-decision]").count();

@@ -246,11 +246,12 @@ fn seed_history(engine: &Engine, clock: &BackClock) {
                 .take(run as usize % 3)
                 .cloned()
                 .collect();
-            // Timeouts recur every day of the first week; a missing field now and then after.
-            let ok = if day > 7 {
-                run >= 2
-            } else {
-                run != 1 || day % 2 == 1
+            // Timeouts recur daily until a lesson about them exists (day 9), then rarely; a
+            // missing field now and then in the second week.
+            let ok = match day {
+                10.. => run >= 2,
+                8..=9 => run != 0 || day % 2 == 1,
+                _ => run != 1 || day % 2 == 1,
             };
             let outcome = if ok {
                 Outcome::Success
@@ -259,7 +260,7 @@ fn seed_history(engine: &Engine, clock: &BackClock) {
             };
             let execution = record(engine, outcome, shown);
             if !ok {
-                let message = if day > 7 {
+                let message = if day > 7 && run != 1 {
                     "TimeoutError: upstream billing-api did not answer in 30s"
                 } else {
                     "KeyError: 'priority' missing from output"
@@ -275,6 +276,9 @@ fn seed_history(engine: &Engine, clock: &BackClock) {
                     })
                     .unwrap();
             }
+        }
+        if day == 9 {
+            learn_from_timeouts(engine);
         }
         if day == 5 {
             let _ = engine.maintain();
@@ -301,6 +305,37 @@ fn seed_history(engine: &Engine, clock: &BackClock) {
         engine.add_episode(episode, false).unwrap();
     }
     let _ = engine.maintain();
+}
+
+/// A person's lesson triggered by the recurring timeout's fingerprint, approved at once.
+fn learn_from_timeouts(engine: &Engine) {
+    let fingerprint = engine
+        .export_records()
+        .unwrap()
+        .into_iter()
+        .find_map(|r| match r {
+            lore_core::ports::store::Record::ErrorEvent(e) if e.message.contains("Timeout") => {
+                Some(e.fingerprint)
+            }
+            _ => None,
+        })
+        .expect("a recorded timeout");
+    let lines = lore_engine::learn::parse_items(&[json!({
+        "skill": SKILL, "task": "Summarize a billing ticket while billing-api is slow",
+        "lesson": "Retry billing-api once with a 60 s timeout before summarizing without it.",
+        "fingerprint": fingerprint, "tags": ["timeout"],
+    })])
+    .unwrap();
+    engine
+        .learn_lessons(&lines, AuthorKind::Human, None)
+        .unwrap();
+    let learned = engine
+        .lessons(None, Some([LessonStatus::NeedsReview].into()))
+        .unwrap();
+    let ids: Vec<_> = learned.into_iter().map(|l| l.id).collect();
+    engine
+        .approve(&ids, &Attribution::new(None, "the runbook says so"))
+        .unwrap();
 }
 
 impl Console {
@@ -461,6 +496,7 @@ fn an_agent_token_sees_no_reviewer_action_and_is_refused_by_the_api() {
     };
     assert_eq!(seen["role"], "agent");
     assert_eq!(seen["decision_buttons"], 0, "{seen}");
+    assert_eq!(seen["queue_link"], false, "{seen}");
     assert_eq!(seen["edit_forms"], 0, "{seen}");
     assert_eq!(seen["forced"], 403, "{seen}");
     assert_eq!(console.status(&lesson), "needs_review");
@@ -481,8 +517,8 @@ fn the_pages_draw_real_data_and_every_page_is_photographed() {
         &[
             ("LORE_LESSON", lesson),
             ("LORE_QUERY", "outage ticket priority".into()),
-            ("LORE_PATH_FROM", "Choosing routing strategy".into()),
-            ("LORE_PATH_TO", "Ticket routed".into()),
+            ("LORE_PATH_FROM", "decision:parallel".into()),
+            ("LORE_PATH_TO", "outcome:failure".into()),
         ],
     ) else {
         return;
@@ -522,6 +558,8 @@ fn the_pages_draw_real_data_and_every_page_is_photographed() {
     assert_eq!(seen["recurrence_bars"], drawn, "{seen}");
     assert!(seen["history"].as_u64().unwrap() >= 2, "{seen}");
     assert!(seen["episode_nodes"].as_u64().unwrap() >= 3, "{seen}");
+    // Parallel, the router it created, the routing's event, the failure: three steps.
+    assert_eq!(seen["path_nodes"], 4, "{seen}");
     for name in [
         "06-health",
         "07-memory-search",
@@ -531,4 +569,45 @@ fn the_pages_draw_real_data_and_every_page_is_photographed() {
     ] {
         assert!(shots().join(format!("{name}.png")).exists(), "{name}");
     }
+}
+
+/// `/v1/stats` counts what the store holds, inside the token's scope only, and refuses a bad range.
+#[test]
+fn stats_count_the_store_inside_the_scope() {
+    let console = start(false);
+    let stats = console.get(&console.reviewer, "/v1/stats?days=7");
+    assert_eq!(stats["days"].as_array().unwrap().len(), 7);
+    assert_eq!(stats["lessons_by_state"]["needs_review"][6], 3, "{stats}");
+    assert_eq!(stats["executions_per_day"][6], 3, "{stats}");
+    assert_eq!(stats["activations_per_day"][6], 0, "{stats}");
+
+    let tokens = console._dir.path().join(".lore/tokens.json");
+    let (_, finance) = TokenFile::load(&tokens)
+        .unwrap()
+        .create(
+            Role::Reviewer,
+            lore_server::auth::parse_scope("domain:finance").unwrap(),
+        )
+        .unwrap();
+    let elsewhere = console.get(&finance, "/v1/stats?days=7");
+    assert_eq!(elsewhere["lessons_by_state"], json!({}), "{elsewhere}");
+    assert_eq!(
+        elsewhere["executions_per_day"],
+        json!([0, 0, 0, 0, 0, 0, 0])
+    );
+    let lesson = &console.waiting()[0];
+    let hidden = console.get(&finance, &format!("/v1/lessons/{lesson}/activations"));
+    assert_eq!(hidden["error"]["code"], "not_found", "{hidden}");
+
+    for bad in ["/v1/stats?days=0", "/v1/stats?days=367", "/v1/stats?days=x"] {
+        let refused = console.get(&console.reviewer, bad);
+        assert!(refused["error"]["code"].is_string(), "{bad}: {refused}");
+    }
+    let who = console.get(&console.agent, "/v1/whoami");
+    assert_eq!(who["role"], "agent");
+    assert_eq!(who["authenticated"], true);
+    assert!(
+        who["token_id"].as_str().unwrap().starts_with("tok_"),
+        "{who}"
+    );
 }

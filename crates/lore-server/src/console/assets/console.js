@@ -176,6 +176,8 @@ function start() {
     location.hash = "";
     signIn();
   };
+  // Agents review nothing: no queue in their navigation (the page explains, if opened).
+  document.querySelector('.top nav a[data-page="queue"]').hidden = !isReviewer();
   follow();
   route();
 }
@@ -193,8 +195,8 @@ const pages = {
 
 function route() {
   if (!state.who) return;
-  const [, name, arg] = (location.hash || "#/queue").split("/");
-  const page = pages[name] ? name : "queue";
+  const [, name, arg] = (location.hash || "#/").split("/");
+  const page = pages[name] ? name : isReviewer() ? "queue" : "memory";
   state.page = page;
   for (const a of document.querySelectorAll(".top nav a")) {
     const here = a.dataset.page === page || (page === "lesson" && a.dataset.page === "memory") ||
@@ -378,6 +380,10 @@ function decide(name, ids) {
       error,
       h("div", { class: "buttons" },
         h("button", { type: "button", onclick: () => dialog.close() }, "Cancel"), confirm)));
+  // Enter confirms from the reason too (Shift+Enter for a new line).
+  reason.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); dialog.querySelector("form").requestSubmit(); }
+  });
   document.body.append(dialog);
   // Changes that arrived while the dialog was open (another reviewer's decision) show on close.
   dialog.addEventListener("close", async () => {
@@ -502,11 +508,16 @@ const PALETTE = {
   expired: "#6b7280", one_time_exception: "#7c3aed", sensitive: "#db2777", superseded: "#0e7490", archived: "#9ca3af",
 };
 
-function niceMax(v) {
-  if (v <= 0) return 1;
-  const p = Math.pow(10, Math.floor(Math.log10(v)));
-  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
-  return 10 * p;
+// The top of an axis with four even steps: whole numbers for counts, a round step otherwise.
+function niceMax(v, whole = true) {
+  if (v <= 0) return whole ? 4 : 1;
+  const raw = v / 4;
+  const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 2.5, 5, 10]) {
+    const step = m * p;
+    if (step >= raw && (!whole || Number.isInteger(step))) return step * 4;
+  }
+  return Math.ceil(raw) * 4;
 }
 
 // Axes and horizontal grid for a plot over `n` slots; returns the frame's geometry.
@@ -516,13 +527,13 @@ function frame(svg, { w, h: ht, max, min = 0, labels, left = 36 }) {
   for (let i = 0; i <= 4; i++) {
     const v = min + ((max - min) * i) / 4;
     svg.append(s("line", { class: "grid", x1: g.x0, x2: g.x1, y1: y(v), y2: y(v) }),
-      s("text", { x: g.x0 - 6, y: y(v) + 4, "text-anchor": "end" }, Number.isInteger(v) ? v : v.toFixed(2)));
+      s("text", { x: g.x0 - 6, y: y(v) + 4, "text-anchor": "end" }, Number.isInteger(v) ? v : +v.toFixed(2)));
   }
   svg.append(s("line", { class: "axis", x1: g.x0, x2: g.x1, y1: g.y0, y2: g.y0 }));
   if (labels) {
     const step = Math.max(1, Math.ceil(labels.length / 8));
     labels.forEach((l, i) => {
-      if (i % step && i !== labels.length - 1) return;
+      if ((labels.length - 1 - i) % step) return;
       const x = g.x0 + ((i + 0.5) * (g.x1 - g.x0)) / labels.length;
       svg.append(s("text", { x, y: ht - 6, "text-anchor": "middle" }, l));
     });
@@ -538,7 +549,7 @@ function chart(title, desc, w, ht) {
 
 function lines(title, labels, series, ht = 220) {
   const w = 560;
-  const max = niceMax(Math.max(1, ...series.flatMap((s) => s.values)));
+  const max = niceMax(Math.max(0, ...series.flatMap((s) => s.values)), series.every((s) => s.values.every(Number.isInteger)));
   const svg = chart(title, series.map((s) => `${s.name}: ${s.values[s.values.length - 1]} at the end`).join(", "), w, ht);
   const g = frame(svg, { w, h: ht, max, labels });
   const x = (i) => g.x0 + ((i + 0.5) * (g.x1 - g.x0)) / labels.length;
@@ -551,10 +562,9 @@ function lines(title, labels, series, ht = 220) {
   return figure(svg, series);
 }
 
-function bars(title, labels, series, ht = 220, { signed = false } = {}) {
-  const w = 560;
-  const top = niceMax(Math.max(1, ...series.filter((s) => !s.down).flatMap((s) => s.values)));
-  const bottom = signed ? -niceMax(Math.max(1, ...series.filter((s) => s.down).flatMap((s) => s.values))) : 0;
+function bars(title, labels, series, ht = 220, { signed = false, w = 560, whole = true } = {}) {
+  const top = niceMax(Math.max(0, ...series.filter((s) => !s.down).flatMap((s) => s.values)), whole);
+  const bottom = signed ? -niceMax(Math.max(0, ...series.filter((s) => s.down).flatMap((s) => s.values)), whole) : 0;
   const svg = chart(title, series.map((s) => `${s.name}: ${s.values.reduce((a, b) => a + b, 0)} in all`).join(", "), w, ht);
   const g = frame(svg, { w, h: ht, max: top, min: bottom, labels });
   const slot = (g.x1 - g.x0) / labels.length;
@@ -610,19 +620,23 @@ async function healthPage() {
           { name: "lessons shown", values: stats.activations_per_day, color: "#1d4ed8" },
           { name: "executions", values: stats.executions_per_day, color: "#94a3b8" }])),
       h("section", { class: "panel", id: "plot-utility", "aria-labelledby": "t-util" }, h("h2", { id: "t-util" }, "Distribution of measured utility"),
-        utilities.length ? bars("Lessons per utility band", ["−1…−.6", "−.6…−.2", "−.2….2", ".2….6", ".6…1"],
+        utilities.length ? bars("Lessons per utility band", ["−1 to −0.6", "−0.6 to −0.2", "−0.2 to 0.2", "0.2 to 0.6", "0.6 to 1"],
           [{ name: "lessons", values: hist, color: "#15803d" }])
           : h("p", { class: "muted" }, "No lesson has been measured yet: utility needs activations and `lore maintain`.")),
       h("section", { class: "panel", id: "plot-gates", "aria-labelledby": "t-gates" }, h("h2", { id: "t-gates" }, "Promotions and suppressions"),
-        bars("Promotions (up) and suppressions (down) per day", labels, [
-          { name: "promoted", values: stats.promotions_per_day, color: "#15803d" },
-          { name: "suppressed", values: stats.suppressions_per_day, color: "#b91c1c", down: true }], 220, { signed: true })),
+        sum(stats.promotions_per_day) + sum(stats.suppressions_per_day)
+          ? bars("Promotions (up) and suppressions (down) per day", labels, [
+            { name: "promoted", values: stats.promotions_per_day, color: "#15803d" },
+            { name: "suppressed", values: stats.suppressions_per_day, color: "#b91c1c", down: true }], 220, { signed: true })
+          : h("p", { class: "muted" }, status.curation === "review"
+            ? "None in these 30 days. In review curation people decide; the utility gates promote and suppress lessons on trial (auto curation)."
+            : "None in these 30 days: no lesson on trial has crossed a utility gate yet.")),
     ),
     h("section", { class: "panel", id: "plot-recurrence", style: "margin-top:18px", "aria-labelledby": "t-rec" },
       h("h2", { id: "t-rec" }, "Error recurrence per fingerprint, before and after its lesson"),
-      rec.length ? [bars("Errors per day before and after the lesson", rec.map((r) => r.fingerprint.slice(0, 18)), [
+      rec.length ? [bars("Errors per day before and after the lesson", rec.map((r) => r.fingerprint.length > 34 ? r.fingerprint.slice(0, 33) + "…" : r.fingerprint), [
         { name: "per day before", values: rec.map((r) => perDay(r.before, r.before_days)), color: "#b91c1c" },
-        { name: "per day after", values: rec.map((r) => perDay(r.after, r.after_days)), color: "#15803d" }], 240),
+        { name: "per day after", values: rec.map((r) => perDay(r.after, r.after_days)), color: "#15803d" }], 220, { w: 1120, whole: false }),
       h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Fingerprint"), h("th", {}, "Lesson"), h("th", { class: "num" }, "Before"), h("th", { class: "num" }, "After"))),
         h("tbody", {}, rec.map((r) => h("tr", {}, h("td", { class: "mono" }, r.fingerprint),
           h("td", {}, r.lesson_id ? h("a", { href: "#/lesson/" + encodeURIComponent(r.lesson_id), class: "mono" }, r.lesson_id) : h("span", { class: "muted" }, "none yet")),
@@ -793,8 +807,9 @@ function editForm(l) {
 async function episodesPage() {
   document.title = "Episodes · Lore";
   const page = await get("/v1/episodes?limit=200");
-  const from = h("input", { id: "from", placeholder: "e.g. Choosing routing strategy" });
-  const to = h("input", { id: "to", placeholder: "e.g. failure" });
+  const from = h("input", { id: "from", placeholder: "decision:parallel", "aria-describedby": "path-help" });
+  const to = h("input", { id: "to", placeholder: "outcome:failure", "aria-describedby": "path-help" });
+  const mode = h("select", { id: "mode" }, h("option", { value: "shortest" }, "shortest"), h("option", { value: "strongest" }, "strongest"));
   const out = h("div", { id: "path" });
   show(
     h("h1", {}, "Episodes"),
@@ -802,13 +817,16 @@ async function episodesPage() {
     h("form", { class: "filters", onsubmit: async (e) => {
       e.preventDefault();
       try {
-        const p = await get(`/v1/graph/path?from=${encodeURIComponent(from.value)}&to=${encodeURIComponent(to.value)}`);
+        const p = await get(`/v1/graph/path?from=${encodeURIComponent(from.value)}&to=${encodeURIComponent(to.value)}&mode=${mode.value}`);
         out.replaceChildren(pathGraph(p));
       } catch (err) { out.replaceChildren(failure(err)); }
     } }, h("div", { class: "row" },
       h("div", {}, h("label", { for: "from" }, "Causal path from"), from),
       h("div", {}, h("label", { for: "to" }, "to"), to),
-      h("button", { class: "primary", type: "submit" }, "Find the path"))),
+      h("div", {}, h("label", { for: "mode" }, "Path"), mode),
+      h("button", { class: "primary", type: "submit" }, "Find the path")),
+      h("p", { id: "path-help", class: "muted", style: "font-size:12px;margin:8px 0 0" },
+        "Nodes are named kind:label, as in an episode: decision:<chosen option>, event:<content>, outcome:success or outcome:failure. A bare word matches any kind.")),
     out,
     page.items.length ? h("table", { id: "episodes" }, h("thead", {}, h("tr", {}, h("th", {}, "Episode"), h("th", {}, "Task"), h("th", {}, "Skill"), h("th", {}, "Outcome"), h("th", {}, "When"))),
       h("tbody", {}, page.items.map((e) => h("tr", {},
@@ -820,14 +838,14 @@ async function episodesPage() {
 function nodeLabel(n) {
   if (!n) return "";
   if (typeof n === "string") return n;
-  return n.label || n.text || n.name || [n.kind, n.key || n.id].filter(Boolean).join(": ") || JSON.stringify(n);
+  return [n.type, n.label].filter(Boolean).join(": ");
 }
 
 function pathGraph(p) {
   if (!p.steps.length) return h("p", { class: "notice" }, "No path between those two.");
   const nodes = [p.steps[0].source, ...p.steps.map((st) => st.target)];
   return h("section", { class: "panel", id: "causal-path" }, h("h2", {}, `Causal path (${p.mode}), strength ${p.strength.toFixed(2)}`),
-    graph(nodes.map((n, i) => ({ id: "n" + i, label: nodeLabel(n), col: i, row: 0, kind: "node" })),
+    graph(nodes.map((n, i) => ({ id: "n" + i, label: nodeLabel(n), col: i, row: 0, kind: n.type })),
       p.steps.map((st, i) => ({ from: "n" + i, to: "n" + (i + 1), label: `${st.type} ×${st.evidence_count}` }))));
 }
 
@@ -835,7 +853,7 @@ function pathGraph(p) {
 function graph(nodes, edges) {
   const cols = Math.max(...nodes.map((n) => n.col)) + 1;
   const rows = Math.max(...nodes.map((n) => n.row)) + 1;
-  const cw = 190, rh = 84, nw = 160, nh = 46;
+  const cw = 240, rh = 84, nw = 160, nh = 46;
   const w = cols * cw + 20, ht = rows * rh + 30;
   const at = Object.fromEntries(nodes.map((n) => [n.id, { x: 10 + n.col * cw, y: 14 + n.row * rh }]));
   const svg = s("svg", { class: "chart graph", viewBox: `0 0 ${w} ${ht}`, role: "img", "aria-label": "Graph: " + nodes.map((n) => n.label).join(", "), style: `max-width:${w}px` });
@@ -851,11 +869,10 @@ function graph(nodes, edges) {
     svg.append(s("path", { d, fill: "none", stroke: "#8c959f", "stroke-width": 1.6, "marker-end": "url(#arrow)" }));
     if (e.label) svg.append(s("text", { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 6, "text-anchor": "middle" }, e.label));
   }
-  const fill = { decision: "#dbeafe", event: "#f1f5f9", node: "#ecfdf5" };
+  const fill = { decision: "#dbeafe", event: "#f1f5f9", outcome: "#dcfce7" };
   for (const n of nodes) {
     const p = at[n.id];
-    const text = n.label.length > 44 ? n.label.slice(0, 43) + "…" : n.label;
-    const first = text.slice(0, 24), second = text.slice(24);
+    const [first, second] = wrap(n.label, 25);
     svg.append(s("g", { "data-node": n.id },
       s("rect", { x: p.x, y: p.y, width: nw, height: nh, rx: 8, fill: fill[n.kind] || "#fff", stroke: "#57606a" }),
       s("title", {}, n.label),
@@ -863,6 +880,19 @@ function graph(nodes, edges) {
       second ? s("text", { x: p.x + 8, y: p.y + 34 }, second) : null));
   }
   return svg;
+}
+
+// Two lines of at most `width` characters, broken between words, the rest cut with an ellipsis.
+function wrap(text, width) {
+  const lines = [""];
+  for (const word of text.split(/\s+/)) {
+    const line = lines[lines.length - 1];
+    if (!line) lines[lines.length - 1] = word;
+    else if ((line + " " + word).length <= width) lines[lines.length - 1] = line + " " + word;
+    else lines.push(word);
+  }
+  const cut = (l) => (l.length > width ? l.slice(0, width - 1) + "…" : l);
+  return [cut(lines[0]), lines.length > 2 ? cut(lines[1]).replace(/…?$/, "…") : lines[1] ? cut(lines[1]) : ""];
 }
 
 async function episodePage(id) {
