@@ -380,6 +380,7 @@ function decide(name, ids) {
       error,
       h("div", { class: "buttons" },
         h("button", { type: "button", onclick: () => dialog.close() }, "Cancel"), confirm)));
+  reason.addEventListener("input", () => error.replaceChildren());
   // Enter confirms from the reason too (Shift+Enter for a new line).
   reason.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); dialog.querySelector("form").requestSubmit(); }
