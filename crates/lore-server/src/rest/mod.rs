@@ -237,6 +237,7 @@ pub fn routes() -> Routes {
         )
         .on(M::PATCH, "/v1/lessons/{id}", lessons::edit)
         .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
+        .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
         .on(M::POST, "/v1/recall", recall::recall)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/memory/core", agent_memory::core)
@@ -259,6 +260,13 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/review/supersede", review::supersede)
         .on(M::POST, "/v1/review/{decision}", review::decide)
         .on(M::GET, "/metrics", metrics::metrics)
+}
+
+/// A purge's body: why, which the audit keeps (a purge without a reason is refused).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PurgeBody {
+    reason: String,
 }
 
 /// The page a listing asks for; 50 records from the start unless it says otherwise.

@@ -138,6 +138,44 @@ const scenarios = {
     out.edit_forms = await page.locator("#edit").count();
   },
 
+  // A reviewer reads a card's evidence, supersedes it by keyboard, then edits a lesson.
+  async curate(page) {
+    await signIn(page, process.env.LORE_REVIEWER);
+    const card = page.locator(`#queue .card[data-id="${process.env.LORE_OLD}"]`);
+    await card.locator("details.evidence summary").click();
+    await card.locator("details.evidence pre").waitFor();
+    out.evidence = await card.locator("details.evidence").textContent();
+    await card.focus();
+    await page.keyboard.press("u");
+    await page.getByLabel("Replaced by (lesson ID)").fill(process.env.LORE_NEW);
+    await page.getByLabel("Reason").fill("The newer rule says the same, better");
+    await page.keyboard.press("Enter");
+    await card.waitFor({ state: "detached" });
+
+    await page.goto(url + "/#/lesson/" + process.env.LORE_NEW);
+    await page.locator("#edit").waitFor();
+    out.purge_buttons = await page.locator("#purge").count();
+    await page.getByLabel("Rule").fill("When many customers report errors, set priority to urgent.");
+    await page.getByLabel("Reason (required)").fill("Shorter");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.locator("#history li", { hasText: "Shorter" }).waitFor();
+    await page.locator("#show-raw").click();
+    await page.locator("#raw-note.notice").waitFor();
+    await shot(page, "11-lesson-raw");
+  },
+
+  // An admin purges a lesson from its page: asked twice, then erased.
+  async purge(page) {
+    await signIn(page, process.env.LORE_ADMIN);
+    await page.goto(url + "/#/lesson/" + process.env.LORE_LESSON);
+    await page.getByLabel("Reason (required)").fill("Holds a customer's name");
+    await page.locator("#purge").click();
+    await page.getByText("cannot be undone").waitFor();
+    await page.locator("#purge").click();
+    await page.locator("#history li", { hasText: "Holds a customer's name" }).waitFor();
+    await shot(page, "12-lesson-purged");
+  },
+
   // Every other page, as a reviewer, over the data the test wrote.
   async pages(page) {
     await signIn(page, process.env.LORE_REVIEWER);
@@ -190,11 +228,11 @@ try {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   const page = await context.newPage();
   const errors = [];
+  out.page_errors = errors;
   page.on("pageerror", (err) => errors.push(String(err)));
   page.on("console", (msg) => { if (msg.type() === "error") errors.push(msg.text()); });
   page.setDefaultTimeout(15000);
   await scenarios[scenario](page);
-  out.page_errors = errors;
 } catch (err) {
   console.error(String(err && err.stack ? err.stack : err));
   for (const p of browser.contexts().flatMap((c) => c.pages())) await shot(p, `failed-${scenario}`).catch(() => {});

@@ -611,3 +611,61 @@ fn stats_count_the_store_inside_the_scope() {
         "{who}"
     );
 }
+
+#[test]
+fn a_reviewer_supersedes_from_the_queue_and_edits_a_lesson_but_cannot_purge() {
+    let console = start(false);
+    let waiting = console.waiting();
+    let (old, new) = (waiting[0].clone(), waiting[1].clone());
+    let id = lore_core::id::LessonId::parse(&new).unwrap();
+    console
+        .engine
+        .approve(&[id], &Attribution::new(None, "checked"))
+        .unwrap();
+    let Some(seen) = console.drive(
+        "curate",
+        &[("LORE_OLD", old.clone()), ("LORE_NEW", new.clone())],
+    ) else {
+        return;
+    };
+    no_page_errors(&seen);
+    assert!(
+        seen["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("Checkout fails"),
+        "the execution's input is shown: {seen}"
+    );
+    assert_eq!(console.status(&old), "superseded");
+    assert_eq!(seen["purge_buttons"], 0, "{seen}");
+    let shown = console.get(&console.admin, &format!("/v1/lessons/{new}"));
+    assert_eq!(
+        shown["lesson"]["rule"],
+        "When many customers report errors, set priority to urgent."
+    );
+    let actions: Vec<&str> = shown["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["action"].as_str().unwrap())
+        .collect();
+    assert!(actions.contains(&"edited"), "{actions:?}");
+    // Reading the text as written left its mark.
+    assert_eq!(actions.last(), Some(&"disclosed"), "{actions:?}");
+}
+
+#[test]
+fn an_admin_purges_a_lesson_from_its_page() {
+    let console = start(false);
+    let lesson = console.waiting()[0].clone();
+    let Some(seen) = console.drive("purge", &[("LORE_LESSON", lesson.clone())]) else {
+        return;
+    };
+    no_page_errors(&seen);
+    let shown = console.get(&console.admin, &format!("/v1/lessons/{lesson}"));
+    assert_eq!(shown["lesson"]["rule"], lore_engine::PURGED, "{shown}");
+    assert_eq!(shown["lesson"]["status"], "archived");
+    let last = shown["audit"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["action"], "purged", "{last}");
+    assert_eq!(last["reason"], "Holds a customer's name");
+}

@@ -242,6 +242,12 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
                 json!({"reason": "obsolete"}),
             )
         }),
+        ("POST", "/v1/lessons/{id}/purge") => row(Admin, false, |s| {
+            with(
+                format!("/v1/lessons/{}/purge", s.lesson),
+                json!({"reason": "holds a customer's name"}),
+            )
+        }),
         ("POST", "/v1/recall") => row(Agent, false, |_| {
             with("/v1/recall", json!({"query": "ticket outage priority"}))
         }),

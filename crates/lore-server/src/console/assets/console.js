@@ -22,7 +22,7 @@ function h(tag, attrs, ...children) {
   return el;
 }
 
-function append(el, children) {
+function append(el, ...children) {
   for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
@@ -195,7 +195,7 @@ const pages = {
 
 function route() {
   if (!state.who) return;
-  const [, name, arg] = (location.hash || "#/").split("/");
+  const [, name, arg, extra] = (location.hash || "#/").split("/");
   const page = pages[name] ? name : isReviewer() ? "queue" : "memory";
   state.page = page;
   for (const a of document.querySelectorAll(".top nav a")) {
@@ -204,7 +204,7 @@ function route() {
     if (here) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   show(h("p", { class: "muted" }, "Loading…"));
-  pages[page](arg ? decodeURIComponent(arg) : undefined).catch((err) => show(failure(err)));
+  pages[page](arg ? decodeURIComponent(arg) : undefined, extra).catch((err) => show(failure(err)));
 }
 
 window.addEventListener("hashchange", route);
@@ -291,18 +291,26 @@ function card(item, i) {
   const related = (item.related || []).map((r) => h("div", { class: "side" },
     h("div", {}, h("h4", {}, "This lesson"), l.rule),
     h("div", {}, h("h4", {}, `${(r.kind || r.link || "related").toString().replace(/_/g, " ")} · `, h("a", { href: "#/lesson/" + encodeURIComponent(r.id) }, r.id)), r.rule || "")));
-  const evidence = l.execution_id ? h("details", { class: "evidence", ontoggle: async (e) => {
+  const evidence = h("details", { class: "evidence", ontoggle: async (e) => {
     const d = e.target;
     if (!d.open || d.dataset.loaded) return;
     d.dataset.loaded = "1";
     try {
-      const x = await get("/v1/executions/" + encodeURIComponent(l.execution_id));
-      const signals = await get(`/v1/executions/${encodeURIComponent(l.execution_id)}/signals`).catch(() => ({ items: [] }));
-      append(d, h("p", { class: "meta" }, "Outcome ", pill(x.outcome), " · ", x.model || "", " ", when(x.timestamp)),
-        h("pre", {}, JSON.stringify({ input: x.input, output: x.output }, null, 2)),
-        signals.items.length ? h("p", {}, "Failures: ", signals.items.map((e) => h("span", { class: "chip" }, e.fingerprint))) : null);
+      const shown = await get(`/v1/lessons/${encodeURIComponent(l.id)}/activations`);
+      const tally = {};
+      for (const a of shown.items) tally[a.outcome] = (tally[a.outcome] || 0) + 1;
+      append(d, h("p", { class: "meta" }, shown.items.length
+        ? [`Shown in ${shown.items.length} run${shown.items.length === 1 ? "" : "s"}: `, Object.entries(tally).map(([o, n]) => [pill(o), ` ${n} `])]
+        : "Not shown to an agent yet."));
+      if (l.execution_id) {
+        const x = await get("/v1/executions/" + encodeURIComponent(l.execution_id));
+        const signals = await get(`/v1/executions/${encodeURIComponent(l.execution_id)}/signals`).catch(() => ({ items: [] }));
+        append(d, h("p", { class: "meta" }, "From ", h("span", { class: "mono" }, x.id), " · outcome ", pill(x.outcome), " · ", x.model || "", " ", when(x.timestamp)),
+          h("pre", {}, JSON.stringify({ input: x.input, output: x.output }, null, 2)),
+          signals.items.length ? h("p", {}, "Failures: ", signals.items.map((e) => h("span", { class: "chip" }, e.fingerprint))) : null);
+      }
     } catch (err) { append(d, failure(err)); }
-  } }, h("summary", {}, "The execution it came from: " + l.execution_id)) : null;
+  } }, h("summary", {}, l.execution_id ? "Evidence: the execution it came from, and where it was shown" : "Evidence: where it was shown"));
   const actions = h("div", { class: "actions" }, Object.entries(DECISIONS).map(([name, d]) =>
     h("button", { type: "button", class: d.cls, "data-decision": name, onclick: () => decide(name, [l.id]) }, d.label)));
   return h("article", {
@@ -730,9 +738,11 @@ function lessonTable(rows) {
       : h("p", { class: "empty" }, "No lesson matches these filters."));
 }
 
-async function lessonPage(id) {
+async function lessonPage(id, mode) {
+  // The text as written only when a reviewer asks for it; the API records each such read.
+  const raw = mode === "raw" && isReviewer();
   const [{ lesson: l, audit }, activations] = await Promise.all([
-    get("/v1/lessons/" + encodeURIComponent(id)),
+    get("/v1/lessons/" + encodeURIComponent(id) + (raw ? "?raw=true" : "")),
     get(`/v1/lessons/${encodeURIComponent(id)}/activations`),
   ]);
   document.title = `${l.id} · Lore`;
@@ -745,6 +755,9 @@ async function lessonPage(id) {
     h("p", {}, h("a", { href: "#/memory" }, "← Memory")),
     h("h1", {}, l.rule),
     h("div", { class: "meta" }, h("span", { class: "mono" }, l.id), " ", pill(l.status), " ", l.skill, " · source ", l.source, " · confidence ", pct(l.confidence), " · created ", when(l.created_at)),
+    isReviewer() ? h("p", { class: raw ? "notice" : "muted", id: "raw-note" }, raw
+      ? ["Shown as written, secrets included. This read is recorded in the lesson's audit. ", h("a", { href: "#/lesson/" + encodeURIComponent(l.id) }, "Show redacted")]
+      : ["Text is shown redacted. ", h("a", { href: `#/lesson/${encodeURIComponent(l.id)}/raw`, id: "show-raw" }, "Show it as written"), " (the read is audited)."]) : null,
     h("div", { class: "grid2", style: "margin-top:16px" },
       h("div", { class: "panel" }, h("h2", {}, "The lesson"),
         h("dl", { class: "card", style: "display:grid;grid-template-columns:120px 1fr;border:none;padding:0;margin:0" },
@@ -800,7 +813,28 @@ function editForm(l) {
     field("edit-confidence", "Confidence (0 to 1)", l.confidence),
     field("edit-reason", "Reason (required)", ""),
     error,
-    h("div", { class: "row" }, h("button", { class: "primary", type: "submit" }, "Save changes"), h("button", { type: "button", onclick: retire }, "Retire")));
+    h("div", { class: "row" }, h("button", { class: "primary", type: "submit" }, "Save changes"), h("button", { type: "button", onclick: retire }, "Retire"),
+      state.who.role === "admin" ? purgeButton(l, reason, error) : null));
+}
+
+// Purge erases for good, so it asks twice; admins only, as the API requires.
+function purgeButton(l, reason, error) {
+  const button = h("button", { type: "button", class: "reject", id: "purge", onclick: async () => {
+    if (!reason()) { error.replaceChildren(h("p", { class: "error" }, "Say why: the reason goes to the audit.")); return; }
+    if (!button.dataset.armed) {
+      button.dataset.armed = "1";
+      button.textContent = "Purge for good: click again";
+      error.replaceChildren(h("p", { class: "error", role: "alert" }, "A purge erases the lesson's text and its corrections' text. It cannot be undone."));
+      return;
+    }
+    try {
+      await post(`/v1/lessons/${encodeURIComponent(l.id)}/purge`, { reason: reason() });
+      toast("Purged.");
+      location.hash = "#/lesson/" + encodeURIComponent(l.id);
+      route();
+    } catch (err) { error.replaceChildren(failure(err)); }
+  } }, "Purge…");
+  return button;
 }
 
 // ---------- episodes and the causal graph ----------
