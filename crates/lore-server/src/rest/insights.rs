@@ -274,6 +274,9 @@ fn recurrence_of(
 /// Where a lesson was shown, newest first, and what came of it.
 #[derive(Debug, Serialize)]
 pub struct Activations {
+    /// How many executions listed it in all.
+    total: usize,
+    /// The newest of them, at most [`lore_engine::MAX_PAGE`].
     items: Vec<Activation>,
 }
 
@@ -291,7 +294,7 @@ pub async fn activations(
     Path(id): Path<String>,
 ) -> Result<Json<Activations>, ApiError> {
     let id = LessonId::parse(&id)?;
-    let items = caller
+    let mut items = caller
         .run(move |e| {
             // The lesson must be visible to the caller, or its activations are not either.
             e.lesson(&id)?;
@@ -307,7 +310,9 @@ pub async fn activations(
             Ok(shown)
         })
         .await?;
-    Ok(Json(Activations { items }))
+    let total = items.len();
+    items.truncate(lore_engine::MAX_PAGE);
+    Ok(Json(Activations { total, items }))
 }
 
 fn activation(execution: &Execution) -> Activation {

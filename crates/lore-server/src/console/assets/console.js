@@ -300,7 +300,7 @@ function card(item, i) {
       const tally = {};
       for (const a of shown.items) tally[a.outcome] = (tally[a.outcome] || 0) + 1;
       append(d, h("p", { class: "meta" }, shown.items.length
-        ? [`Shown in ${shown.items.length} run${shown.items.length === 1 ? "" : "s"}: `, Object.entries(tally).map(([o, n]) => [pill(o), ` ${n} `])]
+        ? [`Shown in ${shown.total} run${shown.total === 1 ? "" : "s"}${shown.total > shown.items.length ? `, the latest ${shown.items.length}` : ""}: `, Object.entries(tally).map(([o, n]) => [pill(o), ` ${n} `])]
         : "Not shown to an agent yet."));
       if (l.execution_id) {
         const x = await get("/v1/executions/" + encodeURIComponent(l.execution_id));
@@ -777,7 +777,8 @@ async function lessonPage(id, mode) {
           h("div", {}, h("strong", {}, a.action), a.from || a.to ? [" ", a.from ? pill(a.from) : "", a.to ? [" → ", pill(a.to)] : ""] : "", " by ", h("span", { class: "mono" }, a.actor)),
           a.reason ? h("div", {}, a.reason) : null,
           h("div", { class: "when" }, a.at.replace("T", " ").slice(0, 19), " UTC"))))),
-      h("section", { class: "panel", "aria-labelledby": "t-act" }, h("h2", { id: "t-act" }, "Activations"),
+      h("section", { class: "panel", "aria-labelledby": "t-act" }, h("h2", { id: "t-act" }, `Activations (${activations.total})`),
+        activations.total > 50 ? h("p", { class: "muted" }, "The newest 50.") : null,
         activations.items.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Execution"), h("th", {}, "Outcome"), h("th", {}, "When"))),
           h("tbody", {}, activations.items.slice(0, 50).map((a) => h("tr", {}, h("td", { class: "mono" }, a.execution_id), h("td", {}, pill(a.outcome)), h("td", {}, when(a.at))))))
           : h("p", { class: "muted" }, "No execution has listed this lesson yet."))),
