@@ -179,6 +179,15 @@ const scenarios = {
   // Every other page, as a reviewer, over the data the test wrote.
   async pages(page) {
     await signIn(page, process.env.LORE_REVIEWER);
+    await page.locator("#queue .card").first().waitFor();
+    out.related = await page.locator("#queue .card .side .related").count();
+    const conflicted = page.locator("#queue .card", { has: page.locator(".side") }).first();
+    if (await conflicted.count()) {
+      await conflicted.locator("details.evidence summary").click();
+      await conflicted.locator("details.evidence pre").waitFor();
+      await conflicted.scrollIntoViewIfNeeded();
+    }
+    await page.screenshot({ path: path.join(shots, "01b-review-queue-conflict.png") });
     await page.goto(url + "/#/health");
     await page.locator("#plot-states svg path[data-series]").first().waitFor();
     out.state_lines = await page.locator("#plot-states path[data-series]").count();

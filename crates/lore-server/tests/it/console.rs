@@ -284,6 +284,12 @@ fn seed_history(engine: &Engine, clock: &BackClock) {
             let _ = engine.maintain();
         }
     }
+    // A proposal that contradicts an approved lesson waits with the conflict shown beside it.
+    clock.days_ago(1, 0);
+    propose(
+        engine,
+        "Never set priority to urgent when the ticket reports a security incident.",
+    );
     clock.days_ago(3, 0);
     for (id, chosen, outcome) in [
         ("ep-routing-1", "Serena-first", "success"),
@@ -524,6 +530,10 @@ fn the_pages_draw_real_data_and_every_page_is_photographed() {
         return;
     };
     no_page_errors(&seen);
+    assert!(
+        seen["related"].as_u64().unwrap() >= 1,
+        "a conflict beside its card: {seen}"
+    );
     let nonzero = |key: &str| {
         stats[key]
             .as_array()

@@ -204,7 +204,13 @@ function route() {
     if (here) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   show(h("p", { class: "muted" }, "Loading…"));
-  pages[page](arg ? decodeURIComponent(arg) : undefined, extra).catch((err) => show(failure(err)));
+  pages[page](arg ? decodeURIComponent(arg) : undefined, extra)
+    .then(() => {
+      // Keyboard users start where the work is: the first lesson of the queue, else the page.
+      if (page === "queue" && state.queue.length && isReviewer()) focusCard(0);
+      else main().focus({ preventScroll: true });
+    })
+    .catch((err) => show(failure(err)));
 }
 
 window.addEventListener("hashchange", route);
@@ -288,9 +294,12 @@ function card(item, i) {
     ["Tags", l.tags && l.tags.length ? chips(l.tags) : null],
     ["Shown", l.utility.activations ? `${l.utility.activations} times · helped ${l.utility.helped} · hurt ${l.utility.hurt} · utility ${l.utility.utility ?? "not measured"}` : null],
   ].filter(([, v]) => v !== null && v !== undefined && v !== "");
-  const related = (item.related || []).map((r) => h("div", { class: "side" },
+  // Duplicates and conflicts side by side with this lesson, each with its state.
+  const related = item.related && item.related.length ? h("div", { class: "side" },
     h("div", {}, h("h4", {}, "This lesson"), l.rule),
-    h("div", {}, h("h4", {}, `${(r.kind || r.link || "related").toString().replace(/_/g, " ")} · `, h("a", { href: "#/lesson/" + encodeURIComponent(r.id) }, r.id)), r.rule || "")));
+    h("div", {}, item.related.map((r) => h("div", { class: "related" },
+      h("h4", {}, String(r.kind).replace(/_/g, " "), " · ", h("a", { href: "#/lesson/" + encodeURIComponent(r.id) }, r.id), r.status ? [" ", pill(r.status)] : ""),
+      r.rule || h("span", { class: "muted" }, "no longer readable"))))) : null;
   const evidence = h("details", { class: "evidence", ontoggle: async (e) => {
     const d = e.target;
     if (!d.open || d.dataset.loaded) return;
