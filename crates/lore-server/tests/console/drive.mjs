@@ -176,6 +176,15 @@ const scenarios = {
     await shot(page, "12-lesson-purged");
   },
 
+  // A server without tokens: no sign-in screen at all.
+  async open(page) {
+    await page.goto(url + "/");
+    await page.locator("#queue .card").first().waitFor();
+    out.role = await page.locator("#role").textContent();
+    out.who = (await page.locator("#who").textContent()).replace(/\s+/g, " ").trim();
+    out.cards = await page.locator("#queue .card").count();
+  },
+
   // Every other page, as a reviewer, over the data the test wrote.
   async pages(page) {
     await signIn(page, process.env.LORE_REVIEWER);
