@@ -173,6 +173,8 @@ const scenarios = {
     await page.getByText("cannot be undone").waitFor();
     await page.locator("#purge").click();
     await page.locator("#history li", { hasText: "Holds a customer's name" }).waitFor();
+    await page.locator("#purged").waitFor();
+    out.edit_forms = await page.locator("#edit").count();
     await shot(page, "12-lesson-purged");
   },
 

@@ -688,6 +688,7 @@ fn an_admin_purges_a_lesson_from_its_page() {
     let last = shown["audit"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["action"], "purged", "{last}");
     assert_eq!(last["reason"], "Holds a customer's name");
+    assert_eq!(seen["edit_forms"], 0, "nothing left to edit: {seen}");
 }
 
 /// On a loopback server without tokens the console opens straight onto the queue.

@@ -759,7 +759,11 @@ async function lessonPage(id, mode) {
   const ordered = [...activations.items].reverse();
   let good = 0;
   const running = ordered.map((a, i) => { if (["success", "accepted"].includes(a.outcome)) good += 1; return good / (i + 1); });
-  const tools = isReviewer() ? h("div", { class: "panel", id: "edit" }, h("h2", {}, "Change this lesson"), editForm(l)) : null;
+  // A purged lesson's text is gone for good: there is nothing left to change.
+  const purged = audit.some((a) => a.action === "purged");
+  const tools = !isReviewer() ? null : purged
+    ? h("p", { class: "notice", id: "purged" }, "This lesson was purged: its text and its corrections' text were erased. Its ID and history stay.")
+    : h("div", { class: "panel", id: "edit" }, h("h2", {}, "Change this lesson"), editForm(l));
   show(
     h("p", {}, h("a", { href: "#/memory" }, "← Memory")),
     h("h1", {}, l.rule),
