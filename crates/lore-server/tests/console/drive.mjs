@@ -220,6 +220,7 @@ const scenarios = {
     await page.goto(url + "/#/lesson/" + process.env.LORE_LESSON);
     await page.locator("#history li").first().waitFor();
     out.history = await page.locator("#history li").count();
+    out.measured = await page.locator("#measured").count();
     out.activation_rows = await page.locator("#utility ~ section tbody tr, section tbody tr").count();
     await shot(page, "08-lesson");
 

@@ -577,6 +577,10 @@ fn the_pages_draw_real_data_and_every_page_is_photographed() {
         .sum::<u64>();
     assert_eq!(seen["recurrence_bars"], drawn, "{seen}");
     assert!(seen["history"].as_u64().unwrap() >= 2, "{seen}");
+    assert_eq!(
+        seen["measured"], 1,
+        "the lesson's latest measurement: {seen}"
+    );
     assert!(seen["episode_nodes"].as_u64().unwrap() >= 3, "{seen}");
     // Parallel, the router it created, the routing's event, the failure: three steps.
     assert_eq!(seen["path_nodes"], 4, "{seen}");

@@ -292,7 +292,7 @@ function card(item, i) {
     ["Why it waits", item.flagged],
     ["Fingerprints", l.triggers && l.triggers.length ? chips(l.triggers) : null],
     ["Tags", l.tags && l.tags.length ? chips(l.tags) : null],
-    ["Shown", l.utility.activations ? `${l.utility.activations} times · helped ${l.utility.helped} · hurt ${l.utility.hurt} · utility ${l.utility.utility ?? "not measured"}` : null],
+    ["Shown", l.utility.activations ? `${l.utility.activations} times · helped ${l.utility.helped} · hurt ${l.utility.hurt} · utility ${l.utility.utility === null || l.utility.utility === undefined ? "not measured" : l.utility.utility.toFixed(2)}` : null],
   ].filter(([, v]) => v !== null && v !== undefined && v !== "");
   // Duplicates and conflicts side by side with this lesson, each with its state.
   const related = item.related && item.related.length ? h("div", { class: "side" },
@@ -565,11 +565,11 @@ function chart(title, desc, w, ht) {
   return svg;
 }
 
-function lines(title, labels, series, ht = 220) {
+function lines(title, labels, series, ht = 220, range) {
   const w = 560;
-  const max = niceMax(Math.max(0, ...series.flatMap((s) => s.values)), series.every((s) => s.values.every(Number.isInteger)));
+  const max = range ? range[1] : niceMax(Math.max(0, ...series.flatMap((s) => s.values)), series.every((s) => s.values.every(Number.isInteger)));
   const svg = chart(title, series.map((s) => `${s.name}: ${s.values[s.values.length - 1]} at the end`).join(", "), w, ht);
-  const g = frame(svg, { w, h: ht, max, labels });
+  const g = frame(svg, { w, h: ht, max, min: range ? range[0] : 0, labels });
   const x = (i) => g.x0 + ((i + 0.5) * (g.x1 - g.x0)) / labels.length;
   for (const se of series) {
     const d = se.values.map((v, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${g.y(v).toFixed(1)}`).join("");
@@ -757,6 +757,8 @@ async function lessonPage(id, mode) {
   document.title = `${l.id} · Lore`;
   // Utility over time: the running share of good outcomes among the runs that showed it.
   const ordered = [...activations.items].reverse();
+  // Every utility measurement left its figures in the audit.
+  const measured = audit.filter((a) => a.evidence && typeof a.evidence.utility === "number");
   let good = 0;
   const running = ordered.map((a, i) => { if (["success", "accepted"].includes(a.outcome)) good += 1; return good / (i + 1); });
   // A purged lesson's text is gone for good: there is nothing left to change.
@@ -780,15 +782,20 @@ async function lessonPage(id, mode) {
             ["Links", (l.links || []).map((k) => h("span", {}, k.kind.replace(/_/g, " "), " ", h("a", { href: "#/lesson/" + encodeURIComponent(k.target), class: "mono" }, k.target), " "))]]
             .filter(([, v]) => v && (!Array.isArray(v) || v.length)).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
       h("div", { class: "panel", id: "utility" }, h("h2", {}, "Utility"),
-        h("p", {}, `Shown ${l.utility.activations} times · helped ${l.utility.helped} · hurt ${l.utility.hurt} · measured utility ${l.utility.utility ?? "not yet"}`),
+        h("p", {}, `Shown ${l.utility.activations} times · helped ${l.utility.helped} · hurt ${l.utility.hurt} · measured utility ${l.utility.utility === null || l.utility.utility === undefined ? "not yet" : l.utility.utility.toFixed(2)}`),
+        measured.length ? [
+          h("p", { id: "measured" }, "Latest measurement: ", measurement(measured[measured.length - 1].evidence)),
+          measured.length > 1 ? lines("Measured utility over time", measured.map((a) => a.at.slice(5, 10)),
+            [{ name: "measured utility", values: measured.map((a) => a.evidence.utility), color: "#1d4ed8" }], 160, [-1, 1]) : null] : null,
         running.length > 1 ? lines("Share of good outcomes among runs that showed it", ordered.map((a) => a.at.slice(5, 10)),
-          [{ name: "good outcomes so far", values: running, color: "#15803d" }], 180)
+          [{ name: "good outcomes so far", values: running, color: "#15803d" }], 160, [0, 1])
           : h("p", { class: "muted" }, running.length ? "One activation so far." : "Not shown to an agent yet."))),
     h("div", { class: "grid2", style: "margin-top:18px" },
       h("section", { class: "panel", "aria-labelledby": "t-history" }, h("h2", { id: "t-history" }, "History"),
         h("ol", { class: "timeline", id: "history" }, audit.map((a) => h("li", {},
           h("div", {}, h("strong", {}, a.action), a.from || a.to ? [" ", a.from ? pill(a.from) : "", a.to ? [" → ", pill(a.to)] : ""] : "", " by ", h("span", { class: "mono" }, a.actor)),
           a.reason ? h("div", {}, a.reason) : null,
+          a.evidence && typeof a.evidence.utility === "number" ? h("div", { class: "muted" }, measurement(a.evidence)) : null,
           h("div", { class: "when" }, a.at.replace("T", " ").slice(0, 19), " UTC"))))),
       h("section", { class: "panel", "aria-labelledby": "t-act" }, h("h2", { id: "t-act" }, `Activations (${activations.total})`),
         activations.total > 50 ? h("p", { class: "muted" }, "The newest 50.") : null,
@@ -796,6 +803,12 @@ async function lessonPage(id, mode) {
           h("tbody", {}, activations.items.slice(0, 50).map((a) => h("tr", {}, h("td", { class: "mono" }, a.execution_id), h("td", {}, pill(a.outcome)), h("td", {}, when(a.at))))))
           : h("p", { class: "muted" }, "No execution has listed this lesson yet."))),
     tools ? h("div", { style: "margin-top:18px" }, tools) : null);
+}
+
+// A utility measurement as the audit keeps it: the lesson's runs against matched runs without it.
+function measurement(m) {
+  return `utility ${m.utility.toFixed(2)} · failure rate ${m.failure_rate.toFixed(2)} over ${m.runs} runs against ` +
+    `${m.baseline_failure_rate.toFixed(2)} over ${m.baseline_runs} matched runs`;
 }
 
 function editForm(l) {
