@@ -199,6 +199,12 @@ const scenarios = {
       await conflicted.scrollIntoViewIfNeeded();
     }
     await page.screenshot({ path: path.join(shots, "01b-review-queue-conflict.png") });
+    await page.getByLabel("Skill").selectOption("billing/refunds");
+    await page.waitForFunction(() => document.querySelectorAll("#queue .card").length === 1);
+    out.billing_cards = await page.locator("#queue .card").count();
+    await page.goto(url + "/#/health/7");
+    await page.getByText("activations (7 days)").waitFor();
+    out.week = await page.getByText("activations (7 days)").count();
     await page.goto(url + "/#/health");
     await page.locator("#plot-states svg path[data-series]").first().waitFor();
     out.state_lines = await page.locator("#plot-states path[data-series]").count();

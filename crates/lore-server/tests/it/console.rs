@@ -100,6 +100,9 @@ fn skill() -> SkillPath {
     SkillPath::parse(SKILL).unwrap()
 }
 
+/// A second skill, so the queue can be narrowed to one.
+const BILLING: &str = "billing/refunds";
+
 /// Corrections that become lessons waiting for review.
 const PROPOSALS: [&str; 3] = [
     "When a ticket reports errors for many customers, priority must be urgent.",
@@ -120,6 +123,9 @@ fn start_with(history: bool, open: bool) -> Console {
     let store = SqliteStore::open(lore.join("lore.db"), OpenMode::Create).unwrap();
     let skills = SkillLibrary::new(dir.path().join("skills"), dir.path());
     skills.write_example(&skill()).unwrap();
+    skills
+        .write_example(&SkillPath::parse(BILLING).unwrap())
+        .unwrap();
     let clock = Arc::new(BackClock::default());
     let config = EngineConfig {
         curation: CurationMode::Review,
@@ -294,6 +300,15 @@ fn seed_history(engine: &Engine, clock: &BackClock) {
             let _ = engine.maintain();
         }
     }
+    // An agent's lesson for another skill waits too.
+    let lines = lore_engine::learn::parse_items(&[json!({
+        "skill": BILLING, "task": "Refund a duplicate charge",
+        "lesson": "Check for a pending refund before issuing a new one.",
+    })])
+    .unwrap();
+    engine
+        .learn_lessons(&lines, AuthorKind::Agent, None)
+        .unwrap();
     // A proposal that contradicts an approved lesson waits with the conflict shown beside it.
     clock.days_ago(1, 0);
     propose(
@@ -544,6 +559,11 @@ fn the_pages_draw_real_data_and_every_page_is_photographed() {
         seen["related"].as_u64().unwrap() >= 1,
         "a conflict beside its card: {seen}"
     );
+    assert_eq!(
+        seen["billing_cards"], 1,
+        "the queue narrowed to one skill: {seen}"
+    );
+    assert_eq!(seen["week"], 1, "the health page over 7 days: {seen}");
     let nonzero = |key: &str| {
         stats[key]
             .as_array()

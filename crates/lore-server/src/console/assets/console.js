@@ -3,7 +3,7 @@
 "use strict";
 
 const TOKEN_KEY = "lore.console.token";
-const state = { token: null, who: null, queue: [], selected: new Set(), current: 0, page: null, live: null };
+const state = { token: null, who: null, queue: [], skills: {}, skill: "", selected: new Set(), current: 0, page: null, live: null };
 
 // ---------- small helpers ----------
 
@@ -241,11 +241,15 @@ async function queuePage() {
 
 async function loadQueue() {
   const page = await get("/v1/review?limit=500");
-  state.queue = page.items;
+  // The skill filter narrows the cards; the badge still counts everything waiting.
+  state.skills = {};
+  for (const i of page.items) state.skills[i.lesson.skill] = (state.skills[i.lesson.skill] || 0) + 1;
+  if (state.skill && !state.skills[state.skill]) state.skill = "";
+  state.queue = page.items.filter((i) => !state.skill || i.lesson.skill === state.skill);
+  badge(page.items.length);
   const ids = new Set(state.queue.map((i) => i.lesson.id));
   for (const id of [...state.selected]) if (!ids.has(id)) state.selected.delete(id);
   state.current = Math.min(state.current, Math.max(0, state.queue.length - 1));
-  badge(state.queue.length);
 }
 
 function badge(n) {
@@ -257,7 +261,17 @@ function renderQueue() {
   const selected = state.selected.size;
   const count = h("span", { class: "count", id: "selection" },
     selected ? `${selected} selected` : `${state.queue.length} waiting`);
-  const bar = h("div", { class: "bar", role: "toolbar", "aria-label": "Decide on the selected lessons" }, count,
+  const skills = Object.keys(state.skills).sort();
+  const filter = skills.length > 1 ? h("span", {}, h("label", { for: "queue-skill", class: "inline" }, "Skill "),
+    h("select", { id: "queue-skill", onchange: async (e) => {
+      state.skill = e.target.value;
+      state.selected.clear();
+      state.current = 0;
+      await loadQueue();
+      renderQueue();
+    } }, h("option", { value: "" }, `all (${Object.values(state.skills).reduce((a, b) => a + b, 0)})`),
+      skills.map((k) => h("option", { value: k, selected: k === state.skill }, `${k} (${state.skills[k]})`)))) : null;
+  const bar = h("div", { class: "bar", role: "toolbar", "aria-label": "Decide on the selected lessons" }, count, filter,
     h("button", { type: "button", onclick: toggleAll, id: "select-all" }, selected === state.queue.length && selected ? "Select none" : "Select all"),
     Object.entries(DECISIONS).map(([name, d]) => h("button", {
       type: "button", class: d.cls, disabled: !selected, "data-decision": name,
@@ -609,16 +623,17 @@ function figure(svg, series) {
 
 // ---------- health ----------
 
-async function healthPage() {
+async function healthPage(period) {
   document.title = "Health · Lore";
-  const [stats, status] = await Promise.all([get("/v1/stats?days=30"), get("/v1/status")]);
+  const days = ["7", "30", "90", "365"].includes(period) ? Number(period) : 30;
+  const [stats, status] = await Promise.all([get(`/v1/stats?days=${days}`), get("/v1/status")]);
   const labels = stats.days.map((d) => d.slice(5));
   const states = Object.entries(stats.lessons_by_state)
     .map(([name, values]) => ({ name: name.replace(/_/g, " "), values, color: PALETTE[name] || "#555" }));
   const sum = (a) => a.reduce((x, y) => x + y, 0);
   const tiles = [
     ["lessons", status.counts.lessons], ["executions", status.counts.executions],
-    ["activations (30 days)", sum(stats.activations_per_day)], ["promotions", sum(stats.promotions_per_day)],
+    [`activations (${days} days)`, sum(stats.activations_per_day)], ["promotions", sum(stats.promotions_per_day)],
     ["suppressions", sum(stats.suppressions_per_day)], ["curation", status.curation],
   ];
   const utilities = stats.utility.map((u) => u.utility);
@@ -628,7 +643,10 @@ async function healthPage() {
   const perDay = (n, d) => Math.round((n / d) * 100) / 100;
   show(
     h("h1", {}, "Health of learning"),
-    h("p", { class: "lede" }, "Is memory helping? Every figure is counted from the records your token can read, over the last 30 days."),
+    h("div", { class: "row" },
+      h("p", { class: "lede" }, `Is memory helping? Every figure is counted from the records your token can read, over the last ${days} days.`),
+      h("nav", { "aria-label": "Period", class: "periods" }, [7, 30, 90, 365].map((d) =>
+        h("a", { href: `#/health/${d}`, "aria-current": d === days ? "page" : null }, d === 365 ? "1 year" : `${d} days`)))),
     h("div", { class: "tiles" }, tiles.map(([l, n]) => h("div", { class: "tile" }, h("div", { class: "n" }, String(n)), h("div", { class: "l" }, l)))),
     h("div", { class: "grid2" },
       h("section", { class: "panel", id: "plot-states", "aria-labelledby": "t-states" }, h("h2", { id: "t-states" }, "Lessons by state"),
@@ -647,8 +665,8 @@ async function healthPage() {
             { name: "promoted", values: stats.promotions_per_day, color: "#15803d" },
             { name: "suppressed", values: stats.suppressions_per_day, color: "#b91c1c", down: true }], 220, { signed: true })
           : h("p", { class: "muted" }, status.curation === "review"
-            ? "None in these 30 days. In review curation people decide; the utility gates promote and suppress lessons on trial (auto curation)."
-            : "None in these 30 days: no lesson on trial has crossed a utility gate yet.")),
+            ? "None in this period. In review curation people decide; the utility gates promote and suppress lessons on trial (auto curation)."
+            : "None in this period: no lesson on trial has crossed a utility gate yet.")),
     ),
     h("section", { class: "panel", id: "plot-recurrence", style: "margin-top:18px", "aria-labelledby": "t-rec" },
       h("h2", { id: "t-rec" }, "Error recurrence per fingerprint, before and after its lesson"),
