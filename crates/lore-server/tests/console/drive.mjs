@@ -88,11 +88,11 @@ const scenarios = {
       await page.keyboard.press("j");
     }
     expect((await page.locator("#selection").textContent()).startsWith(`${ids.length} selected`), "all selected by keyboard");
-    // Another reviewer, in another window, decides the last one first.
-    const other = await rest(process.env.LORE_ADMIN, "POST", "/v1/review/exception", { ids: [ids[ids.length - 1]], reason: "a one-off" });
-    expect(other.status === 200, "the other decision: " + JSON.stringify(other.body));
     await page.keyboard.press("r");
     await page.getByLabel("Reason").fill("Noise from a flaky run");
+    // Meanwhile another reviewer, in another window, decides the last one.
+    const other = await rest(process.env.LORE_ADMIN, "POST", "/v1/review/exception", { ids: [ids[ids.length - 1]], reason: "a one-off" });
+    expect(other.status === 200, "the other decision: " + JSON.stringify(other.body));
     await page.locator("#confirm").click();
     const error = page.locator("#decision-error");
     await error.waitFor();
