@@ -31,6 +31,14 @@ async function shot(page, name) {
   await page.screenshot({ path: path.join(shots, name + ".png"), fullPage: true });
 }
 
+// Form controls with no accessible name on the page as it stands (should be none).
+async function unlabelled(page) {
+  return page.evaluate(() => [...document.querySelectorAll("input, select, textarea, button")]
+    .filter((el) => !el.closest("[hidden]"))
+    .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label") && !(el.textContent || "").trim())
+    .map((el) => el.outerHTML.slice(0, 80)));
+}
+
 async function signIn(page, token) {
   await page.goto(url + "/");
   await page.getByLabel("API token").fill(token);
@@ -192,6 +200,7 @@ const scenarios = {
     await signIn(page, process.env.LORE_REVIEWER);
     await page.locator("#queue .card").first().waitFor();
     out.related = await page.locator("#queue .card .side .related").count();
+    out.unlabelled = await unlabelled(page);
     const conflicted = page.locator("#queue .card", { has: page.locator(".side") }).first();
     if (await conflicted.count()) {
       await conflicted.locator("details.evidence summary").click();
@@ -221,6 +230,7 @@ const scenarios = {
     await page.getByRole("button", { name: "Search", exact: true }).click();
     await page.locator("#recall table").waitFor();
     out.kept = await page.locator("#recall .kept").count();
+    out.unlabelled.push(...await unlabelled(page));
     await shot(page, "07-memory-search");
 
     await page.goto(url + "/#/lesson/" + process.env.LORE_LESSON);
@@ -228,6 +238,7 @@ const scenarios = {
     out.history = await page.locator("#history li").count();
     out.measured = await page.locator("#measured").count();
     out.activation_rows = await page.locator("#utility ~ section tbody tr, section tbody tr").count();
+    out.unlabelled.push(...await unlabelled(page));
     await shot(page, "08-lesson");
 
     await page.goto(url + "/#/episodes");
@@ -237,6 +248,7 @@ const scenarios = {
     await page.getByRole("button", { name: "Find the path" }).click();
     await page.locator("#causal-path, #path .notice, #path .error").first().waitFor();
     out.path_nodes = await page.locator("#causal-path g[data-node]").count();
+    out.unlabelled.push(...await unlabelled(page));
     await shot(page, "09-episodes");
 
     await page.locator("#episodes a").first().click();
