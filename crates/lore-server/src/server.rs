@@ -1,5 +1,5 @@
 //! One process, two protocols: the REST API under `/v1` (with `/metrics`) and MCP at `/mcp`, on
-//! one listener.
+//! one listener, with the web console (`crate::console`) at `/`.
 //!
 //! Limits live here rather than in handlers: a body size cap (axum's, so an oversized JSON body
 //! is answered in the API's error shape), a timeout on every `/v1` request (a 408 in the same
@@ -137,6 +137,7 @@ pub fn app_with_hosts(
         .layer(RequestBodyLimitLayer::new(limits.body_bytes))
         .service(mcp);
     rest_with(engine, limits, access, Arc::clone(&metrics), shutdown)
+        .merge(crate::console::router())
         .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn_with_state(
             metrics,

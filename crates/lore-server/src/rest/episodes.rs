@@ -15,7 +15,7 @@ use lore_engine::{
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Body, Caller, Params, page};
+use super::{Body, Caller, Params, PurgeBody, page};
 use crate::auth::Role;
 use crate::error::ApiError;
 
@@ -85,12 +85,6 @@ pub async fn get(
     Ok(Json(
         caller.run(move |e| e.episode_view(&id, q.budget)).await?,
     ))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PurgeBody {
-    reason: String,
 }
 
 pub async fn purge(

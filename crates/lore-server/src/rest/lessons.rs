@@ -10,10 +10,10 @@ use lore_core::SkillPath;
 use lore_core::id::LessonId;
 use lore_core::model::{AuditEntry, Lesson, RecordKind};
 use lore_core::sensitive;
-use lore_engine::{LearnReport, LessonEdit, Page, learn};
+use lore_engine::{Attribution, LearnReport, LessonEdit, Page, PurgeReport, learn};
 use serde::{Deserialize, Serialize};
 
-use super::{Body, Caller, Params, page};
+use super::{Body, Caller, Params, PurgeBody, page};
 use crate::auth::Role;
 use crate::error::ApiError;
 use crate::review::statuses;
@@ -155,6 +155,22 @@ pub async fn retire(
         .run(move |e| e.retire_lesson(&id, None, &b.reason))
         .await?;
     Ok(Json(sensitive::redact_lesson(&lesson)))
+}
+
+/// `POST /v1/lessons/{id}/purge`: erases a lesson's text and its source corrections' for good.
+/// Admins only: unlike every other change it cannot be undone, and an episode's purge, which
+/// reviewers may do, erases an agent's record rather than what people curated.
+pub async fn purge(
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(b): Body<PurgeBody>,
+) -> Result<Json<PurgeReport>, ApiError> {
+    caller.require(Role::Admin)?;
+    let id = LessonId::parse(&id)?;
+    let why = Attribution::new(None, b.reason);
+    let mut report = caller.run(move |e| e.purge_lesson(&id, &why)).await?;
+    report.lesson = sensitive::redact_lesson(&report.lesson);
+    Ok(Json(report))
 }
 
 /// `POST /v1/lessons/import`: lessons that already exist, as JSON lines or a JSON array of the

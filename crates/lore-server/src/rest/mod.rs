@@ -14,6 +14,7 @@ mod agent_memory;
 mod episodes;
 mod events;
 mod executions;
+mod insights;
 mod lessons;
 mod memory;
 mod metrics;
@@ -57,6 +58,8 @@ pub struct Caller {
     engine: Engine,
     role: Role,
     metrics: Arc<Metrics>,
+    /// Whether a credential was checked (false on a server without tokens).
+    authenticated: bool,
 }
 
 impl FromRequestParts<AppState> for Caller {
@@ -70,11 +73,13 @@ impl FromRequestParts<AppState> for Caller {
                 engine: state.engine.acting_as(ANONYMOUS),
                 role: Role::Admin,
                 metrics: Arc::clone(&state.metrics),
+                authenticated: false,
             },
             Some(grant) => Self {
                 engine: state.engine.scoped(grant.scope).acting_as(grant.token_id),
                 role: grant.role,
                 metrics: Arc::clone(&state.metrics),
+                authenticated: true,
             },
         })
     }
@@ -212,6 +217,8 @@ pub fn routes() -> Routes {
     Routes::new()
         .on(M::GET, "/v1/openapi.json", openapi::document)
         .on(M::GET, "/v1/status", memory::status)
+        .on(M::GET, "/v1/whoami", insights::whoami)
+        .on(M::GET, "/v1/stats", insights::stats)
         .on(M::GET, "/v1/search", memory::search)
         .on(M::GET, "/v1/skills/{domain}/{skill}/prompt", memory::prompt)
         .on(M::POST, "/v1/executions", executions::record)
@@ -223,8 +230,14 @@ pub fn routes() -> Routes {
         .on(M::GET, "/v1/lessons", lessons::list)
         .on(M::POST, "/v1/lessons/import", lessons::import)
         .on(M::GET, "/v1/lessons/{id}", lessons::get)
+        .on(
+            M::GET,
+            "/v1/lessons/{id}/activations",
+            insights::activations,
+        )
         .on(M::PATCH, "/v1/lessons/{id}", lessons::edit)
         .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
+        .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
         .on(M::POST, "/v1/recall", recall::recall)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/memory/core", agent_memory::core)
@@ -247,6 +260,13 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/review/supersede", review::supersede)
         .on(M::POST, "/v1/review/{decision}", review::decide)
         .on(M::GET, "/metrics", metrics::metrics)
+}
+
+/// A purge's body: why, which the audit keeps (a purge without a reason is refused).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PurgeBody {
+    reason: String,
 }
 
 /// The page a listing asks for; 50 records from the start unless it says otherwise.

@@ -4,6 +4,7 @@
 mod common;
 
 mod auth;
+mod console;
 mod doors;
 mod events;
 mod fuzz;

@@ -180,6 +180,15 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
             ..row(Admin, false, |_| get("/metrics"))
         },
         ("GET", "/v1/status") => row(Agent, false, |_| get("/v1/status")),
+        // Who the caller is, whatever its scope.
+        ("GET", "/v1/whoami") => Row {
+            reach: Reach::Global,
+            ..row(Agent, false, |_| get("/v1/whoami"))
+        },
+        ("GET", "/v1/stats") => row(Agent, false, |_| get("/v1/stats")),
+        ("GET", "/v1/lessons/{id}/activations") => row(Agent, false, |s| {
+            get(format!("/v1/lessons/{}/activations", s.lesson))
+        }),
         ("GET", "/v1/search") => row(Agent, true, |_| get(format!("/v1/search?q={WORD}"))),
         ("GET", "/v1/skills/{domain}/{skill}/prompt") => {
             row(Agent, false, |_| get(format!("/v1/skills/{SKILL}/prompt")))
@@ -231,6 +240,12 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
             with(
                 format!("/v1/lessons/{}/retire", s.lesson),
                 json!({"reason": "obsolete"}),
+            )
+        }),
+        ("POST", "/v1/lessons/{id}/purge") => row(Admin, false, |s| {
+            with(
+                format!("/v1/lessons/{}/purge", s.lesson),
+                json!({"reason": "holds a customer's name"}),
             )
         }),
         ("POST", "/v1/recall") => row(Agent, false, |_| {

@@ -1,0 +1,283 @@
+// Drives the web console in headless Chromium for the server's tests (tests/it/console.rs).
+// Usage: node drive.mjs SCENARIO, with LORE_URL, the tokens, LORE_SHOTS (a folder for
+// screenshots), LORE_CHROMIUM and LORE_PLAYWRIGHT_DIR in the environment. Prints one JSON object
+// (what the page showed) on its last line; any failed expectation exits non-zero with the reason.
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const require = createRequire(import.meta.url);
+const { chromium } = require(path.join(process.env.LORE_PLAYWRIGHT_DIR, "node_modules", "playwright-core"));
+
+const url = process.env.LORE_URL;
+const shots = process.env.LORE_SHOTS;
+const scenario = process.argv[2];
+const out = {};
+
+function expect(ok, why) {
+  if (!ok) throw new Error("expectation failed: " + why);
+}
+
+async function rest(token, method, route, body) {
+  const res = await fetch(url + route, {
+    method,
+    headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json().catch(() => null) };
+}
+
+async function shot(page, name) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(shots, name + ".png"), fullPage: true });
+}
+
+// Form controls with no accessible name on the page as it stands (should be none).
+async function unlabelled(page) {
+  return page.evaluate(() => [...document.querySelectorAll("input, select, textarea, button")]
+    .filter((el) => !el.closest("[hidden]"))
+    .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label") && !(el.textContent || "").trim())
+    .map((el) => el.outerHTML.slice(0, 80)));
+}
+
+async function signIn(page, token) {
+  await page.goto(url + "/");
+  await page.getByLabel("API token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator("#role").waitFor();
+}
+
+const scenarios = {
+  // A reviewer approves the first proposed lesson with a reason; a lesson proposed meanwhile
+  // appears in the queue without a reload.
+  async approve(page) {
+    await page.goto(url + "/");
+    await shot(page, "00-sign-in");
+    await signIn(page, process.env.LORE_REVIEWER);
+    await page.locator("#queue .card").first().waitFor();
+    await page.locator("#live.on").waitFor();
+    const before = await page.locator("#queue .card").count();
+    out.waiting = before;
+    await shot(page, "01-review-queue");
+    const first = page.locator("#queue .card").first();
+    out.approved = await first.getAttribute("data-id");
+    await first.locator('button[data-decision="approve"]').click();
+    // The reason is required: confirming without one is refused in the page.
+    await page.locator("#confirm").click();
+    await page.getByText("Say why").waitFor();
+    await page.getByLabel("Reason").fill("Checked against the outage runbook");
+    await shot(page, "02-decision-dialog");
+    await page.locator("#confirm").click();
+    await page.locator(`#queue .card[data-id="${out.approved}"]`).waitFor({ state: "detached" });
+    out.after_approve = await page.locator("#queue .card").count();
+    expect(out.after_approve === before - 1, `one card fewer (${before} → ${out.after_approve})`);
+
+    // Live: a correction recorded elsewhere shows up as a new card.
+    const exec = await rest(process.env.LORE_ADMIN, "POST", "/v1/executions",
+      { skill: process.env.LORE_SKILL, input: { ticket: "live" }, output: { priority: "low" }, outcome: "rejected" });
+    const corr = await rest(process.env.LORE_ADMIN, "POST", "/v1/corrections",
+      { skill: process.env.LORE_SKILL, execution_id: exec.body.id, text: "Quote the customer's own words when the ticket is a complaint." });
+    expect(corr.status === 201, "the live correction was stored: " + JSON.stringify(corr.body));
+    out.live = corr.body.lesson.id;
+    await page.locator(`#queue .card[data-id="${out.live}"]`).waitFor({ timeout: 10000 });
+    await page.locator("#feed-list li").first().waitFor();
+    out.feed = await page.locator("#feed-list li").count();
+  },
+
+  // Three lessons selected by keyboard and rejected together, after another reviewer decided
+  // one of them: the batch is refused whole; then the rest is rejected whole.
+  async batch(page) {
+    await signIn(page, process.env.LORE_REVIEWER);
+    await page.locator("#queue .card").first().waitFor();
+    const ids = await page.locator("#queue .card").evaluateAll((cards) => cards.map((c) => c.dataset.id));
+    out.ids = ids;
+    await page.locator("#queue .card").first().focus();
+    for (let i = 0; i < ids.length; i++) {
+      await page.keyboard.press("x");
+      await page.keyboard.press("j");
+    }
+    expect((await page.locator("#selection").textContent()).startsWith(`${ids.length} selected`), "all selected by keyboard");
+    await page.keyboard.press("r");
+    await page.getByLabel("Reason").fill("Noise from a flaky run");
+    // Meanwhile another reviewer, in another window, decides the last one.
+    const other = await rest(process.env.LORE_ADMIN, "POST", "/v1/review/exception", { ids: [ids[ids.length - 1]], reason: "a one-off" });
+    expect(other.status === 200, "the other decision: " + JSON.stringify(other.body));
+    await page.locator("#confirm").click();
+    const error = page.locator("#decision-error");
+    await error.waitFor();
+    out.refused = await error.textContent();
+    await shot(page, "03-batch-refused");
+    const states = await Promise.all(ids.map((id) => rest(process.env.LORE_ADMIN, "GET", "/v1/lessons/" + id)));
+    out.after_refusal = states.map((s) => s.body.lesson.status);
+    await page.getByRole("button", { name: "Cancel" }).click();
+    // The live feed drops the decided card; select what is left and reject it.
+    await page.locator(`#queue .card[data-id="${ids[ids.length - 1]}"]`).waitFor({ state: "detached", timeout: 10000 });
+    const left = await page.locator("#queue .card").count();
+    expect(left === ids.length - 1, `${left} cards left`);
+    // The selection outlives the refusal, less the lesson decided elsewhere.
+    expect((await page.locator("#selection").textContent()).startsWith(`${left} selected`), "the rest still selected");
+    await page.locator('.bar button[data-decision="reject"]').click();
+    await page.getByLabel("Reason").fill("Noise from a flaky run");
+    await page.locator("#confirm").click();
+    await page.locator("#queue-empty").waitFor();
+    await shot(page, "04-queue-empty");
+  },
+
+  // An agent token: no reviewer action in the page, and the API refuses one sent anyway.
+  async agent(page) {
+    await signIn(page, process.env.LORE_AGENT);
+    // An agent lands on the memory browser, with no queue in the navigation.
+    await page.locator("#lessons, #results .empty").first().waitFor();
+    out.queue_link = await page.locator('.top nav a[data-page="queue"]').isVisible();
+    await page.goto(url + "/#/queue");
+    await page.locator("#no-review").waitFor();
+    out.role = await page.locator("#role").textContent();
+    out.decision_buttons = await page.locator("[data-decision]").count();
+    await shot(page, "05-agent-queue");
+    out.forced = await page.evaluate(async ({ token, id }) => {
+      const res = await fetch("/v1/review/approve", {
+        method: "POST",
+        headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+        body: JSON.stringify({ ids: [id], reason: "let me in" }),
+      });
+      return res.status;
+    }, { token: process.env.LORE_AGENT, id: process.env.LORE_LESSON });
+    await page.goto(url + "/#/lesson/" + process.env.LORE_LESSON);
+    await page.locator("#history").waitFor();
+    out.edit_forms = await page.locator("#edit").count();
+  },
+
+  // A reviewer reads a card's evidence, supersedes it by keyboard, then edits a lesson.
+  async curate(page) {
+    await signIn(page, process.env.LORE_REVIEWER);
+    const card = page.locator(`#queue .card[data-id="${process.env.LORE_OLD}"]`);
+    await card.locator("details.evidence summary").click();
+    await card.locator("details.evidence pre").waitFor();
+    out.evidence = await card.locator("details.evidence").textContent();
+    await card.focus();
+    await page.keyboard.press("u");
+    await page.getByLabel("Replaced by (lesson ID)").fill(process.env.LORE_NEW);
+    await page.getByLabel("Reason").fill("The newer rule says the same, better");
+    await page.keyboard.press("Enter");
+    await card.waitFor({ state: "detached" });
+
+    await page.goto(url + "/#/lesson/" + process.env.LORE_NEW);
+    await page.locator("#edit").waitFor();
+    out.purge_buttons = await page.locator("#purge").count();
+    await page.getByLabel("Rule").fill("When many customers report errors, set priority to urgent.");
+    await page.getByLabel("Reason (required)").fill("Shorter");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.locator("#history li", { hasText: "Shorter" }).waitFor();
+    await page.locator("#show-raw").click();
+    await page.locator("#raw-note.notice").waitFor();
+    await shot(page, "11-lesson-raw");
+  },
+
+  // An admin purges a lesson from its page: asked twice, then erased.
+  async purge(page) {
+    await signIn(page, process.env.LORE_ADMIN);
+    await page.goto(url + "/#/lesson/" + process.env.LORE_LESSON);
+    await page.getByLabel("Reason (required)").fill("Holds a customer's name");
+    await page.locator("#purge").click();
+    await page.getByText("cannot be undone").waitFor();
+    await page.locator("#purge").click();
+    await page.locator("#history li", { hasText: "Holds a customer's name" }).waitFor();
+    await page.locator("#purged").waitFor();
+    out.edit_forms = await page.locator("#edit").count();
+    await shot(page, "12-lesson-purged");
+  },
+
+  // A server without tokens: no sign-in screen at all.
+  async open(page) {
+    await page.goto(url + "/");
+    await page.locator("#queue .card").first().waitFor();
+    out.role = await page.locator("#role").textContent();
+    out.who = (await page.locator("#who").textContent()).replace(/\s+/g, " ").trim();
+    out.cards = await page.locator("#queue .card").count();
+  },
+
+  // Every other page, as a reviewer, over the data the test wrote.
+  async pages(page) {
+    await signIn(page, process.env.LORE_REVIEWER);
+    await page.locator("#queue .card").first().waitFor();
+    out.related = await page.locator("#queue .card .side .related").count();
+    out.unlabelled = await unlabelled(page);
+    const conflicted = page.locator("#queue .card", { has: page.locator(".side") }).first();
+    if (await conflicted.count()) {
+      await conflicted.locator("details.evidence summary").click();
+      await conflicted.locator("details.evidence pre").waitFor();
+      await conflicted.scrollIntoViewIfNeeded();
+    }
+    await page.screenshot({ path: path.join(shots, "01b-review-queue-conflict.png") });
+    await page.getByLabel("Skill").selectOption("billing/refunds");
+    await page.waitForFunction(() => document.querySelectorAll("#queue .card").length === 1);
+    out.billing_cards = await page.locator("#queue .card").count();
+    await page.goto(url + "/#/health/7");
+    await page.getByText("activations (7 days)").waitFor();
+    out.week = await page.getByText("activations (7 days)").count();
+    await page.goto(url + "/#/health");
+    await page.locator("#plot-states svg path[data-series]").first().waitFor();
+    out.state_lines = await page.locator("#plot-states path[data-series]").count();
+    out.activation_bars = await page.locator('#plot-activations rect[data-series="lessons shown"]').count();
+    out.execution_bars = await page.locator('#plot-activations rect[data-series="executions"]').count();
+    out.utility_bars = await page.locator("#plot-utility rect[data-series]").count();
+    out.recurrence_bars = await page.locator("#plot-recurrence rect[data-series]").count();
+    out.gate_bars = await page.locator("#plot-gates rect[data-series]").count();
+    await shot(page, "06-health");
+
+    await page.goto(url + "/#/memory");
+    await page.locator("#lessons").waitFor();
+    await page.getByLabel("Search (recall)").fill(process.env.LORE_QUERY);
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await page.locator("#recall table").waitFor();
+    out.kept = await page.locator("#recall .kept").count();
+    out.unlabelled.push(...await unlabelled(page));
+    await shot(page, "07-memory-search");
+
+    await page.goto(url + "/#/lesson/" + process.env.LORE_LESSON);
+    await page.locator("#history li").first().waitFor();
+    out.history = await page.locator("#history li").count();
+    out.measured = await page.locator("#measured").count();
+    out.activation_rows = await page.locator("#utility ~ section tbody tr, section tbody tr").count();
+    out.unlabelled.push(...await unlabelled(page));
+    await shot(page, "08-lesson");
+
+    await page.goto(url + "/#/episodes");
+    await page.locator("#episodes").waitFor();
+    await page.getByLabel("Causal path from").fill(process.env.LORE_PATH_FROM);
+    await page.getByLabel("to", { exact: true }).fill(process.env.LORE_PATH_TO);
+    await page.getByRole("button", { name: "Find the path" }).click();
+    await page.locator("#causal-path, #path .notice, #path .error").first().waitFor();
+    out.path_nodes = await page.locator("#causal-path g[data-node]").count();
+    out.unlabelled.push(...await unlabelled(page));
+    await shot(page, "09-episodes");
+
+    await page.locator("#episodes a").first().click();
+    await page.locator("#episode-graph svg").waitFor();
+    out.episode_nodes = await page.locator("#episode-graph g[data-node]").count();
+    await shot(page, "10-episode");
+  },
+};
+
+const browser = await chromium.launch({
+  executablePath: process.env.LORE_CHROMIUM,
+  args: ["--no-sandbox", "--disable-dev-shm-usage"],
+});
+let code = 0;
+try {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  out.page_errors = errors;
+  page.on("pageerror", (err) => errors.push(String(err)));
+  page.on("console", (msg) => { if (msg.type() === "error") errors.push(msg.text()); });
+  page.setDefaultTimeout(15000);
+  await scenarios[scenario](page);
+} catch (err) {
+  console.error(String(err && err.stack ? err.stack : err));
+  for (const p of browser.contexts().flatMap((c) => c.pages())) await shot(p, `failed-${scenario}`).catch(() => {});
+  code = 1;
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(out));
+process.exit(code);
