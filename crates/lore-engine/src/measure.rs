@@ -56,7 +56,7 @@ pub(crate) use evidence::signals_failure;
 pub use evidence::{MATCH_AT, Z, Z_OVERALL};
 pub use explore::{EXPLORE_SHARE, HOLDOUT_SHARE};
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 use tracing::instrument;
@@ -66,7 +66,10 @@ use crate::engine::Engine;
 use evidence::Evidence;
 use lore_core::error::{Error, Result};
 use lore_core::id::{ErrorEventId, ExecutionId, LessonId};
-use lore_core::model::{CurationMode, ErrorEvent, Execution, Lesson, LessonStatus, SignalChannel};
+use lore_core::model::{
+    CurationMode, ErrorEvent, Execution, Lesson, LessonStatus, LinkKind, SignalChannel,
+    UtilityStats,
+};
 use lore_core::ports::store::{ListFilter, Record};
 use lore_core::sensitive;
 
@@ -366,11 +369,25 @@ impl Engine {
                 tainted.insert(lesson.id.clone());
             }
         }
+        let measured: Vec<(Lesson, Measurement, UtilityStats)> = lessons
+            .into_iter()
+            .map(|lesson| {
+                let (m, stats) = evidence.measure(&lesson, &tainted);
+                (lesson, m, stats)
+            })
+            .collect();
+        let by_id: HashMap<&LessonId, &Measurement> =
+            measured.iter().map(|(l, m, _)| (&l.id, m)).collect();
         let mut report = MeasureReport::default();
         let mut updates = Vec::new();
-        for lesson in lessons {
-            let (measurement, stats) = evidence.measure(&lesson, &tainted);
-            let gate = self.gate(&lesson, &measurement)?;
+        for (lesson, measurement, stats) in &measured {
+            let (lesson, measurement, stats) = (lesson.clone(), measurement.clone(), stats.clone());
+            let gate = match self.gate(&lesson, &measurement)? {
+                None => {
+                    steady_loser(&lesson, &measurement, &by_id).map(|rival| self.loser_gate(rival))
+                }
+                gate => gate,
+            };
             if lesson.utility == stats && gate.is_none() {
                 continue;
             }
@@ -383,9 +400,11 @@ impl Engine {
                 report.measured.push(measurement);
                 continue;
             };
-            let (to, list) = match gate {
+            let (to, list) = match &gate {
                 Gate::Promote => (LessonStatus::Approved, &mut report.promoted),
-                Gate::Suppress => (LessonStatus::Suppressed, &mut report.suppressed),
+                Gate::Suppress | Gate::Loses(_) => {
+                    (LessonStatus::Suppressed, &mut report.suppressed)
+                }
                 Gate::Reinstate => (LessonStatus::Trial, &mut report.reinstated),
                 Gate::Harmful => {
                     report.harmful.push(lesson.id.clone());
@@ -404,6 +423,15 @@ impl Engine {
         }
         self.apply(updates)?;
         Ok(report)
+    }
+
+    /// A steady loser is suppressed in `auto` curation; in `review` a person approved what is
+    /// shown, so it is reported as harmful and left for them.
+    fn loser_gate(&self, rival: LessonId) -> Gate {
+        match self.config.curation {
+            CurationMode::Auto => Gate::Loses(rival),
+            CurationMode::Review => Gate::Harmful,
+        }
     }
 
     fn gate(&self, lesson: &Lesson, m: &Measurement) -> Result<Option<Gate>> {
@@ -430,18 +458,41 @@ impl Engine {
     }
 }
 
+/// The rival a trial or approved lesson steadily loses to (seed 003: a lesson in a
+/// contradiction cluster that consistently loses to an alternative is suppressed): a lesson it
+/// conflicts with whose own failure rate is lower by the bound, both over at least
+/// [`MIN_RUNS`] runs.
+fn steady_loser(
+    lesson: &Lesson,
+    m: &Measurement,
+    measured: &HashMap<&LessonId, &Measurement>,
+) -> Option<LessonId> {
+    if !matches!(lesson.status, LessonStatus::Trial | LessonStatus::Approved) || m.runs < MIN_RUNS {
+        return None;
+    }
+    lesson
+        .links
+        .iter()
+        .filter(|l| l.kind == LinkKind::Conflicts)
+        .filter_map(|l| measured.get_key_value(&l.target))
+        .find(|(_, rival)| rival.runs >= MIN_RUNS && evidence::loses_to(m, rival))
+        .map(|(id, _)| (*id).clone())
+}
+
 /// What the gates decided about one lesson.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 enum Gate {
     Promote,
     Suppress,
+    /// Suppressed: it steadily loses to the lesson it conflicts with.
+    Loses(LessonId),
     Reinstate,
     Harmful,
 }
 
 impl Gate {
     /// The audit reason, with the figures that decided.
-    fn reason(self, m: &Measurement) -> String {
+    fn reason(&self, m: &Measurement) -> String {
         let figures = format!(
             "failure rate {:.2} over {} runs against {:.2} over {} matched runs; \
              difference {:+.2} in [{:+.2}, {:+.2}], overall {:+.2} in [{:+.2}, {:+.2}]; \
@@ -466,6 +517,11 @@ impl Gate {
             Gate::Suppress => format!(
                 "suppressed: measured utility {:.2}; an upper bound says it hurts ({figures})",
                 m.utility
+            ),
+            Gate::Loses(rival) => format!(
+                "suppressed: it conflicts with {rival}, which fails less where shown \
+                 (failure rate {:.2} over {} runs; the rival's is lower by the bound; {figures})",
+                m.failure_rate, m.runs
             ),
             Gate::Reinstate => {
                 format!("back on trial: the evidence no longer says it hurts ({figures})")

@@ -937,3 +937,50 @@ fn a_good_lesson_shown_beside_a_harmful_one_is_not_blamed_for_its_failures() {
     assert_eq!(p.status(&good.id), LessonStatus::Trial);
     p.assert_audit_explains_every_status();
 }
+
+/// Seed 003: a lesson in a contradiction that steadily loses to the alternative is suppressed,
+/// even when the runs without either fail as often as its own.
+#[test]
+fn the_steady_loser_of_a_conflicting_pair_is_suppressed() {
+    use lore_core::model::{LessonLink, LinkKind};
+    use lore_core::ports::store::Record;
+    let p = Project::new(CurationMode::Auto);
+    let at = p.clock_now();
+    let mut loser = support::lesson(SKILL, "Mark outages normal.", LessonStatus::Trial, at);
+    let mut winner = support::lesson(SKILL, "Mark outages urgent.", LessonStatus::Trial, at);
+    loser.links.push(LessonLink {
+        kind: LinkKind::Conflicts,
+        target: winner.id.clone(),
+    });
+    winner.links.push(LessonLink {
+        kind: LinkKind::Conflicts,
+        target: loser.id.clone(),
+    });
+    p.engine
+        .import_records(&[
+            Record::Lesson(loser.clone()),
+            Record::Lesson(winner.clone()),
+        ])
+        .unwrap();
+    // Most runs fail without either: the loser is no worse than that on its own.
+    for _ in 0..20 {
+        run(&p, Outcome::Failure, &[], 500.0);
+    }
+    for _ in 0..6 {
+        run(&p, Outcome::Failure, &[&loser.id], 500.0);
+        run(&p, Outcome::Accepted, &[&winner.id], 500.0);
+    }
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(report.utility.suppressed, vec![loser.id.clone()]);
+    assert_eq!(p.status(&loser.id), LessonStatus::Suppressed);
+    let reasons = audit_reasons(&p, &loser.id);
+    assert!(
+        reasons
+            .iter()
+            .any(|(_, r)| r.starts_with("suppressed: it conflicts with")
+                && r.contains(winner.id.as_str())),
+        "{reasons:?}"
+    );
+    assert_ne!(p.status(&winner.id), LessonStatus::Suppressed);
+    p.assert_audit_explains_every_status();
+}

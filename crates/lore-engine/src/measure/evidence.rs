@@ -313,6 +313,22 @@ impl Pair {
     }
 }
 
+/// Whether `a` loses steadily to `rival`, a lesson it conflicts with: the rival's own failure
+/// rate is lower than `a`'s by the one-sided 95 % bound, each over the runs that showed it.
+pub(super) fn loses_to(a: &Measurement, rival: &Measurement) -> bool {
+    let side = |m: &Measurement| Side {
+        runs: m.runs,
+        failures: (m.failure_rate * m.runs as f64).round() as usize,
+        ..Side::default()
+    };
+    let pair = Pair {
+        shown: side(a),
+        baseline: side(rival),
+    };
+    let (_, _, upper) = pair.difference(Z);
+    upper < 0.0
+}
+
 /// Judged runs on one side of the comparison.
 #[derive(Debug, Default)]
 pub(super) struct Side {
