@@ -34,6 +34,7 @@ mod recall;
 mod reformulate;
 mod regression;
 mod repair;
+mod reports;
 mod review;
 mod run;
 mod search;

@@ -15,8 +15,11 @@
 //! Nothing here depends on the command line except [`run`], which prints, so the simulator can
 //! move to a crate of its own.
 
+mod curve;
 pub mod sim;
 mod svg;
+
+pub use curve::Curve;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -198,7 +201,8 @@ pub struct LearningReport {
     pub per_seed: Vec<SeedReport>,
 }
 
-/// Runs `seeds` seeds and prints the report (JSON with `json`), writing the plot to `svg`.
+/// Runs `seeds` seeds, prints the report (JSON with `json`), writes the plot to `svg`, and
+/// returns the curve for keeping with the records.
 ///
 /// # Errors
 /// Store and Engine failures, an unwritable SVG file.
@@ -207,16 +211,18 @@ pub fn run(
     json: bool,
     svg_path: Option<&Path>,
     out: &mut crate::Out<'_>,
-) -> Result<()> {
+) -> Result<Curve> {
     let report = measure(seeds)?;
     if let Some(path) = svg_path {
         std::fs::write(path, svg::plot(&report))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if json {
-        return out.json(&report);
+        out.json(&report)?;
+    } else {
+        out.line(summary(&report))?;
     }
-    out.line(summary(&report))
+    Ok(Curve::of(&report))
 }
 
 fn summary(r: &LearningReport) -> String {

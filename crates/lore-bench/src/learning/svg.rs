@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::LearningReport;
+use super::curve::Curve;
 
 const WIDTH: f64 = 900.0;
 const HEIGHT: f64 = 360.0;
@@ -14,26 +15,12 @@ const BOTTOM: f64 = 40.0;
 
 /// The SVG document.
 pub fn plot(report: &LearningReport) -> String {
-    let runs = report.runs_per_seed;
-    let seeds = report.per_seed.len().max(1) as f64;
-    let mean = |f: fn(&super::RunFigures) -> usize| -> Vec<f64> {
-        (0..runs)
-            .map(|i| {
-                report
-                    .per_seed
-                    .iter()
-                    .filter_map(|s| s.runs.get(i))
-                    .map(f)
-                    .sum::<usize>() as f64
-                    / seeds
-            })
-            .collect()
-    };
-    let with = mean(|r| r.errors);
-    let without = mean(|r| r.errors_without);
+    let curve = Curve::of(report);
+    let runs = curve.with_memory.len();
+    let (with, without) = (&curve.with_memory, &curve.without_memory);
     let top = with
         .iter()
-        .chain(&without)
+        .chain(without)
         .fold(1.0_f64, |a, b| a.max(*b))
         .ceil();
     let x =
@@ -45,7 +32,7 @@ pub fn plot(report: &LearningReport) -> String {
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
          <text x=\"{LEFT}\" y=\"18\">Errors per run, mean of {} seeds: with memory (blue) and \
          without (grey)</text>\n",
-        report.per_seed.len()
+        curve.seeds
     );
     // Axes and the y scale.
     let _ = writeln!(
@@ -69,34 +56,25 @@ pub fn plot(report: &LearningReport) -> String {
         );
     }
     // Phase boundaries.
-    let phases: Vec<&str> = report
-        .per_seed
-        .first()
-        .map(|s| s.runs.iter().map(|r| r.phase).collect())
-        .unwrap_or_default();
-    let mut start = 0;
-    for i in 1..=phases.len() {
-        if i == phases.len() || phases[i] != phases[start] {
+    for (n, (name, start)) in curve.phases.iter().enumerate() {
+        let end = curve.phases.get(n + 1).map_or(runs, |(_, next)| *next);
+        let _ = writeln!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{name}</text>",
+            (x(*start) + x(end.saturating_sub(1))) / 2.0,
+            HEIGHT - 12.0,
+        );
+        if end < runs {
             let _ = writeln!(
                 svg,
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                (x(start) + x(i - 1)) / 2.0,
-                HEIGHT - 12.0,
-                phases[start]
+                "<line x1=\"{0}\" y1=\"{TOP}\" x2=\"{0}\" y2=\"{1}\" stroke=\"#bbb\" \
+                 stroke-dasharray=\"4 3\"/>",
+                (x(end - 1) + x(end)) / 2.0,
+                y(0.0)
             );
-            if i < phases.len() {
-                let _ = writeln!(
-                    svg,
-                    "<line x1=\"{0}\" y1=\"{TOP}\" x2=\"{0}\" y2=\"{1}\" stroke=\"#bbb\" \
-                     stroke-dasharray=\"4 3\"/>",
-                    (x(i - 1) + x(i)) / 2.0,
-                    y(0.0)
-                );
-            }
-            start = i;
         }
     }
-    for (series, colour) in [(&without, "#999"), (&with, "#1f5fbf")] {
+    for (series, colour) in [(without, "#999"), (with, "#1f5fbf")] {
         let points: Vec<String> = series
             .iter()
             .enumerate()

@@ -4,9 +4,26 @@ use anyhow::Result;
 use lore_bench::{Out, episodes, ingest, learning, lessons, locomo, recall};
 use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
+use lore_sqlite::OpenMode;
 
 use crate::cli::BenchCommand;
 use crate::config::Paths;
+
+/// Keeps a benchmark's curve with the records when this project has a store, so the web
+/// console's health page shows the latest run; a project without one is left without one.
+fn keep_for_the_console(paths: &Paths, name: &str, report: &serde_json::Value) -> Result<()> {
+    if !paths.db().is_file() {
+        return Ok(());
+    }
+    paths
+        .engine(OpenMode::Existing)?
+        .save_report(name, report)?;
+    eprintln!(
+        "kept as the latest {name} report in {} (the console's health page draws it)",
+        paths.db().display()
+    );
+    Ok(())
+}
 
 pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
@@ -39,7 +56,10 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             };
             lessons::run(&data, embedder, via, json, out)
         }
-        BenchCommand::Learning { seeds, svg } => learning::run(seeds, json, svg.as_deref(), out),
+        BenchCommand::Learning { seeds, svg } => {
+            let curve = learning::run(seeds, json, svg.as_deref(), out)?;
+            keep_for_the_console(paths, "learning", &serde_json::to_value(curve)?)
+        }
         BenchCommand::Locomo { data, split } => {
             locomo::run_bench(&data, paths.embedder()?, split, json, out)
         }

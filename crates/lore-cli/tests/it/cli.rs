@@ -834,6 +834,33 @@ fn bad_imports_are_refused_and_nothing_is_stored() {
     assert_eq!(p.counts(), before);
 }
 
+/// `lore bench learning` keeps its curve with the records of the project it runs in, for the
+/// console's health page, and makes no store where there is none.
+#[test]
+fn bench_learning_keeps_its_curve_only_in_a_project_with_a_store() {
+    let bare = Project::new();
+    bare.json(&["bench", "learning", "--seeds", "1"]);
+    assert!(!bare.db().exists(), "no store is made for it");
+
+    let p = Project::new().initialized();
+    let report = p.json(&["bench", "learning", "--seeds", "1"]);
+    let store = lore_sqlite::SqliteStore::open(p.db(), lore_sqlite::OpenMode::Existing).unwrap();
+    let engine = lore_engine::Engine::new(
+        std::sync::Arc::new(store),
+        lore_engine::EngineConfig::default(),
+    );
+    let kept = engine
+        .report("learning")
+        .unwrap()
+        .expect("the curve was kept");
+    assert_eq!(
+        kept["with_memory"].as_array().unwrap().len() as u64,
+        report["runs_per_seed"].as_u64().unwrap()
+    );
+    assert_eq!(kept["retrieval_precision"], report["retrieval_precision"]);
+    assert_eq!(kept["phases"][0], serde_json::json!(["A", 0]));
+}
+
 #[test]
 fn bench_ingest_reports_latency_and_throughput() {
     let p = Project::new();

@@ -465,7 +465,8 @@ pub trait Store: Send + Sync {
     /// [`crate::Error::Store`] when the backend fails.
     fn vectors(&self, scope: &Scope, lessons: Option<&[LessonId]>) -> Result<Vec<LessonVector>>;
 
-    /// A named value the recall index keeps with the records (the frozen embedder fit).
+    /// A named value kept with the records: the recall index's frozen embedder fit, the latest
+    /// benchmark reports.
     ///
     /// # Errors
     /// [`crate::Error::Store`] when the backend fails.

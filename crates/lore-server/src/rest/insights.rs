@@ -322,3 +322,18 @@ fn activation(execution: &Execution) -> Activation {
         outcome: execution.outcome,
     }
 }
+
+/// `GET /v1/reports/{name}`: the latest benchmark report kept with the records (`learning`:
+/// errors per run with and without memory, from `lore bench learning`); 404 when none was
+/// kept. Figures only, so any role may read it.
+pub async fn report(
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let lookup = name.clone();
+    caller
+        .run(move |e| e.report(&lookup))
+        .await?
+        .map(Json)
+        .ok_or_else(|| lore_core::Error::not_found("report", name).into())
+}

@@ -222,6 +222,8 @@ const scenarios = {
     out.utility_bars = await page.locator("#plot-utility rect[data-series]").count();
     out.recurrence_bars = await page.locator("#plot-recurrence rect[data-series]").count();
     out.gate_bars = await page.locator("#plot-gates rect[data-series]").count();
+    out.bench_lines = await page.locator("#plot-bench path[data-series]").count();
+    out.bench_points = (await page.locator('#plot-bench path[data-series="with memory"]').getAttribute("d")).split("L").length;
     await shot(page, "06-health");
 
     await page.goto(url + "/#/memory");

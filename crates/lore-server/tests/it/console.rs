@@ -543,6 +543,20 @@ fn the_pages_draw_real_data_and_every_page_is_photographed() {
         .lessons(None, Some([LessonStatus::Approved].into()))
         .unwrap();
     let lesson = approved.last().expect("an approved lesson").id.to_string();
+    // The latest `lore bench learning` run, as the command line keeps it.
+    let with_memory: Vec<f64> = (0..12).map(|i| if i < 3 { 1.0 } else { 0.2 }).collect();
+    console
+        .engine
+        .save_report(
+            "learning",
+            &json!({
+                "seeds": 2, "with_memory": with_memory, "without_memory": vec![1.2; 12],
+                "phases": [["A", 0], ["B", 6]], "recurrence_reduction": 1.0,
+                "retention_regression": 0.0, "good_lessons_suppressed": 0,
+                "retrieval_precision": 0.87
+            }),
+        )
+        .unwrap();
     let Some(seen) = console.drive(
         "pages",
         &[
@@ -596,6 +610,8 @@ fn the_pages_draw_real_data_and_every_page_is_photographed() {
         .map(|r| u64::from(r["before"] != 0) + u64::from(r["after"] != 0))
         .sum::<u64>();
     assert_eq!(seen["recurrence_bars"], drawn, "{seen}");
+    assert_eq!(seen["bench_lines"], 2, "with and without memory: {seen}");
+    assert_eq!(seen["bench_points"], 12, "one point per run: {seen}");
     assert!(seen["history"].as_u64().unwrap() >= 2, "{seen}");
     assert_eq!(
         seen["measured"], 1,

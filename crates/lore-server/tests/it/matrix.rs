@@ -105,6 +105,11 @@ async fn seeded() -> (Server, Seed) {
         let (status, answer) = server.send(Some(&admin), method, &uri, Some(body)).await;
         assert!(status.is_success(), "seeding {uri}: {status} {answer}");
     }
+    server
+        .home
+        .engine
+        .save_report("learning", &json!({"seeds": 1, "with_memory": [1.0, 0.0]}))
+        .unwrap();
     let seed = Seed {
         execution,
         lesson: lessons[0].clone(),
@@ -186,6 +191,11 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
             ..row(Agent, false, |_| get("/v1/whoami"))
         },
         ("GET", "/v1/stats") => row(Agent, false, |_| get("/v1/stats")),
+        // Figures of simulated tools, kept by the command line: the same for every caller.
+        ("GET", "/v1/reports/{name}") => Row {
+            reach: Reach::Global,
+            ..row(Agent, false, |_| get("/v1/reports/learning"))
+        },
         ("GET", "/v1/lessons/{id}/activations") => row(Agent, false, |s| {
             get(format!("/v1/lessons/{}/activations", s.lesson))
         }),

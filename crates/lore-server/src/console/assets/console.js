@@ -579,8 +579,7 @@ function chart(title, desc, w, ht) {
   return svg;
 }
 
-function lines(title, labels, series, ht = 220, range) {
-  const w = 560;
+function lines(title, labels, series, ht = 220, range, w = 560) {
   const max = range ? range[1] : niceMax(Math.max(0, ...series.flatMap((s) => s.values)), series.every((s) => s.values.every(Number.isInteger)));
   const svg = chart(title, series.map((s) => `${s.name}: ${s.values[s.values.length - 1]} at the end`).join(", "), w, ht);
   const g = frame(svg, { w, h: ht, max, min: range ? range[0] : 0, labels });
@@ -626,7 +625,8 @@ function figure(svg, series) {
 async function healthPage(period) {
   document.title = "Health · Lore";
   const days = ["7", "30", "90", "365"].includes(period) ? Number(period) : 30;
-  const [stats, status] = await Promise.all([get(`/v1/stats?days=${days}`), get("/v1/status")]);
+  const [stats, status, bench] = await Promise.all([get(`/v1/stats?days=${days}`), get("/v1/status"),
+    get("/v1/reports/learning").catch((e) => (e instanceof ApiError && e.status === 404 ? null : Promise.reject(e)))]);
   const labels = stats.days.map((d) => d.slice(5));
   const states = Object.entries(stats.lessons_by_state)
     .map(([name, values]) => ({ name: name.replace(/_/g, " "), values, color: PALETTE[name] || "#555" }));
@@ -678,7 +678,33 @@ async function healthPage(period) {
           h("td", {}, r.lesson_id ? h("a", { href: "#/lesson/" + encodeURIComponent(r.lesson_id), class: "mono" }, r.lesson_id) : h("span", { class: "muted" }, "none yet")),
           h("td", { class: "num" }, r.before), h("td", { class: "num" }, r.after)))))]
         : h("p", { class: "muted" }, "No failures with fingerprints were reported.")),
+    benchPanel(bench),
   );
+}
+
+// The latest `lore bench learning` run kept with the records: errors per run of the simulated
+// agent with and without memory, so a team sees the learning loop itself work.
+function benchPanel(bench) {
+  const body = [];
+  if (bench && Array.isArray(bench.with_memory) && bench.with_memory.length) {
+    const phases = bench.phases || [];
+    const phaseOf = (i) => (phases.filter(([, start]) => start <= i).pop() || ["", 0])[0];
+    const labels = bench.with_memory.map((_, i) => `${phaseOf(i)} ${i + 1}`);
+    const pct = (v) => `${Math.round(v * 100)}%`;
+    body.push(
+      lines(`Errors per run over ${bench.seeds} seeds, with and without memory`, labels, [
+        { name: "without memory", values: bench.without_memory, color: "#94a3b8" },
+        { name: "with memory", values: bench.with_memory, color: "#1d4ed8" }], 240, undefined, 1120),
+      h("p", { class: "muted" },
+        `Phases: ${phases.map(([name, start]) => `${name} from run ${start + 1}`).join(", ")}. ` +
+        `Recurrence on the new tool ${pct(-bench.recurrence_reduction)}, retention regression ` +
+        `${bench.retention_regression >= 0 ? "+" : ""}${bench.retention_regression.toFixed(3)} errors per run, ` +
+        `retrieval precision ${bench.retrieval_precision.toFixed(2)}, good lessons suppressed ${bench.good_lessons_suppressed}.`));
+  } else {
+    body.push(h("p", { class: "muted" }, "No benchmark was kept here. Run `lore bench learning` in this project to see the learning loop's curve."));
+  }
+  return h("section", { class: "panel", id: "plot-bench", style: "margin-top:18px", "aria-labelledby": "t-bench" },
+    h("h2", { id: "t-bench" }, "The latest learning benchmark"), ...body);
 }
 
 // ---------- memory browser ----------
