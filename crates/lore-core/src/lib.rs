@@ -9,6 +9,7 @@
 pub mod error;
 mod fingerprint;
 pub mod graph;
+pub mod graph_export;
 pub mod id;
 pub mod lifecycle;
 pub mod limits;

@@ -217,6 +217,26 @@ impl Engine {
         Ok(self.scope_graph()?.graph(self)?.clone())
     }
 
+    /// The causal graph inside the scope, exported as seed 001's `causal-graph.json` (stamped
+    /// now) or as Graphviz DOT.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn causal_graph_export(
+        &self,
+        format: lore_core::graph_export::GraphFormat,
+    ) -> Result<String> {
+        use lore_core::graph_export::GraphFormat;
+        let graph = self.causal_graph()?;
+        Ok(match format {
+            GraphFormat::Json => {
+                let doc = graph.to_seed_json(self.now());
+                serde_json::to_string_pretty(&doc).expect("a JSON value serializes") + "\n"
+            }
+            GraphFormat::Dot => graph.to_dot(),
+        })
+    }
+
     /// The path from the nodes `from` names to those `to` names (`kind:label` or a label; see
     /// [`CausalGraph::find_nodes`]), with each edge's evidence, and its text within `budget`
     /// (default [`PATH_BUDGET`]).

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, NaiveDate, Utc};
 use clap::Subcommand;
 use lore_core::SkillPath;
+use lore_core::graph_export::GraphFormat;
 use lore_core::id::EpisodeId;
 use lore_core::model::EpisodeOutcome;
 
@@ -83,6 +84,16 @@ pub enum EpisodeCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum GraphCommand {
+    /// The whole causal graph: seed 001's `causal-graph.json` shape, or Graphviz DOT to draw
+    /// (`lore graph export --format dot | dot -Tsvg > graph.svg`).
+    Export {
+        /// `json` or `dot`.
+        #[arg(long, default_value = "json", value_parser = parse_graph_format)]
+        format: GraphFormat,
+        /// Write it to this file instead of standard output.
+        #[arg(long, short = 'o')]
+        out: Option<PathBuf>,
+    },
     /// The causal path between two nodes (`kind:label` or a label), with its evidence.
     Path {
         /// Where the path starts: `decision:use redis`, `event:cache timeout`, or a label.
@@ -155,6 +166,10 @@ pub enum GraphCommand {
         #[arg(long)]
         budget: Option<usize>,
     },
+}
+
+fn parse_graph_format(raw: &str) -> Result<GraphFormat, String> {
+    GraphFormat::parse(raw).map_err(|e| e.to_string())
 }
 
 fn parse_outcome(raw: &str) -> Result<EpisodeOutcome, String> {

@@ -165,6 +165,14 @@ fn reader(paths: &Paths) -> Result<lore_engine::Engine> {
 pub fn graph(paths: &Paths, cmd: GraphCommand, json: bool) -> Result<()> {
     let engine = reader(paths)?;
     match cmd {
+        GraphCommand::Export { format, out } => {
+            let text = engine.causal_graph_export(format)?;
+            match out {
+                Some(file) => std::fs::write(&file, text)
+                    .with_context(|| format!("writing {}", file.display())),
+                None => output::line(text.trim_end()),
+            }
+        }
         GraphCommand::Path {
             from,
             to,

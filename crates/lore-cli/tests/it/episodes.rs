@@ -224,6 +224,40 @@ fn extract_turns_a_markdown_log_into_a_recorded_episode() {
     assert_eq!(episodes(&p), 1);
 }
 
+/// `lore graph export`: the graph in seed 001's `causal-graph.json` shape, to stdout or a file,
+/// and as DOT; a bad format is refused by name.
+#[test]
+fn the_causal_graph_exports_as_seed_json_and_as_dot() {
+    let p = Project::new().initialized();
+    std::fs::write(p.path().join("s.md"), LOG).unwrap();
+    p.json(&["episode", "extract", "s.md", "--skill", SKILL]);
+    let graph: serde_json::Value = serde_json::from_str(&p.ok(&["graph", "export"])).unwrap();
+    assert_eq!(graph["version"], "1.0");
+    let nodes = graph["nodes"].as_array().unwrap();
+    let redis = nodes
+        .iter()
+        .find(|n| n["type"] == "decision" && n["label"].as_str().unwrap().contains("redis"))
+        .expect("the decision is a node");
+    assert_eq!(redis["frequency"], 1);
+    let ids: Vec<&serde_json::Value> = nodes.iter().map(|n| &n["id"]).collect();
+    let edges = graph["edges"].as_array().unwrap();
+    assert!(edges.iter().any(|e| e["source"] == redis["id"]), "{graph}");
+    assert!(
+        edges
+            .iter()
+            .all(|e| ids.contains(&&e["source"]) && ids.contains(&&e["target"]))
+    );
+
+    p.ok(&["graph", "export", "--format", "dot", "--out", "g.dot"]);
+    let dot = std::fs::read_to_string(p.path().join("g.dot")).unwrap();
+    assert!(
+        dot.starts_with("digraph causal {") && dot.contains(" -> "),
+        "{dot}"
+    );
+    let err = p.fails(&["graph", "export", "--format", "svg"]);
+    assert!(err.contains("expected json or dot"), "{err}");
+}
+
 mod model {
     use super::*;
     use lore_providers::fake::{FakeServer, Protocol};

@@ -235,3 +235,29 @@ pub async fn anti_patterns(
         caller.run(move |e| e.patterns(query, q.budget)).await?,
     ))
 }
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportQuery {
+    /// `json` (seed 001's `causal-graph.json`, the default) or `dot`.
+    format: Option<String>,
+}
+
+/// `GET /v1/graph/export[?format=json|dot]`: the causal graph inside the caller's scope.
+pub async fn export(
+    caller: Caller,
+    Params(q): Params<ExportQuery>,
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
+    use lore_core::graph_export::GraphFormat;
+    let format = match q.format.as_deref() {
+        None => GraphFormat::Json,
+        Some(raw) => GraphFormat::parse(raw)?,
+    };
+    let text = caller.run(move |e| e.causal_graph_export(format)).await?;
+    let content_type = match format {
+        GraphFormat::Json => "application/json",
+        GraphFormat::Dot => "text/vnd.graphviz; charset=utf-8",
+    };
+    Ok(([(axum::http::header::CONTENT_TYPE, content_type)], text).into_response())
+}

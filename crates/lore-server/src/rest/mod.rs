@@ -252,6 +252,7 @@ pub fn routes() -> Routes {
         .on(M::GET, "/v1/episodes/{id}", episodes::get)
         .on(M::GET, "/v1/episodes/{id}/decisions", episodes::decisions)
         .on(M::POST, "/v1/episodes/{id}/purge", episodes::purge)
+        .on(M::GET, "/v1/graph/export", episodes::export)
         .on(M::GET, "/v1/graph/path", episodes::path)
         .on(M::GET, "/v1/graph/what-if", episodes::what_if)
         .on(M::GET, "/v1/graph/similar", episodes::similar)

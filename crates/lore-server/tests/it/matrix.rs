@@ -300,6 +300,7 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
         ("POST", "/v1/episodes/{id}/purge") => row(Reviewer, false, |_| {
             with("/v1/episodes/EPI-SEED/purge", json!({"reason": "test"}))
         }),
+        ("GET", "/v1/graph/export") => row(Agent, false, |_| get("/v1/graph/export?format=dot")),
         ("GET", "/v1/graph/path") => row(Agent, false, |_| {
             get("/v1/graph/path?from=decision:parquet&to=outcome:failure")
         }),
