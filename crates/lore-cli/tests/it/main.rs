@@ -4,12 +4,14 @@
 mod common;
 
 mod cli;
+mod clients;
 mod episodes;
 mod hostile;
 mod learn;
 mod llm;
+mod newcomer;
 mod recall;
 mod reliability;
 mod review;
-mod serve;
+pub(crate) mod serve;
 mod utility;
