@@ -528,14 +528,14 @@ pub fn memory_tools(strategy: InjectionStrategy) -> Vec<ToolDefinition> {
                 &["skill", "text"],
             ),
             tool(
-                "recall_memory_read",
+                "conversation_log_read",
                 "Read the conversation log: a session's last entries, or matches for a query.",
                 true,
                 json!({"skill": skill, "session": {"type": "string"}, "query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 50}}),
                 &["skill"],
             ),
             tool(
-                "recall_memory_write",
+                "conversation_log_write",
                 "Append what was said in a conversation to its log.",
                 false,
                 json!({"skill": skill, "session": {"type": "string"}, "speaker": {"type": "string"}, "text": {"type": "string"}}),

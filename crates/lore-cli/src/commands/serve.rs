@@ -124,5 +124,8 @@ pub fn mcp(paths: &Paths, args: McpArgs) -> Result<()> {
     let engine = Arc::new(counting_episodes(
         args.reformulate.apply(paths.engine(OpenMode::Create)?)?,
     )?);
-    runtime()?.block_on(lore_server::mcp::serve_stdio(engine))
+    let tools = lore_server::mcp::LoreMcp::new(engine)
+        .with_tools(&args.tools)
+        .map_err(|why| anyhow::anyhow!("--tools: {why}"))?;
+    runtime()?.block_on(lore_server::mcp::serve_stdio_with(tools))
 }

@@ -9,6 +9,7 @@ mod episodes;
 mod hostile;
 mod learn;
 mod llm;
+mod mcp_surface;
 mod newcomer;
 mod recall;
 mod reliability;
