@@ -94,3 +94,45 @@ fn the_typescript_client_passes_its_suite_against_a_real_server() {
     assert!(stdout.contains("# pass 3"), "{stdout}");
     assert!(stdout.contains("# fail 0"), "{stdout}");
 }
+
+/// Each recipe in `examples/` runs offline (its model is the fake OpenAI-compatible server in
+/// `examples/fake_openai.py`) against a fresh `lore serve`, and exits 0 only when a person's
+/// correction of its first run changed its second.
+#[test]
+fn the_framework_recipes_learn_from_a_correction_offline() {
+    for (recipe, module) in [
+        ("langgraph_agent.py", "langgraph"),
+        ("openai_agents.py", "agents"),
+    ] {
+        if !python_module_available(module, "the packages scripts/ci/python pins", recipe)
+            || !python_module_available("lore_client", "lore-client", recipe)
+        {
+            return;
+        }
+        // No tokens: the recipe talks to a loopback server as its only user.
+        let dir = project();
+        let server = Server::start(dir.path());
+        let out = Command::new("python3")
+            .arg(recipe)
+            .current_dir(repo().join("examples"))
+            .env("LORE_URL", format!("http://{}", server.addr))
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap();
+        let stdout = check(recipe, &out);
+        assert!(
+            stdout.contains("'priority': 'normal'"),
+            "{recipe}: {stdout}"
+        );
+        assert!(
+            stdout.contains("learned from the correction"),
+            "{recipe}: {stdout}"
+        );
+        // Both runs and the correction reached the store.
+        let status = ok(dir.path(), &["memory", "status", "--json"]);
+        let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+        assert_eq!(status["counts"]["executions"], 2, "{recipe}: {status}");
+        assert_eq!(status["counts"]["corrections"], 1, "{recipe}: {status}");
+    }
+}
