@@ -79,12 +79,10 @@ pub async fn search_archival(
     Params(q): Params<ArchivalQuery>,
 ) -> Result<Json<Hits>, ApiError> {
     let hits = caller
-        .run(
-            move |e| match q.q.as_deref().filter(|w| !w.trim().is_empty()) {
-                Some(words) => e.archival_search(q.skill.as_ref(), words, q.limit),
-                None => e.archival_list(q.skill.as_ref(), q.limit),
-            },
-        )
+        .run(move |e| match q.q.as_deref() {
+            Some(words) => e.archival_search(q.skill.as_ref(), words, q.limit),
+            None => e.archival_list(q.skill.as_ref(), q.limit),
+        })
         .await?;
     Ok(Json(Hits { hits }))
 }
