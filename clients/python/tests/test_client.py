@@ -165,3 +165,22 @@ def test_mem0_shaped_memory_keeps_users_apart() -> None:
             m.delete(first)
         with pytest.raises(ValueError):
             m.get_all()
+
+
+def test_a_mem0_export_is_imported_with_its_identifiers() -> None:
+    exported = {
+        "results": [
+            {"id": "a1", "memory": "Carol works night shifts", "user_id": "carol", "created_at": "2026-01-01T00:00:00Z"},
+            {"id": "a2", "memory": "Carol's team is payments", "user_id": "carol", "agent_id": "helper"},
+            {"id": "a3", "memory": "", "user_id": "carol"},
+        ]
+    }
+    with Lore(URL, token=ADMIN) as client:
+        m = Memory(client, skill="mem0/imported")
+        added = m.import_mem0(exported)
+        assert [r["memory"] for r in added["results"]] == ["Carol works night shifts", "Carol's team is payments"]
+        assert [r["memory"] for r in m.get_all(user_id="carol")["results"]] == [
+            "Carol works night shifts",
+            "Carol's team is payments",
+        ]
+        assert [r["memory"] for r in m.get_all(agent_id="helper")["results"]] == ["Carol's team is payments"]

@@ -15,6 +15,8 @@ user's memories only. Differences from mem0, by design:
 - ``delete`` and ``update`` raise :class:`~lore_client.errors.UnsupportedError`: Lore keeps
   memory append-only, and erases only through an audited purge.
 - ``history`` answers the memory's one ``ADD`` event, since a memory never changes.
+
+``import_mem0`` takes a mem0 export (what mem0's ``get_all`` returns) and adds its memories.
 """
 
 from __future__ import annotations
@@ -153,6 +155,24 @@ class Memory:
             "unsupported",
             "Lore's memory is append-only: add the new fact with add(); the old one stays on record",
         )
+
+    def import_mem0(self, exported: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> Dict[str, Any]:
+        """Adds the memories of a mem0 export (``get_all``'s answer, ``{"results": [...]}``, or its
+        list) with their ``user_id``, ``agent_id`` and ``run_id``; answers what ``add`` does."""
+        items = exported.get("results", []) if isinstance(exported, dict) else exported
+        results: List[Dict[str, Any]] = []
+        for item in items:
+            text = str(item.get("memory") or item.get("text") or "").strip()
+            if not text:
+                continue
+            added = self.add(
+                text,
+                user_id=item.get("user_id"),
+                agent_id=item.get("agent_id"),
+                run_id=item.get("run_id"),
+            )
+            results.extend(added["results"])
+        return {"results": results}
 
     def delete(self, memory_id: str) -> Dict[str, Any]:
         raise UnsupportedError(
