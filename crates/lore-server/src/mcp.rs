@@ -262,10 +262,7 @@ impl LoreMcp {
         Self {
             engine,
             metrics: Metrics::new(),
-            tool_router: Self::tool_router()
-                + Self::memory_tool_router()
-                + Self::episode_tool_router()
-                + Self::learn_tool_router(),
+            tool_router: Self::every_tool(),
             tools: ToolSelection::all(),
         }
     }
@@ -671,6 +668,16 @@ impl LoreMcp {
     }
 }
 
+impl LoreMcp {
+    /// The tools of every module: the loop, agents' memory, episodes, learning.
+    fn every_tool() -> ToolRouter<Self> {
+        Self::tool_router()
+            + Self::memory_tool_router()
+            + Self::episode_tool_router()
+            + Self::learn_tool_router()
+    }
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for LoreMcp {
     async fn call_tool(
@@ -807,11 +814,7 @@ mod tests {
 
     #[test]
     fn read_only_tools_are_annotated_and_writes_are_not() {
-        let tools = (LoreMcp::tool_router()
-            + LoreMcp::memory_tool_router()
-            + LoreMcp::episode_tool_router()
-            + LoreMcp::learn_tool_router())
-        .list_all();
+        let tools = LoreMcp::every_tool().list_all();
         let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
         names.sort();
         assert_eq!(
@@ -885,12 +888,8 @@ mod tests {
 
     #[test]
     fn every_tool_belongs_to_exactly_one_group() {
-        let mcp_names = (LoreMcp::tool_router()
-            + LoreMcp::memory_tool_router()
-            + LoreMcp::episode_tool_router()
-            + LoreMcp::learn_tool_router())
-        .list_all();
-        let mut names: Vec<String> = mcp_names.iter().map(|t| t.name.to_string()).collect();
+        let tools = LoreMcp::every_tool().list_all();
+        let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
         let mut grouped: Vec<String> = select::GROUPS
             .iter()
             .flat_map(|(_, tools)| tools.iter().map(|t| (*t).to_owned()))

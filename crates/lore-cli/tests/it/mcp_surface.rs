@@ -1,28 +1,11 @@
 //! What a model sees of Lore over MCP when its client asks for fewer tools: `lore mcp --tools`
 //! over stdio and `/mcp?tools=` over HTTP, driven by the official MCP Python SDK.
 
-use std::path::Path;
 use std::process::Command;
 
-use crate::serve::{Server, project, python_module_available};
+use crate::serve::{Server, project, python_module_available, run_client as client};
 
 const LORE: &str = env!("CARGO_BIN_EXE_lore");
-
-fn client(args: &[&str]) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lore-server/tests/mcp_client.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "mcp_client.py {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 #[test]
 fn a_client_that_asks_for_the_loop_sees_and_calls_only_the_loop() {

@@ -232,7 +232,7 @@ fn client_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../lore-server/tests/mcp_client.py")
 }
 
-fn run_client(args: &[&str]) -> String {
+pub(crate) fn run_client(args: &[&str]) -> String {
     let out = Command::new("python3")
         .arg(client_script())
         .args(args)
