@@ -9,8 +9,9 @@
 #
 # Two stages: the build needs the Rust toolchain (about 1.5 GB), the image only the binary and
 # Debian's slim base. The base images are build arguments, so a mirror can stand in for them;
-# BINARY_FROM=prebuilt takes the binary from the context's target/release/lore instead of
-# compiling it in the image (where no Rust image can be pulled, or to reuse a build).
+# BINARY_FROM=prebuilt takes the binary from the build context (PREBUILT, default
+# target/release/lore) instead of compiling it in the image (where no Rust image can be pulled,
+# or to reuse a build; strip it first, as the build stage does).
 ARG RUST_IMAGE=rust:1.88-slim-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
 ARG BINARY_FROM=build
@@ -24,7 +25,8 @@ RUN cargo build --release --locked -p lore-cli --target-dir /build \
  && mkdir -p /out && cp /build/release/lore /out/lore
 
 FROM scratch AS prebuilt
-COPY target/release/lore /out/lore
+ARG PREBUILT=target/release/lore
+COPY ${PREBUILT} /out/lore
 
 FROM ${BINARY_FROM} AS binary
 
