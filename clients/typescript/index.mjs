@@ -1,4 +1,4 @@
-// Lore's TypeScript client: plain ES modules with types beside them (index.d.ts), no
+// Lore's TypeScript client: plain ES modules with types beside them (index.d.mts), no
 // dependencies beyond `fetch` (Node 18+, Deno, Bun, browsers), so there is no build step.
 
 /** Any error from Lore: `code` is the server's stable code (`not_found`, `invalid`, ...). */

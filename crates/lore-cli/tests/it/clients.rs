@@ -136,3 +136,42 @@ fn the_framework_recipes_learn_from_a_correction_offline() {
         assert_eq!(status["counts"]["corrections"], 1, "{recipe}: {status}");
     }
 }
+
+/// The TypeScript declarations compile under `--strict` and describe the client as it is used
+/// (`clients/typescript/test/types.ts`), with the compiler `scripts/test` installs.
+#[test]
+fn the_typescript_declarations_compile_strictly() {
+    let tsc = std::env::var_os("LORE_TSC")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let home = PathBuf::from(std::env::var_os("HOME")?);
+            Some(home.join(".cache/lore-ci/tsc/node_modules/.bin/tsc"))
+        })
+        .filter(|p| p.is_file());
+    let Some(tsc) = tsc else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must check the TypeScript declarations, but there is no tsc (scripts/test installs it)"
+        );
+        eprintln!(
+            "\n!!! SKIPPED: no TypeScript compiler; scripts/test installs one (or set LORE_TSC).\n"
+        );
+        return;
+    };
+    let out = Command::new(tsc)
+        .args([
+            "--noEmit",
+            "--strict",
+            "--module",
+            "nodenext",
+            "--moduleResolution",
+            "nodenext",
+            "--target",
+            "es2022",
+            "clients/typescript/test/types.ts",
+        ])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    check("tsc --strict clients/typescript/test/types.ts", &out);
+}
