@@ -33,6 +33,9 @@ pub struct Paths {
     pub engine_config: EngineConfig,
     /// The embedder for dense recall (`--embedder`).
     pub embedder: EmbedderKind,
+    /// Whether the home was named (`--home`, `LORE_HOME`) or found above the working directory,
+    /// rather than defaulted to `./.lore`.
+    pub located: bool,
 }
 
 impl Paths {
@@ -40,6 +43,7 @@ impl Paths {
     /// otherwise `./.lore`. The project root is the folder holding `.lore/`.
     pub fn resolve(global: &Global) -> Result<Self> {
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        let located = global.home.is_some() || cwd.ancestors().any(|d| d.join(HOME_DIR).is_dir());
         let (home, project_root) = match &global.home {
             Some(home) => {
                 let home = absolute(&cwd, home);
@@ -73,7 +77,13 @@ impl Paths {
             project_root,
             engine_config,
             embedder: global.embedder,
+            located,
         })
+    }
+
+    /// The folder of `skill` under the skills folder.
+    pub fn skill_dir(&self, skill: &lore_core::SkillPath) -> PathBuf {
+        self.skills.join(skill.domain()).join(skill.name())
     }
 
     /// The store file.
@@ -83,6 +93,17 @@ impl Paths {
 
     /// An Engine over the store; `mode` says whether a missing store may be created.
     pub fn engine(&self, mode: OpenMode) -> Result<Engine> {
+        // `--home /proj` for `/proj/.lore` would otherwise start a second, empty store.
+        let nested = self.home.join(HOME_DIR).join(DB_FILE);
+        if !self.db().exists() && nested.is_file() {
+            anyhow::bail!(
+                "no Lore store at {}, but there is one at {}: --home names the `.lore` folder \
+                 itself (--home {})",
+                self.db().display(),
+                nested.display(),
+                self.home.join(HOME_DIR).display()
+            );
+        }
         let store = SqliteStore::open(self.db(), mode).map_err(|err| match err {
             lore_core::Error::NotFound { .. } => anyhow::anyhow!(
                 "no Lore store at {}; run `lore init` (or `lore record`) first",

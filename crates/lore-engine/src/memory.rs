@@ -202,6 +202,25 @@ impl Engine {
         self.search_category(skill, MemoryCategory::Archival, query, limit)
     }
 
+    /// The newest `limit` archival passages of `skill` (or of every skill in scope), oldest
+    /// first: what a memory holds, without a query to search it by.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a `limit` outside 1 to the maximum; a skill outside the scope is
+    /// [`Error::Forbidden`]; store failures.
+    pub fn archival_list(&self, skill: Option<&SkillPath>, limit: usize) -> Result<Vec<MemoryHit>> {
+        check_limit(limit)?;
+        if let Some(skill) = skill {
+            self.check_read(skill)?;
+        }
+        let filter = ListFilter {
+            skill: skill.cloned(),
+            ..self.filter()
+        };
+        let entries = self.store.memories(&filter, MemoryCategory::Archival)?;
+        Ok(newest(entries, |e| self.scope.allows(&e.skill), limit))
+    }
+
     /// Appends an entry to a conversation's recall log.
     ///
     /// # Errors
@@ -261,15 +280,8 @@ impl Engine {
             &ListFilter::skill(&self.scope, skill),
             MemoryCategory::Recall,
         )?;
-        let mut entries: Vec<MemoryEntry> = entries
-            .into_iter()
-            .filter(|e| session.is_none_or(|s| e.session.as_deref() == Some(s)))
-            .collect();
-        let skip = entries.len().saturating_sub(limit);
-        Ok(entries
-            .drain(skip..)
-            .map(|entry| MemoryHit { entry, score: 0.0 })
-            .collect())
+        let of_session = |e: &MemoryEntry| session.is_none_or(|s| e.session.as_deref() == Some(s));
+        Ok(newest(entries, of_session, limit))
     }
 
     fn add_entry(
@@ -367,6 +379,19 @@ impl Engine {
 }
 
 /// Names of blocks, tags and speakers: lowercase letters, digits, `_` and `-`, 1 to 40.
+/// The last `limit` of the `entries` that `keep` keeps, in their order, as unscored hits.
+fn newest(
+    entries: Vec<MemoryEntry>,
+    keep: impl Fn(&MemoryEntry) -> bool,
+    limit: usize,
+) -> Vec<MemoryHit> {
+    let mut kept: Vec<MemoryEntry> = entries.into_iter().filter(|e| keep(e)).collect();
+    let skip = kept.len().saturating_sub(limit);
+    kept.drain(skip..)
+        .map(|entry| MemoryHit { entry, score: 0.0 })
+        .collect()
+}
+
 fn check_name(what: &str, name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.len() <= 40
@@ -503,14 +528,14 @@ pub fn memory_tools(strategy: InjectionStrategy) -> Vec<ToolDefinition> {
                 &["skill", "text"],
             ),
             tool(
-                "recall_memory_read",
+                "conversation_log_read",
                 "Read the conversation log: a session's last entries, or matches for a query.",
                 true,
                 json!({"skill": skill, "session": {"type": "string"}, "query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 50}}),
                 &["skill"],
             ),
             tool(
-                "recall_memory_write",
+                "conversation_log_write",
                 "Append what was said in a conversation to its log.",
                 false,
                 json!({"skill": skill, "session": {"type": "string"}, "speaker": {"type": "string"}, "text": {"type": "string"}}),

@@ -133,6 +133,7 @@ impl Engine {
         let Some(written) = skills.append_case(&case, files)? else {
             return Ok(None);
         };
+        self.link_test(lesson, &case.id)?;
         let rubrics = case
             .assertions
             .iter()
@@ -209,21 +210,45 @@ impl Engine {
         })
     }
 
+    /// Names the test written for `lesson` on it, so the lesson lists the tests that check it
+    /// (and `memory status` counts them) before any of them has run.
+    fn link_test(&self, lesson: &LessonId, test: &str) -> Result<()> {
+        self.note_test(lesson, test, None).map(drop)
+    }
+
     /// Sets `validated_by_test` and adds the test ID; `false` when it was already recorded.
     fn mark_validated(&self, case: &TestCase, output: &Value) -> Result<bool> {
-        let before = match self.lesson(&case.lesson_id) {
+        self.note_test(&case.lesson_id, &case.id, Some(output))
+    }
+
+    /// Adds `test` to the lesson's tests and, when it passed with `output`, marks the lesson
+    /// validated, with an audit entry; `false` when there was nothing to change.
+    fn note_test(&self, lesson: &LessonId, test: &str, passed: Option<&Value>) -> Result<bool> {
+        let before = match self.lesson(lesson) {
             Ok(lesson) => lesson,
             Err(Error::NotFound { .. }) => return Ok(false),
             Err(other) => return Err(other),
         };
-        if before.validated_by_test && before.generated_test_ids.contains(&case.id) {
+        let listed = before.generated_test_ids.iter().any(|t| t == test);
+        if listed && (passed.is_none() || before.validated_by_test) {
             return Ok(false);
         }
         let mut after = before.clone();
-        after.validated_by_test = true;
-        if !after.generated_test_ids.contains(&case.id) {
-            after.generated_test_ids.push(case.id.clone());
+        if !listed {
+            after.generated_test_ids.push(test.to_owned());
         }
+        let (reason, evidence) = match passed {
+            Some(output) => {
+                after.validated_by_test = true;
+                let evidence = json!({"test_id": test, "output": output,
+                    "validated_by_test": {"before": before.validated_by_test, "after": true}});
+                (format!("regression test {test} passed"), evidence)
+            }
+            None => (
+                format!("regression test {test} written"),
+                json!({"test_id": test}),
+            ),
+        };
         let at = self.now();
         after.updated_at = at.max(before.updated_at);
         let entry = audit(
@@ -233,9 +258,8 @@ impl Engine {
             (None, None),
             &self.actor(None),
             at,
-            &format!("regression test {} passed", case.id),
-            json!({"test_id": case.id, "output": output,
-                   "validated_by_test": {"before": before.validated_by_test, "after": true}}),
+            &reason,
+            evidence,
         );
         self.store
             .update_lesson(&after, before.updated_at, &entry)?;

@@ -95,17 +95,34 @@ fn tiers(lesson: &Lesson) -> Vec<String> {
     }
     let tier1 = tier1.trim_end().to_owned();
     let mut out = vec![tier0, tier1.clone()];
-    if !lesson.tiers.steps.is_empty() {
-        let steps: Vec<String> = lesson
-            .tiers
-            .steps
-            .iter()
-            .enumerate()
-            .map(|(i, s)| format!("  {}. {}", i + 1, s.trim()))
-            .collect();
+    // The offline distiller often makes the rule its only step: a step that repeats a line of
+    // the rule adds tokens and no meaning, so the deepest tier lists only the others.
+    let said = |step: &str| lesson.rule.lines().any(|l| same_words(l, step));
+    let steps: Vec<String> = lesson
+        .tiers
+        .steps
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty() && !said(s))
+        .enumerate()
+        .map(|(i, s)| format!("  {}. {s}", i + 1))
+        .collect();
+    if !steps.is_empty() {
         out.push(format!("{tier1}\n{}", steps.join("\n")));
     }
     out
+}
+
+/// Whether two lines say the same words, ignoring case, spacing and final punctuation.
+fn same_words(a: &str, b: &str) -> bool {
+    let words = |s: &str| {
+        s.trim()
+            .trim_end_matches(['.', '!', ';'])
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect::<Vec<_>>()
+    };
+    words(a) == words(b)
 }
 
 fn first_line(text: &str) -> Option<String> {

@@ -16,6 +16,7 @@
 mod episodes;
 mod learn;
 mod memory;
+pub mod select;
 mod stdio;
 mod views;
 pub mod wire;
@@ -41,7 +42,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-pub use stdio::serve_lines;
+pub use select::ToolSelection;
+pub use stdio::{serve_lines, serve_lines_with};
 pub use views::{
     CorrectionResult, LessonList, LessonSummary, LessonView, PromptView, RecallView,
     RecordedExecution, ReviewQueue, Reviewed, SearchResults, SignalView, StatusView,
@@ -250,6 +252,7 @@ pub struct LoreMcp {
     engine: Arc<Engine>,
     metrics: Arc<Metrics>,
     tool_router: ToolRouter<Self>,
+    tools: ToolSelection,
 }
 
 #[tool_router]
@@ -259,10 +262,46 @@ impl LoreMcp {
         Self {
             engine,
             metrics: Metrics::new(),
-            tool_router: Self::tool_router()
-                + Self::memory_tool_router()
-                + Self::episode_tool_router()
-                + Self::learn_tool_router(),
+            tool_router: Self::every_tool(),
+            tools: ToolSelection::all(),
+        }
+    }
+
+    /// Every tool's name, in the order they are listed.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tool_router
+            .list_all()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect()
+    }
+
+    /// Only the tools `spec` names (tool names and groups, see [`select::GROUPS`]).
+    ///
+    /// # Errors
+    /// A message naming an unknown tool or group.
+    pub fn with_tools(mut self, spec: &str) -> Result<Self, String> {
+        self.tools = ToolSelection::parse(spec, &self.tool_names())?;
+        Ok(self)
+    }
+
+    /// The tools this request may see: the server's selection, narrowed by a `tools` parameter
+    /// in the URL of an HTTP request (`/mcp?tools=loop`).
+    fn selection(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<ToolSelection, rmcp::ErrorData> {
+        let query = ctx
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| select::from_query(parts.uri.query()));
+        match query {
+            None => Ok(self.tools.clone()),
+            Some(spec) => ToolSelection::parse(&spec, &self.tool_names())
+                .map(|asked| self.tools.and(&asked))
+                .map_err(|why| {
+                    rmcp::ErrorData::invalid_params(format!("/mcp?tools=: {why}"), None)
+                }),
         }
     }
 
@@ -629,8 +668,71 @@ impl LoreMcp {
     }
 }
 
+impl LoreMcp {
+    /// The tools of every module: the loop, agents' memory, episodes, learning.
+    fn every_tool() -> ToolRouter<Self> {
+        Self::tool_router()
+            + Self::memory_tool_router()
+            + Self::episode_tool_router()
+            + Self::learn_tool_router()
+    }
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for LoreMcp {
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let selection = self.selection(&context)?;
+        if !selection.allows(&request.name) && self.tool_router.has_route(&request.name) {
+            return Err(rmcp::ErrorData::invalid_params(
+                format!(
+                    "the tool {} is not enabled on this connection; call one that tools/list \
+                     shows (the server chose them with --tools or the URL's ?tools=)",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).await
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        let selection = self.selection(&context)?;
+        let tools = self
+            .tool_router
+            .list_all()
+            .into_iter()
+            .filter(|t| selection.allows(&t.name))
+            .collect();
+        // As rmcp's generated handler answers, cache hints included for clients that read them.
+        let cache_hints = context
+            .protocol_version()
+            .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        Ok(rmcp::model::ListToolsResult {
+            result_type: Some(rmcp::model::ResultType::COMPLETE),
+            tools,
+            meta: None,
+            next_cursor: None,
+            ttl_ms: cache_hints.then_some(0),
+            cache_scope: cache_hints.then_some(rmcp::model::CacheScope::Public),
+        })
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.tools
+            .allows(name)
+            .then(|| self.tool_router.get(name).cloned())
+            .flatten()
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("lore", env!("CARGO_PKG_VERSION")))
@@ -665,6 +767,12 @@ const INTERNAL: &str = "Lore failed internally; the details are in the server's 
 fn tool_error(err: lore_core::Error) -> String {
     use lore_core::Error as E;
     match &err {
+        // A skill without SKILL.md still has learned rules; only its instructions are missing.
+        E::NotFound { kind: "skill", .. } => format!(
+            "{err}. Without a SKILL.md there is no prompt to assemble, but the skill's learned \
+             rules are there: call recall_memory with this skill instead. Instructions for the \
+             skill are a file a person adds on the server (skills/DOMAIN/SKILL/SKILL.md)."
+        ),
         E::NotFound { .. } => format!(
             "{err}. Check the ID: record_execution, list_lessons and search_memory return \
              valid ones."
@@ -689,7 +797,15 @@ fn tool_error(err: lore_core::Error) -> String {
 /// # Errors
 /// When the handshake fails or the transport breaks.
 pub async fn serve_stdio(engine: Arc<Engine>) -> anyhow::Result<()> {
-    serve_lines(engine, tokio::io::stdin(), tokio::io::stdout()).await
+    serve_stdio_with(LoreMcp::new(engine)).await
+}
+
+/// [`serve_stdio`] with these tools (a [`LoreMcp::with_tools`] selection).
+///
+/// # Errors
+/// As [`serve_stdio`].
+pub async fn serve_stdio_with(tools: LoreMcp) -> anyhow::Result<()> {
+    serve_lines_with(tools, tokio::io::stdin(), tokio::io::stdout()).await
 }
 
 #[cfg(test)]
@@ -698,11 +814,7 @@ mod tests {
 
     #[test]
     fn read_only_tools_are_annotated_and_writes_are_not() {
-        let tools = (LoreMcp::tool_router()
-            + LoreMcp::memory_tool_router()
-            + LoreMcp::episode_tool_router()
-            + LoreMcp::learn_tool_router())
-        .list_all();
+        let tools = LoreMcp::every_tool().list_all();
         let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
         names.sort();
         assert_eq!(
@@ -711,6 +823,8 @@ mod tests {
                 "archival_memory_search",
                 "archival_memory_write",
                 "causal_path",
+                "conversation_log_read",
+                "conversation_log_write",
                 "core_memory_read",
                 "core_memory_write",
                 "correct",
@@ -725,8 +839,6 @@ mod tests {
                 "memory_prompt",
                 "memory_status",
                 "recall_memory",
-                "recall_memory_read",
-                "recall_memory_write",
                 "record_episode",
                 "record_execution",
                 "report_signal",
@@ -761,7 +873,7 @@ mod tests {
                     | "report_signal"
                     | "core_memory_write"
                     | "archival_memory_write"
-                    | "recall_memory_write"
+                    | "conversation_log_write"
             );
             assert_eq!(read_only, Some(!writes), "{}", tool.name);
             assert!(
@@ -772,6 +884,19 @@ mod tests {
             let description = tool.description.as_deref().unwrap_or_default();
             assert!(description.len() > 40, "{}: {description:?}", tool.name);
         }
+    }
+
+    #[test]
+    fn every_tool_belongs_to_exactly_one_group() {
+        let tools = LoreMcp::every_tool().list_all();
+        let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+        let mut grouped: Vec<String> = select::GROUPS
+            .iter()
+            .flat_map(|(_, tools)| tools.iter().map(|t| (*t).to_owned()))
+            .collect();
+        names.sort();
+        grouped.sort();
+        assert_eq!(names, grouped);
     }
 
     #[test]

@@ -26,12 +26,12 @@ SKILL = "support/summarize-ticket"
 READ_ONLY = {
     "search_memory", "recall_memory", "list_lessons", "get_lesson", "memory_prompt",
     "memory_status", "review_queue", "core_memory_read", "archival_memory_search",
-    "recall_memory_read", "get_episode", "decision_sequence", "list_episodes", "causal_path",
+    "conversation_log_read", "get_episode", "decision_sequence", "list_episodes", "causal_path",
     "what_if", "similar_decisions", "find_patterns", "find_anti_patterns",
 }
 WRITES = {
     "record_execution", "correct", "review_lessons", "report_signal", "core_memory_write",
-    "archival_memory_write", "recall_memory_write", "record_episode", "learn_lessons",
+    "archival_memory_write", "conversation_log_write", "record_episode", "learn_lessons",
 }
 
 
@@ -176,12 +176,12 @@ async def self_editing(session):
     check("payments-eu" in found["entries"][0]["text"], f"archival search: {found}")
 
     for speaker, text in [("user", "refund 600 euros please"), ("agent", "I will ask an approver")]:
-        await call(session, "recall_memory_write", {
+        await call(session, "conversation_log_write", {
             "skill": SKILL, "session": "chat-1", "speaker": speaker, "text": text,
         })
-    log = await call(session, "recall_memory_read", {"skill": SKILL, "session": "chat-1"})
+    log = await call(session, "conversation_log_read", {"skill": SKILL, "session": "chat-1"})
     check([e["text"] for e in log["entries"]][-2:] == ["refund 600 euros please", "I will ask an approver"], f"log: {log}")
-    hit = await call(session, "recall_memory_read", {"skill": SKILL, "query": "refund euros"})
+    hit = await call(session, "conversation_log_read", {"skill": SKILL, "query": "refund euros"})
     check(hit["entries"][0]["author"] == "user", f"log search: {hit}")
 
 
@@ -258,9 +258,45 @@ async def exercise(session, reviewer):
     return {"tools": sorted(names), "execution_id": execution_id, "lesson_id": lesson["id"]}
 
 
+LOOP = ["correct", "memory_prompt", "recall_memory", "record_execution", "report_signal"]
+
+
+async def subset(session):
+    """A connection limited to the `loop` group (and get_lesson): only those are listed, a hidden
+    tool cannot be called, and a skill without SKILL.md points the model at recall_memory."""
+    await session.initialize()
+    listed = await session.list_tools()
+    names = sorted(t.name for t in listed.tools)
+    check(names == sorted(LOOP + ["get_lesson"]), f"subset lists {names}")
+    try:
+        hidden = await session.call_tool("what_if", {"decision": "CSV", "context": "export"})
+        refused = attr(hidden, "is_error", "isError")
+        text = " ".join(getattr(c, "text", "") for c in hidden.content)
+    except Exception as err:  # the SDK raises a JSON-RPC error as McpError
+        refused, text = True, str(err)
+    check(refused and "not enabled" in text, f"a hidden tool was callable: {text}")
+    missing = await session.call_tool("memory_prompt", {"skill": "ops/no-skill-file"})
+    text = " ".join(getattr(c, "text", "") for c in missing.content)
+    check(attr(missing, "is_error", "isError") and "recall_memory" in text, f"memory_prompt: {text}")
+    return {"tools": names}
+
+
 async def main(argv):
     mode = argv[1]
-    if mode == "stdio":
+    if mode == "subset-stdio":
+        binary, home, skills = argv[2], argv[3], argv[4]
+        params = StdioServerParameters(
+            command=binary, args=["--home", home, "--skills", skills, "mcp", "--tools", "loop,get_lesson"]
+        )
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                findings = await subset(session)
+    elif mode == "subset-http":
+        async with create_mcp_http_client() as client:
+            async with streamable_http_client(argv[2], http_client=client) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    findings = await subset(session)
+    elif mode == "stdio":
         binary, home, skills = argv[2], argv[3], argv[4]
         params = StdioServerParameters(
             command=binary, args=["--home", home, "--skills", skills, "mcp"]

@@ -138,6 +138,13 @@ pub enum Command {
     Test(TestArgs),
     /// A live table of executions as they are recorded.
     Watch(WatchArgs),
+    /// Print a shell completion script: `lore completions bash > /etc/bash_completion.d/lore`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `lore man > lore.1; man ./lore.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -200,6 +207,9 @@ pub struct RecordArgs {
     /// `lore memory prompt` listed them), so their utility can be measured.
     #[arg(long, value_delimiter = ',')]
     pub lessons_shown: Vec<LessonId>,
+    /// The skill is new on purpose: no warning when it has no `SKILL.md` and no earlier run.
+    #[arg(long)]
+    pub new: bool,
 }
 
 /// `lore signal`.

@@ -34,6 +34,16 @@ pub struct ServeArgs {
 pub struct McpArgs {
     #[command(flatten)]
     pub reformulate: ReformulateArgs,
+    /// Only these tools, comma-separated: tool names and the groups `loop` (recall_memory,
+    /// memory_prompt, record_execution, report_signal, correct), `read`, `review`, `episodes`,
+    /// `self-editing`; `all` by default. Over HTTP, `/mcp?tools=loop` does the same.
+    #[arg(
+        long,
+        env = "LORE_MCP_TOOLS",
+        value_name = "LIST",
+        default_value = "all"
+    )]
+    pub tools: String,
 }
 
 /// Who decides, in the Search-and-Ask loop, whether a search found enough.

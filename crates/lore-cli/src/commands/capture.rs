@@ -16,6 +16,19 @@ pub fn record(paths: &Paths, args: RecordArgs, json: bool) -> Result<()> {
     let input = json_arg("--input", &args.input)?;
     let output = json_arg("--output", &args.output)?;
     let engine = paths.engine(OpenMode::Create)?;
+    // Agents record runs of skills nobody wrote a SKILL.md for, so a new skill is allowed; but
+    // a typo would quietly start one, so a skill Lore has never seen gets a warning.
+    if !args.new
+        && !paths.skill_dir(&args.skill).join("SKILL.md").is_file()
+        && engine.executions(Some(&args.skill), Some(1))?.is_empty()
+    {
+        eprintln!(
+            "warning: {} is a new skill (no SKILL.md under {} and no earlier run); check its \
+             name, or pass --new to say it is new",
+            args.skill,
+            paths.skills.display()
+        );
+    }
     let execution = engine.record_execution(NewExecution {
         skill: args.skill,
         input,

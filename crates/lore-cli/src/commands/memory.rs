@@ -63,8 +63,8 @@ pub fn run(paths: &Paths, cmd: MemoryCommand, json: bool) -> Result<()> {
             for hit in search.hits {
                 let kind = serde_json::to_value(hit.kind)?;
                 output::line(format!(
-                    "{:>7.3}  {:<10} {:<34} {}  {}",
-                    hit.score,
+                    "{:>9}  {:<10} {:<34} {}  {}",
+                    score(hit.score),
                     kind.as_str().unwrap_or_default(),
                     hit.id,
                     hit.skill,
@@ -81,5 +81,15 @@ pub fn run(paths: &Paths, cmd: MemoryCommand, json: bool) -> Result<()> {
                 output::line(prompt.text.trim_end())
             }
         }
+    }
+}
+
+/// A bm25 score with three significant digits. Scores are tiny in a small store (a word found in
+/// most records weighs almost nothing), where a fixed `{:.3}` printed every one as `0.000`.
+fn score(value: f64) -> String {
+    if value == 0.0 || value.abs() >= 0.01 {
+        format!("{value:.3}")
+    } else {
+        format!("{value:.2e}")
     }
 }

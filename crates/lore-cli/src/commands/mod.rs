@@ -31,6 +31,18 @@ pub fn run(cli: Cli) -> Result<()> {
     let paths = Paths::resolve(&cli.global)?;
     let json = cli.global.json;
     match cli.command {
+        Command::Completions { shell } => {
+            // Into a buffer first: the generator panics on a closed pipe (`| head`).
+            let mut script = Vec::new();
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "lore", &mut script);
+            Ok(std::io::Write::write_all(&mut std::io::stdout(), &script)?)
+        }
+        Command::Man => {
+            let command = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(command).render(&mut std::io::stdout())?;
+            Ok(())
+        }
         Command::Init => init(&paths, json),
         Command::Serve(args) => serve::serve(&paths, args),
         Command::Mcp(args) => serve::mcp(&paths, args),

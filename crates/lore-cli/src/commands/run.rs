@@ -31,7 +31,7 @@ pub fn run(paths: &Paths, args: RunArgs, json: bool) -> Result<()> {
     if json {
         output::json(&outcome)?;
     } else {
-        print_run(&outcome.execution)?;
+        print_run(&outcome.execution, outcome.error.is_none())?;
     }
     match outcome.error {
         Some(err) => bail!(
@@ -42,7 +42,8 @@ pub fn run(paths: &Paths, args: RunArgs, json: bool) -> Result<()> {
     }
 }
 
-fn print_run(execution: &lore_core::model::Execution) -> Result<()> {
+/// A failed run has no output (`null`); the error that follows says what happened instead.
+fn print_run(execution: &lore_core::model::Execution, succeeded: bool) -> Result<()> {
     output::line(format!("execution {}", execution.id))?;
     output::line(format!(
         "model     {}  cost {}  latency {:.0} ms",
@@ -53,5 +54,8 @@ fn print_run(execution: &lore_core::model::Execution) -> Result<()> {
             .unwrap_or_else(|| "unknown (add the model to .lore/prices.json)".into()),
         execution.latency_ms.unwrap_or_default(),
     ))?;
+    if !succeeded && execution.output.is_null() {
+        return Ok(());
+    }
     output::line(serde_json::to_string_pretty(&execution.output)?)
 }

@@ -112,8 +112,20 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
 }
 
 pub fn mcp(paths: &Paths, args: McpArgs) -> Result<()> {
+    // A client starts `lore mcp` in a folder of its own choosing (often `/` or the user's home),
+    // where a default `./.lore` would be a new store nobody meant.
+    if !paths.located {
+        bail!(
+            "no .lore folder in {} or above it: give the store with --home \
+             /path/to/project/.lore (or LORE_HOME), or run `lore init` in the project first",
+            std::env::current_dir()?.display()
+        );
+    }
     let engine = Arc::new(counting_episodes(
         args.reformulate.apply(paths.engine(OpenMode::Create)?)?,
     )?);
-    runtime()?.block_on(lore_server::mcp::serve_stdio(engine))
+    let tools = lore_server::mcp::LoreMcp::new(engine)
+        .with_tools(&args.tools)
+        .map_err(|why| anyhow::anyhow!("--tools: {why}"))?;
+    runtime()?.block_on(lore_server::mcp::serve_stdio_with(tools))
 }

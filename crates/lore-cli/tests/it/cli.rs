@@ -336,7 +336,7 @@ fn memory_status_and_search() {
     let status = p.ok(&["memory", "status"]);
     assert!(status.contains("Store: sqlite"), "{status}");
     assert!(
-        status.contains("Executions: 1  |  Corrections: 1  |  Lessons: 1  |  Tests: 0"),
+        status.contains("Executions: 1  |  Corrections: 1  |  Lessons: 1  |  Tests: 1"),
         "{status}"
     );
 
@@ -404,10 +404,15 @@ fn lessons_can_be_listed_shown_edited_and_retired_with_an_audit_trail() {
 
     let shown = p.json(&["lessons", "show", &id]);
     let audit = shown["audit"].as_array().unwrap();
-    assert_eq!(audit.len(), 2, "{audit:?}");
-    assert_eq!(audit[1]["action"], "edited");
-    assert_eq!(audit[1]["actor"], "ana");
-    assert_eq!(audit[1]["evidence"]["confidence"]["after"], 0.7);
+    // Created, linked to the regression test its correction wrote, edited by ana.
+    assert_eq!(audit.len(), 3, "{audit:?}");
+    assert_eq!(
+        audit[1]["evidence"]["test_id"].as_str().unwrap()[..5],
+        *"TEST-"
+    );
+    assert_eq!(audit[2]["action"], "edited");
+    assert_eq!(audit[2]["actor"], "ana");
+    assert_eq!(audit[2]["evidence"]["confidence"]["after"], 0.7);
 
     p.ok(&["lessons", "retire", &id, "--reason", "wrong rule"]);
     let prompt = p.ok(&["memory", "prompt", SKILL]);
@@ -788,7 +793,7 @@ fn jsonl_export_restores_everything_into_a_new_store() {
         "--jsonl",
         p.path().join("all.jsonl").to_str().unwrap(),
     ]);
-    assert_eq!(report["write"]["written"], 5, "{report}"); // 3 records + 2 audit entries
+    assert_eq!(report["write"]["written"], 6, "{report}"); // 3 records + 3 audit entries
     q.ok(&["export", "--jsonl", "again.jsonl"]);
     assert_eq!(
         fs::read_to_string(p.path().join("all.jsonl")).unwrap(),

@@ -163,6 +163,16 @@ fn an_answer_that_fails_its_schema_twice_is_recorded_as_a_failure() {
 }
 
 #[test]
+fn a_failed_run_prints_its_error_and_no_stray_null_output() {
+    let server = FakeServer::start(|_: &Captured| Reply::status(500, "model overloaded"));
+    let project = project(Some(&server), Protocol::OpenAi);
+    let (stdout, err) = project.fails_with_output(&["run", SKILL, "--input", "input.json"]);
+    assert!(err.contains("recorded as failed execution EXEC-"), "{err}");
+    assert!(stdout.starts_with("execution EXEC-"), "{stdout}");
+    assert!(!stdout.lines().any(|l| l.trim() == "null"), "{stdout}");
+}
+
+#[test]
 fn bad_run_input_is_refused_before_any_model_call() {
     let server = FakeServer::start(|_: &Captured| Reply::status(500, "should not be called"));
     let project = project(Some(&server), Protocol::OpenAi);

@@ -4,12 +4,15 @@
 mod common;
 
 mod cli;
+mod clients;
 mod episodes;
 mod hostile;
 mod learn;
 mod llm;
+mod mcp_surface;
+mod newcomer;
 mod recall;
 mod reliability;
 mod review;
-mod serve;
+pub(crate) mod serve;
 mod utility;

@@ -12,14 +12,14 @@ use std::time::{Duration, Instant};
 
 const LORE: &str = env!("CARGO_BIN_EXE_lore");
 
-fn project() -> tempfile::TempDir {
+pub(crate) fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     ok(dir.path(), &["init"]);
     dir
 }
 
 /// Runs `lore ARGS` in `dir`, expects success, returns stdout.
-fn ok(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn ok(dir: &Path, args: &[&str]) -> String {
     let out = lore(dir).args(args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "lore {args:?}: {stderr}");
@@ -35,15 +35,15 @@ fn lore(dir: &Path) -> Command {
 }
 
 /// A running `lore serve`, killed if a test fails before stopping it.
-struct Server {
+pub(crate) struct Server {
     child: Reaped,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     banner: Vec<String>,
     _stdout: BufReader<ChildStdout>,
 }
 
 impl Server {
-    fn start(dir: &Path) -> Self {
+    pub(crate) fn start(dir: &Path) -> Self {
         Self::start_with(dir, &["--addr", "127.0.0.1:0"], &[])
     }
 
@@ -205,7 +205,7 @@ fn a_token_created_while_serving_closes_the_server_without_a_restart() {
 
 /// Whether the Python module `module` imports; a loud skip locally when it does not, a failure
 /// under CI (`scripts/test` installs `package`).
-fn python_module_available(module: &str, package: &str, test: &str) -> bool {
+pub(crate) fn python_module_available(module: &str, package: &str, test: &str) -> bool {
     let found = Command::new("python3")
         .args(["-c", &format!("import {module}")])
         .stderr(Stdio::null())
@@ -232,7 +232,7 @@ fn client_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../lore-server/tests/mcp_client.py")
 }
 
-fn run_client(args: &[&str]) -> String {
+pub(crate) fn run_client(args: &[&str]) -> String {
     let out = Command::new("python3")
         .arg(client_script())
         .args(args)

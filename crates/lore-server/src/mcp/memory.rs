@@ -64,7 +64,7 @@ pub struct ArchivalWriteParams {
     pub tags: Vec<String>,
 }
 
-/// Parameters of `recall_memory_read`.
+/// Parameters of `conversation_log_read`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallReadParams {
@@ -81,7 +81,7 @@ pub struct RecallReadParams {
     pub limit: Option<usize>,
 }
 
-/// Parameters of `recall_memory_write`.
+/// Parameters of `conversation_log_write`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallWriteParams {
@@ -286,7 +286,7 @@ impl LoreMcp {
         read_only_hint = true,
         open_world_hint = false
     ))]
-    async fn recall_memory_read(
+    async fn conversation_log_read(
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<RecallReadParams>,
@@ -312,7 +312,7 @@ impl LoreMcp {
         idempotent_hint = false,
         open_world_hint = false
     ))]
-    async fn recall_memory_write(
+    async fn conversation_log_write(
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<RecallWriteParams>,

@@ -29,6 +29,18 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_lines_with(LoreMcp::new(engine), input, output).await
+}
+
+/// [`serve_lines`] with these tools (a [`LoreMcp::with_tools`] selection).
+///
+/// # Errors
+/// As [`serve_lines`].
+pub async fn serve_lines_with<R, W>(tools: LoreMcp, input: R, output: W) -> anyhow::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (to_rmcp, rmcp_in) = tokio::io::duplex(PIPE_BYTES);
     let (rmcp_out, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
     let (lines, outbox) = mpsc::channel::<Vec<u8>>(64);
@@ -36,7 +48,7 @@ where
     let relay = tokio::spawn(relay_lines(from_rmcp, lines.clone()));
     let filter = tokio::spawn(filter_lines(input, to_rmcp, lines));
     let served = async {
-        let running = LoreMcp::new(engine).serve((rmcp_in, rmcp_out)).await?;
+        let running = tools.serve((rmcp_in, rmcp_out)).await?;
         running.waiting().await?;
         anyhow::Ok(())
     }

@@ -63,7 +63,8 @@ pub struct Hits {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArchivalQuery {
-    q: String,
+    /// Words to search for; without them, the newest passages are listed.
+    q: Option<String>,
     skill: Option<SkillPath>,
     #[serde(default = "five")]
     limit: usize,
@@ -78,7 +79,10 @@ pub async fn search_archival(
     Params(q): Params<ArchivalQuery>,
 ) -> Result<Json<Hits>, ApiError> {
     let hits = caller
-        .run(move |e| e.archival_search(q.skill.as_ref(), &q.q, q.limit))
+        .run(move |e| match q.q.as_deref() {
+            Some(words) => e.archival_search(q.skill.as_ref(), words, q.limit),
+            None => e.archival_list(q.skill.as_ref(), q.limit),
+        })
         .await?;
     Ok(Json(Hits { hits }))
 }

@@ -184,7 +184,9 @@ pub async fn signals(
 pub struct CorrectBody {
     skill: SkillPath,
     execution_id: ExecutionId,
-    text: String,
+    /// `correction`, as the CLI and MCP name it; `text`, its earlier name here, still works.
+    #[serde(alias = "text")]
+    correction: String,
 }
 
 /// A correction's outcome with the regression test written from it.
@@ -204,7 +206,7 @@ pub async fn correct(
     let new = NewCorrection {
         skill: b.skill,
         execution_id: b.execution_id,
-        text: b.text,
+        text: b.correction,
         author_kind: caller.role().author_kind(),
         author: None,
     };

@@ -417,10 +417,10 @@ fn tool_row(name: &str) -> Option<Row> {
                 json!({"skill": SKILL, "text": "EU fails over to Dublin."}),
             )
         }),
-        "recall_memory_read" => row(Agent, true, |_| {
+        "conversation_log_read" => row(Agent, true, |_| {
             with("", json!({"skill": SKILL, "session": "s1"}))
         }),
-        "recall_memory_write" => row(Agent, false, |_| {
+        "conversation_log_write" => row(Agent, false, |_| {
             with(
                 "",
                 json!({"skill": SKILL, "session": "s2", "text": "Hello again."}),

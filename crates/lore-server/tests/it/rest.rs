@@ -170,7 +170,15 @@ async fn a_correction_becomes_a_lesson_that_reaches_the_prompt_and_search() {
         shown["lesson"]["correction_id"],
         outcome["correction"]["id"]
     );
-    assert_eq!(shown["audit"].as_array().unwrap().len(), 1);
+    // Created, then linked to the regression test its correction wrote.
+    let audit = shown["audit"].as_array().unwrap();
+    assert_eq!(audit.len(), 2, "{shown}");
+    assert!(
+        audit[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("regression test")
+    );
 
     let (_, status_body) = send(&app, Method::GET, "/v1/status", None).await;
     assert_eq!(status_body["counts"]["lessons"], 1);
@@ -232,12 +240,13 @@ async fn lessons_are_listed_edited_and_retired_with_an_audit_trail() {
     assert!(!prompt["text"].as_str().unwrap().contains(&lesson_id));
     let (_, shown) = send(&app, Method::GET, &uri, None).await;
     let audit = shown["audit"].as_array().unwrap();
-    assert_eq!(audit.len(), 3, "{shown}");
+    // Created, linked to its regression test, edited, retired.
+    assert_eq!(audit.len(), 4, "{shown}");
     assert_eq!(
-        audit[1]["actor"], "anonymous",
+        audit[2]["actor"], "anonymous",
         "the server names its principal"
     );
-    assert_eq!(audit[2]["to"], "archived");
+    assert_eq!(audit[3]["to"], "archived");
 }
 
 #[tokio::test]

@@ -1,0 +1,24 @@
+// Compiled by `tsc --noEmit --strict` in the tests (never run): the declarations in index.d.mts
+// must be valid and must describe what the client is used for, so a type error here is a
+// broken promise to TypeScript users.
+import { Lore, LoreError, type CorrectionResult, type RecallResult } from "../index.mjs";
+
+export async function loop(lore: Lore): Promise<string[]> {
+  const run = await lore.record({ skill: "support/triage", input: { t: 1 }, output: {}, outcome: "rejected", latencyMs: 5 });
+  const made: CorrectionResult = await lore.correct("support/triage", run.id, "Say what to do instead.");
+  const rule: string | undefined = made.lesson?.rule;
+  const recalled: RecallResult = await lore.recall("checkout errors", { skill: "support/triage", budget: 800 });
+  await lore.signal(run.id, "progress", { value: 1 });
+  const [lesson] = await lore.review("approve", [made.lesson?.id ?? ""], { reason: "checked" });
+  const status: string = lesson.status;
+  try {
+    await lore.execution("EXEC-1");
+  } catch (err) {
+    if (err instanceof LoreError) {
+      const code: string = err.code;
+      const http: number | undefined = err.status;
+      return [code, String(http), rule ?? "", status];
+    }
+  }
+  return recalled.lessons.map((l) => l.id);
+}
