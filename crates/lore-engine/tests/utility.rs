@@ -468,17 +468,53 @@ fn a_lesson_that_trades_its_error_for_another_is_suppressed() {
     );
 }
 
+/// An unlucky start: the lesson is shown in runs that fail more often than the baseline (4 of 5
+/// against 1 of 6), enough for the bound to say it hurts, too few to be sure by how much.
+fn unlucky_start(p: &Project, lesson: &LessonId) {
+    for i in 0..6 {
+        at_risk(p, i == 0, &[]);
+    }
+    for i in 0..5 {
+        at_risk(p, i != 0, &[lesson]);
+    }
+}
+
+/// A suppression the evidence is sure of (5 failures of 5 shown, none of 6 without) is not
+/// tried again: exploring it would only cost failures.
 #[test]
-fn a_suppressed_lesson_is_still_explored_and_comes_back_when_evidence_turns() {
+fn a_lesson_that_surely_hurts_is_not_explored() {
     let p = Project::new(CurationMode::Auto);
     let lesson = column_lesson(&p);
-    // An unlucky start: the lesson is shown in runs that fail more than the baseline.
     for _ in 0..6 {
         at_risk(&p, false, &[]);
     }
     for _ in 0..5 {
         at_risk(&p, true, &[&lesson.id]);
     }
+    assert_eq!(
+        p.engine.maintain().unwrap().utility.suppressed,
+        vec![lesson.id.clone()]
+    );
+    let bounds = p.engine.lesson(&lesson.id).unwrap().utility.bounds;
+    assert!(bounds.is_some_and(|[_, upper]| upper < -0.2), "{bounds:?}");
+    let query = lore_engine::RecallQuery {
+        text: "quote the column names with spaces in the orders report".into(),
+        skill: Some(SkillPath::parse(SKILL).unwrap()),
+        ..Default::default()
+    };
+    assert!((0..200).all(|i| {
+        p.engine
+            .exploration(&query, &format!("run-{i}"))
+            .unwrap()
+            .is_empty()
+    }));
+}
+
+#[test]
+fn a_suppressed_lesson_is_still_explored_and_comes_back_when_evidence_turns() {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = column_lesson(&p);
+    unlucky_start(&p, &lesson.id);
     let report = p.engine.maintain().unwrap();
     assert_eq!(report.utility.suppressed, vec![lesson.id.clone()]);
 
@@ -537,12 +573,7 @@ fn a_suppressed_lesson_is_still_explored_and_comes_back_when_evidence_turns() {
 fn recall_shows_an_explored_lesson_only_with_a_run_key_and_marks_it() {
     let p = Project::new(CurationMode::Auto);
     let lesson = column_lesson(&p);
-    for _ in 0..6 {
-        at_risk(&p, false, &[]);
-    }
-    for _ in 0..5 {
-        at_risk(&p, true, &[&lesson.id]);
-    }
+    unlucky_start(&p, &lesson.id);
     assert_eq!(
         p.engine.maintain().unwrap().utility.suppressed,
         vec![lesson.id.clone()]
@@ -983,4 +1014,31 @@ fn the_steady_loser_of_a_conflicting_pair_is_suppressed() {
     );
     assert_ne!(p.status(&winner.id), LessonStatus::Suppressed);
     p.assert_audit_explains_every_status();
+}
+
+/// A lesson still being measured sits out 15% of keyed runs; once the bound says for sure that
+/// it helps, 3%: the control has spoken, and each held-out run is a failure an agent need not
+/// have had.
+#[test]
+fn a_lesson_that_surely_helps_is_rarely_held_out() {
+    let p = Project::new(CurationMode::Auto);
+    let mut lesson = column_lesson(&p);
+    lesson.status = LessonStatus::Approved;
+    let share = |lesson: &lore_core::model::Lesson| {
+        (0..4000)
+            .filter(|i| lore_engine::Engine::held_out(lesson, &format!("run-{i}")))
+            .count() as f64
+            / 4000.0
+    };
+    let measuring = share(&lesson);
+    assert!((0.12..0.18).contains(&measuring), "{measuring}");
+    lesson.utility.bounds = Some([0.1, 0.9]);
+    let unsure = share(&lesson);
+    assert!(
+        (0.12..0.18).contains(&unsure),
+        "a lower bound of 0.1 is not sure: {unsure}"
+    );
+    lesson.utility.bounds = Some([0.4, 0.9]);
+    let sure = share(&lesson);
+    assert!((0.015..0.045).contains(&sure), "{sure}");
 }

@@ -176,6 +176,7 @@ impl Fixture {
                 hurt: 1,
                 utility: Some(1.0 / 3.0),
                 last_applied_at: Some(at),
+                bounds: Some([-0.125, 0.5]),
             },
             links: vec![LessonLink {
                 kind: LinkKind::Conflicts,

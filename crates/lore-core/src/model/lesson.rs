@@ -154,6 +154,11 @@ pub struct UtilityStats {
     /// When the lesson was last placed into a prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_applied_at: Option<DateTime<Utc>>,
+    /// One-sided 95 % bounds `[lower, upper]` on how much less often its own error happened
+    /// where it was shown than in matched runs without it, at the last measurement; `None`
+    /// until both sides had runs. How sure the verdict is decides whether it is still tested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<[f64; 2]>,
 }
 
 /// How two lessons relate.
@@ -281,6 +286,7 @@ mod tests {
                 hurt: 1,
                 utility: Some(0.33),
                 last_applied_at: Some(at),
+                bounds: Some([-0.12, 0.48]),
             },
             links: vec![LessonLink {
                 kind: LinkKind::Conflicts,

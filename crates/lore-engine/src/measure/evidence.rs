@@ -155,6 +155,7 @@ impl<'a> Evidence<'a> {
         let measurement = measurement(lesson, &own, &overall);
         if own.shown.runs > 0 && own.baseline.runs > 0 {
             stats.utility = Some(round(measurement.utility));
+            stats.bounds = Some(measurement.bounds);
         }
         (measurement, stats)
     }

@@ -11,7 +11,9 @@
 //! like any others and puts the lesson back on trial when the evidence turns.
 //!
 //! Only suppressions made by the gate are explored: a lesson a person suppressed stays out.
-//! After [`SETTLED_AFTER`] judged runs the verdict is taken as settled and exploration stops.
+//! After [`SETTLED_AFTER`] judged runs, or once the bound says it hurts by more than
+//! [`SETTLED_MARGIN`], the verdict is taken as settled and exploration stops: only a suppression
+//! on thin evidence is tried again.
 
 use std::collections::BTreeSet;
 
@@ -28,6 +30,13 @@ pub const SETTLED_AFTER: u64 = 100;
 /// Share of runs in which a lesson still being measured is held out, so that it has runs to be
 /// compared with even where it would be shown every time.
 pub const HOLDOUT_SHARE: f64 = 0.15;
+/// Share of runs in which a lesson the bound says helps is still held out: enough to notice the
+/// world changing under it, few enough that knowing costs little.
+pub const SETTLED_HOLDOUT_SHARE: f64 = 0.03;
+/// How clearly the bound must speak to settle a verdict: a lesson helps for sure when the lower
+/// bound of its difference is above this, hurts for sure when the upper bound is below minus
+/// this. A suppression on evidence that clear is not explored again.
+pub const SETTLED_MARGIN: f64 = 0.2;
 /// Share of a lesson's words (or the query's, if fewer) that must appear in the query.
 const WORD_OVERLAP: f64 = 0.3;
 /// The audit reason the gate writes when it suppresses.
@@ -51,7 +60,12 @@ impl Engine {
         });
         let mut out = Vec::new();
         for lesson in suppressed {
-            let settled = lesson.utility.helped + lesson.utility.hurt >= SETTLED_AFTER;
+            let surely_hurts = lesson
+                .utility
+                .bounds
+                .is_some_and(|[_, upper]| upper < -SETTLED_MARGIN);
+            let settled =
+                surely_hurts || lesson.utility.helped + lesson.utility.hurt >= SETTLED_AFTER;
             let hit = fingerprint
                 .as_ref()
                 .is_some_and(|fs| lesson.triggers.iter().any(|t| fs.contains(t)));
@@ -69,10 +83,18 @@ impl Engine {
     /// Whether the run `key` leaves `lesson` out to measure it: a live lesson whose verdict is not
     /// settled is held out in [`HOLDOUT_SHARE`] of runs, drawn from the key and its ID, so a lesson
     /// shown wherever it matches still has matched runs without it (the experiment's control).
+    ///
+    /// Once the bound says for sure that it helps (lower bound above [`SETTLED_MARGIN`]), the
+    /// share falls to [`SETTLED_HOLDOUT_SHARE`]: the control has spoken, and every further
+    /// held-out run is a failure an agent need not have had.
     pub fn held_out(lesson: &Lesson, key: &str) -> bool {
         let live = matches!(lesson.status, LessonStatus::Trial | LessonStatus::Approved);
         let settled = lesson.utility.helped + lesson.utility.hurt >= SETTLED_AFTER;
-        live && !settled && draw(&format!("hold:{key}"), &lesson.id) < HOLDOUT_SHARE
+        let share = match lesson.utility.bounds {
+            Some([lower, _]) if lower > SETTLED_MARGIN => SETTLED_HOLDOUT_SHARE,
+            _ => HOLDOUT_SHARE,
+        };
+        live && !settled && draw(&format!("hold:{key}"), &lesson.id) < share
     }
 
     /// Whether the lesson's latest transition was the utility gate suppressing it.

@@ -528,6 +528,9 @@ function changed(name, data) {
     changed.timer = setTimeout(async () => {
       if (document.querySelector("dialog[open]")) return;
       await loadQueue().catch(() => {});
+      // A decision begun while the queue was loading keeps its page and its focus; the dialog
+      // shows what changed when it closes.
+      if (document.querySelector("dialog[open]")) return;
       if (state.page === "queue") { const at = state.current; renderQueue(); if (document.activeElement === document.body || !document.activeElement) return; focusCard(at); }
     }, 300);
   }
