@@ -508,7 +508,7 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all, fields(vectors = items.len()))]
     fn put_vectors(&self, items: &[LessonVector]) -> Result<()> {
-        items.iter().try_for_each(vectors::check)?;
+        items.iter().try_for_each(LessonVector::check)?;
         self.in_transaction(|tx| items.iter().try_for_each(|v| vectors::put(tx, v)))
     }
 

@@ -210,6 +210,38 @@ pub struct LessonVector {
     pub vector: Vec<f32>,
 }
 
+impl LessonVector {
+    /// Checks the vector before a store writes it: as many components as its embedder's
+    /// dimension, all finite, and a named embedder.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] naming what is wrong.
+    pub fn check(&self) -> Result<()> {
+        if self.vector.len() != self.embedder.dim {
+            return Err(crate::Error::invalid(
+                "vector",
+                format!(
+                    "lesson {}: {} components, but {} makes {}",
+                    self.lesson,
+                    self.vector.len(),
+                    self.embedder.name,
+                    self.embedder.dim
+                ),
+            ));
+        }
+        if self.vector.iter().any(|x| !x.is_finite()) {
+            return Err(crate::Error::invalid(
+                "vector",
+                format!("lesson {}: a component is not a finite number", self.lesson),
+            ));
+        }
+        if self.embedder.name.trim().is_empty() {
+            return Err(crate::Error::invalid("embedder", "the name is empty"));
+        }
+        Ok(())
+    }
+}
+
 /// The lessons changed since a revision (see [`Store::lesson_revision`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LessonChanges {
