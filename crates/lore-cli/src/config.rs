@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use lore_core::Store;
 use lore_core::ports::llm::{Llm, PriceTable};
 use lore_engine::{Engine, EngineConfig};
 use lore_providers::LlmConfig;
@@ -33,6 +34,107 @@ pub struct Paths {
     pub engine_config: EngineConfig,
     /// The embedder for dense recall (`--embedder`).
     pub embedder: EmbedderKind,
+    /// Where the records live (`--store`, `DATABASE_URL`).
+    pub store: StoreLocation,
+}
+
+/// Where the records live.
+#[derive(Clone)]
+pub enum StoreLocation {
+    /// An SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, by connection string (which may hold a password).
+    Postgres(String),
+}
+
+impl std::fmt::Debug for StoreLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+impl StoreLocation {
+    /// Reads `--store`: `postgres://…`/`postgresql://…` or `postgres:URL`, `sqlite:PATH`;
+    /// `None` means the default file in `home`.
+    pub fn parse(raw: Option<&str>, cwd: &Path, home: &Path) -> Result<Self> {
+        let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
+            return Ok(Self::Sqlite(home.join(DB_FILE)));
+        };
+        if raw.starts_with("postgres://") || raw.starts_with("postgresql://") {
+            return Ok(Self::Postgres(raw.to_owned()));
+        }
+        if let Some(url) = raw.strip_prefix("postgres:") {
+            return Ok(Self::Postgres(url.to_owned()));
+        }
+        if let Some(path) = raw.strip_prefix("sqlite:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            return Ok(Self::Sqlite(absolute(cwd, Path::new(path))));
+        }
+        anyhow::bail!(
+            "--store {}: name a PostgreSQL URL (postgres://user:password@host/db) or sqlite:PATH",
+            redact(raw)
+        )
+    }
+
+    /// The store for messages, without a password.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Sqlite(path) => path.display().to_string(),
+            Self::Postgres(url) => redact(url),
+        }
+    }
+
+    /// Opens the store; `mode` says whether a missing SQLite file may be created.
+    pub fn open(&self, mode: OpenMode) -> Result<Arc<dyn Store>> {
+        match self {
+            Self::Sqlite(path) => {
+                let store = SqliteStore::open(path, mode).map_err(|err| match err {
+                    lore_core::Error::NotFound { .. } => anyhow::anyhow!(
+                        "no Lore store at {}; run `lore init` (or `lore record`) first",
+                        path.display()
+                    ),
+                    other => other.into(),
+                })?;
+                Ok(Arc::new(store))
+            }
+            Self::Postgres(url) => open_postgres(url),
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+fn open_postgres(url: &str) -> Result<Arc<dyn Store>> {
+    let store = lore_postgres::PostgresStore::connect(url)
+        .with_context(|| format!("cannot open the store at {}", redact(url)))?;
+    Ok(Arc::new(store))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn open_postgres(url: &str) -> Result<Arc<dyn Store>> {
+    anyhow::bail!(
+        "{} is a PostgreSQL store, and this build of lore has no PostgreSQL support: build it \
+         with `--features postgres`",
+        redact(url)
+    )
+}
+
+/// A connection string without its password.
+fn redact(url: &str) -> String {
+    #[cfg(feature = "postgres")]
+    {
+        lore_postgres::redact_url(url)
+    }
+    #[cfg(not(feature = "postgres"))]
+    {
+        // Without the driver, keep only the scheme and host: enough to recognize it.
+        match url.split_once("://") {
+            Some((scheme, rest)) => {
+                let host = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+                format!("{scheme}://{host}")
+            }
+            None => "(a connection string)".to_owned(),
+        }
+    }
 }
 
 impl Paths {
@@ -67,39 +169,37 @@ impl Paths {
             human_corrections: global.human_corrections,
             ..EngineConfig::default()
         };
+        let store = StoreLocation::parse(global.store.as_deref(), &cwd, &home)?;
         Ok(Self {
             home,
             skills,
             project_root,
             engine_config,
             embedder: global.embedder,
+            store,
         })
     }
 
-    /// The store file.
-    pub fn db(&self) -> PathBuf {
-        self.home.join(DB_FILE)
+    /// Whether the store exists: a database server's always does (it is created on connect).
+    pub fn store_exists(&self) -> bool {
+        match &self.store {
+            StoreLocation::Sqlite(path) => path.exists(),
+            StoreLocation::Postgres(_) => true,
+        }
     }
 
     /// An Engine over the store; `mode` says whether a missing store may be created.
     pub fn engine(&self, mode: OpenMode) -> Result<Engine> {
-        let store = SqliteStore::open(self.db(), mode).map_err(|err| match err {
-            lore_core::Error::NotFound { .. } => anyhow::anyhow!(
-                "no Lore store at {}; run `lore init` (or `lore record`) first",
-                self.db().display()
-            ),
-            other => other.into(),
-        })?;
-        self.configure(store)
+        self.configure(self.store.open(mode)?)
     }
 
     /// An Engine configured as [`Paths::engine`]'s, over a new store at `db`.
     pub fn engine_at(&self, db: &Path) -> Result<Engine> {
-        self.configure(SqliteStore::open(db, OpenMode::Create)?)
+        self.configure(Arc::new(SqliteStore::open(db, OpenMode::Create)?))
     }
 
-    fn configure(&self, store: SqliteStore) -> Result<Engine> {
-        let engine = Engine::new(Arc::new(store), self.engine_config)
+    fn configure(&self, store: Arc<dyn Store>) -> Result<Engine> {
+        let engine = Engine::new(store, self.engine_config)
             .with_skills(SkillLibrary::new(&self.skills, &self.project_root));
         // Every command gets the configured embedder, since writing a lesson embeds it too; the
         // builtin one is the Engine's own default, so only a model or service is loaded here.

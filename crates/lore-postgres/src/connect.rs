@@ -188,7 +188,7 @@ impl Scrubber {
                 }
                 let text = match e.as_db_error() {
                     Some(db) => format!("{}: {}", db.code().code(), db.message()),
-                    None => e.to_string(),
+                    None => chain(&e),
                 };
                 Error::store(Scrubbed(self.scrub(&text)))
             }
@@ -202,6 +202,20 @@ impl Scrubber {
             _ => text.to_owned(),
         }
     }
+}
+
+/// An error and its causes on one line, each said once.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !text.contains(&said) {
+            text = format!("{text}: {said}");
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// What [`connect`] sets up: the pool, the scrubber, and where the tables live.

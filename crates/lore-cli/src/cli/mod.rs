@@ -40,6 +40,17 @@ pub struct Global {
     /// The store folder (default: the nearest `.lore/` above the working directory, else `./.lore`).
     #[arg(long, global = true, env = "LORE_HOME", value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// The store: a PostgreSQL URL (`postgres://user:password@host/db`, shared by many Lore
+    /// servers; builds with the `postgres` feature), or `sqlite:PATH`. Default: `lore.db` in the
+    /// store folder. The URL's password is never printed.
+    #[arg(
+        long,
+        global = true,
+        env = "DATABASE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub store: Option<String>,
     /// The skills folder (default: `skills/` in the project root).
     #[arg(long, global = true, env = "LORE_SKILLS_DIR", value_name = "DIR")]
     pub skills: Option<PathBuf>,

@@ -66,12 +66,12 @@ fn init(paths: &Paths, json: bool) -> Result<()> {
     if json {
         return output::json(&serde_json::json!({
             "home": paths.home,
-            "store": paths.db(),
+            "store": paths.store.describe(),
             "skills": paths.skills,
             "written": written,
         }));
     }
-    output::line(format!("Lore store: {}", paths.db().display()))?;
+    output::line(format!("Lore store: {}", paths.store.describe()))?;
     output::line(format!("Skills:     {}", paths.skills.display()))?;
     for path in written {
         output::line(format!("  wrote {}", path.display()))?;

@@ -8,6 +8,8 @@ mod episodes;
 mod hostile;
 mod learn;
 mod llm;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod recall;
 mod reliability;
 mod review;
