@@ -133,6 +133,10 @@ pub enum Command {
     /// Fit the embedder again to the retrievable lessons and re-embed every lesson (a progress
     /// bar on a terminal). Recall is refused while the store's vectors are another embedder's.
     Reembed,
+    /// Copy every record from one store to another (SQLite to PostgreSQL or back), then check
+    /// that both hold the same records, by counts and checksums. Running it again after an
+    /// interruption continues: records already copied are skipped.
+    Migrate(MigrateArgs),
     /// Measure Lore on this machine.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -149,6 +153,17 @@ pub enum Command {
     Test(TestArgs),
     /// A live table of executions as they are recorded.
     Watch(WatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// The store to copy from: `sqlite:PATH` or a PostgreSQL URL (`postgres:URL` or
+    /// `postgres://…`).
+    #[arg(long, value_name = "STORE")]
+    pub from: String,
+    /// The store to copy into, created when missing: `sqlite:PATH` or a PostgreSQL URL.
+    #[arg(long, value_name = "STORE")]
+    pub to: String,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@ mod capture;
 pub mod episodes;
 mod lessons;
 mod memory;
+mod migrate;
 mod recall;
 mod reembed;
 pub mod review;
@@ -52,6 +53,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Export(args) => transfer::export(&paths, args, json),
         Command::Recall(args) => recall::run(&paths, args, json),
         Command::Reembed => reembed::run(&paths, json),
+        Command::Migrate(args) => migrate::run(&paths, args, json),
         Command::Bench(cmd) => bench::run(&paths, cmd, json),
     }
 }

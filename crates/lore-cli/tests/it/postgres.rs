@@ -177,12 +177,7 @@ fn a_lesson_approved_through_one_server_is_recalled_through_another() {
     let review = ["--curation", "review", "--human-corrections", "review"];
     let a = Server::start(dir.path(), &schema.url, &review);
     let b = Server::start(dir.path(), &schema.url, &review);
-    let password = server
-        .split_once("://")
-        .and_then(|(_, rest)| rest.rsplit_once('@'))
-        .and_then(|(user, _)| user.split_once(':'))
-        .map(|(_, p)| p.to_owned())
-        .unwrap();
+    let password = password_of(&server);
     for s in [&a, &b] {
         assert!(s.banner.contains("Store: postgres://"), "{}", s.banner);
         assert!(!s.banner.contains(&password), "{}", s.banner);
@@ -514,4 +509,100 @@ fn four_servers_writing_at_once_lose_nothing_and_keep_the_audit_chain() {
         recorded.len()
     );
     assert!(moved > 0 && refused > 0, "the race had winners and losers");
+}
+
+/// `lore migrate` copies an SQLite store into PostgreSQL and back: counts and checksums match
+/// at each step, a second run copies nothing more, recall answers alike on both, and the copy
+/// back is a third store with the same checksums.
+#[test]
+fn migration_to_postgres_and_back_keeps_every_record() {
+    use crate::common::Project;
+
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let p = Project::new().initialized();
+    let skill = "finance/invoices";
+    let mut lessons = Vec::new();
+    for (i, text) in [
+        "Always state the currency of every invoice total.",
+        "Never round tax amounts before summing the lines.",
+        "Always quote the purchase order number in the subject.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let input = format!("{{\"invoice\": {i}}}");
+        let id = p.json(&[
+            "record",
+            skill,
+            "--input",
+            &input,
+            "--output",
+            "{\"total\": 1}",
+        ])["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let made = p.correct(skill, &id, text);
+        lessons.push(made["lesson"]["id"].as_str().unwrap().to_owned());
+    }
+    p.ok(&["review", "reject", &lessons[2]]);
+    let pg = format!("postgres:{}", schema.url);
+    let sqlite = "sqlite:.lore/lore.db";
+    let query = "currency of the invoice total";
+    // Recall embeds the lessons and freezes the embedder's fit: both travel with the copy.
+    p.ok(&["recall", query, "--skill", skill]);
+
+    let there = p.json(&["migrate", "--from", sqlite, "--to", &pg]);
+    assert!(there["copied"].as_u64().unwrap() > 9, "{there}");
+    assert_eq!(there["counts"]["lessons"], 3, "{there}");
+    assert!(there["vectors"].as_u64().unwrap() >= 2, "{there}");
+    let again = p.json(&["migrate", "--from", sqlite, "--to", &pg]);
+    assert_eq!(again["copied"], 0, "a second run copies nothing: {again}");
+    assert_eq!(again["skipped"], there["copied"], "{again}");
+    assert_eq!(again["checksums"], there["checksums"]);
+
+    let back = p.json(&["migrate", "--from", &pg, "--to", "sqlite:back/lore.db"]);
+    assert_eq!(back["checksums"], there["checksums"], "{back}");
+    assert_eq!(back["counts"], there["counts"], "{back}");
+
+    let recall = |store: &str| -> Vec<String> {
+        let out = p.json(&["recall", query, "--skill", skill, "--store", store]);
+        out["lessons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let on_sqlite = recall(sqlite);
+    assert!(on_sqlite.contains(&lessons[0]), "{on_sqlite:?}");
+    assert_eq!(recall(&pg), on_sqlite);
+    assert_eq!(recall("sqlite:back/lore.db"), on_sqlite);
+
+    // A destination that holds other records is not a copy of the source: refused.
+    let other = Project::new().initialized();
+    other.ok(&["record", skill, "--input", "{}", "--output", "{}"]);
+    let err = other.fails(&["migrate", "--from", "sqlite:missing.db", "--to", &pg]);
+    assert!(err.contains("no Lore store"), "{err}");
+    let err = other.fails(&["migrate", "--from", "sqlite:.lore/lore.db", "--to", &pg]);
+    assert!(err.contains("holds records the source lacks"), "{err}");
+    assert!(!err.contains(&password_of(&server)), "{err}");
+    let after = p.json(&["migrate", "--from", sqlite, "--to", &pg]);
+    assert_eq!(
+        after["copied"], 0,
+        "the refused migration wrote nothing: {after}"
+    );
+    assert_eq!(after["counts"], there["counts"]);
+}
+
+/// The password of a `postgres://user:password@…` URL.
+fn password_of(url: &str) -> String {
+    url.split_once("://")
+        .and_then(|(_, rest)| rest.rsplit_once('@'))
+        .and_then(|(user, _)| user.split_once(':'))
+        .map(|(_, p)| p.to_owned())
+        .unwrap()
 }
