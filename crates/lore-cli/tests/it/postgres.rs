@@ -98,6 +98,18 @@ impl Server {
         value
     }
 
+    /// The status of `GET path`, with no token.
+    fn probe(&self, path: &str) -> u16 {
+        ureq::get(&format!("http://{}{path}", self.addr))
+            .config()
+            .http_status_as_error(false)
+            .build()
+            .call()
+            .unwrap()
+            .status()
+            .as_u16()
+    }
+
     fn recall(&self, query: &str, skill: &str) -> Vec<String> {
         let answer = self.post("/v1/recall", &json!({"query": query, "skill": skill}));
         answer["lessons"]
@@ -179,6 +191,7 @@ fn a_lesson_approved_through_one_server_is_recalled_through_another() {
     let b = Server::start(dir.path(), &schema.url, &review);
     let password = password_of(&server);
     for s in [&a, &b] {
+        assert_eq!((s.probe("/healthz"), s.probe("/readyz")), (200, 200));
         assert!(s.banner.contains("Store: postgres://"), "{}", s.banner);
         assert!(!s.banner.contains(&password), "{}", s.banner);
     }
