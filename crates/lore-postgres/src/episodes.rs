@@ -19,7 +19,7 @@ use crate::rows::{Counter, Writer, bodies, count_query, from_json, nanos, to_i64
 /// The episode stored under `id`, with its row number.
 async fn stored(db: &impl GenericClient, id: &str) -> Result<Option<(i64, Episode)>, Fail> {
     let stmt = db
-        .prepare("SELECT seq, body FROM episodes WHERE id = $1")
+        .prepare_cached("SELECT seq, body FROM episodes WHERE id = $1")
         .await?;
     match db.query_opt(&stmt, &[&id]).await? {
         Some(r) => Ok(Some((r.get(0), from_json(r.get::<_, &str>(1))?))),

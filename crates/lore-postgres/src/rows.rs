@@ -311,7 +311,7 @@ pub(crate) async fn stored(
     id: &str,
 ) -> Result<Option<(i64, String)>, Fail> {
     let sql = format!("SELECT seq, body FROM {} WHERE id = $1", table.name());
-    let stmt = db.prepare(&sql).await?;
+    let stmt = db.prepare_cached(&sql).await?;
     Ok(db
         .query_opt(&stmt, &[&id])
         .await?
@@ -429,7 +429,7 @@ pub(crate) async fn bodies<T: DeserializeOwned>(
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<Vec<T>, Fail> {
-    let stmt = db.prepare(sql).await?;
+    let stmt = db.prepare_cached(sql).await?;
     let rows = db.query(&stmt, params).await?;
     rows.iter()
         .map(|r| from_json(r.get::<_, &str>(0)).map_err(Fail::Lore))
@@ -459,7 +459,7 @@ pub(crate) async fn count_query(
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<u64, Fail> {
-    let stmt = db.prepare(sql).await?;
+    let stmt = db.prepare_cached(sql).await?;
     let n: i64 = db.query_one(&stmt, params).await?.get(0);
     Ok(u64::try_from(n).unwrap_or(0))
 }
@@ -515,7 +515,7 @@ pub(crate) async fn after_seq<T: DeserializeOwned>(
         "SELECT seq, body FROM {} WHERE seq > $1 ORDER BY seq LIMIT $2",
         table.name()
     );
-    let stmt = db.prepare(&sql).await?;
+    let stmt = db.prepare_cached(&sql).await?;
     let after = i64::try_from(after).unwrap_or(i64::MAX);
     let rows = db.query(&stmt, &[&after, &to_i64(limit)]).await?;
     rows.iter()
@@ -532,7 +532,7 @@ pub(crate) async fn after_seq<T: DeserializeOwned>(
 /// The committed value of a counter.
 pub(crate) async fn counter(db: &impl GenericClient, counter: Counter) -> Result<u64, Fail> {
     let stmt = db
-        .prepare("SELECT value FROM lore_counters WHERE name = $1")
+        .prepare_cached("SELECT value FROM lore_counters WHERE name = $1")
         .await?;
     let n: i64 = db.query_one(&stmt, &[&counter.name()]).await?.get(0);
     Ok(u64::try_from(n).unwrap_or(0))

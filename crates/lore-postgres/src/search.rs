@@ -68,7 +68,7 @@ pub(crate) async fn search(
              AS score, t.doc FROM {table} t{} ORDER BY score DESC, t.seq LIMIT {l}",
             w.sql()
         );
-        let stmt = db.prepare(&sql).await?;
+        let stmt = db.prepare_cached(&sql).await?;
         for row in db.query(&stmt, &w.params()).await? {
             let doc: Option<&str> = row.get(3);
             hits.push(SearchHit {
@@ -106,7 +106,7 @@ pub(crate) async fn search_memories(
          FROM memories t{} ORDER BY score DESC, t.seq LIMIT {l}",
         w.sql()
     );
-    let stmt = db.prepare(&sql).await?;
+    let stmt = db.prepare_cached(&sql).await?;
     let rows = db.query(&stmt, &w.params()).await?;
     rows.iter()
         .map(|r| Ok((from_json(r.get::<_, &str>(0))?, r.get(1))))

@@ -205,6 +205,21 @@ enum Item {
     Episode(Box<Episode>),
 }
 
+impl Item {
+    fn all(records: &[Record]) -> Result<Vec<Item>> {
+        records
+            .iter()
+            .map(|record| {
+                Ok(match (record, Row::new(record)?) {
+                    (_, Some(row)) => Item::Row(row),
+                    (Record::Episode(e), None) => Item::Episode(Box::new(e.clone())),
+                    (_, None) => unreachable!("only episodes are not rows"),
+                })
+            })
+            .collect()
+    }
+}
+
 impl Store for PostgresStore {
     fn info(&self) -> StoreInfo {
         StoreInfo {
@@ -255,16 +270,7 @@ impl Store for PostgresStore {
         if !updates.is_empty() {
             counters.extend([Counter::Lessons, Counter::Audit]);
         }
-        let items = records
-            .iter()
-            .map(|record| {
-                Ok(match (record, Row::new(record)?) {
-                    (_, Some(row)) => Item::Row(row),
-                    (Record::Episode(e), None) => Item::Episode(Box::new(e.clone())),
-                    (_, None) => unreachable!("only episodes are not rows"),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let items = Item::all(records)?;
         let replacements = updates
             .iter()
             .map(|u| {
@@ -306,16 +312,7 @@ impl Store for PostgresStore {
             Record::Episode(_) => Some(Counter::Episodes),
             _ => None,
         }));
-        let items = erased
-            .iter()
-            .map(|record| {
-                Ok(match (record, Row::new(record)?) {
-                    (_, Some(row)) => Item::Row(row),
-                    (Record::Episode(e), None) => Item::Episode(Box::new(e.clone())),
-                    (_, None) => unreachable!("only episodes are not rows"),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let items = Item::all(erased)?;
         let audit = Row::audit(audit)?;
         self.run(move |pool| async move {
             let mut client = pool.get().await?;
