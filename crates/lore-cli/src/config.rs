@@ -118,6 +118,50 @@ fn open_postgres(url: &str) -> Result<Arc<dyn Store>> {
     )
 }
 
+/// A fresh schema on the PostgreSQL server at `url` for a benchmark: the store, and what drops
+/// the schema afterwards.
+pub struct ScratchStore {
+    #[cfg(feature = "postgres")]
+    store: Arc<lore_postgres::PostgresStore>,
+}
+
+impl ScratchStore {
+    /// The store, for the benchmark to hold while it runs.
+    pub fn open(&self) -> Arc<dyn Store> {
+        #[cfg(feature = "postgres")]
+        {
+            Arc::clone(&self.store) as Arc<dyn Store>
+        }
+        #[cfg(not(feature = "postgres"))]
+        unreachable!("made only with the postgres feature")
+    }
+
+    /// Drops the schema and everything in it.
+    pub fn finish(self) -> Result<()> {
+        #[cfg(feature = "postgres")]
+        self.store.drop_schema()?;
+        Ok(())
+    }
+}
+
+/// A [`ScratchStore`] in a new schema of the server at `url`.
+#[cfg(feature = "postgres")]
+pub fn bench_postgres(url: &str) -> Result<ScratchStore> {
+    let mut options = lore_postgres::PostgresOptions::new(url);
+    options.schema = Some(format!("lore_bench_{}", std::process::id()));
+    let store = lore_postgres::PostgresStore::open(options)
+        .with_context(|| format!("cannot open the store at {}", redact(url)))?;
+    Ok(ScratchStore {
+        store: Arc::new(store),
+    })
+}
+
+/// Without the `postgres` feature there is no PostgreSQL store to measure.
+#[cfg(not(feature = "postgres"))]
+pub fn bench_postgres(url: &str) -> Result<ScratchStore> {
+    open_postgres(url).map(|_| ScratchStore {})
+}
+
 /// A connection string without its password.
 fn redact(url: &str) -> String {
     #[cfg(feature = "postgres")]

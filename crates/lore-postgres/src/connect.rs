@@ -223,6 +223,7 @@ pub(crate) struct Connected {
     pub(crate) pool: Pool,
     pub(crate) scrubber: Scrubber,
     pub(crate) location: String,
+    pub(crate) schema: Option<String>,
 }
 
 /// Parses the options, opens the pool and brings the schema up to date.
@@ -292,6 +293,7 @@ pub(crate) async fn connect(options: &PostgresOptions) -> Result<Connected> {
         pool,
         scrubber,
         location,
+        schema,
     })
 }
 

@@ -34,6 +34,8 @@ pub struct PostgresStore {
     pool: Pool,
     scrubber: Scrubber,
     location: String,
+    /// The schema it was given, if any.
+    schema: Option<String>,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -96,6 +98,7 @@ impl PostgresStore {
             pool: connected.pool,
             scrubber: connected.scrubber,
             location: connected.location,
+            schema: connected.schema,
         })
     }
 
@@ -688,11 +691,22 @@ impl Store for PostgresStore {
 }
 
 impl PostgresStore {
-    /// Runs statements of this crate's own (test support drops its schema with it).
-    pub(crate) fn execute_batch(&self, sql: &str) -> Result<()> {
-        let sql = sql.to_owned();
+    /// Drops the schema this store was opened with (`schema=` or [`PostgresOptions::schema`])
+    /// and everything in it: the end of a benchmark's or a test's scratch store.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a store in the connection's default schema, which is never
+    /// dropped; [`Error::Store`] when the server refuses.
+    pub fn drop_schema(&self) -> Result<()> {
+        let Some(schema) = self.schema.clone() else {
+            return Err(Error::invalid(
+                "schema",
+                "the store is in the connection's default schema, which Lore never drops",
+            ));
+        };
         self.run(move |pool| async move {
             let client = pool.get().await?;
+            let sql = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
             client.batch_execute(&sql).await?;
             Ok(())
         })

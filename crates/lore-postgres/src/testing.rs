@@ -93,11 +93,10 @@ impl Deref for TestStore {
 
 impl Drop for TestStore {
     fn drop(&mut self) {
-        if let Some(store) = self.store.take() {
-            let sql = format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.schema);
-            if let Err(err) = store.execute_batch(&sql) {
-                eprintln!("could not drop test schema {}: {err}", self.schema);
-            }
+        if let Some(store) = self.store.take()
+            && let Err(err) = store.drop_schema()
+        {
+            eprintln!("could not drop test schema {}: {err}", self.schema);
         }
     }
 }

@@ -474,6 +474,17 @@ pub enum BenchCommand {
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
     },
+    /// SQLite beside PostgreSQL through the same Engine: recording throughput (one writer and
+    /// four), writing approved lessons, and recall latency over them. Each store is fresh: a
+    /// temporary file, and a schema of its own on the server (dropped afterwards).
+    Stores {
+        /// How many lessons to write and recall over.
+        #[arg(long, default_value_t = 10_000)]
+        lessons: usize,
+        /// A PostgreSQL server to measure beside SQLite (the `postgres` feature).
+        #[arg(long, value_name = "URL")]
+        postgres: Option<String>,
+    },
     /// Evidence recall on LoCoMo conversations: BM25, the builtin embedder, and their fusions.
     Locomo {
         /// LoCoMo's JSON file (a list of samples).

@@ -1,7 +1,7 @@
 //! `lore bench`: the benchmarks live in `lore-bench`; this hands them their settings and stdout.
 
 use anyhow::Result;
-use lore_bench::{Out, episodes, ingest, learning, lessons, locomo, recall};
+use lore_bench::{Out, episodes, ingest, learning, lessons, locomo, recall, stores};
 use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 
@@ -40,6 +40,15 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             lessons::run(&data, embedder, via, json, out)
         }
         BenchCommand::Learning { seeds, svg } => learning::run(seeds, json, svg.as_deref(), out),
+        BenchCommand::Stores { lessons, postgres } => match postgres {
+            None => stores::run(lessons, None, json, out),
+            Some(url) => {
+                let store = crate::config::bench_postgres(&url)?;
+                let figures = stores::run(lessons, Some(store.open()), json, out);
+                store.finish()?;
+                figures
+            }
+        },
         BenchCommand::Locomo { data, split } => {
             locomo::run_bench(&data, paths.embedder()?, split, json, out)
         }
