@@ -619,3 +619,55 @@ fn password_of(url: &str) -> String {
         .map(|(_, p)| p.to_owned())
         .unwrap()
 }
+
+/// The store's password shows nowhere: not in output, not in a trace-level log, not in the
+/// error of a wrong password or an unreachable server.
+#[test]
+fn the_store_password_never_shows() {
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let password = password_of(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let run = |store: &str, args: &[&str]| {
+        let out = Command::new(LORE)
+            .current_dir(dir.path())
+            .env_remove("LORE_HOME")
+            .env("LORE_LOG", "trace")
+            .env("DATABASE_URL", store)
+            .args(args)
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), all)
+    };
+    let (ok, all) = run(
+        &schema.url,
+        &["record", "a/b", "--input", "{}", "--output", "{}"],
+    );
+    assert!(ok, "{all}");
+    let (ok, all) = run(&schema.url, &["memory", "status"]);
+    assert!(ok && all.contains("postgres"), "{all}");
+    assert!(!all.contains(&password), "{all}");
+    let (ok, all) = run(&schema.url, &["--json", "init"]);
+    assert!(ok, "{all}");
+    assert!(!all.contains(&password), "{all}");
+
+    let wrong = schema.url.replace(&password, "wrong-password-7f3a");
+    let (ok, all) = run(&wrong, &["memory", "status"]);
+    assert!(
+        !ok && all.contains("password authentication failed"),
+        "{all}"
+    );
+    assert!(!all.contains("wrong-password-7f3a"), "{all}");
+    let (head, tail) = schema.url.rsplit_once('@').unwrap();
+    let closed = format!("{head}@127.0.0.1:1/{}", tail.split_once('/').unwrap().1);
+    let (ok, all) = run(&closed, &["memory", "status"]);
+    assert!(!ok, "{all}");
+    assert!(!all.contains(&password), "{all}");
+}
