@@ -89,17 +89,7 @@ pub(crate) async fn write(
         put(w, episode, false).await?;
         return Ok(true);
     };
-    match on_duplicate {
-        OnDuplicate::SkipIdentical if stored == *episode => Ok(false),
-        OnDuplicate::SkipIdentical => Err(Fail::Lore(Error::Conflict(format!(
-            "episode {} already exists with different content",
-            episode.id
-        )))),
-        OnDuplicate::Fail => Err(Fail::Lore(Error::Conflict(format!(
-            "episode {} already exists",
-            episode.id
-        )))),
-    }
+    Ok(on_duplicate.on_stored("episode", episode.id.as_str(), stored == *episode)?)
 }
 
 /// Replaces a stored episode's body with `erased` in place, taking its contribution out of the
@@ -127,18 +117,7 @@ enum Sign {
 
 /// Adds or takes out one episode's contribution.
 async fn apply(w: &mut Writer<'_>, episode: &Episode, sign: Sign) -> Result<(), Fail> {
-    let c = Contribution::of(episode);
-    let success = u64::from(c.success);
-    let mut elements: Vec<(&str, String, u64, u64)> = Vec::new();
-    for node in &c.nodes {
-        elements.push(("node", to_json(node)?, 1, success));
-    }
-    for edge in &c.edges {
-        elements.push(("edge", to_json(edge)?, 1, success));
-    }
-    for (pattern, n) in &c.patterns {
-        elements.push(("pattern", to_json(pattern)?, n.occurrences, n.successes));
-    }
+    let elements = Contribution::of(episode).elements()?;
     let (skill, domain, id) = (
         episode.skill.as_str(),
         episode.skill.domain(),

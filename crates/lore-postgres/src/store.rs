@@ -149,19 +149,8 @@ async fn write_row(w: &mut Writer<'_>, row: &Row, on_duplicate: OnDuplicate) -> 
         rows::insert(w, row).await?;
         return Ok(true);
     };
-    match on_duplicate {
-        OnDuplicate::SkipIdentical if same_json(&stored, &row.body)? => Ok(false),
-        OnDuplicate::SkipIdentical => Err(Fail::Lore(Error::Conflict(format!(
-            "{} {} already exists with different content",
-            row.table.kind(),
-            row.id
-        )))),
-        OnDuplicate::Fail => Err(Fail::Lore(Error::Conflict(format!(
-            "{} {} already exists",
-            row.table.kind(),
-            row.id
-        )))),
-    }
+    let identical = on_duplicate == OnDuplicate::SkipIdentical && same_json(&stored, &row.body)?;
+    Ok(on_duplicate.on_stored(row.table.kind(), &row.id, identical)?)
 }
 
 /// Whether two JSON texts hold the same value (object key order aside).

@@ -83,18 +83,8 @@ impl Server {
     }
 
     fn post(&self, path: &str, body: &Value) -> Value {
-        let url = format!("http://{}{path}", self.addr);
-        let mut answer = ureq::post(&url)
-            .config()
-            .http_status_as_error(false)
-            .build()
-            .header("content-type", "application/json")
-            .send(body.to_string())
-            .unwrap();
-        let status = answer.status();
-        let value: Value =
-            serde_json::from_str(&answer.body_mut().read_to_string().unwrap()).unwrap();
-        assert!(status.is_success(), "POST {path} {body}: {status} {value}");
+        let (status, value) = try_post(self.addr, path, body);
+        assert!(status < 300, "POST {path} {body}: {status} {value}");
         value
     }
 

@@ -84,6 +84,25 @@ pub enum OnDuplicate {
     SkipIdentical,
 }
 
+impl OnDuplicate {
+    /// What a store does with a record whose ID it already holds: `Ok(false)` to skip it, or
+    /// the conflict that refuses the batch. `identical` says whether the stored copy equals it.
+    ///
+    /// # Errors
+    /// [`crate::Error::Conflict`] naming the `kind` and `id`.
+    pub fn on_stored(self, kind: &str, id: &str, identical: bool) -> Result<bool> {
+        match self {
+            OnDuplicate::SkipIdentical if identical => Ok(false),
+            OnDuplicate::SkipIdentical => Err(crate::Error::Conflict(format!(
+                "{kind} {id} already exists with different content"
+            ))),
+            OnDuplicate::Fail => Err(crate::Error::Conflict(format!(
+                "{kind} {id} already exists"
+            ))),
+        }
+    }
+}
+
 /// What a write did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct WriteReport {
