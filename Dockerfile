@@ -1,4 +1,5 @@
-# Lore's server in a container: `lore serve` on 0.0.0.0:7077, its store in the /data volume.
+# Lore's server in a container: `lore serve` on 0.0.0.0:7077, its store in the /data volume, or
+# in PostgreSQL with DATABASE_URL (the build has the PostgreSQL store; compose.yaml runs three).
 #
 #   docker build -t lore .
 #   docker run --rm -v lore-data:/data lore tokens create --role admin --scope '*'   # prints a token once
@@ -20,7 +21,7 @@ FROM ${RUST_IMAGE} AS build
 WORKDIR /src
 COPY . .
 # One target folder inside the build stage, whatever CARGO_TARGET_DIR the host had.
-RUN cargo build --release --locked -p lore-cli --target-dir /build \
+RUN cargo build --release --locked -p lore-cli --features postgres --target-dir /build \
  && strip /build/release/lore \
  && mkdir -p /out && cp /build/release/lore /out/lore
 

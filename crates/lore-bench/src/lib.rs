@@ -8,6 +8,7 @@
 //!   Lore's text: error recurrence with and without memory, suppression of planted lessons.
 //! - [`lessons`]: real lessons (agents' self-reflections) found again by recall, beside BM25.
 //! - [`locomo`]: evidence recall on LoCoMo conversations for each retrieval method.
+//! - [`stores`]: SQLite beside PostgreSQL: recording throughput and recall latency.
 //!
 //! Figures and how they were measured are in `docs/BENCHMARKS.md`.
 
@@ -18,6 +19,7 @@ pub mod lessons;
 pub mod locomo;
 pub mod recall;
 mod report;
+pub mod stores;
 
 pub use report::Out;
 

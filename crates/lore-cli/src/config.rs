@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use lore_core::Store;
 use lore_core::ports::llm::{Llm, PriceTable};
 use lore_engine::{Engine, EngineConfig};
 use lore_providers::LlmConfig;
@@ -36,6 +37,151 @@ pub struct Paths {
     /// Whether the home was named (`--home`, `LORE_HOME`) or found above the working directory,
     /// rather than defaulted to `./.lore`.
     pub located: bool,
+    /// Where the records live (`--store`, `DATABASE_URL`).
+    pub store: StoreLocation,
+}
+
+/// Where the records live.
+#[derive(Clone)]
+pub enum StoreLocation {
+    /// An SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, by connection string (which may hold a password).
+    Postgres(String),
+}
+
+impl std::fmt::Debug for StoreLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+impl StoreLocation {
+    /// Reads `--store`: `postgres://…`/`postgresql://…` or `postgres:URL`, `sqlite:PATH`;
+    /// `None` means the default file in `home`.
+    pub fn parse(raw: Option<&str>, cwd: &Path, home: &Path) -> Result<Self> {
+        let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
+            return Ok(Self::Sqlite(home.join(DB_FILE)));
+        };
+        if raw.starts_with("postgres://") || raw.starts_with("postgresql://") {
+            return Ok(Self::Postgres(raw.to_owned()));
+        }
+        if let Some(url) = raw.strip_prefix("postgres:") {
+            return Ok(Self::Postgres(url.to_owned()));
+        }
+        if let Some(path) = raw.strip_prefix("sqlite:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            return Ok(Self::Sqlite(absolute(cwd, Path::new(path))));
+        }
+        anyhow::bail!(
+            "--store {}: name a PostgreSQL URL (postgres://user:password@host/db) or sqlite:PATH",
+            redact(raw)
+        )
+    }
+
+    /// The store for messages, without a password.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Sqlite(path) => path.display().to_string(),
+            Self::Postgres(url) => redact(url),
+        }
+    }
+
+    /// Opens the store; `mode` says whether a missing SQLite file may be created.
+    pub fn open(&self, mode: OpenMode) -> Result<Arc<dyn Store>> {
+        match self {
+            Self::Sqlite(path) => {
+                let store = SqliteStore::open(path, mode).map_err(|err| match err {
+                    lore_core::Error::NotFound { .. } => anyhow::anyhow!(
+                        "no Lore store at {}; run `lore init` (or `lore record`) first",
+                        path.display()
+                    ),
+                    other => other.into(),
+                })?;
+                Ok(Arc::new(store))
+            }
+            Self::Postgres(url) => open_postgres(url),
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+fn open_postgres(url: &str) -> Result<Arc<dyn Store>> {
+    let store = lore_postgres::PostgresStore::connect(url)
+        .with_context(|| format!("cannot open the store at {}", redact(url)))?;
+    Ok(Arc::new(store))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn open_postgres(url: &str) -> Result<Arc<dyn Store>> {
+    anyhow::bail!(
+        "{} is a PostgreSQL store, and this build of lore has no PostgreSQL support: build it \
+         with `--features postgres`",
+        redact(url)
+    )
+}
+
+/// A fresh schema on the PostgreSQL server at `url` for a benchmark: the store, and what drops
+/// the schema afterwards.
+pub struct ScratchStore {
+    #[cfg(feature = "postgres")]
+    store: Arc<lore_postgres::PostgresStore>,
+}
+
+impl ScratchStore {
+    /// The store, for the benchmark to hold while it runs.
+    pub fn open(&self) -> Arc<dyn Store> {
+        #[cfg(feature = "postgres")]
+        {
+            Arc::clone(&self.store) as Arc<dyn Store>
+        }
+        #[cfg(not(feature = "postgres"))]
+        unreachable!("made only with the postgres feature")
+    }
+
+    /// Drops the schema and everything in it.
+    pub fn finish(self) -> Result<()> {
+        #[cfg(feature = "postgres")]
+        self.store.drop_schema()?;
+        Ok(())
+    }
+}
+
+/// A [`ScratchStore`] in a new schema of the server at `url`.
+#[cfg(feature = "postgres")]
+pub fn bench_postgres(url: &str) -> Result<ScratchStore> {
+    let mut options = lore_postgres::PostgresOptions::new(url);
+    options.schema = Some(format!("lore_bench_{}", std::process::id()));
+    let store = lore_postgres::PostgresStore::open(options)
+        .with_context(|| format!("cannot open the store at {}", redact(url)))?;
+    Ok(ScratchStore {
+        store: Arc::new(store),
+    })
+}
+
+/// Without the `postgres` feature there is no PostgreSQL store to measure.
+#[cfg(not(feature = "postgres"))]
+pub fn bench_postgres(url: &str) -> Result<ScratchStore> {
+    open_postgres(url).map(|_| ScratchStore {})
+}
+
+/// A connection string without its password.
+fn redact(url: &str) -> String {
+    #[cfg(feature = "postgres")]
+    {
+        lore_postgres::redact_url(url)
+    }
+    #[cfg(not(feature = "postgres"))]
+    {
+        // Without the driver, keep only the scheme and host: enough to recognize it.
+        match url.split_once("://") {
+            Some((scheme, rest)) => {
+                let host = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+                format!("{scheme}://{host}")
+            }
+            None => "(a connection string)".to_owned(),
+        }
+    }
 }
 
 impl Paths {
@@ -71,6 +217,7 @@ impl Paths {
             human_corrections: global.human_corrections,
             ..EngineConfig::default()
         };
+        let store = StoreLocation::parse(global.store.as_deref(), &cwd, &home)?;
         Ok(Self {
             home,
             skills,
@@ -78,6 +225,7 @@ impl Paths {
             engine_config,
             embedder: global.embedder,
             located,
+            store,
         })
     }
 
@@ -86,41 +234,44 @@ impl Paths {
         self.skills.join(skill.domain()).join(skill.name())
     }
 
-    /// The store file.
+    /// The default store file in the home (the store itself may be elsewhere: `--store`).
     pub fn db(&self) -> PathBuf {
         self.home.join(DB_FILE)
+    }
+
+    /// Whether the store exists: a database server's always does (it is created on connect).
+    pub fn store_exists(&self) -> bool {
+        match &self.store {
+            StoreLocation::Sqlite(path) => path.exists(),
+            StoreLocation::Postgres(_) => true,
+        }
     }
 
     /// An Engine over the store; `mode` says whether a missing store may be created.
     pub fn engine(&self, mode: OpenMode) -> Result<Engine> {
         // `--home /proj` for `/proj/.lore` would otherwise start a second, empty store.
-        let nested = self.home.join(HOME_DIR).join(DB_FILE);
-        if !self.db().exists() && nested.is_file() {
-            anyhow::bail!(
-                "no Lore store at {}, but there is one at {}: --home names the `.lore` folder \
-                 itself (--home {})",
-                self.db().display(),
-                nested.display(),
-                self.home.join(HOME_DIR).display()
-            );
+        if let StoreLocation::Sqlite(path) = &self.store {
+            let nested = self.home.join(HOME_DIR).join(DB_FILE);
+            if *path == self.db() && !path.exists() && nested.is_file() {
+                anyhow::bail!(
+                    "no Lore store at {}, but there is one at {}: --home names the `.lore` \
+                     folder itself (--home {})",
+                    path.display(),
+                    nested.display(),
+                    self.home.join(HOME_DIR).display()
+                );
+            }
         }
-        let store = SqliteStore::open(self.db(), mode).map_err(|err| match err {
-            lore_core::Error::NotFound { .. } => anyhow::anyhow!(
-                "no Lore store at {}; run `lore init` (or `lore record`) first",
-                self.db().display()
-            ),
-            other => other.into(),
-        })?;
-        self.configure(store)
+        self.configure(self.store.open(mode)?)
     }
 
     /// An Engine configured as [`Paths::engine`]'s, over a new store at `db`.
     pub fn engine_at(&self, db: &Path) -> Result<Engine> {
-        self.configure(SqliteStore::open(db, OpenMode::Create)?)
+        self.configure(Arc::new(SqliteStore::open(db, OpenMode::Create)?))
     }
 
-    fn configure(&self, store: SqliteStore) -> Result<Engine> {
-        let engine = Engine::new(Arc::new(store), self.engine_config)
+    fn configure(&self, store: Arc<dyn Store>) -> Result<Engine> {
+        let engine = Engine::new(store, self.engine_config)
             .with_skills(SkillLibrary::new(&self.skills, &self.project_root));
         // Every command gets the configured embedder, since writing a lesson embeds it too; the
         // builtin one is the Engine's own default, so only a model or service is loaded here.

@@ -128,7 +128,31 @@ pub struct Contribution {
     pub patterns: BTreeMap<PatternKey, PatternCount>,
 }
 
+/// One counted element of a [`Contribution`], as a store keeps it: its kind (`node`, `edge` or
+/// `pattern`), its key as JSON, and how much it adds to the count and to the successes.
+pub type ElementCount = (&'static str, String, u64, u64);
+
 impl Contribution {
+    /// Every element this contribution counts, with its key as JSON, for stores that keep
+    /// the graph as rows.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when a key does not serialize.
+    pub fn elements(&self) -> crate::Result<Vec<ElementCount>> {
+        let success = u64::from(self.success);
+        let mut out = Vec::new();
+        for node in &self.nodes {
+            out.push(("node", key_json(node)?, 1, success));
+        }
+        for edge in &self.edges {
+            out.push(("edge", key_json(edge)?, 1, success));
+        }
+        for (pattern, n) in &self.patterns {
+            out.push(("pattern", key_json(pattern)?, n.occurrences, n.successes));
+        }
+        Ok(out)
+    }
+
     /// The nodes, edges and patterns `episode` adds: none for a purged episode, which no
     /// query may use, not even through its outcome.
     pub fn of(episode: &Episode) -> Self {
@@ -610,6 +634,11 @@ impl CausalGraph {
         }
         None
     }
+}
+
+/// A graph key as JSON, the form stores keep it in.
+fn key_json<T: serde::Serialize>(key: &T) -> crate::Result<String> {
+    serde_json::to_string(key).map_err(crate::Error::store)
 }
 
 #[cfg(test)]

@@ -265,14 +265,19 @@ impl Engine {
     ) -> Result<(Lesson, CurationReport)> {
         let mut attempt = 1;
         loop {
+            let started = std::time::Instant::now();
             match self.try_store_correction(correction, lesson.clone(), actor, at) {
                 // A taken ID is a conflict too; placing again costs a read and then fails the
                 // same way, so one rule serves every backend's wording.
                 Err(Error::Conflict(why)) if attempt < PLACE_ATTEMPTS => {
                     tracing::debug!(%why, attempt, "an older lesson changed; placing again");
                     // Writers that collided would collide again at once: wait a random while
-                    // that grows with each attempt, so they take turns.
-                    let most = 2 * u64::from(attempt);
+                    // that grows with each attempt, so they take turns. The while is at least
+                    // as long as an attempt took: over a shared database an attempt's round
+                    // trips take far longer than on one SQLite file, and writers on several
+                    // servers kept colliding through every try with a fixed few milliseconds.
+                    let took = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    let most = took.max(2).saturating_mul(u64::from(attempt));
                     std::thread::sleep(std::time::Duration::from_millis(rand::random_range(
                         0..=most,
                     )));

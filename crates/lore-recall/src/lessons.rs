@@ -47,6 +47,10 @@ const EMBEDDER_KEY: &str = "embedder";
 /// The key of the frozen fit itself.
 const FIT_KEY: &str = "embedder_fit";
 
+/// Every key the recall index keeps in [`Store::index_state`]: what a copy of a store carries
+/// over so that its vectors stay usable.
+pub const INDEX_STATE_KEYS: [&str; 2] = [EMBEDDER_KEY, FIT_KEY];
+
 /// Lessons embedded per [`Embedder::embed_batch`] call and written per store transaction: a
 /// model runs a batch in a few passes and a service in a few requests, and a progress bar
 /// still moves every few seconds with a model on a CPU.

@@ -136,14 +136,56 @@ pub fn app_with_hosts(
         ))
         .layer(RequestBodyLimitLayer::new(limits.body_bytes))
         .service(mcp);
+    let probes = probes(Arc::clone(&engine), shutdown.clone());
     rest_with(engine, limits, access, Arc::clone(&metrics), shutdown)
         .merge(crate::console::router())
+        .merge(probes)
         .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn_with_state(
             metrics,
             metrics::track,
         ))
         .layer(TraceLayer::new_for_http())
+}
+
+/// How long readiness waits for the store before answering that it is not ready.
+const READY_WITHIN: Duration = Duration::from_secs(2);
+
+/// `/healthz` (the process answers) and `/readyz` (it can serve: the store answers a cheap read
+/// within [`READY_WITHIN`], and it is not shutting down), for load balancers and orchestrators.
+/// Neither needs a token nor says more than its status, so a probe learns nothing else.
+fn probes(engine: Arc<Engine>, shutdown: CancellationToken) -> Router {
+    use axum::http::StatusCode;
+    use axum::routing::get;
+    let answer = |status: StatusCode, word: &str| {
+        (status, axum::Json(serde_json::json!({ "status": word }))).into_response()
+    };
+    Router::new()
+        .route(
+            "/healthz",
+            get(move || async move { answer(StatusCode::OK, "alive") }),
+        )
+        .route(
+            "/readyz",
+            get(move || async move {
+                if shutdown.is_cancelled() {
+                    return answer(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
+                }
+                let read = tokio::task::spawn_blocking(move || engine.change_cursor());
+                match tokio::time::timeout(READY_WITHIN, read).await {
+                    Ok(Ok(Ok(_) | Err(lore_core::Error::Unsupported(_)))) => {
+                        answer(StatusCode::OK, "ready")
+                    }
+                    Ok(Ok(Err(err))) => {
+                        tracing::warn!(error = %err, "not ready: the store failed a read");
+                        answer(StatusCode::SERVICE_UNAVAILABLE, "store unavailable")
+                    }
+                    Ok(Err(_)) | Err(_) => {
+                        answer(StatusCode::SERVICE_UNAVAILABLE, "store unavailable")
+                    }
+                }
+            }),
+        )
 }
 
 /// Authenticates an MCP request and hands its grant to the tools in the request's extensions,

@@ -83,17 +83,7 @@ pub(crate) fn write(
         put(conn, episode, false)?;
         return Ok(true);
     };
-    match on_duplicate {
-        OnDuplicate::SkipIdentical if stored == *episode => Ok(false),
-        OnDuplicate::SkipIdentical => Err(lore_core::Error::Conflict(format!(
-            "episode {} already exists with different content",
-            episode.id
-        ))),
-        OnDuplicate::Fail => Err(lore_core::Error::Conflict(format!(
-            "episode {} already exists",
-            episode.id
-        ))),
-    }
+    on_duplicate.on_stored("episode", episode.id.as_str(), stored == *episode)
 }
 
 /// Replaces a stored episode's body with `erased` in place (same row, same `seq`), taking its
@@ -118,17 +108,7 @@ enum Sign {
 
 /// Adds or takes out one episode's contribution.
 fn apply(conn: &Connection, episode: &Episode, c: &Contribution, sign: Sign) -> Result<()> {
-    let success = u64::from(c.success);
-    let mut elements: Vec<(&str, String, u64, u64)> = Vec::new();
-    for node in &c.nodes {
-        elements.push(("node", key(node)?, 1, success));
-    }
-    for edge in &c.edges {
-        elements.push(("edge", key(edge)?, 1, success));
-    }
-    for (pattern, n) in &c.patterns {
-        elements.push(("pattern", key(pattern)?, n.occurrences, n.successes));
-    }
+    let elements = c.elements()?;
     let (skill, domain, id) = (
         episode.skill.as_str(),
         episode.skill.domain(),
@@ -176,10 +156,6 @@ fn apply(conn: &Connection, episode: &Episode, c: &Contribution, sign: Sign) -> 
         }
     }
     Ok(())
-}
-
-fn key<T: serde::Serialize>(k: &T) -> Result<String> {
-    serde_json::to_string(k).map_err(lore_core::Error::store)
 }
 
 fn to_i64(n: u64) -> i64 {

@@ -7,6 +7,7 @@
 use chrono::{DateTime, Utc};
 use lore_core::model::{AuditEntry, Correction, Execution, Lesson, RecordKind};
 use lore_core::ports::store::Record;
+use lore_core::text::flatten;
 use lore_core::{Result, Scope, SkillPath};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
@@ -15,7 +16,6 @@ use serde::de::DeserializeOwned;
 use crate::Db;
 use crate::filter::Where;
 use crate::table::Table;
-use serde_json::Value as Json;
 
 /// A record as stored: body, filter columns and full-text columns.
 #[derive(Debug)]
@@ -437,31 +437,4 @@ fn to_json(record: &impl serde::Serialize) -> Result<String> {
 /// Parses a stored body; a failure means the file was damaged or edited by hand.
 pub(crate) fn from_json<T: DeserializeOwned>(body: &str) -> Result<T> {
     serde_json::from_str(body).map_err(lore_core::Error::store)
-}
-
-/// The searchable text of a JSON value: keys and string values, `key: value` where a string sits
-/// under a key, so that a snippet still reads well.
-pub(crate) fn flatten(value: &Json) -> String {
-    let mut parts = Vec::new();
-    collect(value, &mut parts);
-    parts.join("; ")
-}
-
-fn collect(value: &Json, parts: &mut Vec<String>) {
-    match value {
-        Json::String(s) => parts.push(s.clone()),
-        Json::Array(items) => items.iter().for_each(|v| collect(v, parts)),
-        Json::Object(map) => {
-            for (key, v) in map {
-                match v {
-                    Json::String(s) => parts.push(format!("{key}: {s}")),
-                    _ => {
-                        parts.push(key.clone());
-                        collect(v, parts);
-                    }
-                }
-            }
-        }
-        Json::Null | Json::Bool(_) | Json::Number(_) => {}
-    }
 }

@@ -7,6 +7,7 @@
 
 use lore_core::model::{MemoryCategory, MemoryEntry, RecordKind};
 use lore_core::ports::store::{ListFilter, SearchHit};
+use lore_core::text::{search_terms, shorten};
 use lore_core::{Result, SkillPath};
 use rusqlite::types::Value;
 use rusqlite::{Connection, params_from_iter};
@@ -166,32 +167,12 @@ pub(crate) fn search_memories(
 /// The FTS5 expression for plain words: each alphanumeric term quoted, joined with `OR`.
 /// `None` when the query has no term at all.
 pub(crate) fn fts_query(query: &str) -> Option<String> {
-    let mut terms: Vec<&str> = Vec::new();
-    for term in query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|t| !t.is_empty())
-    {
-        if !terms.contains(&term) && terms.len() < MAX_TERMS {
-            terms.push(term);
-        }
-    }
+    let terms = search_terms(query, MAX_TERMS);
     if terms.is_empty() {
         return None;
     }
     let quoted: Vec<String> = terms.iter().map(|t| format!("\"{t}\"")).collect();
     Some(quoted.join(" OR "))
-}
-
-/// `text` on one line, cut to at most `max` characters with an ellipsis.
-pub(crate) fn shorten(text: &str, max: usize) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() <= max {
-        return line;
-    }
-    let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
-    cut.truncate(cut.trim_end().len());
-    cut.push('…');
-    cut
 }
 
 #[cfg(test)]
@@ -222,7 +203,7 @@ mod tests {
 
     #[test]
     fn flatten_keeps_keys_and_strings() {
-        use crate::rows::flatten;
+        use lore_core::text::flatten;
         let text = flatten(&json!({"candidate": "Zoë", "skills": ["rust", 3], "n": 1}));
         assert_eq!(text, "candidate: Zoë; skills; rust; n");
     }

@@ -281,19 +281,8 @@ fn write_row(tx: &Connection, row: &Row, on_duplicate: OnDuplicate) -> Result<bo
         rows::insert(tx, row)?;
         return Ok(true);
     };
-    match on_duplicate {
-        OnDuplicate::SkipIdentical if same_json(&stored, &row.body)? => Ok(false),
-        OnDuplicate::SkipIdentical => Err(Error::Conflict(format!(
-            "{} {} already exists with different content",
-            row.table.kind(),
-            row.id
-        ))),
-        OnDuplicate::Fail => Err(Error::Conflict(format!(
-            "{} {} already exists",
-            row.table.kind(),
-            row.id
-        ))),
-    }
+    let identical = on_duplicate == OnDuplicate::SkipIdentical && same_json(&stored, &row.body)?;
+    on_duplicate.on_stored(row.table.kind(), &row.id, identical)
 }
 
 /// Replaces a stored lesson unless it changed since `expected_updated_at`, and appends `audit`.
@@ -508,7 +497,7 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all, fields(vectors = items.len()))]
     fn put_vectors(&self, items: &[LessonVector]) -> Result<()> {
-        items.iter().try_for_each(vectors::check)?;
+        items.iter().try_for_each(LessonVector::check)?;
         self.in_transaction(|tx| items.iter().try_for_each(|v| vectors::put(tx, v)))
     }
 

@@ -55,32 +55,6 @@ pub(crate) fn changed(conn: &Connection, scope: &Scope, since: u64) -> Result<Le
     })
 }
 
-/// Checks a vector before anything is written.
-pub(crate) fn check(v: &LessonVector) -> Result<()> {
-    if v.vector.len() != v.embedder.dim {
-        return Err(Error::invalid(
-            "vector",
-            format!(
-                "lesson {}: {} components, but {} makes {}",
-                v.lesson,
-                v.vector.len(),
-                v.embedder.name,
-                v.embedder.dim
-            ),
-        ));
-    }
-    if v.vector.iter().any(|x| !x.is_finite()) {
-        return Err(Error::invalid(
-            "vector",
-            format!("lesson {}: a component is not a finite number", v.lesson),
-        ));
-    }
-    if v.embedder.name.trim().is_empty() {
-        return Err(Error::invalid("embedder", "the name is empty"));
-    }
-    Ok(())
-}
-
 /// Stores one checked vector; the lesson must exist.
 pub(crate) fn put(conn: &Connection, v: &LessonVector) -> Result<()> {
     if rows::stored(conn, crate::table::Table::Lessons, v.lesson.as_str())?.is_none() {

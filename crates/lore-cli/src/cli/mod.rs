@@ -40,6 +40,17 @@ pub struct Global {
     /// The store folder (default: the nearest `.lore/` above the working directory, else `./.lore`).
     #[arg(long, global = true, env = "LORE_HOME", value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// The store: a PostgreSQL URL (`postgres://user:password@host/db`, shared by many Lore
+    /// servers; builds with the `postgres` feature), or `sqlite:PATH`. Default: `lore.db` in the
+    /// store folder. The URL's password is never printed.
+    #[arg(
+        long,
+        global = true,
+        env = "DATABASE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub store: Option<String>,
     /// The skills folder (default: `skills/` in the project root).
     #[arg(long, global = true, env = "LORE_SKILLS_DIR", value_name = "DIR")]
     pub skills: Option<PathBuf>,
@@ -122,6 +133,10 @@ pub enum Command {
     /// Fit the embedder again to the retrievable lessons and re-embed every lesson (a progress
     /// bar on a terminal). Recall is refused while the store's vectors are another embedder's.
     Reembed,
+    /// Copy every record from one store to another (SQLite to PostgreSQL or back), then check
+    /// that both hold the same records, by counts and checksums. Running it again after an
+    /// interruption continues: records already copied are skipped.
+    Migrate(MigrateArgs),
     /// Measure Lore on this machine.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -145,6 +160,17 @@ pub enum Command {
     },
     /// Print the manual page (roff): `lore man > lore.1; man ./lore.1`.
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// The store to copy from: `sqlite:PATH` or a PostgreSQL URL (`postgres:URL` or
+    /// `postgres://…`).
+    #[arg(long, value_name = "STORE")]
+    pub from: String,
+    /// The store to copy into, created when missing: `sqlite:PATH` or a PostgreSQL URL.
+    #[arg(long, value_name = "STORE")]
+    pub to: String,
 }
 
 #[derive(Debug, Args)]
@@ -457,6 +483,17 @@ pub enum BenchCommand {
         /// Also write a plot of errors per run, with and without memory, to this SVG file.
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
+    },
+    /// SQLite beside PostgreSQL through the same Engine: recording throughput (one writer and
+    /// four), writing approved lessons, and recall latency over them. Each store is fresh: a
+    /// temporary file, and a schema of its own on the server (dropped afterwards).
+    Stores {
+        /// How many lessons to write and recall over.
+        #[arg(long, default_value_t = 10_000)]
+        lessons: usize,
+        /// A PostgreSQL server to measure beside SQLite (the `postgres` feature).
+        #[arg(long, value_name = "URL")]
+        postgres: Option<String>,
     },
     /// Evidence recall on LoCoMo conversations: BM25, the builtin embedder, and their fusions.
     Locomo {

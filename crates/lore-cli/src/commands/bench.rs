@@ -1,7 +1,7 @@
 //! `lore bench`: the benchmarks live in `lore-bench`; this hands them their settings and stdout.
 
 use anyhow::Result;
-use lore_bench::{Out, episodes, ingest, learning, lessons, locomo, recall};
+use lore_bench::{Out, episodes, ingest, learning, lessons, locomo, recall, stores};
 use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 use lore_sqlite::OpenMode;
@@ -12,7 +12,7 @@ use crate::config::Paths;
 /// Keeps a benchmark's curve with the records when this project has a store, so the web
 /// console's health page shows the latest run; a project without one is left without one.
 fn keep_for_the_console(paths: &Paths, name: &str, report: &serde_json::Value) -> Result<()> {
-    if !paths.db().is_file() {
+    if !paths.store_exists() {
         return Ok(());
     }
     paths
@@ -20,7 +20,7 @@ fn keep_for_the_console(paths: &Paths, name: &str, report: &serde_json::Value) -
         .save_report(name, report)?;
     eprintln!(
         "kept as the latest {name} report in {} (the console's health page draws it)",
-        paths.db().display()
+        paths.store.describe()
     );
     Ok(())
 }
@@ -60,6 +60,15 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             let curve = learning::run(seeds, json, svg.as_deref(), out)?;
             keep_for_the_console(paths, "learning", &serde_json::to_value(curve)?)
         }
+        BenchCommand::Stores { lessons, postgres } => match postgres {
+            None => stores::run(lessons, None, json, out),
+            Some(url) => {
+                let store = crate::config::bench_postgres(&url)?;
+                let figures = stores::run(lessons, Some(store.open()), json, out);
+                store.finish()?;
+                figures
+            }
+        },
         BenchCommand::Locomo { data, split } => {
             locomo::run_bench(&data, paths.embedder()?, split, json, out)
         }

@@ -5,6 +5,7 @@ mod capture;
 pub mod episodes;
 mod lessons;
 mod memory;
+mod migrate;
 mod recall;
 mod reembed;
 pub mod review;
@@ -64,6 +65,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Export(args) => transfer::export(&paths, args, json),
         Command::Recall(args) => recall::run(&paths, args, json),
         Command::Reembed => reembed::run(&paths, json),
+        Command::Migrate(args) => migrate::run(&paths, args, json),
         Command::Bench(cmd) => bench::run(&paths, cmd, json),
     }
 }
@@ -78,12 +80,12 @@ fn init(paths: &Paths, json: bool) -> Result<()> {
     if json {
         return output::json(&serde_json::json!({
             "home": paths.home,
-            "store": paths.db(),
+            "store": paths.store.describe(),
             "skills": paths.skills,
             "written": written,
         }));
     }
-    output::line(format!("Lore store: {}", paths.db().display()))?;
+    output::line(format!("Lore store: {}", paths.store.describe()))?;
     output::line(format!("Skills:     {}", paths.skills.display()))?;
     for path in written {
         output::line(format!("  wrote {}", path.display()))?;

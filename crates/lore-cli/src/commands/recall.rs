@@ -15,7 +15,7 @@ pub fn run(paths: &Paths, args: RecallArgs, json: bool) -> Result<()> {
     // A store that does not exist yet holds no lessons: the answer is an empty context, from an
     // empty store of its own, so that reading never creates a store in the project.
     let _scratch;
-    let engine = if paths.db().exists() {
+    let engine = if paths.store_exists() {
         paths.engine(OpenMode::Existing)?
     } else {
         let dir = tempfile::tempdir()?;

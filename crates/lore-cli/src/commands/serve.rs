@@ -90,7 +90,7 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
                      until a token exists (`lore tokens create`), which takes effect at once."
                 .to_owned(),
         };
-        output::line(format!("{auth} Store: {}", paths.db().display()))?;
+        output::line(format!("{auth} Store: {}", paths.store.describe()))?;
         let mut mcp_hosts = args.mcp_hosts.clone();
         if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
             mcp_hosts.push(addr.ip().to_string());

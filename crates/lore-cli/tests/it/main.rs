@@ -11,6 +11,8 @@ mod learn;
 mod llm;
 mod mcp_surface;
 mod newcomer;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod recall;
 mod reliability;
 mod review;

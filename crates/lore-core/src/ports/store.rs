@@ -84,6 +84,25 @@ pub enum OnDuplicate {
     SkipIdentical,
 }
 
+impl OnDuplicate {
+    /// What a store does with a record whose ID it already holds: `Ok(false)` to skip it, or
+    /// the conflict that refuses the batch. `identical` says whether the stored copy equals it.
+    ///
+    /// # Errors
+    /// [`crate::Error::Conflict`] naming the `kind` and `id`.
+    pub fn on_stored(self, kind: &str, id: &str, identical: bool) -> Result<bool> {
+        match self {
+            OnDuplicate::SkipIdentical if identical => Ok(false),
+            OnDuplicate::SkipIdentical => Err(crate::Error::Conflict(format!(
+                "{kind} {id} already exists with different content"
+            ))),
+            OnDuplicate::Fail => Err(crate::Error::Conflict(format!(
+                "{kind} {id} already exists"
+            ))),
+        }
+    }
+}
+
 /// What a write did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct WriteReport {
@@ -208,6 +227,38 @@ pub struct LessonVector {
     pub source_hash: u64,
     /// The vector, `embedder.dim` finite components.
     pub vector: Vec<f32>,
+}
+
+impl LessonVector {
+    /// Checks the vector before a store writes it: as many components as its embedder's
+    /// dimension, all finite, and a named embedder.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] naming what is wrong.
+    pub fn check(&self) -> Result<()> {
+        if self.vector.len() != self.embedder.dim {
+            return Err(crate::Error::invalid(
+                "vector",
+                format!(
+                    "lesson {}: {} components, but {} makes {}",
+                    self.lesson,
+                    self.vector.len(),
+                    self.embedder.name,
+                    self.embedder.dim
+                ),
+            ));
+        }
+        if self.vector.iter().any(|x| !x.is_finite()) {
+            return Err(crate::Error::invalid(
+                "vector",
+                format!("lesson {}: a component is not a finite number", self.lesson),
+            ));
+        }
+        if self.embedder.name.trim().is_empty() {
+            return Err(crate::Error::invalid("embedder", "the name is empty"));
+        }
+        Ok(())
+    }
 }
 
 /// The lessons changed since a revision (see [`Store::lesson_revision`]).

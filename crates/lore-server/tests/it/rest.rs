@@ -1144,3 +1144,33 @@ async fn bad_episodes_and_graph_queries_are_refused_and_change_nothing() {
     let (_, page) = send(&app, Method::GET, "/v1/episodes", None).await;
     assert_eq!(page["items"], json!([]));
 }
+
+/// `/healthz` answers while the process runs; `/readyz` while the store answers and the server
+/// is not shutting down, so a proxy stops sending before the last requests finish. Neither
+/// needs a token.
+#[tokio::test]
+async fn probes_say_alive_and_ready_until_shutdown() {
+    let home = Home::new();
+    let token = tokio_util::sync::CancellationToken::new();
+    let app = lore_server::app(
+        home.engine.clone(),
+        Limits::default(),
+        Access::Open,
+        token.clone(),
+    );
+    let (status, body) = send(&app, Method::GET, "/healthz", None).await;
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (StatusCode::OK, Some("alive"))
+    );
+    let (status, body) = send(&app, Method::GET, "/readyz", None).await;
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (StatusCode::OK, Some("ready"))
+    );
+    token.cancel();
+    let (status, body) = send(&app, Method::GET, "/readyz", None).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let (status, _) = send(&app, Method::GET, "/healthz", None).await;
+    assert_eq!(status, StatusCode::OK);
+}

@@ -25,6 +25,7 @@ const CLEARED: &[&str] = &[
     "LORE_LLM_BASE_URL",
     "LORE_LLM_MODEL",
     "LORE_LLM_API_KEY",
+    "DATABASE_URL",
 ];
 
 /// A temporary folder to run `lore` in, with the environment variables each run gets.

@@ -1,0 +1,251 @@
+//! `lore bench stores`: SQLite beside PostgreSQL through the same Engine. Recording throughput
+//! with one writer and with four, writing approved lessons in batches, and recall latency over
+//! them (the first recall builds the index from the store and is reported apart).
+//!
+//! Each store is fresh (a temporary SQLite file; a PostgreSQL schema of its own that the caller
+//! drops afterwards), so the figures do not depend on what a store already held.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use chrono::{TimeDelta, Utc};
+use lore_core::SkillPath;
+use lore_core::id::LessonId;
+use lore_core::model::{AuthorKind, LessonStatus, Outcome};
+use lore_core::ports::store::{OnDuplicate, Record, Store};
+use lore_engine::{Engine, EngineConfig, NewCorrection, NewExecution, RecallQuery};
+use lore_sqlite::{OpenMode, SqliteStore};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::Out;
+
+/// Words the synthetic lessons and queries are made of.
+const WORDS: &[&str] = &[
+    "invoice",
+    "currency",
+    "refund",
+    "ticket",
+    "deadline",
+    "approver",
+    "receipt",
+    "discount",
+    "shipping",
+    "signature",
+    "language",
+    "rounding",
+    "vendor",
+    "contract",
+    "budget",
+    "audit",
+    "tax",
+    "ledger",
+    "payment",
+    "customer",
+    "order",
+    "warehouse",
+    "schema",
+    "timezone",
+];
+
+/// Executions recorded for each throughput figure.
+const RECORDS: usize = 1000;
+/// Recalls timed after the first.
+const RECALLS: usize = 200;
+/// Lessons per write.
+const BATCH: usize = 1000;
+
+/// One store's figures.
+#[derive(Debug, Serialize)]
+pub struct StoreFigures {
+    /// `sqlite` or `postgres`.
+    pub store: &'static str,
+    /// Executions recorded a second by one thread.
+    pub record_one_per_s: f64,
+    /// Median time of one of those records, in milliseconds.
+    pub record_p50_ms: f64,
+    /// Their 99th percentile.
+    pub record_p99_ms: f64,
+    /// Executions recorded a second by four threads at once.
+    pub record_four_per_s: f64,
+    /// Lessons written.
+    pub lessons: usize,
+    /// Lessons written a second.
+    pub lessons_per_s: f64,
+    /// The first recall, which builds the index from the store.
+    pub recall_first_ms: f64,
+    /// Median recall after it.
+    pub recall_p50_ms: f64,
+    /// 99th percentile recall after it.
+    pub recall_p99_ms: f64,
+}
+
+/// Measures SQLite (a temporary file) and, when given, `postgres` (a fresh, empty store).
+///
+/// # Errors
+/// A store's failure, or a failed write to `out`.
+pub fn run(
+    lessons: usize,
+    postgres: Option<Arc<dyn Store>>,
+    json: bool,
+    out: &mut Out<'_>,
+) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let sqlite = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Create)?;
+    let mut figures = vec![measure("sqlite", Arc::new(sqlite), lessons)?];
+    if let Some(store) = postgres {
+        figures.push(measure("postgres", store, lessons)?);
+    }
+    if json {
+        return out.json(&figures);
+    }
+    for f in &figures {
+        out.line(format!(
+            "{:<8} record {:>6.0}/s one writer (p50 {:.2} ms, p99 {:.2} ms), {:>6.0}/s four \
+             | {} lessons at {:.0}/s | recall: first {:.0} ms, then p50 {:.2} ms, p99 {:.2} ms",
+            f.store,
+            f.record_one_per_s,
+            f.record_p50_ms,
+            f.record_p99_ms,
+            f.record_four_per_s,
+            f.lessons,
+            f.lessons_per_s,
+            f.recall_first_ms,
+            f.recall_p50_ms,
+            f.recall_p99_ms
+        ))?;
+    }
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn quantile(sorted: &[Duration], q: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted.get(i).map_or(0.0, |d| ms(*d))
+}
+
+fn execution(skill: &SkillPath, i: usize) -> NewExecution {
+    NewExecution {
+        skill: skill.clone(),
+        input: json!({"ticket": i, "text": WORDS[i % WORDS.len()]}),
+        output: json!({"ok": !i.is_multiple_of(3)}),
+        outcome: Outcome::Accepted,
+        cost_usd: None,
+        latency_ms: None,
+        model: None,
+        session: None,
+        lessons_shown: Vec::new(),
+    }
+}
+
+fn measure(name: &'static str, store: Arc<dyn Store>, lessons: usize) -> Result<StoreFigures> {
+    let engine = Engine::new(Arc::clone(&store), EngineConfig::default());
+    let skill = SkillPath::parse("bench/records")?;
+
+    let mut took = Vec::with_capacity(RECORDS);
+    let started = Instant::now();
+    for i in 0..RECORDS {
+        let t = Instant::now();
+        engine.record_execution(execution(&skill, i))?;
+        took.push(t.elapsed());
+    }
+    let record_one_per_s = RECORDS as f64 / started.elapsed().as_secs_f64();
+    took.sort();
+    let started = Instant::now();
+    std::thread::scope(|s| -> Result<()> {
+        let workers: Vec<_> = (0..4)
+            .map(|w| {
+                let (engine, skill) = (&engine, &skill);
+                s.spawn(move || -> Result<()> {
+                    for i in 0..RECORDS / 4 {
+                        engine.record_execution(execution(skill, (w + 1) * RECORDS + i))?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join()
+                .map_err(|_| anyhow::anyhow!("a writer panicked"))??;
+        }
+        Ok(())
+    })?;
+    let record_four_per_s = RECORDS as f64 / started.elapsed().as_secs_f64();
+
+    // A lesson the correction pipeline made is the template of the synthetic ones.
+    let skill = SkillPath::parse("bench/lessons")?;
+    let x = engine.record_execution(execution(&skill, 0))?;
+    let template = engine
+        .correct(NewCorrection {
+            skill: skill.clone(),
+            execution_id: x.id,
+            text: "Always state the currency of the invoice total.".into(),
+            author_kind: AuthorKind::Human,
+            author: None,
+        })?
+        .lesson
+        .ok_or_else(|| anyhow::anyhow!("the template correction made no lesson"))?;
+    let now = Utc::now();
+    let started = Instant::now();
+    for chunk in (0..lessons).collect::<Vec<_>>().chunks(BATCH) {
+        let batch: Vec<Record> = chunk
+            .iter()
+            .map(|&i| {
+                let mut l = template.clone();
+                let at = now + TimeDelta::microseconds(i64::try_from(i).unwrap_or(i64::MAX));
+                l.id = LessonId::generate(at);
+                let (a, b, c) = (
+                    WORDS[i % WORDS.len()],
+                    WORDS[(i / 7) % WORDS.len()],
+                    WORDS[(i / 49) % WORDS.len()],
+                );
+                l.rule = format!("Always check the {a} and the {b} of each {c} (case {i}).");
+                l.applies_when = format!("When a {c} mentions {a}.");
+                l.tiers.summary = l.rule.clone();
+                l.status = LessonStatus::Approved;
+                l.created_at = at;
+                l.updated_at = at;
+                Record::Lesson(l)
+            })
+            .collect();
+        store.write(&batch, OnDuplicate::Fail)?;
+    }
+    let lessons_per_s = lessons as f64 / started.elapsed().as_secs_f64();
+
+    let query = |i: usize| RecallQuery {
+        text: format!(
+            "check the {} of the {}",
+            WORDS[(i * 5) % WORDS.len()],
+            WORDS[(i * 11) % WORDS.len()]
+        ),
+        skill: Some(skill.clone()),
+        ..RecallQuery::default()
+    };
+    let started = Instant::now();
+    engine.recall(&query(0))?;
+    let first = started.elapsed();
+    let mut recalls = Vec::with_capacity(RECALLS);
+    for i in 0..RECALLS {
+        let t = Instant::now();
+        let found = engine.recall(&query(i))?;
+        recalls.push(t.elapsed());
+        anyhow::ensure!(!found.lessons.is_empty(), "recall found nothing");
+    }
+    recalls.sort();
+    Ok(StoreFigures {
+        store: name,
+        record_one_per_s,
+        record_p50_ms: quantile(&took, 0.5),
+        record_p99_ms: quantile(&took, 0.99),
+        record_four_per_s,
+        lessons,
+        lessons_per_s,
+        recall_first_ms: ms(first),
+        recall_p50_ms: quantile(&recalls, 0.5),
+        recall_p99_ms: quantile(&recalls, 0.99),
+    })
+}

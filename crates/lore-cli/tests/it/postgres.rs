@@ -1,0 +1,663 @@
+//! Several `lore serve` processes on one PostgreSQL database (the `postgres` feature): what one
+//! server writes, another recalls and follows. Each test has a schema of its own on the test
+//! server that `scripts/ci/postgres` starts; without it the tests skip, and under CI they fail.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use lore_postgres::testing::{fresh_schema, test_url, with_schema};
+use serde_json::{Value, json};
+
+const LORE: &str = env!("CARGO_BIN_EXE_lore");
+
+/// A schema of the test server, dropped with its tables when the guard drops.
+struct Schema {
+    url: String,
+    name: String,
+}
+
+impl Schema {
+    fn new(server: &str) -> Self {
+        let name = fresh_schema();
+        Self {
+            url: with_schema(server, &name),
+            name,
+        }
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        let server = self.url.split('?').next().unwrap_or_default().to_owned();
+        let _ = Command::new("psql")
+            .args([
+                &server,
+                "-qc",
+                &format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.name),
+            ])
+            .output();
+    }
+}
+
+/// A running `lore serve --store URL`, killed when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    banner: String,
+    _stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    fn start(dir: &Path, store: &str, extra: &[&str]) -> Self {
+        let mut child = Command::new(LORE)
+            .current_dir(dir)
+            .env_remove("LORE_HOME")
+            .env_remove("DATABASE_URL")
+            .args(["serve", "--addr", "127.0.0.1:0", "--store", store])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut banner = String::new();
+        for _ in 0..2 {
+            stdout.read_line(&mut banner).unwrap();
+        }
+        let addr = banner
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no address in {banner:?}"))
+            .parse()
+            .unwrap();
+        Self {
+            child,
+            addr,
+            banner,
+            _stdout: stdout,
+        }
+    }
+
+    fn post(&self, path: &str, body: &Value) -> Value {
+        let (status, value) = try_post(self.addr, path, body);
+        assert!(status < 300, "POST {path} {body}: {status} {value}");
+        value
+    }
+
+    /// The status of `GET path`, with no token.
+    fn probe(&self, path: &str) -> u16 {
+        ureq::get(&format!("http://{}{path}", self.addr))
+            .config()
+            .http_status_as_error(false)
+            .build()
+            .call()
+            .unwrap()
+            .status()
+            .as_u16()
+    }
+
+    fn recall(&self, query: &str, skill: &str) -> Vec<String> {
+        let answer = self.post("/v1/recall", &json!({"query": query, "skill": skill}));
+        answer["lessons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["id"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `GET /v1/events` on a server, read as it arrives.
+struct Events {
+    stream: BufReader<std::net::TcpStream>,
+    seen: String,
+}
+
+impl Events {
+    fn open(server: &Server) -> Self {
+        use std::io::Write;
+        let mut stream = std::net::TcpStream::connect(server.addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let request = format!(
+            "GET /v1/events HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\r\n",
+            server.addr
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut events = Self {
+            stream: BufReader::new(stream),
+            seen: String::new(),
+        };
+        // The stream starts at the newest write once its headers are out.
+        events.wait_for("text/event-stream", Duration::from_secs(5));
+        events
+    }
+
+    /// Reads until `text` has arrived; returns how long that took.
+    fn wait_for(&mut self, text: &str, most: Duration) -> Duration {
+        let started = Instant::now();
+        while !self.seen.contains(text) {
+            assert!(
+                started.elapsed() < most,
+                "{text} did not arrive within {most:?}: {}",
+                self.seen
+            );
+            let mut line = String::new();
+            match self.stream.read_line(&mut line) {
+                Ok(_) => self.seen.push_str(&line),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        started.elapsed()
+    }
+}
+
+/// A lesson approved through server A is recalled through server B, whose recall index was
+/// built before the lesson existed, on B's first recall after the approval; B's event stream
+/// shows the execution recorded and the lesson approved through A.
+#[test]
+fn a_lesson_approved_through_one_server_is_recalled_through_another() {
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let review = ["--curation", "review", "--human-corrections", "review"];
+    let a = Server::start(dir.path(), &schema.url, &review);
+    let b = Server::start(dir.path(), &schema.url, &review);
+    let password = password_of(&server);
+    for s in [&a, &b] {
+        assert_eq!((s.probe("/healthz"), s.probe("/readyz")), (200, 200));
+        assert!(s.banner.contains("Store: postgres://"), "{}", s.banner);
+        assert!(!s.banner.contains(&password), "{}", s.banner);
+    }
+
+    let skill = "support/triage";
+    let query = "refund invoices currency";
+    assert!(b.recall(query, skill).is_empty(), "B's index starts empty");
+    let mut events = Events::open(&b);
+    let recorded = Instant::now();
+    let execution = a.post(
+        "/v1/executions",
+        &json!({"skill": skill, "input": {"ticket": "refund"}, "output": {"total": "12"},
+                "outcome": "rejected"}),
+    );
+    let corrected = a.post(
+        "/v1/corrections",
+        &json!({"skill": skill, "execution_id": execution["id"],
+                "text": "Always state the currency of refund invoices."}),
+    );
+    let lesson = corrected["lesson"]["id"].as_str().unwrap().to_owned();
+    let id = execution["id"].as_str().unwrap();
+    events.wait_for(id, Duration::from_secs(5));
+    eprintln!(
+        "B's events showed the execution recorded through A {:?} after the request",
+        recorded.elapsed()
+    );
+    assert_eq!(corrected["lesson"]["status"], "needs_review", "{corrected}");
+    assert!(
+        !b.recall(query, skill).contains(&lesson),
+        "a lesson waiting for review is not recalled"
+    );
+
+    a.post("/v1/review/approve", &json!({"ids": [lesson]}));
+    let approved = Instant::now();
+    let mut polls = 0;
+    let delay = loop {
+        polls += 1;
+        if b.recall(query, skill).contains(&lesson) {
+            break approved.elapsed();
+        }
+        assert!(
+            approved.elapsed() < Duration::from_secs(5),
+            "B never recalled {lesson}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    eprintln!("recalled through B {delay:?} after the approval through A ({polls} recalls)");
+    assert_eq!(polls, 1, "B's very next recall sees A's approval");
+    events.wait_for("\"approved\"", Duration::from_secs(5));
+    assert!(events.seen.contains(&lesson), "{}", events.seen);
+}
+
+/// One client's request and how it ended.
+#[derive(Debug)]
+enum Outcome {
+    Recorded(String),
+    Corrected(Option<String>),
+    CorrectionRefused,
+    Decided { lesson: String, to: String },
+    Refused { status: u16 },
+}
+
+/// Sends a POST and returns the status with the answer.
+fn try_post(addr: SocketAddr, path: &str, body: &Value) -> (u16, Value) {
+    let mut answer = ureq::post(&format!("http://{addr}{path}"))
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .header("content-type", "application/json")
+        .send(body.to_string())
+        .unwrap();
+    let status = answer.status().as_u16();
+    let text = answer.body_mut().read_to_string().unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Four servers on one database, two clients each, recording, correcting the same executions
+/// and deciding on the same lessons at once: every ID is unique, every write that was answered
+/// is stored and every refused one is not, each lesson's audit entries chain from its first
+/// status to its current one, and the audit log's numbers have no gap.
+#[test]
+fn four_servers_writing_at_once_lose_nothing_and_keep_the_audit_chain() {
+    use lore_core::Store;
+    use lore_core::model::AuditAction;
+    use lore_core::ports::store::{ChangeCursor, ListFilter};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let review = ["--curation", "review", "--human-corrections", "review"];
+    let servers: Vec<Server> = (0..4)
+        .map(|_| Server::start(dir.path(), &schema.url, &review))
+        .collect();
+    let skill = "billing/refunds";
+    let topics = [
+        "currency",
+        "vat",
+        "iban",
+        "deadline",
+        "approver",
+        "receipt",
+        "discount",
+        "shipping",
+        "duplicate",
+        "signature",
+        "language",
+        "rounding",
+    ];
+    let mut executions = Vec::new();
+    for e in 0..3 {
+        let x = servers[0].post(
+            "/v1/executions",
+            &json!({"skill": skill, "input": {"n": e}, "output": {"ok": false},
+                    "outcome": "rejected"}),
+        );
+        executions.push(x["id"].as_str().unwrap().to_owned());
+    }
+    let mut shared = Vec::new();
+    for (i, topic) in topics.iter().enumerate() {
+        let c = servers[0].post(
+            "/v1/corrections",
+            &json!({"skill": skill, "execution_id": executions[i % 3],
+                    "text": format!("Always check the {topic} field {i} before a refund.")}),
+        );
+        shared.push(c["lesson"]["id"].as_str().unwrap().to_owned());
+    }
+
+    let decisions = ["approve", "reject", "exception"];
+    let outcomes: Vec<Outcome> =
+        std::thread::scope(|s| {
+            let mut clients = Vec::new();
+            for (n, server) in servers.iter().enumerate() {
+                for client in 0..2 {
+                    let (addr, shared, executions) = (server.addr, &shared, &executions);
+                    clients.push(s.spawn(move || {
+                    let mut out = Vec::new();
+                    for i in 0..12_usize {
+                        let pick = n * 7 + client * 5 + i * 3;
+                        match i % 3 {
+                            0 => {
+                                let (status, body) = try_post(
+                                    addr,
+                                    "/v1/executions",
+                                    &json!({"skill": skill, "input": {"c": pick},
+                                            "output": {"i": i}, "outcome": "accepted"}),
+                                );
+                                assert_eq!(status, 201, "{body}");
+                                out.push(Outcome::Recorded(body["id"].as_str().unwrap().into()));
+                            }
+                            1 => {
+                                let text = format!(
+                                    "Never refund order batch {n}x{client}x{i} without a ticket."
+                                );
+                                let (status, body) = try_post(
+                                    addr,
+                                    "/v1/corrections",
+                                    &json!({"skill": skill,
+                                            "execution_id": executions[pick % 3],
+                                            "text": text}),
+                                );
+                                // A correction whose older lessons kept changing under it is
+                                // refused whole after its tries (checked below).
+                                assert!(status < 300 || status == 409, "{status} {body}");
+                                if status == 409 {
+                                    out.push(Outcome::CorrectionRefused);
+                                } else {
+                                    let lesson = body["lesson"]["id"].as_str().map(str::to_owned);
+                                    out.push(Outcome::Corrected(lesson));
+                                }
+                            }
+                            _ => {
+                                let lesson = shared[pick % shared.len()].clone();
+                                let decision = decisions[(pick / 3) % decisions.len()];
+                                let (status, body) = try_post(
+                                    addr,
+                                    &format!("/v1/review/{decision}"),
+                                    &json!({"ids": [lesson]}),
+                                );
+                                assert!(status < 500, "{status} {body}");
+                                if status < 300 {
+                                    let to = body["lessons"][0]["status"].as_str().unwrap();
+                                    out.push(Outcome::Decided { lesson, to: to.into() });
+                                } else {
+                                    out.push(Outcome::Refused { status });
+                                }
+                            }
+                        }
+                    }
+                    out
+                }));
+                }
+            }
+            clients
+                .into_iter()
+                .flat_map(|c| c.join().unwrap())
+                .collect()
+        });
+    drop(servers);
+
+    let store = lore_postgres::PostgresStore::connect(&schema.url).unwrap();
+    let all = ListFilter::default();
+    let recorded: Vec<&String> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Outcome::Recorded(id) => Some(id),
+            _ => None,
+        })
+        .collect();
+    let stored_executions = store.executions(&all).unwrap();
+    let ids: BTreeSet<&str> = stored_executions.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(
+        ids.len(),
+        stored_executions.len(),
+        "no duplicate execution ID"
+    );
+    assert_eq!(
+        stored_executions.len(),
+        3 + recorded.len(),
+        "every record landed once"
+    );
+    assert!(recorded.iter().all(|id| ids.contains(id.as_str())));
+
+    let lessons = store.lessons(&all).unwrap();
+    let lesson_ids: BTreeSet<&str> = lessons.iter().map(|l| l.id.as_str()).collect();
+    assert_eq!(lesson_ids.len(), lessons.len(), "no duplicate lesson ID");
+    let mut corrected = 0;
+    for o in &outcomes {
+        if let Outcome::Corrected(lesson) = o {
+            corrected += 1;
+            if let Some(id) = lesson {
+                assert!(
+                    lesson_ids.contains(id.as_str()),
+                    "correction's lesson {id} is stored"
+                );
+            }
+        }
+    }
+    let corrections_refused = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::CorrectionRefused))
+        .count();
+    assert_eq!(
+        store.corrections(&all).unwrap().len(),
+        topics.len() + corrected,
+        "answered corrections are stored, refused ones are not"
+    );
+
+    // Audit numbers run 1..=n with no gap and no repeat.
+    let changes = store.changes(ChangeCursor::default(), 1_000_000).unwrap();
+    let seqs: Vec<u64> = changes.audit.iter().map(|(s, _)| *s).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+    let audit_ids: BTreeSet<&str> = changes.audit.iter().map(|(_, a)| a.id.as_str()).collect();
+    assert_eq!(audit_ids.len(), seqs.len(), "no duplicate audit ID");
+
+    // Every answered decision is one transition in the audit log, every refused one none, and
+    // each lesson's transitions chain from its first status to its current one.
+    let mut decided: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut refused = 0;
+    for o in &outcomes {
+        match o {
+            Outcome::Decided { lesson, to } => {
+                decided
+                    .entry(lesson.as_str())
+                    .or_default()
+                    .push(to.as_str());
+            }
+            Outcome::Refused { status, .. } => {
+                assert!(matches!(status, 400 | 409 | 422), "refused with {status}");
+                refused += 1;
+            }
+            _ => {}
+        }
+    }
+    for lesson in &lessons {
+        let id = lesson.id.as_str();
+        let entries: Vec<_> = changes
+            .audit
+            .iter()
+            .map(|(_, a)| a)
+            .filter(|a| a.subject == id)
+            .collect();
+        let transitions: Vec<_> = entries
+            .iter()
+            .filter(|a| a.action == AuditAction::Transition)
+            .collect();
+        let mut status = entries
+            .iter()
+            .find(|a| a.action == AuditAction::Created)
+            .and_then(|a| a.to)
+            .unwrap_or_else(|| panic!("{id} has a creation entry: {entries:?}"));
+        for t in &transitions {
+            assert_eq!(
+                t.from,
+                Some(status),
+                "{id}: the chain is unbroken: {entries:?}"
+            );
+            status = t.to.unwrap();
+        }
+        assert_eq!(
+            status, lesson.status,
+            "{id}: the chain ends at the stored status"
+        );
+        if shared.iter().any(|s| s == id) {
+            let answered: Vec<&str> = decided.get(id).cloned().unwrap_or_default();
+            let logged: Vec<String> = transitions
+                .iter()
+                .map(|t| t.to.unwrap().as_str().to_owned())
+                .collect();
+            assert_eq!(
+                answered.len(),
+                logged.len(),
+                "{id}: each answered decision is logged once, each refused one not at all"
+            );
+            let (mut a, mut l) = (answered.clone(), logged.clone());
+            a.sort_unstable();
+            l.sort_unstable();
+            assert_eq!(a, l.iter().map(String::as_str).collect::<Vec<_>>(), "{id}");
+        }
+    }
+    let moved: usize = decided.values().map(Vec::len).sum();
+    eprintln!(
+        "{} requests: {} records, {corrected} corrections stored and {corrections_refused} \
+         refused, {moved} decisions answered and {refused} refused",
+        outcomes.len(),
+        recorded.len()
+    );
+    assert!(moved > 0 && refused > 0, "the race had winners and losers");
+}
+
+/// `lore migrate` copies an SQLite store into PostgreSQL and back: counts and checksums match
+/// at each step, a second run copies nothing more, recall answers alike on both, and the copy
+/// back is a third store with the same checksums.
+#[test]
+fn migration_to_postgres_and_back_keeps_every_record() {
+    use crate::common::Project;
+
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let p = Project::new().initialized();
+    let skill = "finance/invoices";
+    let mut lessons = Vec::new();
+    for (i, text) in [
+        "Always state the currency of every invoice total.",
+        "Never round tax amounts before summing the lines.",
+        "Always quote the purchase order number in the subject.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let input = format!("{{\"invoice\": {i}}}");
+        let id = p.json(&[
+            "record",
+            skill,
+            "--input",
+            &input,
+            "--output",
+            "{\"total\": 1}",
+        ])["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let made = p.correct(skill, &id, text);
+        lessons.push(made["lesson"]["id"].as_str().unwrap().to_owned());
+    }
+    p.ok(&["review", "reject", &lessons[2]]);
+    let pg = format!("postgres:{}", schema.url);
+    let sqlite = "sqlite:.lore/lore.db";
+    let query = "currency of the invoice total";
+    // Recall embeds the lessons and freezes the embedder's fit: both travel with the copy.
+    p.ok(&["recall", query, "--skill", skill]);
+
+    let there = p.json(&["migrate", "--from", sqlite, "--to", &pg]);
+    assert!(there["copied"].as_u64().unwrap() > 9, "{there}");
+    assert_eq!(there["counts"]["lessons"], 3, "{there}");
+    assert!(there["vectors"].as_u64().unwrap() >= 2, "{there}");
+    let again = p.json(&["migrate", "--from", sqlite, "--to", &pg]);
+    assert_eq!(again["copied"], 0, "a second run copies nothing: {again}");
+    assert_eq!(again["skipped"], there["copied"], "{again}");
+    assert_eq!(again["checksums"], there["checksums"]);
+
+    let back = p.json(&["migrate", "--from", &pg, "--to", "sqlite:back/lore.db"]);
+    assert_eq!(back["checksums"], there["checksums"], "{back}");
+    assert_eq!(back["counts"], there["counts"], "{back}");
+
+    let recall = |store: &str| -> Vec<String> {
+        let out = p.json(&["recall", query, "--skill", skill, "--store", store]);
+        out["lessons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let on_sqlite = recall(sqlite);
+    assert!(on_sqlite.contains(&lessons[0]), "{on_sqlite:?}");
+    assert_eq!(recall(&pg), on_sqlite);
+    assert_eq!(recall("sqlite:back/lore.db"), on_sqlite);
+
+    // A destination that holds other records is not a copy of the source: refused.
+    let other = Project::new().initialized();
+    other.ok(&["record", skill, "--input", "{}", "--output", "{}"]);
+    let err = other.fails(&["migrate", "--from", "sqlite:missing.db", "--to", &pg]);
+    assert!(err.contains("no Lore store"), "{err}");
+    let err = other.fails(&["migrate", "--from", "sqlite:.lore/lore.db", "--to", &pg]);
+    assert!(err.contains("holds records the source lacks"), "{err}");
+    assert!(!err.contains(&password_of(&server)), "{err}");
+    let after = p.json(&["migrate", "--from", sqlite, "--to", &pg]);
+    assert_eq!(
+        after["copied"], 0,
+        "the refused migration wrote nothing: {after}"
+    );
+    assert_eq!(after["counts"], there["counts"]);
+}
+
+/// The password of a `postgres://user:password@…` URL.
+fn password_of(url: &str) -> String {
+    url.split_once("://")
+        .and_then(|(_, rest)| rest.rsplit_once('@'))
+        .and_then(|(user, _)| user.split_once(':'))
+        .map(|(_, p)| p.to_owned())
+        .unwrap()
+}
+
+/// The store's password shows nowhere: not in output, not in a trace-level log, not in the
+/// error of a wrong password or an unreachable server.
+#[test]
+fn the_store_password_never_shows() {
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let password = password_of(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let run = |store: &str, args: &[&str]| {
+        let out = Command::new(LORE)
+            .current_dir(dir.path())
+            .env_remove("LORE_HOME")
+            .env("LORE_LOG", "trace")
+            .env("DATABASE_URL", store)
+            .args(args)
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), all)
+    };
+    let (ok, all) = run(
+        &schema.url,
+        &["record", "a/b", "--input", "{}", "--output", "{}"],
+    );
+    assert!(ok, "{all}");
+    let (ok, all) = run(&schema.url, &["memory", "status"]);
+    assert!(ok && all.contains("postgres"), "{all}");
+    assert!(!all.contains(&password), "{all}");
+    let (ok, all) = run(&schema.url, &["--json", "init"]);
+    assert!(ok, "{all}");
+    assert!(!all.contains(&password), "{all}");
+
+    let wrong = schema.url.replace(&password, "wrong-password-7f3a");
+    let (ok, all) = run(&wrong, &["memory", "status"]);
+    assert!(
+        !ok && all.contains("password authentication failed"),
+        "{all}"
+    );
+    assert!(!all.contains("wrong-password-7f3a"), "{all}");
+    let (head, tail) = schema.url.rsplit_once('@').unwrap();
+    let closed = format!("{head}@127.0.0.1:1/{}", tail.split_once('/').unwrap().1);
+    let (ok, all) = run(&closed, &["memory", "status"]);
+    assert!(!ok, "{all}");
+    assert!(!all.contains(&password), "{all}");
+}
