@@ -829,6 +829,7 @@ mod tests {
                 "core_memory_write",
                 "correct",
                 "decision_sequence",
+                "export_causal_graph",
                 "find_anti_patterns",
                 "find_patterns",
                 "get_episode",

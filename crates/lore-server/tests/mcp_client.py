@@ -27,7 +27,7 @@ READ_ONLY = {
     "search_memory", "recall_memory", "list_lessons", "get_lesson", "memory_prompt",
     "memory_status", "review_queue", "core_memory_read", "archival_memory_search",
     "conversation_log_read", "get_episode", "decision_sequence", "list_episodes", "causal_path",
-    "what_if", "similar_decisions", "find_patterns", "find_anti_patterns",
+    "export_causal_graph", "what_if", "similar_decisions", "find_patterns", "find_anti_patterns",
 }
 WRITES = {
     "record_execution", "correct", "review_lessons", "report_signal", "core_memory_write",
@@ -122,6 +122,13 @@ async def episodes(session):
     path = await call(session, "causal_path", {"from": "decision:team lead", "to": "outcome:failure"})
     # "Handled" follows both choices and led to failure in one of its two episodes.
     check(path["found"] and path["strength"] == 0.5, f"causal_path: {path}")
+    exported = await call(session, "export_causal_graph", {})
+    graph = json.loads(exported["graph"])
+    check(exported["format"] == "json" and not exported["truncated"], f"export_causal_graph: {exported}")
+    check(any(n["type"] == "decision" and "team lead" in n["label"] for n in graph["nodes"]),
+          f"export_causal_graph nodes: {graph['nodes']}")
+    dot = await call(session, "export_causal_graph", {"format": "dot"})
+    check(dot["graph"].startswith("digraph causal {"), f"export_causal_graph dot: {dot}")
     what_if = await call(session, "what_if", {"episode": "mcp-ep-2", "decision": "d1", "alternative": "on-call"})
     check(what_if["evidence"] and what_if["alternative_success_rate"] == 1.0, f"what_if: {what_if}")
     similar = await call(session, "similar_decisions", {"context": "who to page for an outage"})

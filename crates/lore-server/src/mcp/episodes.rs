@@ -70,6 +70,30 @@ pub struct ListEpisodesParams {
     pub offset: Option<usize>,
 }
 
+/// Parameters of `export_causal_graph`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportGraphParams {
+    /// `json` (the `causal-graph.json` shape: numbered nodes, edges between them, patterns; the
+    /// default) or `dot` (Graphviz, to draw it).
+    #[serde(default)]
+    pub format: Option<String>,
+}
+
+/// The whole causal graph.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GraphExport {
+    /// `json` or `dot`.
+    pub format: String,
+    /// The graph as text, at most 256 KiB.
+    pub graph: String,
+    /// Whether the graph was cut to that size (ask `causal_path` or the patterns instead).
+    pub truncated: bool,
+}
+
+/// The most of an exported graph an MCP answer carries: a model's context is no place for more.
+const MAX_EXPORT: usize = 256 * 1024;
+
 /// Parameters of `causal_path`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -371,6 +395,46 @@ impl LoreMcp {
                 })
                 .collect(),
             next_offset: page.next_offset,
+        }))
+    }
+
+    /// The whole causal graph of the recorded episodes, to keep or draw elsewhere: JSON (nodes
+    /// with how often they occurred and their success rate, weighted edges, patterns) or
+    /// Graphviz DOT. For a question about one failure, `causal_path` answers in far fewer tokens.
+    #[tool(annotations(
+        title = "Export the causal graph",
+        read_only_hint = true,
+        open_world_hint = false
+    ))]
+    async fn export_causal_graph(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(p): Parameters<ExportGraphParams>,
+    ) -> Result<Json<GraphExport>, String> {
+        use lore_core::graph_export::GraphFormat;
+        let format = match p.format.as_deref() {
+            None => GraphFormat::Json,
+            Some(raw) => GraphFormat::parse(raw).map_err(|e| e.to_string())?,
+        };
+        let mut graph = self
+            .call(&ctx, move |e| e.causal_graph_export(format))
+            .await?;
+        let truncated = graph.len() > MAX_EXPORT;
+        if truncated {
+            let mut cut = MAX_EXPORT;
+            while !graph.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            graph.truncate(cut);
+        }
+        Ok(Json(GraphExport {
+            format: match format {
+                GraphFormat::Json => "json",
+                GraphFormat::Dot => "dot",
+            }
+            .to_owned(),
+            graph,
+            truncated,
         }))
     }
 

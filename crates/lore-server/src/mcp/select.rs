@@ -39,6 +39,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "decision_sequence",
             "list_episodes",
             "causal_path",
+            "export_causal_graph",
             "what_if",
             "similar_decisions",
             "find_patterns",
