@@ -54,8 +54,10 @@ pub enum Error {
     #[error(transparent)]
     Llm(#[from] crate::ports::llm::LlmError),
     /// The store failed for a reason the caller cannot fix by changing the request.
+    // The message already holds the backend's text; were it also the error's source, a printed
+    // chain of causes would say it twice ("store error: X: X").
     #[error("store error: {0}")]
-    Store(#[source] Box<dyn std::error::Error + Send + Sync>),
+    Store(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl Error {

@@ -660,4 +660,7 @@ fn the_store_password_never_shows() {
     let (ok, all) = run(&closed, &["memory", "status"]);
     assert!(!ok, "{all}");
     assert!(!all.contains(&password), "{all}");
+    // The backend's reason is said once, not once as the message and again as its cause.
+    let reason = "Connection refused";
+    assert_eq!(all.matches(reason).count(), 1, "{all}");
 }
