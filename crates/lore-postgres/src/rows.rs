@@ -15,63 +15,22 @@ use tokio_postgres::types::ToSql;
 use crate::connect::Fail;
 use crate::filter::{Param, Where};
 
-/// The table of one record kind (episodes live in `episodes.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Table {
-    Executions,
-    Corrections,
-    Lessons,
-    ErrorEvents,
-    Audit,
-    Memories,
+pub(crate) use lore_core::ports::store::Table;
+
+/// The counter a new row of this table draws from, and the column it fills: `seq` for
+/// the followed kinds, a lesson's `revision`.
+fn counter_of(table: Table) -> Option<(Counter, &'static str)> {
+    match table {
+        Table::Executions => Some((Counter::Executions, "seq")),
+        Table::Audit => Some((Counter::Audit, "seq")),
+        Table::Lessons => Some((Counter::Lessons, "revision")),
+        _ => None,
+    }
 }
 
-impl Table {
-    /// The tables whose records carry a skill, with the audit kind that names them.
-    pub(crate) const SCOPED: [(Table, RecordKind); 4] = [
-        (Table::Executions, RecordKind::Execution),
-        (Table::Corrections, RecordKind::Correction),
-        (Table::Lessons, RecordKind::Lesson),
-        (Table::ErrorEvents, RecordKind::ErrorEvent),
-    ];
-
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Table::Executions => "executions",
-            Table::Corrections => "corrections",
-            Table::Lessons => "lessons",
-            Table::ErrorEvents => "error_events",
-            Table::Audit => "audit",
-            Table::Memories => "memories",
-        }
-    }
-
-    pub(crate) fn kind(self) -> &'static str {
-        match self {
-            Table::Executions => "execution",
-            Table::Corrections => "correction",
-            Table::Lessons => "lesson",
-            Table::ErrorEvents => "error event",
-            Table::Audit => "audit entry",
-            Table::Memories => "memory entry",
-        }
-    }
-
-    /// The counter a new row of this table draws from, and the column it fills: `seq` for
-    /// the followed kinds, a lesson's `revision`.
-    pub(crate) fn counter(self) -> Option<(Counter, &'static str)> {
-        match self {
-            Table::Executions => Some((Counter::Executions, "seq")),
-            Table::Audit => Some((Counter::Audit, "seq")),
-            Table::Lessons => Some((Counter::Lessons, "revision")),
-            _ => None,
-        }
-    }
-
-    /// Whether the table has full-text columns (`doc`, `tsv`).
-    fn searched(self) -> bool {
-        matches!(self, Table::Executions | Table::Lessons | Table::Memories)
-    }
+/// Whether the table has full-text columns (`doc`, `tsv`).
+fn searched(table: Table) -> bool {
+    matches!(table, Table::Executions | Table::Lessons | Table::Memories)
 }
 
 /// The rows of `lore_counters`. Their order is the order writers lock them in.
@@ -339,7 +298,7 @@ pub(crate) async fn insert(w: &mut Writer<'_>, row: &Row) -> Result<(), Fail> {
         .map(|(_, v)| v.as_ref() as &(dyn ToSql + Sync))
         .collect();
     let number;
-    if let Some((counter, column)) = row.table.counter() {
+    if let Some((counter, column)) = counter_of(row.table) {
         number = w.next(counter)?;
         names.push(column);
         values.push(&number);
@@ -350,7 +309,7 @@ pub(crate) async fn insert(w: &mut Writer<'_>, row: &Row) -> Result<(), Fail> {
     // are searched; the columns follow.
     let mut all: Vec<&(dyn ToSql + Sync)> = Vec::new();
     let (mut columns, mut marks) = (vec!["id", "body"], Vec::new());
-    if row.table.searched() {
+    if searched(row.table) {
         all.extend(texts.iter().map(|t| t as &(dyn ToSql + Sync)));
         all.push(&doc);
     }
@@ -362,7 +321,7 @@ pub(crate) async fn insert(w: &mut Writer<'_>, row: &Row) -> Result<(), Fail> {
     for i in 0..columns.len() {
         marks.push(format!("${}", first + i + 1));
     }
-    if row.table.searched() {
+    if searched(row.table) {
         columns.extend(["doc", "tsv"]);
         marks.extend(["$5".to_owned(), TSV.to_owned()]);
     }
@@ -390,7 +349,7 @@ pub(crate) async fn replace(
     let mut all: Vec<&(dyn ToSql + Sync)> = Vec::new();
     let texts: Vec<String> = row.text.iter().map(|t| t.replace('\0', " ")).collect();
     let doc = row.doc();
-    if row.table.searched() {
+    if searched(row.table) {
         if keep_text {
             all.extend(texts.iter().map(|t| t as &(dyn ToSql + Sync)));
             all.push(&doc);

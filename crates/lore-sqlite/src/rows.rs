@@ -26,7 +26,7 @@ pub(crate) struct Row {
     pub(crate) body: String,
     /// Columns besides `id` and `body`, by name.
     columns: Vec<(&'static str, Value)>,
-    /// The full-text columns, in the order of [`Table::fts_insert`].
+    /// The full-text columns, in the order of [`crate::table::fts_insert`].
     text: Vec<String>,
 }
 
@@ -218,7 +218,7 @@ pub(crate) fn erase(conn: &Connection, seq: i64, row: &Row) -> Result<()> {
     conn.prepare_cached(&sql)
         .and_then(|mut s| s.execute(params_from_iter(values)))
         .db()?;
-    if row.table.fts_insert().is_some() {
+    if crate::table::fts_insert(row.table).is_some() {
         let sql = format!("DELETE FROM {}_fts WHERE rowid = ?", row.table.name());
         conn.prepare_cached(&sql)
             .and_then(|mut s| s.execute([seq]))
@@ -243,7 +243,7 @@ pub(crate) fn merge_text_indexes(conn: &Connection) -> Result<()> {
 
 /// Writes the full-text row of `row` under `rowid`, for the kinds that are searched.
 fn index(conn: &Connection, row: &Row, rowid: i64) -> Result<()> {
-    let Some(sql) = row.table.fts_insert() else {
+    let Some(sql) = crate::table::fts_insert(row.table) else {
         return Ok(());
     };
     let values = std::iter::once(Value::Integer(rowid)).chain(row.text.iter().map(|t| text(t)));

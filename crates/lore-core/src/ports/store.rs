@@ -560,3 +560,55 @@ pub trait Store: Send + Sync {
         self.change_cursor().map(|_| Changes::default())
     }
 }
+
+/// The table each stored record kind lives in, named alike in every backend (episodes keep
+/// tables of their own). The stores add what is particular to their SQL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// Executions.
+    Executions,
+    /// Corrections.
+    Corrections,
+    /// Lessons.
+    Lessons,
+    /// Error events.
+    ErrorEvents,
+    /// The audit log.
+    Audit,
+    /// Agent memory.
+    Memories,
+}
+
+impl Table {
+    /// The tables whose records carry a skill, with the audit kind that names them.
+    pub const SCOPED: [(Table, RecordKind); 4] = [
+        (Table::Executions, RecordKind::Execution),
+        (Table::Corrections, RecordKind::Correction),
+        (Table::Lessons, RecordKind::Lesson),
+        (Table::ErrorEvents, RecordKind::ErrorEvent),
+    ];
+
+    /// The SQL table name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Executions => "executions",
+            Table::Corrections => "corrections",
+            Table::Lessons => "lessons",
+            Table::ErrorEvents => "error_events",
+            Table::Audit => "audit",
+            Table::Memories => "memories",
+        }
+    }
+
+    /// The kind of record, for messages.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Table::Executions => "execution",
+            Table::Corrections => "correction",
+            Table::Lessons => "lesson",
+            Table::ErrorEvents => "error event",
+            Table::Audit => "audit entry",
+            Table::Memories => "memory entry",
+        }
+    }
+}
