@@ -1174,3 +1174,28 @@ async fn probes_say_alive_and_ready_until_shutdown() {
     let (status, _) = send(&app, Method::GET, "/healthz", None).await;
     assert_eq!(status, StatusCode::OK);
 }
+
+/// A kept report is served as kept; none kept is a 404; a bad report name or graph format is
+/// refused (422, as every invalid value) naming the problem, and nothing stored changes.
+#[tokio::test]
+async fn reports_and_the_graph_export_refuse_bad_names_and_formats() {
+    let home = Home::new();
+    let app = app(&home);
+    let (status, body) = send(&app, Method::GET, "/v1/reports/learning", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let curve = json!({"seeds": 1, "with_memory": [1.0, 0.0]});
+    home.engine.save_report("learning", &curve).unwrap();
+    let (status, body) = send(&app, Method::GET, "/v1/reports/learning", None).await;
+    assert_eq!((status, body), (StatusCode::OK, curve.clone()));
+    let (status, body) = send(&app, Method::GET, "/v1/reports/Not%20a%20name", None).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body.to_string().contains("report"), "{body}");
+
+    let (status, body) = send(&app, Method::GET, "/v1/graph/export?format=svg", None).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body.to_string().contains("json or dot"), "{body}");
+    let (status, body) = send(&app, Method::GET, "/v1/graph/export", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["version"], "1.0");
+    assert_eq!(home.engine.report("learning").unwrap(), Some(curve));
+}
