@@ -4,11 +4,13 @@
 //! one.
 
 use std::cmp::Ordering;
+use std::time::Duration;
 
 use super::{Engine, PURGED};
 use lore_core::error::Result;
 use lore_core::id::{EpisodeId, LessonId};
 use lore_core::model::{AuditAction, AuditEntry, Episode, Execution, Lesson, RecordKind};
+use lore_core::ports::bell::ChangeBell;
 use lore_core::ports::store::ChangeCursor;
 use lore_core::scope::SkillPath;
 
@@ -54,6 +56,23 @@ impl Engine {
     /// Store failures; [`crate::Error::Unsupported`] from a store that cannot follow writes.
     pub fn change_cursor(&self) -> Result<ChangeCursor> {
         self.store.change_cursor()
+    }
+
+    /// The mark to pass to [`Engine::wait_for_change`], taken before reading the changes so
+    /// that a write landing between the read and the wait is not slept through.
+    pub fn change_mark(&self) -> u64 {
+        self.store.change_bell().map_or(0, ChangeBell::rung)
+    }
+
+    /// Blocks until the store announces a write after `mark`, or `timeout` passes. A store
+    /// that announces nothing makes this a plain sleep, so followers poll.
+    pub fn wait_for_change(&self, mark: u64, timeout: Duration) {
+        match self.store.change_bell() {
+            Some(bell) => {
+                bell.wait(mark, timeout);
+            }
+            None => std::thread::sleep(timeout),
+        }
     }
 
     /// Up to `limit` executions and `limit` lesson and episode changes after `after`, inside the

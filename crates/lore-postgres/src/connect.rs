@@ -224,6 +224,8 @@ pub(crate) struct Connected {
     pub(crate) scrubber: Scrubber,
     pub(crate) location: String,
     pub(crate) schema: Option<String>,
+    /// How to open a connection of the pool's kind (the listener needs one of its own).
+    pub(crate) config: tokio_postgres::Config,
 }
 
 /// Parses the options, opens the pool and brings the schema up to date.
@@ -278,7 +280,7 @@ pub(crate) async fn connect(options: &PostgresOptions) -> Result<Connected> {
     }
     config.options(format!("-c search_path={}", path.join(",")));
     let manager = Manager::from_config(
-        config,
+        config.clone(),
         NoTls,
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
@@ -294,6 +296,7 @@ pub(crate) async fn connect(options: &PostgresOptions) -> Result<Connected> {
         scrubber,
         location,
         schema,
+        config,
     })
 }
 

@@ -17,12 +17,16 @@
 //!   runs on blocking threads); the store owns a small tokio runtime that drives
 //!   tokio-postgres and a deadpool pool, and each call waits on a channel for its answer, so it
 //!   may be called from any thread, even one inside another runtime.
+//! - **Writes are announced.** Each write NOTIFYs at commit and each store LISTENs on a
+//!   connection of its own (`notify`), so event streams on every server wake at once instead
+//!   of on their poll timer.
 //! - **Secrets stay out of messages.** [`PostgresStore::location`] and every error carry the
 //!   address without its password; errors from the driver are scrubbed of it as well.
 
 mod connect;
 mod episodes;
 mod filter;
+mod notify;
 mod rows;
 mod search;
 mod store;

@@ -115,15 +115,28 @@ impl<'a> Writer<'a> {
         Ok(*current)
     }
 
+    /// Writes back the numbers drawn and, when any was, announces the write to every
+    /// listening store (delivered by PostgreSQL only once the transaction commits), in one
+    /// statement.
     pub(crate) async fn commit(self) -> Result<(), Fail> {
-        let stmt = self
-            .tx
-            .prepare_cached("UPDATE lore_counters SET value = $2 WHERE name = $1")
-            .await?;
-        for (counter, (start, now)) in &self.counters {
-            if start != now {
-                self.tx.execute(&stmt, &[&counter.name(), now]).await?;
-            }
+        let (names, values): (Vec<&str>, Vec<i64>) = self
+            .counters
+            .iter()
+            .filter(|(_, (start, now))| start != now)
+            .map(|(counter, (_, now))| (counter.name(), *now))
+            .unzip();
+        if !names.is_empty() {
+            let stmt = self
+                .tx
+                .prepare_cached(&format!(
+                    "WITH moved AS (UPDATE lore_counters c SET value = v.value \
+                     FROM unnest($1::text[], $2::bigint[]) AS v(name, value) \
+                     WHERE c.name = v.name RETURNING 1) \
+                     SELECT pg_notify('{}', current_schema()) FROM (SELECT count(*) FROM moved) m",
+                    crate::notify::CHANNEL
+                ))
+                .await?;
+            self.tx.execute(&stmt, &[&names, &values]).await?;
         }
         self.tx.commit().await?;
         Ok(())

@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Pool;
@@ -11,6 +11,7 @@ use lore_core::id::{CorrectionId, EpisodeId, ExecutionId, LessonId};
 use lore_core::model::{
     AuditEntry, Correction, Episode, ErrorEvent, Execution, Lesson, MemoryCategory, MemoryEntry,
 };
+use lore_core::ports::bell::ChangeBell;
 use lore_core::ports::embed::EmbedderId;
 use lore_core::ports::store::{
     ChangeCursor, Changes, EpisodeFilter, LessonChanges, LessonUpdate, LessonVector, ListFilter,
@@ -23,6 +24,7 @@ use tracing::instrument;
 use crate::connect::{self, Fail, PostgresOptions, SCHEMA_VERSION, Scrubber};
 use crate::episodes;
 use crate::filter::{Kind, Where};
+use crate::notify;
 use crate::rows::{self, Counter, Row, Table, Writer};
 use crate::search;
 
@@ -36,6 +38,8 @@ pub struct PostgresStore {
     location: String,
     /// The schema it was given, if any.
     schema: Option<String>,
+    /// Rung for every write to this store's schema, by any process (`notify`).
+    bell: Arc<ChangeBell>,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -93,12 +97,19 @@ impl PostgresStore {
             .build()
             .map_err(Error::store)?;
         let connected = wait(&runtime, async move { connect::connect(&options).await })??;
+        let bell = Arc::new(ChangeBell::new());
+        runtime.spawn(notify::listen(
+            connected.config,
+            Arc::clone(&bell),
+            connected.scrubber.clone(),
+        ));
         Ok(Self {
             runtime: Some(runtime),
             pool: connected.pool,
             scrubber: connected.scrubber,
             location: connected.location,
             schema: connected.schema,
+            bell,
         })
     }
 
@@ -655,6 +666,10 @@ impl Store for PostgresStore {
                 .await?;
             Ok(())
         })
+    }
+
+    fn change_bell(&self) -> Option<&ChangeBell> {
+        Some(&self.bell)
     }
 
     fn change_cursor(&self) -> Result<ChangeCursor> {

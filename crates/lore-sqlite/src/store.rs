@@ -12,6 +12,7 @@ use lore_core::id::{CorrectionId, EpisodeId, ExecutionId, LessonId};
 use lore_core::model::{
     AuditEntry, Correction, Episode, ErrorEvent, Execution, Lesson, MemoryCategory, MemoryEntry,
 };
+use lore_core::ports::bell::ChangeBell;
 use lore_core::ports::store::{
     ChangeCursor, Changes, EpisodeFilter, LessonChanges, LessonUpdate, LessonVector, ListFilter,
     OnDuplicate, Record, SearchHit, StoreCounts, StoreInfo, WriteReport,
@@ -51,6 +52,8 @@ pub struct SqliteStore {
     path: PathBuf,
     schema_version: u32,
     checkpointer: Option<Checkpointer>,
+    /// Rung after each commit of this process; writes by other processes are found by polling.
+    bell: ChangeBell,
 }
 
 /// Moves WAL checkpoints off the write path.
@@ -225,6 +228,7 @@ impl SqliteStore {
             path: path.to_owned(),
             schema_version,
             checkpointer,
+            bell: ChangeBell::new(),
         })
     }
 
@@ -250,6 +254,8 @@ impl SqliteStore {
         if let Some(c) = &self.checkpointer {
             c.after_commit(&conn);
         }
+        drop(conn);
+        self.bell.ring();
         Ok(out)
     }
 
@@ -531,6 +537,10 @@ impl Store for SqliteStore {
         let stem = self.path.file_stem()?.to_string_lossy();
         let dir = self.path.parent().unwrap_or(Path::new(""));
         Some(dir.join("index").join(format!("{stem}.{name}")))
+    }
+
+    fn change_bell(&self) -> Option<&ChangeBell> {
+        Some(&self.bell)
     }
 
     fn change_cursor(&self) -> Result<ChangeCursor> {

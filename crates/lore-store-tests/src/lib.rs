@@ -78,6 +78,7 @@ macro_rules! conformance_tests {
             pagination_applies_limit_and_offset,
             audit_lists_by_subject_oldest_first,
             changes_follow_writes_in_commit_order,
+            a_write_rings_the_change_bell,
             search_finds_a_lesson_by_a_rule_word,
             search_respects_statuses_and_skill,
             search_finds_executions_by_their_input,

@@ -225,6 +225,19 @@ pub fn audit_lists_by_subject_oldest_first(store: &dyn Store) {
     assert!(position(&early) < position(&other) && position(&other) < position(&late));
 }
 
+/// A store that announces writes rings its bell for each of its own, so a waiting follower
+/// wakes at once; a wait with the mark after the write sleeps out its timeout.
+pub fn a_write_rings_the_change_bell(store: &dyn Store) {
+    let Some(bell) = store.change_bell() else {
+        return;
+    };
+    let f = Fixture::new();
+    let mark = bell.rung();
+    write(store, vec![Record::Execution(f.execution(&f.hr, 0))]);
+    let after = bell.wait(mark, std::time::Duration::from_secs(30));
+    assert_ne!(after, mark, "the write did not ring the bell");
+}
+
 /// A follower sees executions and audit entries in the order they were written (not their
 /// timestamps' order), each once, from any cursor, a limited number at a time.
 pub fn changes_follow_writes_in_commit_order(store: &dyn Store) {

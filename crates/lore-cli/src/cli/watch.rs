@@ -8,7 +8,8 @@ pub struct WatchArgs {
     /// Only this skill.
     #[arg(long)]
     pub skill: Option<SkillPath>,
-    /// How often to look for new executions, in milliseconds.
+    /// How often to look for new executions, in milliseconds, when the store does not announce
+    /// them (a PostgreSQL store announces every write at once).
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(50..))]
     pub interval_ms: u64,
     /// How many recent executions to show first.

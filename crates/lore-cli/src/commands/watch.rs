@@ -12,7 +12,6 @@
 //! misses nothing; if that fails, it stops with the error.
 
 use std::collections::HashSet;
-use std::thread;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -48,8 +47,10 @@ pub fn run(paths: &Paths, args: WatchArgs, json: bool) -> Result<()> {
     if args.once {
         return Ok(());
     }
+    let mut mark = engine.change_mark();
     loop {
-        thread::sleep(Duration::from_millis(args.interval_ms));
+        engine.wait_for_change(mark, Duration::from_millis(args.interval_ms));
+        mark = engine.change_mark();
         let followed = engine.changes_after(cursor, args.skill.as_ref(), 256)?;
         cursor = followed.cursor;
         for (_, change) in followed.changes {

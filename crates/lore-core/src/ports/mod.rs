@@ -3,6 +3,7 @@
 //! Each port is chosen once at start-up and passed as a trait object (`Arc<dyn Store>`), so the
 //! Engine and its services never name a driver, a model runtime or an HTTP client.
 
+pub mod bell;
 pub mod clock;
 pub mod embed;
 pub mod llm;

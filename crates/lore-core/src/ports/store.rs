@@ -538,6 +538,12 @@ pub trait Store: Send + Sync {
         None
     }
 
+    /// The bell this store rings after each write it hears of, or `None` (the default) for a
+    /// store that hears of none; followers then read the store on a timer.
+    fn change_bell(&self) -> Option<&crate::ports::bell::ChangeBell> {
+        None
+    }
+
     /// The cursor of the newest write: following from here sees only what comes next.
     ///
     /// # Errors

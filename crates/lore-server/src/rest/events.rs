@@ -6,8 +6,10 @@
 //! on the same store (`lore record`, another server) appear, and what makes resuming cheap. An
 //! event's ID is the cursor just past it (`EXECUTIONS-AUDIT`, two sequence numbers), so a client
 //! reconnecting with `Last-Event-ID` continues exactly where it stopped. Without one, the stream
-//! starts at the newest write. An idle stream polls the store every [`POLL`] (two indexed
-//! lookups) and sends a keep-alive comment every [`KEEP_ALIVE`]; streams end when the server
+//! starts at the newest write. An idle stream waits for the store to announce a write (its
+//! [`lore_core::ports::bell::ChangeBell`]: this process's commits, and with PostgreSQL every
+//! server's, through LISTEN/NOTIFY), reading the store at least every [`POLL`] (two indexed
+//! lookups) for writers it cannot hear, and sends a keep-alive comment every [`KEEP_ALIVE`]; streams end when the server
 //! shuts down, so they never hold up a graceful shutdown.
 
 use std::collections::VecDeque;
@@ -30,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use super::{AppState, Caller, Params};
 use crate::error::ApiError;
 
-/// How often an idle stream looks at the store.
+/// The longest an idle stream goes without reading the store.
 pub const POLL: Duration = Duration::from_millis(250);
 /// How often an idle stream sends a comment, so proxies keep the connection open.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -66,6 +68,7 @@ pub async fn events(
         pending: VecDeque::new(),
         shutdown: state.shutdown.clone(),
         wait: false,
+        mark: 0,
     };
     let stream = futures_util::stream::unfold(follow, Follow::next);
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
@@ -92,8 +95,10 @@ struct Follow {
     cursor: ChangeCursor,
     pending: VecDeque<Event>,
     shutdown: CancellationToken,
-    /// Whether to wait a poll interval before reading the store again.
+    /// Whether to wait for a write (or a poll interval) before reading the store again.
     wait: bool,
+    /// The store's change mark taken before the last read.
+    mark: u64,
 }
 
 impl Follow {
@@ -103,9 +108,12 @@ impl Follow {
                 return Some((Ok(event), self));
             }
             if self.wait {
+                let (engine, mark) = (self.engine.clone(), self.mark);
+                // The blocking wait ends by itself within POLL, so shutdown need not cancel it.
+                let rung = tokio::task::spawn_blocking(move || engine.wait_for_change(mark, POLL));
                 tokio::select! {
                     () = self.shutdown.cancelled() => return None,
-                    () = tokio::time::sleep(POLL) => {}
+                    _ = rung => {}
                 }
             }
             if self.shutdown.is_cancelled() {
@@ -113,11 +121,17 @@ impl Follow {
             }
             let (engine, cursor, skill) = (self.engine.clone(), self.cursor, self.skill.clone());
             let read = tokio::task::spawn_blocking(move || {
-                engine.changes_after(cursor, skill.as_ref(), BATCH)
+                let mark = engine.change_mark();
+                engine
+                    .changes_after(cursor, skill.as_ref(), BATCH)
+                    .map(|followed| (mark, followed))
             })
             .await;
             let followed = match read {
-                Ok(Ok(followed)) => followed,
+                Ok(Ok((mark, followed))) => {
+                    self.mark = mark;
+                    followed
+                }
                 // The client reconnects with its Last-Event-ID and loses nothing.
                 Ok(Err(err)) => {
                     tracing::error!(error = %err, "the event stream cannot read the store");

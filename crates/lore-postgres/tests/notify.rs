@@ -1,0 +1,78 @@
+//! Writes through one store wake the followers of every other store on the same schema, and
+//! only of that schema.
+
+use std::time::{Duration, Instant};
+
+use lore_core::id::ExecutionId;
+use lore_core::model::{Execution, Outcome};
+use lore_core::ports::store::{OnDuplicate, Record};
+use lore_core::{SkillPath, Store};
+use lore_postgres::testing::{TestStore, test_url, with_schema};
+use lore_postgres::{PostgresOptions, PostgresStore};
+
+fn execution() -> Record {
+    let now = chrono::Utc::now();
+    Record::Execution(Execution {
+        id: ExecutionId::generate(now),
+        skill: SkillPath::parse("ops/deploy").unwrap(),
+        timestamp: now,
+        input: serde_json::json!({"step": 1}),
+        output: serde_json::json!({"ok": true}),
+        outcome: Outcome::Accepted,
+        cost_usd: None,
+        latency_ms: None,
+        model: None,
+        agent: None,
+        session: None,
+        lessons_shown: Vec::new(),
+        extra: serde_json::Map::new(),
+    })
+}
+
+/// Waits until `store`'s listener announced it listens (its first ring), so that later rings
+/// come from writes.
+fn listening(store: &PostgresStore) -> u64 {
+    let bell = store
+        .change_bell()
+        .expect("a PostgreSQL store announces writes");
+    let started = Instant::now();
+    while bell.rung() == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never listened"
+        );
+        bell.wait(0, Duration::from_millis(50));
+    }
+    bell.rung()
+}
+
+#[test]
+fn a_write_through_one_store_wakes_another_on_the_same_schema_only() {
+    let Some(url) = test_url() else {
+        return;
+    };
+    let a = TestStore::new(&url).unwrap();
+    let b = PostgresStore::open(PostgresOptions::new(with_schema(&url, a.schema()))).unwrap();
+    let elsewhere = TestStore::new(&url).unwrap();
+    let b_bell = b.change_bell().unwrap();
+
+    let mark = listening(&b);
+    elsewhere.write(&[execution()], OnDuplicate::Fail).unwrap();
+    assert_eq!(
+        b_bell.wait(mark, Duration::from_millis(500)),
+        mark,
+        "a write to another schema woke this store"
+    );
+
+    let started = Instant::now();
+    a.write(&[execution()], OnDuplicate::Fail).unwrap();
+    let rung = b_bell.wait(mark, Duration::from_secs(30));
+    assert_ne!(
+        rung, mark,
+        "a write through another store did not wake this one"
+    );
+    eprintln!(
+        "heard another store's write {:?} after it began",
+        started.elapsed()
+    );
+}
