@@ -741,3 +741,124 @@ fn the_server_and_the_cli_cut_an_episode_at_the_same_token() {
     assert_eq!(rest["tokens"], cli["tokens"]);
     server.terminate();
 }
+
+/// How one recording request during the shutdown ended.
+enum Sent {
+    /// Acknowledged with this ID; it began and ended at these times.
+    Acknowledged(String, Instant, Instant),
+    /// Refused before it was read: the listener was closed.
+    NotAccepted,
+    /// Cut after it was sent, without an answer.
+    Cut,
+}
+
+/// Posts one execution on a fresh connection.
+fn record_once(addr: SocketAddr, n: usize) -> Sent {
+    let began = Instant::now();
+    let Ok(mut stream) = TcpStream::connect(addr) else {
+        return Sent::NotAccepted;
+    };
+    let body = format!(
+        "{{\"skill\":\"ops/shutdown\",\"input\":{{\"n\":{n}}},\"output\":{{}},\"outcome\":\"accepted\"}}"
+    );
+    let request = format!(
+        "POST /v1/executions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    if stream.write_all(request.as_bytes()).is_err() {
+        return Sent::Cut;
+    }
+    let mut answer = String::new();
+    if stream.read_to_string(&mut answer).is_err() || answer.is_empty() {
+        return Sent::Cut;
+    }
+    assert!(
+        answer.starts_with("HTTP/1.1 201"),
+        "a write during shutdown was answered with neither an acknowledgement nor silence: {answer}"
+    );
+    let id = answer
+        .split("\"id\":\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no ID in {answer}"))
+        .to_owned();
+    Sent::Acknowledged(id, began, Instant::now())
+}
+
+/// SIGTERM while clients are recording: requests already being served finish and are
+/// acknowledged, every acknowledged write is in the store after the process exits, no write
+/// gets an error answer, and the process exits cleanly.
+#[test]
+fn sigterm_finishes_the_writes_in_flight_and_loses_none_acknowledged() {
+    let dir = project();
+    let server = Server::start(dir.path());
+    let addr = server.addr;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clients: Vec<_> = (0..8)
+        .map(|c| {
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut sent = Vec::new();
+                for n in (c * 1_000_000).. {
+                    let outcome = record_once(addr, n);
+                    let refused = matches!(outcome, Sent::NotAccepted);
+                    sent.push(outcome);
+                    if refused || (stop.load(std::sync::atomic::Ordering::Relaxed) && n % 50 == 49)
+                    {
+                        break;
+                    }
+                }
+                sent
+            })
+        })
+        .collect();
+    // Let the clients reach a steady stream of writes, then stop the server under them.
+    std::thread::sleep(Duration::from_millis(700));
+    let signalled = Instant::now();
+    server.terminate();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let sent: Vec<Sent> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+
+    let acknowledged: Vec<&String> = sent
+        .iter()
+        .filter_map(|s| match s {
+            Sent::Acknowledged(id, ..) => Some(id),
+            _ => None,
+        })
+        .collect();
+    let across = sent
+        .iter()
+        .filter(|s| matches!(s, Sent::Acknowledged(_, began, ended) if *began < signalled && *ended > signalled))
+        .count();
+    let cut = sent.iter().filter(|s| matches!(s, Sent::Cut)).count();
+    eprintln!(
+        "{} acknowledged ({across} of them in flight at the signal), {cut} cut unanswered",
+        acknowledged.len()
+    );
+    assert!(acknowledged.len() > 8, "the clients never got going");
+    assert!(
+        across > 0,
+        "no request was in flight at the signal, so the test showed nothing"
+    );
+
+    let out = dir.path().join("all.jsonl");
+    ok(dir.path(), &["export", "--jsonl", out.to_str().unwrap()]);
+    let stored = std::fs::read_to_string(&out).unwrap();
+    let missing: Vec<&&String> = acknowledged
+        .iter()
+        .filter(|id| !stored.contains(id.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "acknowledged but not stored: {missing:?}"
+    );
+    let stored_executions = stored.matches("\"ops/shutdown\"").count();
+    assert!(
+        stored_executions <= acknowledged.len() + cut,
+        "{stored_executions} stored, more than were sent"
+    );
+}
