@@ -13,8 +13,10 @@ use chrono::{TimeDelta, Utc};
 use lore_core::SkillPath;
 use lore_core::id::LessonId;
 use lore_core::model::{AuthorKind, LessonStatus, Outcome};
-use lore_core::ports::store::{OnDuplicate, Record, Store};
+use lore_core::ports::embed::Embedder;
+use lore_core::ports::store::{ListFilter, OnDuplicate, Record, Store};
 use lore_engine::{Engine, EngineConfig, NewCorrection, NewExecution, RecallQuery};
+use lore_recall::BuiltinEmbedder;
 use lore_sqlite::{OpenMode, SqliteStore};
 use serde::Serialize;
 use serde_json::json;
@@ -79,6 +81,30 @@ pub struct StoreFigures {
     pub recall_p50_ms: f64,
     /// 99th percentile recall after it.
     pub recall_p99_ms: f64,
+    /// The store's own search paths, for a store that has them.
+    pub store_side: Option<StoreSide>,
+}
+
+/// Searching inside the store instead of in the process: its own vector index and its own
+/// full-text search, over the same lessons and the same queries as the recall figures.
+#[derive(Debug, Serialize)]
+pub struct StoreSide {
+    /// Building the store's vector index over the lessons' vectors.
+    pub index_build_ms: f64,
+    /// Median nearest-10 query through that index (the query's embedding not included).
+    pub ann_p50_ms: f64,
+    /// Its 99th percentile.
+    pub ann_p99_ms: f64,
+    /// How much of the store's exact top 10 the index finds, on these synthetic queries.
+    pub ann_recall_at_10: f64,
+    /// Median exact nearest-10 query (every vector scanned).
+    pub exact_p50_ms: f64,
+    /// Its 99th percentile.
+    pub exact_p99_ms: f64,
+    /// Median full-text search for 10 lessons.
+    pub text_p50_ms: f64,
+    /// Its 99th percentile.
+    pub text_p99_ms: f64,
 }
 
 /// Measures SQLite (a temporary file) and, when given, `postgres` (a fresh, empty store).
@@ -115,6 +141,22 @@ pub fn run(
             f.recall_p50_ms,
             f.recall_p99_ms
         ))?;
+        if let Some(side) = &f.store_side {
+            out.line(format!(
+                "{:<8} in the store: vector index built in {:.0} ms, nearest 10 p50 {:.2} ms, \
+                 p99 {:.2} ms, recall@10 vs exact {:.3} | exact scan p50 {:.1} ms, p99 {:.1} ms \
+                 | full-text p50 {:.2} ms, p99 {:.2} ms",
+                f.store,
+                side.index_build_ms,
+                side.ann_p50_ms,
+                side.ann_p99_ms,
+                side.ann_recall_at_10,
+                side.exact_p50_ms,
+                side.exact_p99_ms,
+                side.text_p50_ms,
+                side.text_p99_ms
+            ))?;
+        }
     }
     Ok(())
 }
@@ -236,6 +278,8 @@ fn measure(name: &'static str, store: Arc<dyn Store>, lessons: usize) -> Result<
         anyhow::ensure!(!found.lessons.is_empty(), "recall found nothing");
     }
     recalls.sort();
+    let texts: Vec<String> = (0..RECALLS).map(|i| query(i).text).collect();
+    let store_side = store_side(store.as_ref(), &texts)?;
     Ok(StoreFigures {
         store: name,
         record_one_per_s,
@@ -247,5 +291,59 @@ fn measure(name: &'static str, store: Arc<dyn Store>, lessons: usize) -> Result<
         recall_first_ms: ms(first),
         recall_p50_ms: quantile(&recalls, 0.5),
         recall_p99_ms: quantile(&recalls, 0.99),
+        store_side,
     })
+}
+
+/// The store's own search paths over the lessons the recall figures used, or `None` for a
+/// store without them.
+fn store_side(store: &dyn Store, texts: &[String]) -> Result<Option<StoreSide>> {
+    // The embedder the recall index stored its vectors with: the builtin one, fitted to these
+    // lessons.
+    let configured: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::default());
+    let Some((embedder, _)) = lore_recall::lessons::stored_embedder(store, &configured)? else {
+        anyhow::bail!("the store holds no vectors after recall");
+    };
+    let id = embedder.id();
+    let started = Instant::now();
+    if !store.prepare_nearest(&id)? {
+        return Ok(None);
+    }
+    let index_build_ms = ms(started.elapsed());
+    let (mut ann, mut exact, mut text) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut found, mut wanted) = (0usize, 0usize);
+    let filter = ListFilter {
+        statuses: Some([LessonStatus::Approved].into()),
+        ..ListFilter::default()
+    };
+    for q in texts {
+        let v = embedder.embed(q)?;
+        let t = Instant::now();
+        let near = store
+            .nearest_stored(&id, &v, 10, false)?
+            .unwrap_or_default();
+        ann.push(t.elapsed());
+        let t = Instant::now();
+        let truth = store.nearest_stored(&id, &v, 10, true)?.unwrap_or_default();
+        exact.push(t.elapsed());
+        anyhow::ensure!(!truth.is_empty(), "the store holds no vectors of {id}");
+        wanted += truth.len();
+        found += truth.iter().filter(|l| near.contains(l)).count();
+        let t = Instant::now();
+        store.search(q, &filter, 10)?;
+        text.push(t.elapsed());
+    }
+    for d in [&mut ann, &mut exact, &mut text] {
+        d.sort();
+    }
+    Ok(Some(StoreSide {
+        index_build_ms,
+        ann_p50_ms: quantile(&ann, 0.5),
+        ann_p99_ms: quantile(&ann, 0.99),
+        ann_recall_at_10: found as f64 / wanted.max(1) as f64,
+        exact_p50_ms: quantile(&exact, 0.5),
+        exact_p99_ms: quantile(&exact, 0.99),
+        text_p50_ms: quantile(&text, 0.5),
+        text_p99_ms: quantile(&text, 0.99),
+    }))
 }

@@ -24,6 +24,7 @@ use tracing::instrument;
 use crate::connect::{self, Fail, PostgresOptions, SCHEMA_VERSION, Scrubber};
 use crate::episodes;
 use crate::filter::{Kind, Where};
+use crate::nearest;
 use crate::notify;
 use crate::rows::{self, Counter, Row, Table, Writer};
 use crate::search;
@@ -637,6 +638,32 @@ impl Store for PostgresStore {
                 })
                 .collect()
         })
+    }
+
+    #[instrument(skip_all)]
+    fn prepare_nearest(&self, embedder: &EmbedderId) -> Result<bool> {
+        let embedder = embedder.clone();
+        self.run(move |pool| async move {
+            let client = pool.get().await?;
+            nearest::prepare(&client, &embedder).await
+        })?;
+        Ok(true)
+    }
+
+    #[instrument(skip_all, fields(k, exact))]
+    fn nearest_stored(
+        &self,
+        embedder: &EmbedderId,
+        query: &[f32],
+        k: usize,
+        exact: bool,
+    ) -> Result<Option<Vec<LessonId>>> {
+        let (embedder, query) = (embedder.clone(), query.to_vec());
+        self.run(move |pool| async move {
+            let mut client = pool.get().await?;
+            nearest::nearest(&mut client, &embedder, query, k, exact).await
+        })
+        .map(Some)
     }
 
     fn index_state(&self, key: &str) -> Result<Option<Vec<u8>>> {

@@ -93,6 +93,7 @@ macro_rules! conformance_tests {
             vectors_roundtrip_bit_for_bit_and_are_replaced,
             bad_vectors_are_refused_and_nothing_is_written,
             purge_erases_the_lesson_vector,
+            nearest_stored_finds_the_nearest_of_one_embedder,
             index_state_roundtrips,
             memories_roundtrip_by_category_oldest_first,
             memories_follow_scope_and_skill,

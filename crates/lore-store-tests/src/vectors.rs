@@ -96,3 +96,60 @@ pub fn index_state_roundtrips(store: &dyn Store) {
         Err(Error::Invalid { .. })
     ));
 }
+
+/// A store with its own vector search finds the nearest lessons of one embedder, through its
+/// index as by a scan, never another embedder's vectors, and refuses a query of the wrong
+/// dimension by name. Stores without one say so and are not tested further.
+pub fn nearest_stored_finds_the_nearest_of_one_embedder(store: &dyn Store) {
+    let f = Fixture::new();
+    let lessons: Vec<_> = (0..4)
+        .map(|i| f.lesson(&f.hr, LessonStatus::Approved, i))
+        .collect();
+    write(store, lessons.iter().cloned().map(Record::Lesson).collect());
+    let directions = [
+        [1.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [0.9, 0.1, 0.0],
+        [1.0, 0.0, 0.0],
+    ];
+    let mut vectors: Vec<LessonVector> = lessons
+        .iter()
+        .zip(directions)
+        .map(|(l, d)| {
+            let mut v = vector_of(&l.id, 3, 0.0);
+            v.embedder.name = format!("nearest-{}", f.tag);
+            v.vector = d.to_vec();
+            v
+        })
+        .collect();
+    // The last lesson points the same way, but its vector is another embedder's.
+    vectors[3].embedder.name = format!("other-{}", f.tag);
+    store.put_vectors(&vectors).unwrap();
+    let embedder = vectors[0].embedder.clone();
+    if !store.prepare_nearest(&embedder).unwrap() {
+        assert_eq!(
+            store
+                .nearest_stored(&embedder, &[1.0, 0.0, 0.0], 2, true)
+                .unwrap(),
+            None
+        );
+        return;
+    }
+    store.prepare_nearest(&embedder).unwrap();
+    for exact in [true, false] {
+        let found = store
+            .nearest_stored(&embedder, &[1.0, 0.0, 0.0], 2, exact)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            found,
+            vec![lessons[0].id.clone(), lessons[2].id.clone()],
+            "exact: {exact}"
+        );
+    }
+    let err = store
+        .nearest_stored(&embedder, &[1.0, 0.0], 2, false)
+        .unwrap_err();
+    assert!(matches!(err, Error::Invalid { .. }), "{err:?}");
+    assert!(err.to_string().contains("dimensions"), "{err}");
+}

@@ -538,6 +538,35 @@ pub trait Store: Send + Sync {
         None
     }
 
+    /// Builds (once) the store's own nearest-neighbour index over the vectors of `embedder`,
+    /// for [`Store::nearest_stored`]. Returns `false` from a store without one (the default).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn prepare_nearest(&self, embedder: &EmbedderId) -> Result<bool> {
+        let _ = embedder;
+        Ok(false)
+    }
+
+    /// The `k` lessons whose stored vectors of `embedder` are nearest `query` by cosine
+    /// distance, nearest first, searched inside the store itself (through its index, or by
+    /// scanning every vector when `exact`); `None` from a store that cannot (the default).
+    /// This is a cold path: recall normally runs on each process's in-memory index.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] for a query whose dimension is not the embedder's;
+    /// [`crate::Error::Store`] when the backend fails.
+    fn nearest_stored(
+        &self,
+        embedder: &EmbedderId,
+        query: &[f32],
+        k: usize,
+        exact: bool,
+    ) -> Result<Option<Vec<LessonId>>> {
+        let _ = (embedder, query, k, exact);
+        Ok(None)
+    }
+
     /// The bell this store rings after each write it hears of, or `None` (the default) for a
     /// store that hears of none; followers then read the store on a timer.
     fn change_bell(&self) -> Option<&crate::ports::bell::ChangeBell> {
