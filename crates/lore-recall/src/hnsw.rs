@@ -11,7 +11,12 @@
 //! The graph stores links only and measures similarity on int8 codes ([`super::quant`]) held by
 //! the caller ([`super::ann::VectorIndex`]), passed to every call, so nothing is held twice; the
 //! caller ranks a walk's candidates again with the float vectors. Layer 0's links are one flat
-//! array, `m0` per node, because that is where a search spends its time.
+//! array, `cap0` per node, because that is where a search spends its time.
+//!
+//! A node's layer-0 list may hold half again its `m0` links before it is pruned back to `m0`:
+//! pruning (the heuristic over every pair of links) cost a build far more than finding the
+//! links did, and a node pruned once per `m0 / 2` new links instead of once per link builds
+//! several times faster, for a few more links walked per node.
 //!
 //! Many nodes are inserted in batches ([`Hnsw::extend`]): the nodes of a batch plan their links
 //! against the graph as it was before the batch, in parallel, since planning only reads; then
@@ -77,8 +82,10 @@ const MAX_BATCH: usize = 4096;
 pub struct Hnsw {
     params: HnswParams,
     m0: usize,
+    /// Layer 0's slots per node: `m0` and room for half as many again before a pruning.
+    cap0: usize,
     level_mult: f64,
-    /// Layer 0: `m0` slots per node, the first `layer0_len[node]` used.
+    /// Layer 0: `cap0` slots per node, the first `layer0_len[node]` used.
     layer0: Vec<u32>,
     layer0_len: Vec<u16>,
     /// Layers above 0, per node: `upper[node][l - 1]` are its links on layer `l`.
@@ -167,13 +174,19 @@ fn select(codes: &Codes, found: &[Near], max: usize) -> Vec<u32> {
     kept
 }
 
-/// `node`'s links `current` joined by `new`; an overflowing list is chosen again with the
-/// heuristic, which keeps the long links that join clusters (keeping the nearest would cut
-/// them and strand whole clusters).
-fn relink(codes: &Codes, node: u32, current: &[u32], new: &[u32], max: usize) -> Vec<u32> {
+/// `node`'s links `current` joined by `new`; a list longer than `cap` is chosen again, down to
+/// `max`, with the heuristic, which keeps the long links that join clusters (keeping the
+/// nearest would cut them and strand whole clusters).
+fn relink(
+    codes: &Codes,
+    node: u32,
+    current: &[u32],
+    new: &[u32],
+    (max, cap): (usize, usize),
+) -> Vec<u32> {
     let mut links = current.to_vec();
     links.extend(new.iter().filter(|n| !current.contains(n)));
-    if links.len() <= max {
+    if links.len() <= cap {
         return links;
     }
     let base = codes.code(node);
@@ -221,6 +234,7 @@ impl Hnsw {
         Self {
             params: HnswParams { m, ..params },
             m0: 2 * m,
+            cap0: 3 * m,
             level_mult: 1.0 / (m as f64).ln(),
             layer0: Vec::new(),
             layer0_len: Vec::new(),
@@ -269,9 +283,18 @@ impl Hnsw {
         if layer == 0 { self.m0 } else { self.params.m }
     }
 
+    /// `(max, cap)` for [`relink`] on `layer`.
+    fn bounds(&self, layer: usize) -> (usize, usize) {
+        if layer == 0 {
+            (self.m0, self.cap0)
+        } else {
+            (self.params.m, self.params.m)
+        }
+    }
+
     fn links(&self, node: u32, layer: usize) -> &[u32] {
         if layer == 0 {
-            let at = node as usize * self.m0;
+            let at = node as usize * self.cap0;
             &self.layer0[at..at + self.layer0_len[node as usize] as usize]
         } else {
             &self.upper[node as usize][layer - 1]
@@ -280,7 +303,7 @@ impl Hnsw {
 
     fn set_links(&mut self, node: u32, layer: usize, links: &[u32]) {
         if layer == 0 {
-            let at = node as usize * self.m0;
+            let at = node as usize * self.cap0;
             self.layer0[at..at + links.len()].copy_from_slice(links);
             self.layer0_len[node as usize] = links.len() as u16;
         } else {
@@ -290,7 +313,7 @@ impl Hnsw {
 
     /// Room for one more node, on layers 0 to `level`, with no links yet.
     fn grow(&mut self, level: usize) {
-        self.layer0.resize(self.layer0.len() + self.m0, 0);
+        self.layer0.resize(self.layer0.len() + self.cap0, 0);
         self.layer0_len.push(0);
         self.upper.push(vec![Vec::new(); level]);
     }
@@ -316,9 +339,9 @@ impl Hnsw {
         }
         for (layer, chosen) in self.plan(codes, node, level).into_iter().enumerate() {
             self.set_links(node, layer, &chosen);
-            let max = self.max_links(layer);
+            let bounds = self.bounds(layer);
             for &n in &chosen {
-                let links = relink(codes, n, self.links(n, layer), &[node], max);
+                let links = relink(codes, n, self.links(n, layer), &[node], bounds);
                 self.set_links(n, layer, &links);
             }
         }
@@ -415,7 +438,7 @@ impl Hnsw {
                     target,
                     self.links(target, layer),
                     &new,
-                    self.params.m,
+                    self.bounds(layer),
                 );
                 self.set_links(target, layer, &links);
             }
@@ -425,7 +448,7 @@ impl Hnsw {
     /// Adds the layer-0 links `pairs` (`(target, source)`, sorted), each target pruned once;
     /// targets are split into ranges, one per thread, each owning its part of the array.
     fn relink_layer0(&mut self, codes: &Codes, pairs: &[(u32, u32)], threads: usize) {
-        let (m0, n) = (self.m0, self.len());
+        let (bounds, cap0, n) = (self.bounds(0), self.cap0, self.len());
         let per = n.div_ceil(threads.max(1)).max(1);
         let mut rest_links = self.layer0.as_mut_slice();
         let mut rest_lens = self.layer0_len.as_mut_slice();
@@ -434,7 +457,8 @@ impl Hnsw {
             let mut base = 0;
             while base < n {
                 let end = (base + per).min(n);
-                let (links, more) = std::mem::take(&mut rest_links).split_at_mut((end - base) * m0);
+                let (links, more) =
+                    std::mem::take(&mut rest_links).split_at_mut((end - base) * cap0);
                 rest_links = more;
                 let (lens, more) = std::mem::take(&mut rest_lens).split_at_mut(end - base);
                 rest_lens = more;
@@ -446,9 +470,9 @@ impl Hnsw {
                     for group in mine.chunk_by(|a, b| a.0 == b.0) {
                         let target = group[0].0;
                         let at = target as usize - from;
-                        let row = &mut links[at * m0..(at + 1) * m0];
+                        let row = &mut links[at * cap0..(at + 1) * cap0];
                         let new: Vec<u32> = group.iter().map(|p| p.1).collect();
-                        let joined = relink(codes, target, &row[..lens[at] as usize], &new, m0);
+                        let joined = relink(codes, target, &row[..lens[at] as usize], &new, bounds);
                         row[..joined.len()].copy_from_slice(&joined);
                         lens[at] = joined.len() as u16;
                     }
@@ -619,11 +643,11 @@ impl Hnsw {
         if n as usize > bytes.len() / 3 {
             return None;
         }
-        graph.layer0 = vec![0; n as usize * graph.m0];
+        graph.layer0 = vec![0; n as usize * graph.cap0];
         graph.layer0_len = Vec::with_capacity(n as usize);
         graph.upper = Vec::with_capacity(n as usize);
         for node in 0..n {
-            let zero = links(bytes, graph.m0)?;
+            let zero = links(bytes, graph.cap0)?;
             graph.layer0_len.push(0);
             graph.set_links(node, 0, &zero);
             let levels = *take(bytes, 1)?.first()? as usize;
