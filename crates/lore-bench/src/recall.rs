@@ -11,8 +11,12 @@
 //! it to a store), embedding the corpus in batches; its query-embedding time is one of the
 //! stages, apart from the searches. Questions
 //! are LoCoMo's real ones when `--data` names its file, synthetic ones otherwise. The per-stage
-//! medians say what dominates; index build time is reported apart. The ANN index's recall@10 is
-//! measured against an exact scan of the same vectors for the same questions.
+//! medians say what dominates; index build time (wall and CPU) is reported apart. The ANN
+//! index's recall@10 is measured against an exact scan of the same vectors, for LoCoMo's real
+//! questions when given and for the synthetic ones in the same run, since real questions lie
+//! much farther from the corpus and are where a graph falls short. With `--peer`, LanceDB's
+//! script runs on the very same corpus, vectors and questions, and its figures are reported
+//! beside Lore's.
 
 use std::io::Write;
 use std::path::Path;

@@ -3,7 +3,10 @@
 //! Vectors are unit length, so similarity is the dot product. Below [`HNSW_FROM`] live vectors
 //! an exact scan costs less than a graph walk and is always right; from there on a
 //! hierarchical navigable small-world graph ([`super::hnsw::Hnsw`]) answers, with its recall
-//! against the exact scan measured by `lore bench recall`. A removed vector stays in the
+//! against the exact scan measured by `lore bench recall`. The graph is walked on int8 codes of
+//! the vectors ([`super::quant`]), and the beam it ends with is ranked again with the float
+//! vectors, so what a search returns, and its scores, are exact; only which candidates the
+//! beam held is approximate. A removed vector stays in the
 //! graph as a waypoint (removing nodes from an HNSW graph degrades it) but is never returned.
 //! A search restricted to few slots (a narrow scope) scans those exactly, since a graph walk
 //! would find too few of them.
