@@ -11,8 +11,12 @@
 //! it to a store), embedding the corpus in batches; its query-embedding time is one of the
 //! stages, apart from the searches. Questions
 //! are LoCoMo's real ones when `--data` names its file, synthetic ones otherwise. The per-stage
-//! medians say what dominates; index build time is reported apart. The ANN index's recall@10 is
-//! measured against an exact scan of the same vectors for the same questions.
+//! medians say what dominates; index build time (wall and CPU) is reported apart. The ANN
+//! index's recall@10 is measured against an exact scan of the same vectors, for LoCoMo's real
+//! questions when given and for the synthetic ones in the same run, since real questions lie
+//! much farther from the corpus and are where a graph falls short. With `--peer`, LanceDB's
+//! script runs on the very same corpus, vectors and questions, and its figures are reported
+//! beside Lore's.
 
 use std::io::Write;
 use std::path::Path;
@@ -44,10 +48,37 @@ struct SizeReport {
     embed_s: f64,
     /// Seconds to build the sparse and dense indexes from the vectors.
     build_s: f64,
-    /// Share of the exact top 10 (by cosine) that the vector index returned.
-    ann_recall_at_10: f64,
+    /// CPU seconds of the whole process over the build (all threads), which a loaded machine
+    /// stretches less than the wall time; absent where the system does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    build_cpu_s: Option<f64>,
+    /// Share of the exact top 10 (by cosine) that the vector index returned, per question set.
+    ann_recall_at_10: AnnRecall,
     /// Whether the vector index searched an HNSW graph (false: it scanned exactly).
     ann: bool,
+    /// Bytes the vector index holds per lesson: float vectors, int8 codes and graph links.
+    vector_bytes_per_lesson: f64,
+    /// LanceDB on the same corpus, vectors and questions, when `--peer` names its script.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peer: Option<Peer>,
+}
+
+/// ANN recall@10 against an exact scan, for LoCoMo's real questions (when given) and for the
+/// synthetic ones, which sit much nearer the corpus.
+#[derive(Serialize)]
+struct AnnRecall {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    real: Option<f64>,
+    synthetic: f64,
+}
+
+/// The peer's figures as its script prints them, with Lore's p50 over its hybrid p50.
+#[derive(Serialize)]
+struct Peer {
+    /// LanceDB's hybrid (FTS + vector, RRF) p50 over Lore's recall p50.
+    hybrid_p50_ratio: f64,
+    /// What the script printed.
+    figures: serde_json::Value,
 }
 
 #[derive(Serialize)]
@@ -72,7 +103,15 @@ pub struct Bench<'a> {
     pub params: HnswParams,
     /// Where to write each size's corpus and questions for a peer, if anywhere.
     pub peer_data: Option<&'a Path>,
+    /// The peer's script (LanceDB's), run with [`PEER_PYTHON`] or `python3` on that data.
+    pub peer: Option<&'a Path>,
 }
+
+/// The variable naming the Python that has the peer's packages.
+pub const PEER_PYTHON: &str = "LORE_PEER_PYTHON";
+
+/// The largest size the peer runs at: its input is JSON, about 3 kB a lesson.
+const PEER_MAX: usize = 200_000;
 
 /// Recall latency per stage and HNSW recall@10 against exact search, at each of `sizes`.
 ///
@@ -87,11 +126,21 @@ pub fn run_bench(
     out: &mut Out<'_>,
 ) -> Result<()> {
     let params = bench.params;
-    let (questions, from) = match data {
-        Some(path) => (crate::locomo::question_texts(path)?, "locomo"),
-        None => ((0..250).map(synthetic_question).collect(), "synthetic"),
+    let synthetic: Vec<String> = (0..250).map(synthetic_question).collect();
+    let real = data.map(crate::locomo::question_texts).transpose()?;
+    anyhow::ensure!(
+        real.as_ref().is_none_or(|q| !q.is_empty()),
+        "no questions to ask"
+    );
+    let questions = Questions {
+        real: real.as_deref(),
+        synthetic: &synthetic,
     };
-    anyhow::ensure!(!questions.is_empty(), "no questions to ask");
+    let from = if real.is_some() {
+        "locomo"
+    } else {
+        "synthetic"
+    };
     anyhow::ensure!(
         !sizes.is_empty() && sizes.iter().all(|&s| s > 0),
         "give sizes of at least 1 lesson"
@@ -103,7 +152,7 @@ pub fn run_bench(
     let mut reports = Vec::new();
     let mut embedder_name = String::new();
     for size in sizes {
-        let (report, name) = measure(embedder, size, &questions, &bench)?;
+        let (report, name) = measure(embedder, size, questions, &bench)?;
         embedder_name = name;
         reports.push(report);
     }
@@ -125,8 +174,8 @@ pub fn run_bench(
         out.line(format!(
             "{:>8} lessons: p50 {:.2} ms, p99 {:.2} ms ({} queries; medians: embed {:.3}, \
              bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; corpus embedded in {:.1} s, \
-             index built in {:.1} s); \
-             {} recall@10 vs exact {:.3}",
+             index built in {:.1} s{}, {:.0} bytes a lesson); \
+             {} recall@10 vs exact {}{}",
             s.lessons,
             s.p50_ms,
             s.p99_ms,
@@ -137,8 +186,24 @@ pub fn run_bench(
             st.pipeline,
             s.embed_s,
             s.build_s,
+            s.build_cpu_s
+                .map_or_else(String::new, |cpu| format!(" ({cpu:.1} s of CPU)")),
+            s.vector_bytes_per_lesson,
             if s.ann { "HNSW" } else { "exact scan" },
-            s.ann_recall_at_10,
+            match s.ann_recall_at_10.real {
+                Some(real) => format!(
+                    "{real:.3} real, {:.3} synthetic",
+                    s.ann_recall_at_10.synthetic
+                ),
+                None => format!("{:.3}", s.ann_recall_at_10.synthetic),
+            },
+            match &s.peer {
+                Some(peer) => format!(
+                    "; LanceDB hybrid p50 / Lore p50 {:.1}",
+                    peer.hybrid_p50_ratio
+                ),
+                None => String::new(),
+            },
         ))?;
     }
     Ok(())
@@ -147,10 +212,23 @@ pub fn run_bench(
 /// Texts per `embed_batch` call while embedding the corpus.
 const EMBED_BATCH: usize = 256;
 
+/// The questions a run asks: the timed ones are the real ones when given.
+#[derive(Clone, Copy)]
+struct Questions<'a> {
+    real: Option<&'a [String]>,
+    synthetic: &'a [String],
+}
+
+impl Questions<'_> {
+    fn timed(&self) -> &[String] {
+        self.real.unwrap_or(self.synthetic)
+    }
+}
+
 fn measure(
     configured: &Arc<dyn Embedder>,
     size: usize,
-    questions: &[String],
+    questions: Questions<'_>,
     bench: &Bench<'_>,
 ) -> Result<(SizeReport, String)> {
     let params = bench.params;
@@ -169,25 +247,30 @@ fn measure(
         }
     }
     let embed_s = start.elapsed().as_secs_f64();
-    if let Some(dir) = bench.peer_data {
-        write_peer_data(
-            &dir.join(size.to_string()),
-            &texts,
-            &vectors,
-            questions,
-            &*embedder,
-        )?;
+    let scratch = match (bench.peer_data, bench.peer) {
+        (None, Some(_)) if size <= PEER_MAX => Some(tempfile::tempdir()?),
+        _ => None,
+    };
+    let peer_dir = bench
+        .peer_data
+        .map(|dir| dir.join(size.to_string()))
+        .or_else(|| scratch.as_ref().map(|t| t.path().to_path_buf()));
+    if let Some(dir) = &peer_dir
+        && size <= PEER_MAX
+    {
+        write_peer_data(dir, &texts, &vectors, questions.timed(), &*embedder)?;
     }
     let start = Instant::now();
+    let cpu_start = cpu_seconds();
     let mut sparse = SparseIndex::new();
     let mut dense = VectorIndex::with_params(id.dim, params);
-    for (text, vector) in texts.iter().zip(&vectors) {
-        let slot = sparse.add(text);
-        let dense_slot = dense.add(vector);
-        anyhow::ensure!(slot == dense_slot, "the indexes disagree on slots");
+    for text in &texts {
+        sparse.add(text);
     }
+    dense.add_many(&vectors);
     drop(vectors);
     let build_s = start.elapsed().as_secs_f64();
+    let build_cpu_s = cpu_seconds().zip(cpu_start).map(|(end, start)| end - start);
     let config = RecallConfig::default();
     let pool = config.limit * config.pool_multiplier;
     let all = |_: u32| true;
@@ -202,8 +285,7 @@ fn measure(
     };
     let mut total = Vec::with_capacity(QUERIES);
     let mut stages: [Vec<f64>; 4] = Default::default();
-    let (mut found, mut wanted) = (0usize, 0usize);
-    for q in questions.iter().cycle().take(QUERIES) {
+    for q in questions.timed().iter().cycle().take(QUERIES) {
         let t0 = Instant::now();
         let query = embedder.embed(q)?;
         let t1 = Instant::now();
@@ -251,17 +333,22 @@ fn measure(
         {
             s.push(ms(a, b));
         }
-        // Outside the timing: the exact top 10 that the index should have returned.
-        let exact: Vec<u32> = dense.exact(&query, 10, all).iter().map(|h| h.0).collect();
-        let approx = dense.search(&query, 10, size, all);
-        found += approx.iter().filter(|h| exact.contains(&h.0)).count();
-        wanted += exact.len();
     }
+    let recall = |set: &[String]| ann_recall(&*embedder, &dense, set);
+    let ann_recall_at_10 = AnnRecall {
+        real: questions.real.map(recall).transpose()?,
+        synthetic: recall(questions.synthetic)?,
+    };
     let [embed, sparse_ms, dense_ms, pipeline] = stages.map(|mut s| quantile(&mut s, 0.5));
+    let p50_ms = quantile(&mut total, 0.5);
+    let peer = match (bench.peer, &peer_dir) {
+        (Some(script), Some(dir)) if size <= PEER_MAX => Some(run_peer(script, dir, p50_ms)?),
+        _ => None,
+    };
     let report = SizeReport {
         lessons: size,
         queries: total.len(),
-        p50_ms: quantile(&mut total, 0.5),
+        p50_ms,
         p99_ms: quantile(&mut total, 0.99),
         stages_p50_ms: Stages {
             embed,
@@ -271,10 +358,73 @@ fn measure(
         },
         embed_s,
         build_s,
-        ann_recall_at_10: found as f64 / wanted.max(1) as f64,
-        ann: size >= lore_recall::HNSW_FROM,
+        build_cpu_s,
+        ann_recall_at_10,
+        ann: dense.graph().is_some(),
+        vector_bytes_per_lesson: dense.heap_bytes() as f64 / size as f64,
+        peer,
     };
     Ok((report, id.to_string()))
+}
+
+/// Questions whose ANN recall is measured per set.
+const RECALL_QUESTIONS: usize = 300;
+
+/// The share of the exact top 10 that the index's search returns, over up to
+/// [`RECALL_QUESTIONS`] of `questions`, all vectors eligible.
+fn ann_recall(embedder: &dyn Embedder, dense: &VectorIndex, questions: &[String]) -> Result<f64> {
+    let (mut found, mut wanted) = (0usize, 0usize);
+    for q in questions.iter().take(RECALL_QUESTIONS) {
+        let query = embedder.embed(q)?;
+        let exact: Vec<u32> = dense
+            .exact(&query, 10, |_| true)
+            .iter()
+            .map(|h| h.0)
+            .collect();
+        let approx = dense.search(&query, 10, dense.len(), |_| true);
+        found += approx.iter().filter(|h| exact.contains(&h.0)).count();
+        wanted += exact.len();
+    }
+    Ok(found as f64 / wanted.max(1) as f64)
+}
+
+/// Runs the peer's script on the data in `dir` and reads the JSON it prints.
+fn run_peer(script: &Path, dir: &Path, lore_p50_ms: f64) -> Result<Peer> {
+    use anyhow::Context;
+    let python = std::env::var_os(PEER_PYTHON).unwrap_or_else(|| "python3".into());
+    let db = tempfile::tempdir()?;
+    let output = std::process::Command::new(&python)
+        .arg(script)
+        .arg("--corpus")
+        .arg(dir.join("corpus.jsonl"))
+        .arg("--queries")
+        .arg(dir.join("queries.jsonl"))
+        .arg("--db")
+        .arg(db.path())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| {
+            format!(
+                "cannot run {} {}",
+                python.to_string_lossy(),
+                script.display()
+            )
+        })?;
+    anyhow::ensure!(
+        output.status.success(),
+        "the peer script {} failed ({}); set {PEER_PYTHON} to a Python with its packages",
+        script.display(),
+        output.status
+    );
+    let figures: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .with_context(|| format!("the peer script {} printed no JSON", script.display()))?;
+    let hybrid = figures["hybrid"]["p50_ms"]
+        .as_f64()
+        .context("the peer's figures have no hybrid p50")?;
+    Ok(Peer {
+        hybrid_p50_ratio: hybrid / lore_p50_ms,
+        figures,
+    })
 }
 
 /// The corpus (`{"id", "text", "vector"}` a line) and the questions (`{"text", "vector"}`) as
@@ -317,6 +467,18 @@ fn write_peer_data(
             .take(QUERIES)
             .map(|q| Ok(serde_json::json!({"text": q, "vector": embedder.embed(q)?}))),
     )
+}
+
+/// The process's user and system CPU seconds so far, from Linux's `/proc/self/stat` (in
+/// clock ticks, 100 a second on every Linux this runs on).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split(' ').skip(11);
+    let user: f64 = fields.next()?.parse().ok()?;
+    let system: f64 = fields.next()?.parse().ok()?;
+    Some((user + system) / 100.0)
 }
 
 fn quantile(values: &mut [f64], q: f64) -> f64 {

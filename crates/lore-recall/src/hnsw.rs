@@ -8,14 +8,29 @@
 //! with the nearest rejected ones; a neighbour whose list overflows is pruned with the same
 //! heuristic.
 //!
-//! The graph stores links only; the vectors stay in the caller's slot-major array
-//! ([`super::ann::VectorIndex`]), passed to every call, so nothing is held twice. Layer 0's
-//! links are one flat array, `m0` per node, because that is where a search spends its time.
+//! The graph stores links only and measures similarity on int8 codes ([`super::quant`]) held by
+//! the caller ([`super::ann::VectorIndex`]), passed to every call, so nothing is held twice; the
+//! caller ranks a walk's candidates again with the float vectors. Layer 0's links are one flat
+//! array, `cap0` per node, because that is where a search spends its time.
+//!
+//! A node's layer-0 list may hold half again its `m0` links before it is pruned back to `m0`:
+//! pruning (the heuristic over every pair of links) cost a build far more than finding the
+//! links did, and a node pruned once per `m0 / 2` new links instead of once per link builds
+//! several times faster, for a few more links walked per node.
+//!
+//! Many nodes are inserted in batches ([`Hnsw::extend`]): the nodes of a batch plan their links
+//! against the graph as it was before the batch, in parallel, since planning only reads; then
+//! the links are written, and each old node that receives new links is pruned once for all of
+//! them (inserting one by one prunes it once per link, which was most of a build's time). A
+//! batch is a small share of the graph, so that its nodes missing each other costs little
+//! recall; the first nodes go in one by one. The batches and the levels depend only on the node
+//! count, never on the thread count, so the same vectors give the same graph on any machine.
 
 use std::cell::RefCell;
 use std::collections::BinaryHeap;
 
-use super::near::{Near, dot};
+use super::near::Near;
+use super::quant::{Code, Codes};
 
 /// The graph's shape and effort.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -26,29 +41,51 @@ pub struct HnswParams {
     pub ef_construction: usize,
     /// The beam width while searching (at least the number of results asked for).
     pub ef_search: usize,
+    /// The beam width on layer 1, whose nodes all start the search's beam on layer 0. A
+    /// question unlike the stored texts (a real question over conversation turns) lies between
+    /// regions of the graph, and a single greedy descent lands in the wrong one; many starting
+    /// points reach the right one. 1 is the paper's greedy descent.
+    #[serde(default = "one")]
+    pub ef_entry: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl Default for HnswParams {
-    /// Chosen with `lore bench recall` on the builtin embedder's vectors (docs/BENCHMARKS.md has
-    /// the figures): at 10k, m 16 / 100 / 96 reached recall@10 1.000 with a 0.36 ms search,
-    /// m 12 / 64 / 48 0.997 with 0.14 ms, m 8 / 48 / 40 only 0.875; at 100k, m 12 / 64 needs
-    /// a search beam of 128 for 0.970 (48 gave 0.893).
+    /// Chosen with `lore bench recall` at 100k lessons on the builtin embedder's vectors with
+    /// LoCoMo's real questions (docs/BENCHMARKS.md has the figures): m 12 with one greedy
+    /// descent found 0.81 of the exact top 10 with a beam of 128 and needed 512 for 0.98; an
+    /// entry beam of 64 alone raised 0.81 to 0.92; m 16 with an entry beam of 128 and a beam of
+    /// 192 reaches 0.98 for about a third of a millisecond more than the old search. A wider
+    /// construction beam (m 32 / 200) reached 0.99 but took ten times as long to build.
     fn default() -> Self {
         Self {
-            m: 12,
+            m: 16,
             ef_construction: 64,
-            ef_search: 128,
+            ef_search: 192,
+            ef_entry: 128,
         }
     }
 }
+
+/// Nodes inserted one by one before batches start.
+const SEQUENTIAL: usize = 1024;
+/// A batch holds at most `1 / BATCH_SHARE` of the graph it joins, and never more than
+/// [`MAX_BATCH`] nodes.
+const BATCH_SHARE: usize = 32;
+const MAX_BATCH: usize = 4096;
 
 /// The graph.
 #[derive(Debug)]
 pub struct Hnsw {
     params: HnswParams,
     m0: usize,
+    /// Layer 0's slots per node: `m0` and room for half as many again before a pruning.
+    cap0: usize,
     level_mult: f64,
-    /// Layer 0: `m0` slots per node, the first `layer0_len[node]` used.
+    /// Layer 0: `cap0` slots per node, the first `layer0_len[node]` used.
     layer0: Vec<u32>,
     layer0_len: Vec<u16>,
     /// Layers above 0, per node: `upper[node][l - 1]` are its links on layer `l`.
@@ -113,9 +150,81 @@ impl PartialOrd for Best {
     }
 }
 
-fn vector(data: &[f32], dim: usize, node: u32) -> &[f32] {
-    let at = node as usize * dim;
-    &data[at..at + dim]
+/// The paper's neighbour heuristic over `found` (best first), topped up to `max`.
+fn select(codes: &Codes, found: &[Near], max: usize) -> Vec<u32> {
+    let mut kept: Vec<u32> = Vec::with_capacity(max);
+    let mut rejected = Vec::new();
+    for c in found {
+        if kept.len() == max {
+            break;
+        }
+        let code = codes.code(c.slot);
+        if kept.iter().all(|&k| f64::from(codes.sim(code, k)) < c.sim) {
+            kept.push(c.slot);
+        } else {
+            rejected.push(c.slot);
+        }
+    }
+    for r in rejected {
+        if kept.len() == max {
+            break;
+        }
+        kept.push(r);
+    }
+    kept
+}
+
+/// `node`'s links `current` joined by `new`; a list longer than `cap` is chosen again, down to
+/// `max`, with the heuristic, which keeps the long links that join clusters (keeping the
+/// nearest would cut them and strand whole clusters).
+fn relink(
+    codes: &Codes,
+    node: u32,
+    current: &[u32],
+    new: &[u32],
+    (max, cap): (usize, usize),
+) -> Vec<u32> {
+    let mut links = current.to_vec();
+    links.extend(new.iter().filter(|n| !current.contains(n)));
+    if links.len() <= cap {
+        return links;
+    }
+    let base = codes.code(node);
+    let mut scored: Vec<Near> = links
+        .iter()
+        .map(|&slot| Near {
+            sim: f64::from(codes.sim(base, slot)),
+            slot,
+        })
+        .collect();
+    scored.sort();
+    select(codes, &scored, max)
+}
+
+/// `f` over `0..n`, in order, split over up to `threads` scoped threads.
+fn parallel_map<T: Send>(n: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    if threads <= 1 || n < 2 * threads {
+        return (0..n).map(f).collect();
+    }
+    let chunk = n.div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .step_by(chunk)
+            .map(|from| {
+                let f = &f;
+                s.spawn(move || (from..(from + chunk).min(n)).map(f).collect::<Vec<T>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a planning thread does not panic"))
+            .collect()
+    })
+}
+
+/// The threads a build uses.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 impl Hnsw {
@@ -125,6 +234,7 @@ impl Hnsw {
         Self {
             params: HnswParams { m, ..params },
             m0: 2 * m,
+            cap0: 3 * m,
             level_mult: 1.0 / (m as f64).ln(),
             layer0: Vec::new(),
             layer0_len: Vec::new(),
@@ -146,6 +256,19 @@ impl Hnsw {
         self.layer0_len.is_empty()
     }
 
+    /// Bytes of links held, for the memory a lesson costs.
+    pub fn heap_bytes(&self) -> usize {
+        let upper: usize = self
+            .upper
+            .iter()
+            .map(|u| 24 * u.capacity() + u.iter().map(|l| 4 * l.capacity()).sum::<usize>())
+            .sum();
+        4 * self.layer0.capacity()
+            + 2 * self.layer0_len.capacity()
+            + 24 * self.upper.capacity()
+            + upper
+    }
+
     fn random_level(&mut self) -> usize {
         // xorshift64*: uniform in (0, 1].
         self.rng ^= self.rng >> 12;
@@ -156,9 +279,22 @@ impl Hnsw {
         ((-u.ln()) * self.level_mult) as usize
     }
 
+    fn max_links(&self, layer: usize) -> usize {
+        if layer == 0 { self.m0 } else { self.params.m }
+    }
+
+    /// `(max, cap)` for [`relink`] on `layer`.
+    fn bounds(&self, layer: usize) -> (usize, usize) {
+        if layer == 0 {
+            (self.m0, self.cap0)
+        } else {
+            (self.params.m, self.params.m)
+        }
+    }
+
     fn links(&self, node: u32, layer: usize) -> &[u32] {
         if layer == 0 {
-            let at = node as usize * self.m0;
+            let at = node as usize * self.cap0;
             &self.layer0[at..at + self.layer0_len[node as usize] as usize]
         } else {
             &self.upper[node as usize][layer - 1]
@@ -167,7 +303,7 @@ impl Hnsw {
 
     fn set_links(&mut self, node: u32, layer: usize, links: &[u32]) {
         if layer == 0 {
-            let at = node as usize * self.m0;
+            let at = node as usize * self.cap0;
             self.layer0[at..at + links.len()].copy_from_slice(links);
             self.layer0_len[node as usize] = links.len() as u16;
         } else {
@@ -175,44 +311,39 @@ impl Hnsw {
         }
     }
 
-    /// Inserts `node`, whose vector is `data[node * dim..]`; nodes must come in slot order.
-    pub fn insert(&mut self, data: &[f32], dim: usize, node: u32) {
+    /// Room for one more node, on layers 0 to `level`, with no links yet.
+    fn grow(&mut self, level: usize) {
+        self.layer0.resize(self.layer0.len() + self.cap0, 0);
+        self.layer0_len.push(0);
+        self.upper.push(vec![Vec::new(); level]);
+    }
+
+    /// Inserts the next node, whose code is `codes.code(node)`; nodes come in slot order.
+    pub(crate) fn insert(&mut self, codes: &Codes, node: u32) {
         assert_eq!(
             node as usize,
             self.len(),
             "nodes are inserted in slot order"
         );
         let level = self.random_level();
-        self.layer0.resize(self.layer0.len() + self.m0, 0);
-        self.layer0_len.push(0);
-        self.upper.push(vec![Vec::new(); level]);
-        let Some(mut entry) = self.entry else {
+        self.grow(level);
+        self.attach(codes, node, level);
+    }
+
+    /// Links the newest node, on layers 0 to `level`, into the graph.
+    fn attach(&mut self, codes: &Codes, node: u32, level: usize) {
+        if self.entry.is_none() {
             self.entry = Some(node);
             self.top = level;
             return;
-        };
-        let q = vector(data, dim, node);
-        for layer in (level + 1..=self.top).rev() {
-            entry = self.greedy(data, dim, q, entry, layer);
         }
-        let mut entries = vec![entry];
-        for layer in (0..=level.min(self.top)).rev() {
-            let found = self.beam(
-                data,
-                dim,
-                q,
-                &entries,
-                self.params.ef_construction,
-                layer,
-                |_| true,
-            );
-            let max = if layer == 0 { self.m0 } else { self.params.m };
-            let chosen = self.select(data, dim, &found, max);
+        for (layer, chosen) in self.plan(codes, node, level).into_iter().enumerate() {
             self.set_links(node, layer, &chosen);
+            let bounds = self.bounds(layer);
             for &n in &chosen {
-                self.link(data, dim, n, node, layer, max);
+                let links = relink(codes, n, self.links(n, layer), &[node], bounds);
+                self.set_links(n, layer, &links);
             }
-            entries = found.iter().map(|f| f.slot).collect();
         }
         if level > self.top {
             self.top = level;
@@ -220,61 +351,149 @@ impl Hnsw {
         }
     }
 
-    /// Adds `to` to `from`'s links on `layer`; an overflowing list is chosen again with the
-    /// heuristic, which keeps the long links that join clusters (keeping the nearest would
-    /// cut them and strand whole clusters).
-    fn link(&mut self, data: &[f32], dim: usize, from: u32, to: u32, layer: usize, max: usize) {
-        let mut links = self.links(from, layer).to_vec();
-        links.push(to);
-        if links.len() > max {
-            let base = vector(data, dim, from);
-            let mut scored: Vec<Near> = links
-                .iter()
-                .map(|&slot| Near {
-                    sim: f64::from(dot(base, vector(data, dim, slot))),
-                    slot,
-                })
-                .collect();
-            scored.sort();
-            links = self.select(data, dim, &scored, max);
+    /// The links `node` should get on layers 0 to `min(level, top)`, found in the graph as it
+    /// is; it only reads, so the nodes of a batch plan at once.
+    fn plan(&self, codes: &Codes, node: u32, level: usize) -> Vec<Vec<u32>> {
+        let q = codes.code(node);
+        let mut entry = self.entry.expect("a graph with an entry");
+        for layer in (level + 1..=self.top).rev() {
+            entry = self.greedy(codes, q, entry, layer);
         }
-        self.set_links(from, layer, &links);
+        let mut entries = vec![entry];
+        let mut plan = vec![Vec::new(); level.min(self.top) + 1];
+        for layer in (0..=level.min(self.top)).rev() {
+            let found = self.beam(
+                codes,
+                q,
+                &entries,
+                self.params.ef_construction,
+                layer,
+                |_| true,
+            );
+            plan[layer] = select(codes, &found, self.max_links(layer));
+            entries = found.iter().map(|f| f.slot).collect();
+        }
+        plan
     }
 
-    /// The paper's neighbour heuristic over `found` (best first), topped up to `max`.
-    fn select(&self, data: &[f32], dim: usize, found: &[Near], max: usize) -> Vec<u32> {
-        let mut kept: Vec<u32> = Vec::with_capacity(max);
-        let mut rejected = Vec::new();
-        for c in found {
-            if kept.len() == max {
-                break;
+    /// Inserts nodes from [`Hnsw::len`] up to `to` (their codes in `codes`): one by one while
+    /// the graph is small, then in batches planned in parallel.
+    pub(crate) fn extend(&mut self, codes: &Codes, to: usize) {
+        let threads = threads();
+        while self.len() < to {
+            let start = self.len();
+            if start < SEQUENTIAL {
+                self.insert(codes, start as u32);
+                continue;
             }
-            let v = vector(data, dim, c.slot);
-            if kept
-                .iter()
-                .all(|&k| f64::from(dot(v, vector(data, dim, k))) < c.sim)
-            {
-                kept.push(c.slot);
-            } else {
-                rejected.push(c.slot);
+            let cap = (start / BATCH_SHARE).clamp(1, MAX_BATCH).min(to - start);
+            let mut levels = Vec::with_capacity(cap);
+            let mut high = None;
+            while levels.len() < cap {
+                // A node above the top layer becomes the entry: it goes in alone, after.
+                let level = self.random_level();
+                if level > self.top {
+                    high = Some(level);
+                    break;
+                }
+                levels.push(level);
+            }
+            self.insert_batch(codes, start, &levels, threads);
+            if let Some(level) = high {
+                let node = self.len() as u32;
+                self.grow(level);
+                self.attach(codes, node, level);
             }
         }
-        for r in rejected {
-            if kept.len() == max {
-                break;
-            }
-            kept.push(r);
+    }
+
+    /// Inserts nodes `start..start + levels.len()`, none above the top layer.
+    fn insert_batch(&mut self, codes: &Codes, start: usize, levels: &[usize], threads: usize) {
+        let plans = parallel_map(levels.len(), threads, |i| {
+            self.plan(codes, (start + i) as u32, levels[i])
+        });
+        for &level in levels {
+            self.grow(level);
         }
-        kept
+        // Per layer, `(target, new node)`: the links back that the new nodes ask for.
+        let mut incoming: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.top + 1];
+        for (i, plan) in plans.iter().enumerate() {
+            let node = (start + i) as u32;
+            for (layer, links) in plan.iter().enumerate() {
+                self.set_links(node, layer, links);
+                incoming[layer].extend(links.iter().map(|&t| (t, node)));
+            }
+        }
+        for (layer, mut pairs) in incoming.into_iter().enumerate() {
+            pairs.sort_unstable();
+            if layer == 0 {
+                self.relink_layer0(codes, &pairs, threads);
+                continue;
+            }
+            for group in pairs.chunk_by(|a, b| a.0 == b.0) {
+                let target = group[0].0;
+                let new: Vec<u32> = group.iter().map(|p| p.1).collect();
+                let links = relink(
+                    codes,
+                    target,
+                    self.links(target, layer),
+                    &new,
+                    self.bounds(layer),
+                );
+                self.set_links(target, layer, &links);
+            }
+        }
+    }
+
+    /// Adds the layer-0 links `pairs` (`(target, source)`, sorted), each target pruned once;
+    /// targets are split into ranges, one per thread, each owning its part of the array.
+    fn relink_layer0(&mut self, codes: &Codes, pairs: &[(u32, u32)], threads: usize) {
+        let (bounds, cap0, n) = (self.bounds(0), self.cap0, self.len());
+        let per = n.div_ceil(threads.max(1)).max(1);
+        let mut rest_links = self.layer0.as_mut_slice();
+        let mut rest_lens = self.layer0_len.as_mut_slice();
+        let mut rest_pairs = pairs;
+        std::thread::scope(|s| {
+            let mut base = 0;
+            while base < n {
+                let end = (base + per).min(n);
+                let (links, more) =
+                    std::mem::take(&mut rest_links).split_at_mut((end - base) * cap0);
+                rest_links = more;
+                let (lens, more) = std::mem::take(&mut rest_lens).split_at_mut(end - base);
+                rest_lens = more;
+                let cut = rest_pairs.partition_point(|p| (p.0 as usize) < end);
+                let (mine, more) = rest_pairs.split_at(cut);
+                rest_pairs = more;
+                let from = base;
+                let mut work = move || {
+                    for group in mine.chunk_by(|a, b| a.0 == b.0) {
+                        let target = group[0].0;
+                        let at = target as usize - from;
+                        let row = &mut links[at * cap0..(at + 1) * cap0];
+                        let new: Vec<u32> = group.iter().map(|p| p.1).collect();
+                        let joined = relink(codes, target, &row[..lens[at] as usize], &new, bounds);
+                        row[..joined.len()].copy_from_slice(&joined);
+                        lens[at] = joined.len() as u16;
+                    }
+                };
+                if end == n {
+                    work();
+                } else {
+                    s.spawn(work);
+                }
+                base = end;
+            }
+        });
     }
 
     /// Greedy descent on one layer: the nearest node reachable from `entry`.
-    fn greedy(&self, data: &[f32], dim: usize, q: &[f32], mut entry: u32, layer: usize) -> u32 {
-        let mut best = dot(q, vector(data, dim, entry));
+    fn greedy(&self, codes: &Codes, q: Code<'_>, mut entry: u32, layer: usize) -> u32 {
+        let mut best = codes.sim(q, entry);
         loop {
             let mut moved = false;
             for &n in self.links(entry, layer) {
-                let sim = dot(q, vector(data, dim, n));
+                let sim = codes.sim(q, n);
                 if sim > best {
                     best = sim;
                     entry = n;
@@ -289,12 +508,10 @@ impl Hnsw {
 
     /// A beam search of width `ef` on one layer; returns up to `ef` nodes that `ok` accepts,
     /// best first. Rejected nodes are still walked through.
-    #[allow(clippy::too_many_arguments)]
     fn beam(
         &self,
-        data: &[f32],
-        dim: usize,
-        q: &[f32],
+        codes: &Codes,
+        q: Code<'_>,
         entries: &[u32],
         ef: usize,
         layer: usize,
@@ -309,7 +526,7 @@ impl Hnsw {
             for &e in entries {
                 if visited.first(e) {
                     let near = Near {
-                        sim: f64::from(dot(q, vector(data, dim, e))),
+                        sim: f64::from(codes.sim(q, e)),
                         slot: e,
                     };
                     frontier.push(Best(near));
@@ -329,7 +546,7 @@ impl Hnsw {
                     if !visited.first(n) {
                         continue;
                     }
-                    let sim = f64::from(dot(q, vector(data, dim, n)));
+                    let sim = f64::from(codes.sim(q, n));
                     let worst = results.peek().map_or(f64::NEG_INFINITY, |w| w.sim);
                     if results.len() < ef || sim > worst {
                         let near = Near { sim, slot: n };
@@ -347,25 +564,29 @@ impl Hnsw {
         })
     }
 
-    /// The `k` nodes `ok` accepts most similar to `q`, best first, searched with beam `ef`.
-    pub fn search(
+    /// Up to `ef` nodes `ok` accepts, near `q` by their codes, best first by those codes,
+    /// starting from the best `entry_ef` nodes of layer 1.
+    pub(crate) fn search(
         &self,
-        data: &[f32],
-        dim: usize,
-        q: &[f32],
-        k: usize,
-        ef: usize,
+        codes: &Codes,
+        q: Code<'_>,
+        (entry_ef, ef): (usize, usize),
         ok: impl Fn(u32) -> bool,
-    ) -> Vec<(u32, f64)> {
+    ) -> Vec<u32> {
         let Some(mut entry) = self.entry else {
             return Vec::new();
         };
-        for layer in (1..=self.top).rev() {
-            entry = self.greedy(data, dim, q, entry, layer);
+        for layer in (2..=self.top).rev() {
+            entry = self.greedy(codes, q, entry, layer);
         }
-        let mut found = self.beam(data, dim, q, &[entry], ef.max(k), 0, ok);
-        found.truncate(k);
-        found.into_iter().map(|n| (n.slot, n.sim)).collect()
+        let entries: Vec<u32> = if self.top >= 1 {
+            let found = self.beam(codes, q, &[entry], entry_ef.max(1), 1, |_| true);
+            found.into_iter().map(|n| n.slot).collect()
+        } else {
+            vec![entry]
+        };
+        let found = self.beam(codes, q, &entries, ef, 0, ok);
+        found.into_iter().map(|n| n.slot).collect()
     }
 
     /// The parameters the graph was built with.
@@ -422,11 +643,11 @@ impl Hnsw {
         if n as usize > bytes.len() / 3 {
             return None;
         }
-        graph.layer0 = vec![0; n as usize * graph.m0];
+        graph.layer0 = vec![0; n as usize * graph.cap0];
         graph.layer0_len = Vec::with_capacity(n as usize);
         graph.upper = Vec::with_capacity(n as usize);
         for node in 0..n {
-            let zero = links(bytes, graph.m0)?;
+            let zero = links(bytes, graph.cap0)?;
             graph.layer0_len.push(0);
             graph.set_links(node, 0, &zero);
             let levels = *take(bytes, 1)?.first()? as usize;

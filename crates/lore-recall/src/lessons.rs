@@ -350,9 +350,7 @@ impl RecallIndex {
         };
         let vectors = vectors_for(store, embedder.as_ref(), &lessons, &texts, true)?;
         let mut index = Self::empty(changes.revision, embedder, state, statuses);
-        for ((lesson, text), vector) in lessons.into_iter().zip(&texts).zip(vectors) {
-            index.insert(lesson, text, &vector);
-        }
+        index.insert_all(lessons, &texts, &vectors);
         Ok(index)
     }
 
@@ -430,7 +428,6 @@ impl RecallIndex {
         if header.state != state
             || header.dim != state.fitted.dim
             || header.statuses != statuses
-            || header.params != HnswParams::default()
             || refit_due(embedder.as_ref(), state.fit_docs, lessons.len())
         {
             return Ok(Err(format!(
@@ -492,7 +489,14 @@ impl RecallIndex {
             };
             live.push(index.docs[slot as usize].is_some());
         }
-        let Some(dense) = VectorIndex::restore(dim, header.params, data, live, graph) else {
+        // The graph keeps the shape it was built with (a release that changes the defaults
+        // does not rebuild it); searches take this release's effort.
+        let params = HnswParams {
+            m: header.params.m,
+            ef_construction: header.params.ef_construction,
+            ..HnswParams::default()
+        };
+        let Some(dense) = VectorIndex::restore(dim, params, data, live, graph) else {
             return Ok(Err("its graph does not fit its slots".into()));
         };
         index.dense = dense;
@@ -590,17 +594,23 @@ impl RecallIndex {
     fn add_with_vectors(&mut self, store: &dyn Store, lessons: Vec<Lesson>) -> Result<()> {
         let texts: Vec<String> = lessons.iter().map(lesson_text).collect();
         let vectors = vectors_for(store, self.embedder.as_ref(), &lessons, &texts, false)?;
-        for ((lesson, text), vector) in lessons.into_iter().zip(&texts).zip(vectors) {
-            self.insert(lesson, text, &vector);
-        }
+        self.insert_all(lessons, &texts, &vectors);
         Ok(())
     }
 
-    fn insert(&mut self, lesson: Lesson, text: &str, vector: &[f32]) {
-        let slot = self.sparse.add(text);
-        let dense_slot = self.dense.add(vector);
-        debug_assert_eq!(slot, dense_slot, "the sparse and dense slots agree");
-        self.register(slot, lesson);
+    /// Adds `lessons` with their texts and vectors; the graph takes the vectors in parallel
+    /// batches.
+    fn insert_all(&mut self, lessons: Vec<Lesson>, texts: &[String], vectors: &[Vec<f32>]) {
+        let first = self.sparse.slots();
+        for (lesson, text) in lessons.into_iter().zip(texts) {
+            let slot = self.sparse.add(text);
+            self.register(slot, lesson);
+        }
+        let dense_first = self.dense.add_many(vectors);
+        debug_assert_eq!(
+            first, dense_first as usize,
+            "the sparse and dense slots agree"
+        );
     }
 
     /// Records `lesson` as the live lesson of the newest `slot`: its skill, triggers and tags.

@@ -32,6 +32,7 @@ mod layers;
 pub mod lessons;
 mod near;
 mod pack;
+mod quant;
 mod render;
 pub mod saved;
 mod select;

@@ -456,11 +456,20 @@ pub enum BenchCommand {
         /// HNSW beam width while searching.
         #[arg(long, default_value_t = HnswParams::default().ef_search)]
         ef_search: usize,
+        /// HNSW beam width on layer 1, whose nodes all start the search on layer 0 (1: one
+        /// greedy descent).
+        #[arg(long, default_value_t = HnswParams::default().ef_entry)]
+        ef_entry: usize,
         /// Also write each size's corpus and questions with their vectors to
         /// `DIR/{size}/corpus.jsonl` and `queries.jsonl`, so that a peer (LanceDB's script in
         /// the benchmark data) searches exactly the same data.
         #[arg(long, value_name = "DIR")]
         peer_data: Option<PathBuf>,
+        /// Also run the peer's script (LanceDB's `lancedb_hybrid.py` in the benchmark data) on
+        /// each size's data, up to 200k lessons, and report its figures beside Lore's as a
+        /// ratio; `LORE_PEER_PYTHON` names a Python that has its packages.
+        #[arg(long, value_name = "SCRIPT")]
+        peer: Option<PathBuf>,
     },
     /// Real lessons: load agents' self-reflections as corrections of failed runs, then ask
     /// recall with each task; hit@1/3/5 per skill against plain BM25 over the same texts.

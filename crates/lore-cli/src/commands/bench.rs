@@ -37,15 +37,19 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             m,
             ef_construction,
             ef_search,
+            ef_entry,
             peer_data,
+            peer,
         } => {
             let bench = recall::Bench {
                 params: HnswParams {
                     m,
                     ef_construction,
                     ef_search,
+                    ef_entry,
                 },
                 peer_data: peer_data.as_deref(),
+                peer: peer.as_deref(),
             };
             recall::run_bench(&paths.embedder()?, sizes, data.as_deref(), bench, json, out)
         }

@@ -914,7 +914,15 @@ fn bench_recall_reports_latency_per_size_and_ann_recall() {
         assert!(size["embed_s"].as_f64().unwrap() > 0.0, "{size}");
         // Below the graph's threshold the dense search is the exact scan itself.
         assert_eq!(size["ann"], false);
-        assert_eq!(size["ann_recall_at_10"], 1.0);
+        assert_eq!(size["ann_recall_at_10"]["synthetic"], 1.0);
+        assert!(size["ann_recall_at_10"].get("real").is_none(), "{size}");
+        // 256 floats and their codes at least.
+        let bytes = size["vector_bytes_per_lesson"].as_f64().unwrap();
+        assert!(bytes >= 1024.0 + 256.0, "{size}");
+        assert!(
+            size["build_cpu_s"].as_f64().is_some_and(|s| s >= 0.0),
+            "{size}"
+        );
     }
     let err = p.fails(&["bench", "recall", "--sizes", "ten"]);
     assert!(err.contains("ten"), "{err}");
@@ -940,6 +948,45 @@ fn bench_recall_reports_latency_per_size_and_ann_recall() {
         assert!(v.len() == 256 && (norm - 1.0).abs() < 1e-3, "{row}");
         assert!(row["text"].as_str().is_some_and(|t| !t.is_empty()));
     }
+}
+
+#[test]
+fn bench_recall_runs_a_peer_script_on_the_same_data_and_reports_the_ratio() {
+    // A stand-in for LanceDB's script: it reads the files it is given, as the real one does,
+    // and prints figures in its shape.
+    let script = r#"
+import json, sys
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+corpus = [json.loads(l) for l in open(args["--corpus"])]
+queries = [json.loads(l) for l in open(args["--queries"])]
+assert args["--db"]
+print(json.dumps({"rows": len(corpus), "queries": len(queries), "hybrid": {"p50_ms": 1000.0}}))
+"#;
+    let python = ("LORE_PEER_PYTHON", "python3".to_string());
+    let p = Project::with_env(vec![python]);
+    fs::write(p.path().join("peer.py"), script).unwrap();
+    let report = p.json(&["bench", "recall", "--sizes", "300", "--peer", "peer.py"]);
+    let size = &report["sizes"][0];
+    let peer = &size["peer"];
+    assert_eq!(peer["figures"]["rows"], 300, "{peer}");
+    assert!(peer["figures"]["queries"].as_u64().unwrap() > 0, "{peer}");
+    let ratio = peer["hybrid_p50_ratio"].as_f64().unwrap();
+    let p50 = size["p50_ms"].as_f64().unwrap();
+    assert!((ratio - 1000.0 / p50).abs() < 1e-6 * ratio, "{ratio} {p50}");
+
+    // A script that fails, or prints something else, is an error naming it.
+    fs::write(p.path().join("broken.py"), "import sys; sys.exit(3)").unwrap();
+    let err = p.fails(&["bench", "recall", "--sizes", "300", "--peer", "broken.py"]);
+    assert!(
+        err.contains("broken.py") && err.contains("LORE_PEER_PYTHON"),
+        "{err}"
+    );
+    fs::write(p.path().join("chatty.py"), "print('hello')").unwrap();
+    let err = p.fails(&["bench", "recall", "--sizes", "300", "--peer", "chatty.py"]);
+    assert!(
+        err.contains("chatty.py") && err.contains("no JSON"),
+        "{err}"
+    );
 }
 
 #[test]
