@@ -14,7 +14,7 @@
 //! frequencies, average length) count live documents only, so scores equal those of an index
 //! built afresh from the live documents. The bounds are computed at query time from each list's
 //! largest term frequency and shortest document, which removal can only make looser, never
-//! wrong. Scoring is Okapi BM25 with `k1 = 1.2`, `b = 0.75` over [`super::text::terms`].
+//! wrong. Scoring is Okapi BM25 with `k1 = 1.2`, `b = 0.75` over [`super::text::index_terms`].
 
 use crate::FastMap;
 use std::collections::{BinaryHeap, HashMap};
@@ -160,7 +160,7 @@ impl SparseIndex {
     /// Adds a document and returns its slot.
     pub fn add(&mut self, text: &str) -> u32 {
         let doc = u32::try_from(self.lens.len()).expect("fewer than 2^32 documents");
-        let terms = text::terms(text);
+        let terms = text::index_terms(text);
         let len = u32::try_from(terms.len()).unwrap_or(u32::MAX);
         let mut tf: FastMap<&str, u32> = FastMap::default();
         for term in &terms {
@@ -212,19 +212,20 @@ impl SparseIndex {
         }
     }
 
-    /// The inverse document frequency of `term` (as [`crate::text::terms`] gives it) among the
-    /// live documents; a term no document has gets the largest.
-    pub fn idf(&self, term: &str) -> f64 {
+    /// The inverse document frequency of `word` (one of [`crate::text::terms`], cut to its stem
+    /// here as the index stores it) among the live documents; a word no document has gets the
+    /// largest.
+    pub fn idf(&self, word: &str) -> f64 {
         let df = self
             .terms
-            .get(term)
+            .get(&text::stem(word))
             .map_or(0, |&id| self.postings[id as usize].df);
         self.stats().idf(df)
     }
 
     /// The query's distinct terms that have postings.
     fn query_postings(&self, query: &str) -> Vec<&Postings> {
-        let mut terms = text::terms(query);
+        let mut terms = text::index_terms(query);
         terms.sort();
         terms.dedup();
         terms
@@ -389,6 +390,18 @@ mod tests {
         assert!(index.search("gamma", 5, |d| d != b).is_empty(), "filtered");
         assert_eq!(index.len(), 2);
         assert_eq!(index.slots(), 3);
+    }
+
+    #[test]
+    fn an_inflected_question_finds_the_memory_and_idf_takes_whole_words() {
+        let mut index = SparseIndex::new();
+        let signed = index.add("Melanie: I just signed up for a pottery class yesterday");
+        index.add("Caroline: the parade was fun");
+        let hits = index.search("Who is signing up for classes?", 5, |_| true);
+        assert_eq!(hits.first().map(|h| h.0), Some(signed), "{hits:?}");
+        // The index holds stems; a caller asking about a whole word gets that stem's statistics.
+        assert_eq!(index.idf("signing"), index.idf("signed"));
+        assert!(index.idf("signing") < index.idf("unheard"));
     }
 
     /// Texts over a small vocabulary with skewed frequencies, like a memory with a few
