@@ -483,10 +483,16 @@ mod tests {
         }
         let plain = index.search("pottery", 10, |_| true);
         assert!(plain.iter().all(|h| h.0 != other_words), "{plain:?}");
-        assert_eq!(index.feedback_terms("pottery", &[0, 1], 5), ["clay", "kiln"]);
+        assert_eq!(
+            index.feedback_terms("pottery", &[0, 1], 5),
+            ["clay", "kiln"]
+        );
         let widened = index.search_with_feedback("pottery", 10, |_| true);
         assert_eq!(widened.len(), 3, "{widened:?}");
-        assert_eq!(widened[2].0, other_words, "the question's own word still leads");
+        assert_eq!(
+            widened[2].0, other_words,
+            "the question's own word still leads"
+        );
         let refused = index.search_with_feedback("pottery", 10, |d| d != other_words);
         assert!(refused.iter().all(|h| h.0 != other_words), "filtered");
     }
