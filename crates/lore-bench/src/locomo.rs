@@ -4,10 +4,11 @@
 //! appended; each QA question is asked within its own conversation; a question scores the share
 //! of its evidence turns found in the top k (LoCoMo's `recall_acc`), averaged per category and
 //! overall. The candidate lists come from the same components `lore recall` uses (Okapi BM25
-//! with stop words, the `--embedder` with exact dense search, fitted to the conversation when the
+//! over stems with stop words, the `--embedder` with exact dense search, fitted to the conversation when the
 //! embedder learns from its corpus, as the Engine fits it to a store) and the fusions are the
 //! pipeline's own [`rank`], so the figures measure the engine's retrieval logic, not a copy.
-//! `pipeline` runs the whole of [`run`] (MMR λ 0.7 over a pool of 75) with caps and budget off,
+//! `bm25_feedback` and `default_feedback` widen BM25 by pseudo-relevance feedback, which the
+//! Engine does not (see [`Feedback`]). `pipeline` runs the whole of [`run`] (MMR λ 0.7 over a pool of 75) with caps and budget off,
 //! since every turn is in scope and a session cap would hide evidence by design.
 //!
 //! `--split dev` asks every other question of each conversation (from the first), `heldout` the
@@ -46,7 +47,8 @@ const CATEGORIES: [(u64, &str); 5] = [
 fn methods(fits: bool, default: Fusion) -> Vec<(&'static str, Method)> {
     use Dense::{Fitted, Unfitted};
     let mut methods = vec![
-        ("bm25", Method::Sparse),
+        ("bm25", Method::Sparse(Feedback::Off)),
+        ("bm25_feedback", Method::Sparse(Feedback::On)),
         ("dense", Method::Dense(Fitted)),
         ("rrf_k60", Method::Fused(Fusion::Rrf { k: 60.0 }, Fitted)),
         ("rrf_k10", Method::Fused(Fusion::Rrf { k: 10.0 }, Fitted)),
@@ -58,6 +60,7 @@ fn methods(fits: bool, default: Fusion) -> Vec<(&'static str, Method)> {
         ("linear_0.8", linear(0.8, Fitted)),
         ("linear_0.9", linear(0.9, Fitted)),
         ("default", Method::Fused(default, Fitted)),
+        ("default_feedback", Method::FusedFeedback(default, Fitted)),
         ("pipeline", Method::Pipeline(default)),
         ("bm25_context", context(1.0)),
         ("dense_context", context(0.0)),
@@ -65,9 +68,9 @@ fn methods(fits: bool, default: Fusion) -> Vec<(&'static str, Method)> {
         ("linear_0.9_context", context(0.9)),
     ];
     if fits {
-        methods.insert(2, ("dense_unfitted", Method::Dense(Unfitted)));
-        methods.insert(11, ("linear_0.5_unfitted", linear(0.5, Unfitted)));
-        methods.insert(12, ("linear_0.8_unfitted", linear(0.8, Unfitted)));
+        methods.insert(3, ("dense_unfitted", Method::Dense(Unfitted)));
+        methods.insert(12, ("linear_0.5_unfitted", linear(0.5, Unfitted)));
+        methods.insert(13, ("linear_0.8_unfitted", linear(0.8, Unfitted)));
     }
     methods
 }
@@ -91,13 +94,24 @@ fn context(sparse: f64) -> Method {
     }
 }
 
+/// Whether the BM25 list is widened by pseudo-relevance feedback
+/// ([`SparseIndex::search_with_feedback`]). The Engine's list is not: feedback lifts LoCoMo but
+/// pulls the wrong lessons into short task queries (`lore bench lessons`).
+#[derive(Clone, Copy)]
+enum Feedback {
+    Off,
+    On,
+}
+
 #[derive(Clone, Copy)]
 enum Method {
-    Sparse,
+    Sparse(Feedback),
     Dense(Dense),
     Fused(Fusion, Dense),
     /// Fused, then re-scored with neighbouring turns of the same session.
     Context(Fusion, Dense),
+    /// Fused, over BM25 widened by feedback.
+    FusedFeedback(Fusion, Dense),
     /// The Engine's whole pipeline with this fusion.
     Pipeline(Fusion),
 }
@@ -417,12 +431,19 @@ impl ConversationIndex {
 
     /// Every turn the method ranks, best first (full rankings, so fusion sees whole lists).
     fn ranking(&self, query: &Query<'_>, method: Method) -> Result<Vec<String>> {
+        let feedback = matches!(
+            method,
+            Method::Sparse(Feedback::On) | Method::FusedFeedback(..)
+        );
+        let found = if feedback {
+            self.bm25
+                .search_with_feedback(query.text, self.size, |_| true)
+        } else {
+            self.bm25.search(query.text, self.size, |_| true)
+        };
         let sparse = RankedList {
             source: Source::Sparse,
-            hits: hits(
-                &self.slot_ids,
-                self.bm25.search(query.text, self.size, |_| true),
-            ),
+            hits: hits(&self.slot_ids, found),
         };
         let dense = |which| match (which, &self.fitted, &query.fitted) {
             (Dense::Fitted, Some(side), Some(vector)) => side.search(vector, self.size),
@@ -431,9 +452,11 @@ impl ConversationIndex {
         let ids = |list: RankedList| list.hits.into_iter().map(|h| h.id).collect();
         let config = |fusion| RecallConfig::builder().fusion(fusion);
         Ok(match method {
-            Method::Sparse => ids(sparse),
+            Method::Sparse(_) => ids(sparse),
             Method::Dense(which) => ids(dense(which)?),
-            Method::Fused(fusion, which) | Method::Context(fusion, which) => {
+            Method::Fused(fusion, which)
+            | Method::Context(fusion, which)
+            | Method::FusedFeedback(fusion, which) => {
                 let config = config(fusion).build()?;
                 let mut scored = rank(
                     &[sparse, dense(which)?],

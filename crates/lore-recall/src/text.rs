@@ -2,9 +2,14 @@
 //!
 //! One definition of "a word" serves BM25, the builtin embedder and MMR's Jaccard similarity, so
 //! a query term that BM25 matches is the same term the embedder hashes and the diversity stage
-//! compares. Words are lower-cased runs of letters and digits; nothing is stemmed, because a
-//! stemmer is language-specific and the builtin embedder's character n-grams already bridge
-//! `deploy` and `deployed`.
+//! compares. Words are lower-cased runs of letters and digits.
+//!
+//! BM25 indexes each term cut to a light English stem ([`index_terms`]): a question and the
+//! memory that answers it rarely share an inflection ("when did she sign up" against "I signed
+//! up"), and on LoCoMo's dev questions BM25 over stems found more evidence than over whole words
+//! (recall@10 .606 → .642). The builtin embedder keeps whole words: its character trigrams
+//! already bridge inflections, and a change to its features would change every stored vector.
+//! The stemmer only strips regular endings of ASCII words, so other languages pass through.
 
 use std::collections::HashSet;
 
@@ -159,6 +164,56 @@ pub fn terms(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// What BM25 indexes of `text`: its [`terms`], each cut to its [`stem`].
+pub fn index_terms(text: &str) -> Vec<String> {
+    words(text)
+        .into_iter()
+        .filter(|w| !is_stop_word(w))
+        .map(|w| stem(&w))
+        .collect()
+}
+
+/// A lower-case word without its regular English inflection: a plural, then `-ing` or `-ed`,
+/// a doubled final consonant, then a final `e`, so "hike", "hikes", "hiked" and "hiking" all
+/// become "hik", and "running" meets "run". Words of three letters or fewer, and words with a
+/// digit or a letter outside ASCII, are left whole: a short word's ending is usually its root,
+/// and an identifier or a foreign word has no English suffix to take off.
+pub fn stem(word: &str) -> String {
+    if word.len() <= 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return word.to_owned();
+    }
+    let mut w = word.to_owned();
+    if let Some(base) = w.strip_suffix("ies") {
+        w = format!("{base}y");
+    } else if let Some(base) = w.strip_suffix("sses") {
+        w = format!("{base}ss");
+    } else if w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
+        w.pop();
+    }
+    for ending in ["ing", "ed"] {
+        if let Some(base) = w.strip_suffix(ending)
+            && base.len() >= 3
+            && base.bytes().any(is_vowel)
+        {
+            w.truncate(base.len());
+            let b = w.as_bytes();
+            let n = b.len();
+            if b[n - 1] == b[n - 2] && !is_vowel(b[n - 1]) && !b"lsz".contains(&b[n - 1]) {
+                w.pop();
+            }
+            break;
+        }
+    }
+    if w.len() > 3 && w.ends_with('e') {
+        w.pop();
+    }
+    w
+}
+
+fn is_vowel(b: u8) -> bool {
+    b"aeiouy".contains(&b)
+}
+
 /// The set of adjacent word pairs of `text` (seed 002's word-bigram similarity).
 ///
 /// A one-word text yields that word alone, so two identical one-word texts still compare equal.
@@ -195,7 +250,29 @@ mod tests {
             terms("When the Deploy fails, ROLL back v2!"),
             ["deploy", "fails", "roll", "back", "v2"]
         );
+        assert_eq!(index_terms("When the Deploy fails"), ["deploy", "fail"]);
         assert_eq!(words("Zoë's 数据"), ["zoë", "s", "数据"]);
+    }
+
+    #[test]
+    fn inflections_meet_at_one_stem() {
+        let same = |words: &[&str]| {
+            let stems: HashSet<String> = words.iter().map(|w| stem(w)).collect();
+            assert_eq!(stems.len(), 1, "{words:?} gave {stems:?}");
+        };
+        same(&["hike", "hikes", "hiked", "hiking"]);
+        same(&["signed", "signing", "signs"]);
+        same(&["running", "runs"]);
+        same(&["stopped", "stopping", "stops"]);
+        same(&["stories", "story"]);
+        same(&["classes", "class"]);
+        same(&["painting", "painted", "paints"]);
+        // Short words, identifiers and other scripts stay whole; so does a word that would lose
+        // its last vowel.
+        for whole in ["bus", "used", "v2ing", "zoëing", "thing", "focus"] {
+            assert_eq!(stem(whole), whole);
+        }
+        assert_eq!(stem("things"), "thing");
     }
 
     #[test]
