@@ -21,6 +21,7 @@ mod episodes;
 pub mod extract;
 mod graph_cache;
 pub mod interchange;
+pub mod knowledge;
 pub mod learn;
 mod lessons;
 mod maintain;

@@ -19,6 +19,7 @@
 
 mod episodes;
 mod filter;
+mod knowledge;
 mod rows;
 mod schema;
 mod search;

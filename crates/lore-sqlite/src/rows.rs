@@ -430,7 +430,7 @@ fn saturating_i64(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-fn to_json(record: &impl serde::Serialize) -> Result<String> {
+pub(crate) fn to_json(record: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string(record).map_err(lore_core::Error::store)
 }
 

@@ -235,12 +235,15 @@ impl SqliteStore {
 
     /// The connection; a panic in another thread left no transaction open (it rolled back on
     /// unwinding), so a poisoned lock is safe to take over.
-    fn conn(&self) -> MutexGuard<'_, Connection> {
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Runs `f` in one write transaction, committed only when `f` succeeds.
-    fn in_transaction<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    pub(crate) fn in_transaction<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
         let mut conn = self.conn();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -531,6 +534,10 @@ impl Store for SqliteStore {
         let stem = self.path.file_stem()?.to_string_lossy();
         let dir = self.path.parent().unwrap_or(Path::new(""));
         Some(dir.join("index").join(format!("{stem}.{name}")))
+    }
+
+    fn knowledge(&self) -> Result<&dyn lore_core::ports::knowledge::KnowledgeStore> {
+        Ok(self)
     }
 
     fn change_cursor(&self) -> Result<ChangeCursor> {

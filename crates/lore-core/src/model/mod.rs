@@ -6,6 +6,7 @@
 
 mod audit;
 mod episode;
+mod knowledge;
 mod lesson;
 mod memory;
 
@@ -14,6 +15,7 @@ pub use episode::{
     Decision, DecisionType, EdgeType, Episode, EpisodeLink, EpisodeMetrics, EpisodeOutcome, Event,
     EventType, ItemRef, PURGED,
 };
+pub use knowledge::{ChunkVector, KnowledgeChunk, KnowledgeDocument};
 pub use lesson::{
     CurationMode, Lesson, LessonLink, LessonSource, LessonStatus, LinkKind, Tiers, UtilityStats,
 };

@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod embed;
+pub mod knowledge;
 pub mod llm;
 pub mod store;
 pub mod tokenize;
