@@ -12,6 +12,7 @@ use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 
 mod episodes;
+mod knowledge;
 mod review;
 mod run;
 mod serve;
@@ -19,6 +20,7 @@ mod tokens;
 mod watch;
 
 pub use episodes::{EpisodeCommand, GraphCommand};
+pub use knowledge::{IngestArgs, KnowledgeCommand, KnowledgeRecallArgs};
 pub use review::{Decision, MaintainArgs, ReviewArgs, ReviewCommand};
 pub use run::{RunArgs, TestArgs};
 pub use serve::{McpArgs, ReformulateArgs, ReformulatorKind, ServeArgs};
@@ -130,6 +132,12 @@ pub enum Command {
     Export(ExportArgs),
     /// The lessons that fit a task, packed into a token budget.
     Recall(RecallArgs),
+    /// Ingest a team's documents as knowledge chunks: unchanged files are skipped, changed ones
+    /// re-chunked, vanished ones removed (a progress bar on a terminal).
+    Ingest(IngestArgs),
+    /// Recall and list knowledge chunks.
+    #[command(subcommand)]
+    Knowledge(KnowledgeCommand),
     /// Fit the embedder again to the retrievable lessons and re-embed every lesson (a progress
     /// bar on a terminal). Recall is refused while the store's vectors are another embedder's.
     Reembed,

@@ -3,6 +3,7 @@
 mod bench;
 mod capture;
 pub mod episodes;
+mod knowledge;
 mod lessons;
 mod memory;
 mod migrate;
@@ -65,6 +66,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Export(args) => transfer::export(&paths, args, json),
         Command::Recall(args) => recall::run(&paths, args, json),
         Command::Reembed => reembed::run(&paths, json),
+        Command::Ingest(args) => knowledge::ingest(&paths, args, json),
+        Command::Knowledge(cmd) => knowledge::run(&paths, cmd, json),
         Command::Migrate(args) => migrate::run(&paths, args, json),
         Command::Bench(cmd) => bench::run(&paths, cmd, json),
     }

@@ -1,0 +1,57 @@
+//! The arguments of `lore ingest` and `lore knowledge`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use lore_core::SkillPath;
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Files or folders to ingest (markdown, ADRs, runbooks, plain text); folders are walked,
+    /// hidden entries skipped. A document ingested before from one of these folders whose file
+    /// is gone is removed.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The skill whose agents the documents inform, `domain/skill`.
+    #[arg(long)]
+    pub skill: SkillPath,
+    /// The most tokens in one chunk.
+    #[arg(long, default_value_t = 200)]
+    pub max_tokens: usize,
+    /// Tokens a cut section's next chunk repeats from the previous one.
+    #[arg(long, default_value_t = 30)]
+    pub overlap: usize,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KnowledgeCommand {
+    /// The chunks that fit a question (top 8), quoted with their file, heading and lines.
+    Recall(KnowledgeRecallArgs),
+    /// The ingested documents: source, hash, chunks, when.
+    List {
+        /// Only this skill's documents.
+        #[arg(long)]
+        skill: Option<SkillPath>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct KnowledgeRecallArgs {
+    /// The question or task, in plain words.
+    pub query: String,
+    /// Only chunks of this skill, `domain/skill`.
+    #[arg(long)]
+    pub skill: Option<SkillPath>,
+    /// The token budget.
+    #[arg(long, default_value_t = 2000)]
+    pub budget: usize,
+    /// At most this many chunks.
+    #[arg(short = 'n', long, default_value_t = 8)]
+    pub limit: usize,
+    /// The tokenizer counting the budget: cl100k_base or o200k_base.
+    #[arg(long, default_value = "cl100k_base")]
+    pub encoding: String,
+    /// Show every candidate: sources, scores, kept or dropped and why.
+    #[arg(long)]
+    pub explain: bool,
+}
