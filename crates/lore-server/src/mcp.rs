@@ -14,6 +14,7 @@
 //! audit actor is the connection's token; no tool takes a name for either.
 
 mod episodes;
+mod knowledge;
 mod learn;
 mod memory;
 pub mod select;
@@ -675,6 +676,7 @@ impl LoreMcp {
             + Self::memory_tool_router()
             + Self::episode_tool_router()
             + Self::learn_tool_router()
+            + Self::knowledge_tool_router()
     }
 }
 
@@ -834,11 +836,14 @@ mod tests {
                 "find_patterns",
                 "get_episode",
                 "get_lesson",
+                "ingest_knowledge",
                 "learn_lessons",
                 "list_episodes",
+                "list_knowledge",
                 "list_lessons",
                 "memory_prompt",
                 "memory_status",
+                "recall_knowledge",
                 "recall_memory",
                 "record_episode",
                 "record_execution",
@@ -870,6 +875,7 @@ mod tests {
                     | "record_episode"
                     | "correct"
                     | "learn_lessons"
+                    | "ingest_knowledge"
                     | "review_lessons"
                     | "report_signal"
                     | "core_memory_write"

@@ -13,7 +13,7 @@ mod recall;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tracing::instrument;
 
@@ -40,7 +40,8 @@ const MAX_SOURCE: usize = 1024;
 const BATCH: usize = 64;
 
 /// One document to ingest: where it came from and its text.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct IngestDocument {
     /// Its source path, relative where possible (`docs/runbook.md`).
     pub source: String,

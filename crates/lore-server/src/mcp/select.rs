@@ -1,4 +1,4 @@
-//! Which tools a connection sees: all 27 by default, or a subset named by tool or by group.
+//! Which tools a connection sees: all 30 by default, or a subset named by tool or by group.
 //!
 //! A model choosing among many tools chooses worse and pays tokens for every description, so a
 //! client that only runs the loop can ask for `loop` alone: `lore mcp --tools loop`, or
@@ -47,6 +47,10 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "knowledge",
+        &["recall_knowledge", "list_knowledge", "ingest_knowledge"],
+    ),
+    (
         "self-editing",
         &[
             "core_memory_read",
@@ -70,7 +74,7 @@ impl ToolSelection {
     }
 
     /// Parses a comma-separated list of tool names and group names (`loop`, `read`, `review`,
-    /// `episodes`, `self-editing`, `all`), checked against the `known` tool names.
+    /// `episodes`, `knowledge`, `self-editing`, `all`), checked against the `known` tool names.
     ///
     /// # Errors
     /// A message naming the unknown entry and what may be given instead.

@@ -15,6 +15,7 @@ mod episodes;
 mod events;
 mod executions;
 mod insights;
+mod knowledge;
 mod lessons;
 mod memory;
 mod metrics;
@@ -240,6 +241,9 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
         .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
         .on(M::POST, "/v1/recall", recall::recall)
+        .on(M::POST, "/v1/knowledge/documents", knowledge::ingest)
+        .on(M::GET, "/v1/knowledge/documents", knowledge::list)
+        .on(M::POST, "/v1/knowledge/recall", knowledge::recall)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/memory/core", agent_memory::core)
         .on(M::PUT, "/v1/memory/core", agent_memory::write_core)

@@ -100,6 +100,14 @@ async fn seeded() -> (Server, Seed) {
             "/v1/memory/recall".to_owned(),
             json!({"skill": SKILL, "session": "s1", "text": format!("{MARKER} said hello")}),
         ),
+        (
+            Method::POST,
+            "/v1/knowledge/documents".to_owned(),
+            json!({"skill": SKILL, "documents": [{
+                "source": format!("docs/{MARKER}.md"),
+                "text": format!("# Runbook\n\n{MARKER}: restart the export worker.\n"),
+            }]}),
+        ),
     ];
     for (method, uri, body) in writes {
         let (status, answer) = server.send(Some(&admin), method, &uri, Some(body)).await;
@@ -316,6 +324,19 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
         ("GET", "/v1/graph/anti-patterns") => row(Agent, false, |_| {
             get("/v1/graph/anti-patterns?min_occurrences=1")
         }),
+        ("POST", "/v1/knowledge/documents") => row(Reviewer, false, |_| {
+            with(
+                "/v1/knowledge/documents",
+                json!({"skill": SKILL, "documents": [{"source": "docs/new.md", "text": "New."}]}),
+            )
+        }),
+        ("GET", "/v1/knowledge/documents") => row(Agent, true, |_| get("/v1/knowledge/documents")),
+        ("POST", "/v1/knowledge/recall") => row(Agent, true, |_| {
+            with(
+                "/v1/knowledge/recall",
+                json!({"query": format!("{WORD} export worker")}),
+            )
+        }),
         ("GET", "/v1/review") => row(Reviewer, true, |_| get("/v1/review")),
         ("POST", "/v1/review/{decision}") => row(Reviewer, false, |s| {
             with(
@@ -416,6 +437,16 @@ fn tool_row(name: &str) -> Option<Row> {
             with(
                 "",
                 json!({"skill": SKILL, "text": "EU fails over to Dublin."}),
+            )
+        }),
+        "recall_knowledge" => row(Agent, true, |_| {
+            with("", json!({"query": format!("{WORD} export worker")}))
+        }),
+        "list_knowledge" => row(Agent, true, |_| with("", json!({}))),
+        "ingest_knowledge" => row(Reviewer, false, |_| {
+            with(
+                "",
+                json!({"skill": SKILL, "documents": [{"source": "docs/new.md", "text": "New."}]}),
             )
         }),
         "conversation_log_read" => row(Agent, true, |_| {

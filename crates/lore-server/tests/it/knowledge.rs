@@ -1,0 +1,181 @@
+//! Knowledge over REST and MCP on a real SQLite file: ingest (reviewers only), list, recall
+//! with provenance; bad bodies are refused with a 4xx naming the problem and store nothing.
+
+use axum::http::{Method, StatusCode};
+use lore_engine::EngineConfig;
+use lore_server::auth::Role;
+use serde_json::json;
+
+use crate::common::SKILL;
+use crate::common::server::Server;
+
+const RUNBOOK: &str = "# Export worker\n\n## Restart\n\nWhen exports stall for more than five \
+minutes, restart the export worker with `svc restart export` and watch the queue drain.\n\n\
+## Contacts\n\nWrite to ops-team@example.com when a restart does not help.\n";
+
+#[tokio::test]
+async fn documents_are_ingested_listed_and_recalled_through_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (reviewer, _) = server.token(Role::Reviewer);
+    let (agent, _) = server.token(Role::Agent);
+    let body =
+        json!({"skill": SKILL, "documents": [{"source": "docs/export.md", "text": RUNBOOK}]});
+
+    let (status, answer) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/knowledge/documents",
+            Some(body.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+
+    let (status, report) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/knowledge/documents",
+            Some(body.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["added"], 1);
+    assert_eq!(report["documents"][0]["redacted"], 1, "{report}");
+    let (_, again) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/knowledge/documents",
+            Some(body),
+        )
+        .await;
+    assert_eq!(
+        (
+            again["unchanged"].as_u64(),
+            again["chunks_written"].as_u64()
+        ),
+        (Some(1), Some(0))
+    );
+
+    let (status, list) = server
+        .send(Some(&agent), Method::GET, "/v1/knowledge/documents", None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(list["documents"][0]["source"], "docs/export.md");
+    assert_eq!(
+        list["documents"][0]["ingested_by"]
+            .as_str()
+            .map(|s| s.starts_with("tok_")),
+        Some(true),
+        "{list}"
+    );
+
+    let (status, recall) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/knowledge/recall",
+            Some(json!({"query": "exports are stalled, what do I restart?", "explain": true})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{recall}");
+    assert_eq!(
+        recall["chunks"][0]["heading"], "Export worker › Restart",
+        "{recall}"
+    );
+    let text = recall["text"].as_str().unwrap();
+    assert!(
+        text.contains("docs/export.md § Export worker › Restart, lines 3–5"),
+        "{text}"
+    );
+    assert!(text.contains("> When exports stall"), "{text}");
+    assert!(!text.contains("ops-team@example.com"), "{text}");
+    assert!(recall["explain"].is_array());
+
+    let answer = server
+        .mcp(
+            &agent,
+            "recall_knowledge",
+            json!({"query": "restart the export worker", "limit": 1}),
+        )
+        .await;
+    let structured = &answer["result"]["structuredContent"];
+    assert_eq!(
+        structured["chunks"].as_array().map(Vec::len),
+        Some(1),
+        "{answer}"
+    );
+    assert_eq!(structured["chunks"][0]["lines"], json!([3, 5]));
+    assert!(
+        structured["text"]
+            .as_str()
+            .unwrap()
+            .contains("> When exports stall")
+    );
+    let answer = server
+        .mcp(
+            &agent,
+            "ingest_knowledge",
+            json!({"skill": SKILL, "documents": [{"source": "x.md", "text": "X."}]}),
+        )
+        .await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let answer = server.mcp(&agent, "list_knowledge", json!({})).await;
+    assert_eq!(
+        answer["result"]["structuredContent"]["documents"][0]["chunks"], 2,
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn bad_bodies_are_refused_with_a_reason_and_store_nothing() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (admin, _) = server.token(Role::Admin);
+    let cases = [
+        (
+            json!({"skill": SKILL, "documents": [{"source": "a.md", "text": "x"}, {"source": "a.md", "text": "y"}]}),
+            "listed twice",
+        ),
+        (json!({"skill": "nodomain", "documents": []}), "skill"),
+        (
+            json!({"skill": SKILL, "documents": [{"source": "a.md", "text": "x"}], "max_tokens": 4}),
+            "max_tokens",
+        ),
+        (
+            json!({"skill": SKILL, "documents": [{"source": "a.md", "text": "x", "author": "me"}]}),
+            "author",
+        ),
+    ];
+    for (body, expected) in cases {
+        let (status, answer) = server
+            .send(
+                Some(&admin),
+                Method::POST,
+                "/v1/knowledge/documents",
+                Some(body),
+            )
+            .await;
+        assert!(status.is_client_error(), "{status} {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(expected),
+            "{answer}"
+        );
+    }
+    let (status, answer) = server
+        .send(
+            Some(&admin),
+            Method::POST,
+            "/v1/knowledge/recall",
+            Some(json!({"query": "x", "limit": 0})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    let (_, list) = server
+        .send(Some(&admin), Method::GET, "/v1/knowledge/documents", None)
+        .await;
+    assert_eq!(list["documents"], json!([]));
+}
