@@ -22,6 +22,7 @@ pub mod extract;
 mod graph_cache;
 pub mod interchange;
 pub mod knowledge;
+mod layered;
 pub mod learn;
 mod lessons;
 mod maintain;
@@ -53,6 +54,9 @@ pub use episodes::{
     MAX_BUDGET, Rendered,
 };
 pub use graph_cache::DecisionMatch;
+pub use layered::{
+    ContextLayer, ContextQuery, ContextResult, LAYER_SEPARATOR, LayerReport, LayerStatus,
+};
 pub use learn::{LearnReport, LearnedLine, LessonLine, LineOutcome};
 pub use lessons::LessonEdit;
 pub use lore_recall::lessons::{IndexInfo, IndexOrigin};
