@@ -837,6 +837,7 @@ mod tests {
                 "get_episode",
                 "get_lesson",
                 "ingest_knowledge",
+                "layered_context",
                 "learn_lessons",
                 "list_episodes",
                 "list_knowledge",

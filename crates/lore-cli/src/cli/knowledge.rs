@@ -55,3 +55,24 @@ pub struct KnowledgeRecallArgs {
     #[arg(long)]
     pub explain: bool,
 }
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// The task or question, in plain words.
+    pub query: String,
+    /// Only memory of this skill, `domain/skill`.
+    #[arg(long)]
+    pub skill: Option<SkillPath>,
+    /// Each layer's token budget (default: the configured one, 2000).
+    #[arg(long)]
+    pub layer_budget: Option<usize>,
+    /// The whole context's token budget (default: the configured one, 12000).
+    #[arg(long)]
+    pub total_budget: Option<usize>,
+    /// The tokenizer counting the budgets: cl100k_base or o200k_base.
+    #[arg(long, default_value = "cl100k_base")]
+    pub encoding: String,
+    /// Show each layer's candidates: sources, scores, kept or dropped and why.
+    #[arg(long)]
+    pub explain: bool,
+}

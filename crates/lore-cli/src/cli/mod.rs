@@ -20,7 +20,7 @@ mod tokens;
 mod watch;
 
 pub use episodes::{EpisodeCommand, GraphCommand};
-pub use knowledge::{IngestArgs, KnowledgeCommand, KnowledgeRecallArgs};
+pub use knowledge::{ContextArgs, IngestArgs, KnowledgeCommand, KnowledgeRecallArgs};
 pub use review::{Decision, MaintainArgs, ReviewArgs, ReviewCommand};
 pub use run::{RunArgs, TestArgs};
 pub use serve::{McpArgs, ReformulateArgs, ReformulatorKind, ServeArgs};
@@ -138,6 +138,9 @@ pub enum Command {
     /// Recall and list knowledge chunks.
     #[command(subcommand)]
     Knowledge(KnowledgeCommand),
+    /// The layered context for a task: every memory layer in a fixed order, each within its
+    /// token budget and all within a total, with each layer's figures.
+    Context(ContextArgs),
     /// Fit the embedder again to the retrievable lessons and re-embed every lesson (a progress
     /// bar on a terminal). Recall is refused while the store's vectors are another embedder's.
     Reembed,

@@ -12,10 +12,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use lore_engine::knowledge::{
     Chunking, DocumentChange, IngestDocument, IngestReport, IngestRequest, KnowledgeQuery,
 };
+use lore_engine::{ContextQuery, LayerStatus};
 use lore_providers::tokenizer::{Encoding, Tiktoken};
 use lore_sqlite::OpenMode;
 
-use crate::cli::{IngestArgs, KnowledgeCommand, KnowledgeRecallArgs};
+use crate::cli::{ContextArgs, IngestArgs, KnowledgeCommand, KnowledgeRecallArgs};
 use crate::config::Paths;
 use crate::output;
 
@@ -215,6 +216,61 @@ fn recall(paths: &Paths, args: KnowledgeRecallArgs, json: bool) -> Result<()> {
         for e in explain {
             output::line(super::recall::explain_line(e))?;
         }
+    }
+    Ok(())
+}
+
+pub fn context(paths: &Paths, args: ContextArgs, json: bool) -> Result<()> {
+    let tokenizer = Tiktoken::shared(Encoding::parse(&args.encoding)?)?;
+    // As with `lore recall`: no store yet is an empty context, never a new store.
+    let _scratch;
+    let engine = if paths.store_exists() {
+        paths.engine(OpenMode::Existing)?
+    } else {
+        let dir = tempfile::tempdir()?;
+        let engine = paths.engine_at(&dir.path().join("lore.db"))?;
+        _scratch = dir;
+        engine
+    }
+    .with_tokenizer(tokenizer);
+    let result = engine.context(&ContextQuery {
+        text: args.query,
+        skill: args.skill,
+        layer_budget: args.layer_budget,
+        total_budget: args.total_budget,
+        explain: args.explain,
+    })?;
+    if json {
+        return output::json(&result);
+    }
+    for warning in &result.warnings {
+        eprintln!("warning: {warning}");
+    }
+    output::line(format!(
+        "{}/{} tokens ({}); layers of {} tokens each:",
+        result.tokens, result.total_budget, result.tokenizer, result.layer_budget
+    ))?;
+    for layer in &result.layers {
+        let status = match layer.status {
+            LayerStatus::Filled => "",
+            LayerStatus::Empty => " (empty)",
+            LayerStatus::Failed => " (failed)",
+        };
+        let cut = if layer.truncated { ", cut" } else { "" };
+        output::line(format!(
+            "  {:<10} {:>5} tokens, {} items{cut}{status}",
+            serde_json::to_value(layer.layer)?
+                .as_str()
+                .unwrap_or_default(),
+            layer.tokens,
+            layer.items.len()
+        ))?;
+        for e in layer.explain.iter().flatten() {
+            output::line(format!("    {}", super::recall::explain_line(e)))?;
+        }
+    }
+    if !result.text.is_empty() {
+        output::line(format!("\n{}", result.text))?;
     }
     Ok(())
 }

@@ -68,6 +68,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Reembed => reembed::run(&paths, json),
         Command::Ingest(args) => knowledge::ingest(&paths, args, json),
         Command::Knowledge(cmd) => knowledge::run(&paths, cmd, json),
+        Command::Context(args) => knowledge::context(&paths, args, json),
         Command::Migrate(args) => migrate::run(&paths, args, json),
         Command::Bench(cmd) => bench::run(&paths, cmd, json),
     }

@@ -136,3 +136,44 @@ fn refused_input_exits_non_zero_and_changes_nothing() {
     assert!(err.contains("query"), "{err}");
     assert_eq!(sources(&p), before);
 }
+
+#[test]
+fn the_layered_context_holds_every_budget_by_a_real_tokenizer() {
+    use lore_providers::tokenizer::{Encoding, Tiktoken};
+
+    let p = Project::new().initialized();
+    copy_docs(&p.path().join("docs"));
+    p.ok(&["ingest", "docs", "--skill", "lore/dev"]);
+    let tok = Tiktoken::shared(Encoding::parse("cl100k_base").unwrap()).unwrap();
+    for (layer, total) in [(2000, 12000), (700, 900), (150, 2000), (40, 60), (5, 5)] {
+        let context = p.json(&[
+            "context",
+            "how are recall budgets counted and cut",
+            "--layer-budget",
+            &layer.to_string(),
+            "--total-budget",
+            &total.to_string(),
+        ]);
+        let text = context["text"].as_str().unwrap();
+        assert!(
+            tok.count(text) <= total,
+            "{layer}/{total}: {}",
+            tok.count(text)
+        );
+        for l in context["layers"].as_array().unwrap() {
+            assert!(l["tokens"].as_u64().unwrap() as usize <= layer, "{l}");
+        }
+    }
+    let shown = p.ok(&[
+        "context",
+        "how are recall budgets counted",
+        "--layer-budget",
+        "300",
+    ]);
+    assert!(
+        shown.contains("knowledge") && shown.contains("## Team knowledge"),
+        "{shown}"
+    );
+    let err = p.fails(&["context", "x", "--layer-budget", "0"]);
+    assert!(err.contains("layer_budget"), "{err}");
+}

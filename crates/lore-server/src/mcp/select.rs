@@ -1,4 +1,4 @@
-//! Which tools a connection sees: all 30 by default, or a subset named by tool or by group.
+//! Which tools a connection sees: all 31 by default, or a subset named by tool or by group.
 //!
 //! A model choosing among many tools chooses worse and pays tokens for every description, so a
 //! client that only runs the loop can ask for `loop` alone: `lore mcp --tools loop`, or
@@ -47,8 +47,13 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "knowledge",
-        &["recall_knowledge", "list_knowledge", "ingest_knowledge"],
+        "layers",
+        &[
+            "layered_context",
+            "recall_knowledge",
+            "list_knowledge",
+            "ingest_knowledge",
+        ],
     ),
     (
         "self-editing",
@@ -74,7 +79,7 @@ impl ToolSelection {
     }
 
     /// Parses a comma-separated list of tool names and group names (`loop`, `read`, `review`,
-    /// `episodes`, `knowledge`, `self-editing`, `all`), checked against the `known` tool names.
+    /// `episodes`, `layers`, `self-editing`, `all`), checked against the `known` tool names.
     ///
     /// # Errors
     /// A message naming the unknown entry and what may be given instead.

@@ -1,4 +1,4 @@
-//! Knowledge chunks over REST: documents in (their text in the body, since the server cannot
+//! Knowledge chunks and the layered context over REST: documents in (their text in the body, since the server cannot
 //! read the caller's files), the ingested list, and recall of the top chunks.
 //!
 //! Ingest needs the reviewer role: a chunk reaches agents' contexts without a review of its
@@ -10,6 +10,7 @@ use lore_core::model::KnowledgeDocument;
 use lore_engine::knowledge::{
     Chunking, IngestDocument, IngestReport, IngestRequest, KnowledgeQuery, KnowledgeResult,
 };
+use lore_engine::{ContextQuery, ContextResult};
 use serde::{Deserialize, Serialize};
 
 use super::{Body, Caller, Params};
@@ -95,4 +96,31 @@ pub async fn recall(
         explain: b.explain,
     };
     Ok(Json(caller.run(move |e| e.recall_knowledge(&query)).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextBody {
+    #[serde(default)]
+    query: String,
+    skill: Option<SkillPath>,
+    layer_budget: Option<usize>,
+    total_budget: Option<usize>,
+    #[serde(default)]
+    explain: bool,
+}
+
+/// `POST /v1/context`: the layered context, every layer's figures, and any layer's warning.
+pub async fn context(
+    caller: Caller,
+    Body(b): Body<ContextBody>,
+) -> Result<Json<ContextResult>, ApiError> {
+    let query = ContextQuery {
+        text: b.query,
+        skill: b.skill,
+        layer_budget: b.layer_budget,
+        total_budget: b.total_budget,
+        explain: b.explain,
+    };
+    Ok(Json(caller.run(move |e| e.context(&query)).await?))
 }

@@ -244,6 +244,7 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/knowledge/documents", knowledge::ingest)
         .on(M::GET, "/v1/knowledge/documents", knowledge::list)
         .on(M::POST, "/v1/knowledge/recall", knowledge::recall)
+        .on(M::POST, "/v1/context", knowledge::context)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/memory/core", agent_memory::core)
         .on(M::PUT, "/v1/memory/core", agent_memory::write_core)

@@ -179,3 +179,85 @@ async fn bad_bodies_are_refused_with_a_reason_and_store_nothing() {
         .await;
     assert_eq!(list["documents"], json!([]));
 }
+
+#[tokio::test]
+async fn the_layered_context_stacks_lessons_then_knowledge_over_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (admin, _) = server.token(Role::Admin);
+    let execution = server
+        .record(&admin, json!({"ticket": "Exports stalled for an hour"}))
+        .await;
+    let (status, body) = server
+        .send(
+            Some(&admin),
+            Method::POST,
+            "/v1/corrections",
+            Some(json!({"skill": SKILL, "execution_id": execution,
+                "text": "When exports stall, restart the export worker before escalating."})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let docs =
+        json!({"skill": SKILL, "documents": [{"source": "docs/export.md", "text": RUNBOOK}]});
+    let (status, _) = server
+        .send(
+            Some(&admin),
+            Method::POST,
+            "/v1/knowledge/documents",
+            Some(docs),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    let (status, context) = server
+        .send(
+            Some(&admin),
+            Method::POST,
+            "/v1/context",
+            Some(json!({"query": "exports stall: restart the export worker", "layer_budget": 300, "total_budget": 500})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{context}");
+    let layers = context["layers"].as_array().unwrap();
+    assert_eq!(layers[0]["layer"], "lessons");
+    assert_eq!(layers[1]["layer"], "knowledge");
+    for layer in layers {
+        assert_eq!(layer["status"], "filled", "{context}");
+        assert!(layer["tokens"].as_u64().unwrap() <= 300, "{layer}");
+    }
+    assert!(context["tokens"].as_u64().unwrap() <= 500);
+    let text = context["text"].as_str().unwrap();
+    assert!(text.find("## Lessons learned").unwrap() < text.find("## Team knowledge").unwrap());
+
+    let (status, answer) = server
+        .send(
+            Some(&admin),
+            Method::POST,
+            "/v1/context",
+            Some(json!({"query": "x", "total_budget": 0})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("total_budget")
+    );
+
+    let answer = server
+        .mcp(
+            &admin,
+            "layered_context",
+            json!({"query": "restart the export worker"}),
+        )
+        .await;
+    let view = &answer["result"]["structuredContent"];
+    assert_eq!(view["layers"][1]["layer"], "knowledge", "{answer}");
+    assert!(
+        view["text"]
+            .as_str()
+            .unwrap()
+            .contains("> When exports stall")
+    );
+}

@@ -337,6 +337,12 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
                 json!({"query": format!("{WORD} export worker")}),
             )
         }),
+        ("POST", "/v1/context") => row(Agent, true, |_| {
+            with(
+                "/v1/context",
+                json!({"query": format!("{WORD} export worker")}),
+            )
+        }),
         ("GET", "/v1/review") => row(Reviewer, true, |_| get("/v1/review")),
         ("POST", "/v1/review/{decision}") => row(Reviewer, false, |s| {
             with(
@@ -443,6 +449,9 @@ fn tool_row(name: &str) -> Option<Row> {
             with("", json!({"query": format!("{WORD} export worker")}))
         }),
         "list_knowledge" => row(Agent, true, |_| with("", json!({}))),
+        "layered_context" => row(Agent, true, |_| {
+            with("", json!({"query": format!("{WORD} export worker")}))
+        }),
         "ingest_knowledge" => row(Reviewer, false, |_| {
             with(
                 "",
