@@ -443,6 +443,16 @@ pub enum BenchCommand {
         #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
         sizes: Vec<usize>,
     },
+    /// Knowledge: ingest throughput (chunks/s) and layered-context latency (p50, p99) over
+    /// generated runbooks, with the configured `--embedder`.
+    Knowledge {
+        /// About how many chunks to ingest.
+        #[arg(long, default_value_t = 100_000)]
+        chunks: usize,
+        /// How many layered contexts to time.
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+    },
     /// Recording episodes and querying the causal graph (medians) over synthetic episodes.
     Episodes {
         /// How many episodes, comma-separated.
