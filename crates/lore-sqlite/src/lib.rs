@@ -17,6 +17,7 @@
 //!   processes (a second `lore` command, a server) read while one writes, and `busy_timeout`
 //!   waits out their writes instead of failing.
 
+mod decisions;
 mod episodes;
 mod filter;
 mod knowledge;

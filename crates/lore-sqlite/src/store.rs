@@ -536,6 +536,10 @@ impl Store for SqliteStore {
         Some(dir.join("index").join(format!("{stem}.{name}")))
     }
 
+    fn decisions(&self) -> Result<&dyn lore_core::ports::knowledge::DecisionStore> {
+        Ok(self)
+    }
+
     fn knowledge(&self) -> Result<&dyn lore_core::ports::knowledge::KnowledgeStore> {
         Ok(self)
     }

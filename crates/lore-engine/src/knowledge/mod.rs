@@ -9,6 +9,7 @@
 //! per batch.
 
 pub mod chunk;
+pub(crate) mod index;
 mod recall;
 
 use std::collections::{BTreeMap, BTreeSet};

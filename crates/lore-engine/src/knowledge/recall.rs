@@ -1,27 +1,18 @@
 //! Knowledge recall: the top chunks for a query, through the same pipeline as lessons.
 //!
-//! The index (BM25 over each chunk's heading and text, vectors from ingest) is built from the
-//! store on first use and kept, shared by every handle of one Engine, until the store's
-//! knowledge revision moves: another process's ingest is seen at the next query. Vectors made
-//! by another embedder than the configured one are made again in memory, never compared.
-//! Candidates are limited to the skills the handle's scope allows inside each search, and
-//! every chunk is quoted as data under a provenance line naming its file, heading and lines.
-
-use std::borrow::Cow;
-use std::sync::{Arc, Mutex, PoisonError};
+//! The index ([`super::index`]) holds BM25 over each chunk's heading and text and the vectors
+//! made at ingest; every chunk is quoted as data under a provenance line naming its file,
+//! heading and lines.
 
 use serde::Serialize;
 use tracing::instrument;
 
+use super::index::{Item, Shared};
 use crate::engine::Engine;
-use lore_core::error::{Error, Result};
-use lore_core::model::KnowledgeChunk;
+use lore_core::error::Result;
+use lore_core::model::{ChunkVector, KnowledgeChunk};
 use lore_core::scope::SkillPath;
-use lore_core::{limits, sensitive};
-use lore_recall::{
-    Eligibility, EmbedderId, Entries, Entry, Explanation, FastMap, Hit, QueryShape, RankedList,
-    RecallConfig, Source, SparseIndex, VectorIndex, run,
-};
+use lore_recall::{EmbedderId, Explanation, FastMap};
 
 /// How many chunks knowledge recall returns unless asked otherwise (seed 004: top 8).
 pub const DEFAULT_LIMIT: usize = 8;
@@ -82,20 +73,8 @@ pub struct KnowledgeResult {
     pub explain: Option<Vec<Explanation>>,
 }
 
-/// The chunks of one store revision, searchable.
-pub(crate) struct KnowledgeIndex {
-    revision: u64,
-    embedder: EmbedderId,
-    chunks: Vec<KnowledgeChunk>,
-    search: Vec<String>,
-    rendered: Vec<[String; 1]>,
-    sparse: SparseIndex,
-    dense: VectorIndex,
-    slot: FastMap<String, u32>,
-}
-
 /// The knowledge index shared by an Engine's handles.
-pub(crate) type SharedKnowledge = Arc<Mutex<Option<Arc<KnowledgeIndex>>>>;
+pub(crate) type SharedKnowledge = Shared<KnowledgeChunk>;
 
 /// The words a chunk is found by: its heading and its text.
 pub(crate) fn search_text(chunk: &KnowledgeChunk) -> String {
@@ -135,33 +114,15 @@ impl Engine {
     /// [`Error::Unsupported`] from a store without knowledge; store and embedder failures.
     #[instrument(skip_all)]
     pub fn recall_knowledge(&self, query: &KnowledgeQuery) -> Result<KnowledgeResult> {
-        let config = self.knowledge_config(query)?;
+        let config = self.layer_config(&query.text, query.limit, DEFAULT_LIMIT, query.budget)?;
         if let Some(skill) = &query.skill {
             self.scope.check_write(skill)?;
         }
-        let index = self.knowledge_index()?;
-        let allow = |slot: u32| {
-            let skill = &index.chunks[slot as usize].skill;
-            self.scope.allows(skill) && query.skill.as_ref().is_none_or(|s| s == skill)
-        };
-        let allowed = (0..index.chunks.len() as u32).filter(|s| allow(*s)).count();
-        let k = config.limit * config.pool_multiplier * 2;
-        let sparse = index.sparse.search(&query.text, k, allow);
-        let vector = self.recall.embedder.embed(&query.text)?;
-        let dense = index.dense.search(&vector, k, allowed, allow);
-        let lists = [
-            ranked(&index, Source::Sparse, &sparse),
-            ranked(&index, Source::Dense, &dense),
-        ];
-        let entries = entries(&index, sparse.iter().chain(&dense).map(|(s, _)| *s));
-        let recalled = run(
-            &lists,
-            &entries,
-            QueryShape::default(),
-            &config,
-            &[],
-            self.tokenizer(),
-        );
+        let store = self.store.knowledge()?;
+        let index = self.cached_index(&self.knowledge, store.knowledge_revision()?, || {
+            store.knowledge_chunks(&lore_core::Scope::unrestricted(), None)
+        })?;
+        let recalled = self.search_index(&index, &query.text, query.skill.as_ref(), &config)?;
         let scores: FastMap<&str, f64> = recalled
             .explain
             .iter()
@@ -171,9 +132,9 @@ impl Engine {
             .packed
             .items
             .iter()
-            .map(|item| {
-                let c = &index.chunks[index.slot[&item.id] as usize];
-                RecalledChunk {
+            .filter_map(|item| {
+                let c = index.get(&item.id)?;
+                Some(RecalledChunk {
                     id: c.id.clone(),
                     skill: c.skill.clone(),
                     source: c.source.clone(),
@@ -182,7 +143,7 @@ impl Engine {
                     line_end: c.line_end,
                     tokens: item.tokens,
                     score: scores.get(item.id.as_str()).copied().unwrap_or(0.0),
-                }
+                })
             })
             .collect();
         Ok(KnowledgeResult {
@@ -195,159 +156,26 @@ impl Engine {
             explain: query.explain.then_some(recalled.explain),
         })
     }
-
-    fn knowledge_config(&self, query: &KnowledgeQuery) -> Result<RecallConfig> {
-        if query.text.trim().is_empty() {
-            return Err(Error::invalid("query", "it is empty"));
-        }
-        limits::text("query", &query.text)?;
-        let mut config = self.recall.config.clone();
-        if !self.recall.configured {
-            config.fusion = RecallConfig::fusion_for(self.recall.embedder.semantic());
-        }
-        config.budget = limits::budget(
-            "budget",
-            query.budget,
-            lore_recall::DEFAULT_LAYER_BUDGET,
-            limits::MAX_RECALL_BUDGET,
-        )?;
-        let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
-        if limit == 0 || limit > limits::MAX_RESULTS {
-            return Err(Error::invalid(
-                "limit",
-                format!("{limit} is outside 1 to {}", limits::MAX_RESULTS),
-            ));
-        }
-        config.limit = limit;
-        config.full_tiers = limit;
-        // Tags and sessions mean nothing for a document's sections.
-        config.max_per_tag = None;
-        config.max_per_session = None;
-        Ok(config)
-    }
-
-    /// The index at the store's current revision, built when missing or stale.
-    pub(crate) fn knowledge_index(&self) -> Result<Arc<KnowledgeIndex>> {
-        let store = self.store.knowledge()?;
-        let revision = store.knowledge_revision()?;
-        let embedder = self.recall.embedder.id();
-        let mut slot = self
-            .knowledge
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(index) = slot.as_ref()
-            && index.revision == revision
-            && index.embedder == embedder
-        {
-            return Ok(Arc::clone(index));
-        }
-        let chunks = store.knowledge_chunks(&lore_core::Scope::unrestricted(), None)?;
-        let index = Arc::new(self.build_knowledge_index(revision, chunks)?);
-        *slot = Some(Arc::clone(&index));
-        Ok(index)
-    }
-
-    fn build_knowledge_index(
-        &self,
-        revision: u64,
-        mut chunks: Vec<KnowledgeChunk>,
-    ) -> Result<KnowledgeIndex> {
-        let embedder = self.recall.embedder.id();
-        let search: Vec<String> = chunks.iter().map(search_text).collect();
-        let stale: Vec<usize> = (0..chunks.len())
-            .filter(|i| {
-                chunks[*i]
-                    .vector
-                    .as_ref()
-                    .is_none_or(|v| v.embedder != embedder)
-            })
-            .collect();
-        let texts: Vec<&str> = stale.iter().map(|i| search[*i].as_str()).collect();
-        let fresh = if texts.is_empty() {
-            Vec::new()
-        } else {
-            self.recall.embedder.embed_batch(&texts)?
-        };
-        let mut sparse = SparseIndex::new();
-        let mut dense = VectorIndex::new(embedder.dim);
-        let mut fresh = stale.into_iter().zip(fresh).collect::<FastMap<_, _>>();
-        let mut slot = FastMap::default();
-        for (i, chunk) in chunks.iter_mut().enumerate() {
-            let vector = match fresh.remove(&i) {
-                Some(v) => v,
-                None => chunk.vector.take().map(|v| v.vector).unwrap_or_default(),
-            };
-            chunk.vector = None;
-            if vector.len() != embedder.dim {
-                return Err(Error::invalid(
-                    "embedder",
-                    format!(
-                        "a vector of {} components, not {}",
-                        vector.len(),
-                        embedder.dim
-                    ),
-                ));
-            }
-            let s = sparse.add(&search[i]);
-            let d = dense.add(&vector);
-            debug_assert_eq!((s, d), (i as u32, i as u32));
-            slot.insert(chunk.id.clone(), i as u32);
-        }
-        let rendered = chunks.iter().map(|c| [render(c)]).collect();
-        Ok(KnowledgeIndex {
-            revision,
-            embedder,
-            chunks,
-            search,
-            rendered,
-            sparse,
-            dense,
-            slot,
-        })
-    }
 }
 
-fn ranked(index: &KnowledgeIndex, source: Source, hits: &[(u32, f64)]) -> RankedList {
-    RankedList {
-        source,
-        hits: hits
-            .iter()
-            .map(|(s, score)| Hit {
-                id: index.chunks[*s as usize].id.clone(),
-                score: *score,
-            })
-            .collect(),
+impl Item for KnowledgeChunk {
+    fn id(&self) -> &str {
+        &self.id
     }
-}
 
-/// The pipeline's entries for the candidate slots, borrowing from the index.
-fn entries(index: &KnowledgeIndex, slots: impl Iterator<Item = u32>) -> Entries<'_> {
-    let mut out = Entries::default();
-    for s in slots {
-        let i = s as usize;
-        let chunk = &index.chunks[i];
-        // Ingest redacts, but a chunk written by an older build or another door is checked
-        // again here: sensitive text never reaches a context.
-        let eligibility = if sensitive::kinds(&chunk.text).is_empty() {
-            Eligibility::Eligible
-        } else {
-            Eligibility::Sensitive
-        };
-        out.entry(chunk.id.clone()).or_insert_with(|| Entry {
-            id: chunk.id.clone(),
-            text: Cow::Borrowed(index.search[i].as_str()),
-            vector: Some(Cow::Borrowed(index.dense.vector(s))),
-            tags: Cow::Borrowed(&[]),
-            session: None,
-            age_hours: 0.0,
-            reliability: 0.5,
-            utility: None,
-            confidence: 0.5,
-            eligibility,
-            conflicts_with: Cow::Borrowed(&[]),
-            tiers: Cow::Borrowed(&index.rendered[i][..]),
-            condition_match: None,
-        });
+    fn skill(&self) -> &SkillPath {
+        &self.skill
     }
-    out
+
+    fn search_text(&self) -> String {
+        search_text(self)
+    }
+
+    fn render(&self) -> String {
+        render(self)
+    }
+
+    fn take_vector(&mut self) -> Option<ChunkVector> {
+        self.vector.take()
+    }
 }
