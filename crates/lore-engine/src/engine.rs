@@ -46,6 +46,8 @@ pub struct Engine {
     pub(crate) principal: Option<String>,
     /// The knowledge chunks' index, shared by every handle of one Engine.
     pub(crate) knowledge: crate::knowledge::SharedKnowledge,
+    /// The approved decisions' index, shared likewise.
+    pub(crate) decisions: crate::decisions::SharedDecisions,
 }
 
 impl std::fmt::Debug for Engine {
@@ -102,6 +104,7 @@ impl Engine {
             episode_tokenizer: None,
             principal: None,
             knowledge: Arc::default(),
+            decisions: Arc::default(),
         }
     }
 

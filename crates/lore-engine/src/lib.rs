@@ -15,6 +15,7 @@ mod causal;
 mod changes;
 mod config;
 mod curate;
+mod decisions;
 pub mod distill;
 mod engine;
 mod episodes;
@@ -49,6 +50,9 @@ pub use causal::{
 };
 pub use changes::{Change, Followed};
 pub use curate::CurationReport;
+pub use decisions::{
+    DEFAULT_DECISIONS, DecisionQuery, DecisionResult, NewDecision, RecalledDecision,
+};
 pub use episodes::{
     DecisionSequence, EPISODE_BUDGET, EpisodeQuery, EpisodeReceipt, EpisodeSummary, EpisodeView,
     MAX_BUDGET, Rendered,

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use lore_core::SkillPath;
 use lore_core::model::{CurationMode, LessonStatus};
 use lore_engine::knowledge::{Chunking, IngestDocument, IngestRequest};
-use lore_engine::{ContextLayer, ContextQuery, LayerStatus};
+use lore_engine::{ContextLayer, ContextQuery, LayerStatus, NewDecision};
 use lore_recall::{ApproxTokenizer, Tokenizer};
 use proptest::prelude::*;
 use support::{Project, SKILL};
@@ -46,6 +46,41 @@ fn seeded() -> Project {
         chunking: Chunking::default(),
     };
     p.engine.ingest(&request, &mut |_, _| {}).unwrap();
+    let mut approve = Vec::new();
+    for (situation, action, keep) in [
+        (
+            "Checkout errors after a deploy during the sale",
+            "Roll back the release at once",
+            true,
+        ),
+        (
+            "Checkout errors after a config change",
+            "Revert the config, keep the release",
+            true,
+        ),
+        (
+            "Checkout errors after a deploy at night",
+            "Wait and page nobody",
+            false,
+        ),
+    ] {
+        let d = p
+            .engine
+            .record_decision(NewDecision {
+                skill: Some(SkillPath::parse(SKILL).unwrap()),
+                situation: situation.into(),
+                action: action.into(),
+                rationale: "Customers were affected.".into(),
+                ..NewDecision::default()
+            })
+            .unwrap();
+        if keep {
+            approve.push(d.id);
+        }
+    }
+    p.engine
+        .review_decisions(&approve, LessonStatus::Approved, "sound calls")
+        .unwrap();
     p
 }
 
@@ -64,16 +99,35 @@ fn both_layers_stack_in_order_with_their_figures() {
     let p = seeded();
     let result = p.engine.context(&query(2_000, 12_000)).unwrap();
     let names: Vec<ContextLayer> = result.layers.iter().map(|l| l.layer).collect();
-    assert_eq!(names, [ContextLayer::Lessons, ContextLayer::Knowledge]);
+    assert_eq!(
+        names,
+        [
+            ContextLayer::Lessons,
+            ContextLayer::Decisions,
+            ContextLayer::Knowledge
+        ]
+    );
     let lessons = &result.layers[0];
-    let knowledge = &result.layers[1];
+    let decisions = &result.layers[1];
+    let knowledge = &result.layers[2];
+    assert_eq!(decisions.status, LayerStatus::Filled);
+    assert_eq!(
+        decisions.items.len(),
+        2,
+        "approved ones only: {decisions:?}"
+    );
     assert_eq!(lessons.status, LayerStatus::Filled);
     assert_eq!(knowledge.status, LayerStatus::Filled);
     assert_eq!(knowledge.items.len(), 8, "seed 004's top 8");
     assert_eq!(lessons.items.len(), 10, "recall's limit");
     let at_lessons = result.text.find("## Lessons learned").unwrap();
+    let at_decisions = result.text.find("## Decisions people made").unwrap();
     let at_knowledge = result.text.find("## Team knowledge").unwrap();
-    assert!(at_lessons < at_knowledge);
+    assert!(at_lessons < at_decisions && at_decisions < at_knowledge);
+    assert!(
+        !result.text.contains("page nobody"),
+        "a decision waiting for review is not shown"
+    );
     assert!(
         result
             .text
@@ -89,11 +143,11 @@ fn both_layers_stack_in_order_with_their_figures() {
     assert!(tight.tokens <= 1_500);
     // The total cuts the last layer first: lessons keep their whole budget's worth.
     assert!(
-        !tight.layers[0].truncated && tight.layers[1].truncated,
+        !tight.layers[0].truncated && !tight.layers[1].truncated && tight.layers[2].truncated,
         "{:?}",
         tight.layers
     );
-    assert!(tight.layers[1].items.len() < tight.layers[1].packed);
+    assert!(tight.layers[2].items.len() < tight.layers[2].packed);
 }
 
 #[test]
@@ -108,7 +162,8 @@ fn a_failing_layer_is_empty_with_a_warning_and_the_others_answer() {
     drop(conn);
     let result = p.engine.context(&query(2_000, 12_000)).unwrap();
     assert_eq!(result.layers[0].status, LayerStatus::Filled);
-    assert_eq!(result.layers[1].status, LayerStatus::Failed);
+    assert_eq!(result.layers[1].status, LayerStatus::Filled);
+    assert_eq!(result.layers[2].status, LayerStatus::Failed);
     assert_eq!(result.warnings.len(), 1);
     assert!(
         result.warnings[0].contains("knowledge layer is empty"),
@@ -189,10 +244,10 @@ proptest! {
                 prop_assert!(result.text.contains(&format!("**{id}**")), "{id} listed, not shown");
             }
             if report.tokens > 0 {
-                let start = result.text.find(if report.layer == ContextLayer::Lessons {
-                    "## Lessons learned"
-                } else {
-                    "## Team knowledge"
+                let start = result.text.find(match report.layer {
+                    ContextLayer::Lessons => "## Lessons learned",
+                    ContextLayer::Decisions => "## Decisions people made",
+                    ContextLayer::Knowledge => "## Team knowledge",
                 });
                 prop_assert!(start.is_some());
                 rebuilt.push(report.layer);
