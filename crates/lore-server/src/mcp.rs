@@ -13,6 +13,7 @@
 //! shown marked as such) or `needs_review` (review curation). Over HTTP the author and every
 //! audit actor is the connection's token; no tool takes a name for either.
 
+mod decisions;
 mod episodes;
 mod knowledge;
 mod learn;
@@ -677,6 +678,7 @@ impl LoreMcp {
             + Self::episode_tool_router()
             + Self::learn_tool_router()
             + Self::knowledge_tool_router()
+            + Self::decision_tool_router()
     }
 }
 
@@ -844,11 +846,14 @@ mod tests {
                 "list_lessons",
                 "memory_prompt",
                 "memory_status",
+                "recall_decisions",
                 "recall_knowledge",
                 "recall_memory",
+                "record_decision",
                 "record_episode",
                 "record_execution",
                 "report_signal",
+                "review_decisions",
                 "review_lessons",
                 "review_queue",
                 "search_memory",
@@ -877,6 +882,8 @@ mod tests {
                     | "correct"
                     | "learn_lessons"
                     | "ingest_knowledge"
+                    | "record_decision"
+                    | "review_decisions"
                     | "review_lessons"
                     | "report_signal"
                     | "core_memory_write"

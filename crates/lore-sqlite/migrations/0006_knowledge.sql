@@ -1,4 +1,4 @@
--- Lore schema v6: knowledge documents and their chunks, and resolved decisions (seed 004).
+-- Lore schema v6: knowledge documents and their chunks (seed 004's knowledge layer).
 --
 -- A document row remembers the content hash of what was ingested, so an unchanged file is
 -- skipped; its chunks are replaced with it as a whole. Vectors sit beside the chunk as
@@ -33,23 +33,3 @@ CREATE TABLE knowledge_revision (
     revision INTEGER NOT NULL
 );
 INSERT INTO knowledge_revision (id, revision) VALUES (1, 0);
-
--- Resolved human-in-the-loop decisions (seed 004's decision corpus), curated through the
--- lessons' states; `status` is a column so recall reads approved ones only.
-CREATE TABLE decisions (
-    seq        INTEGER PRIMARY KEY,
-    id         TEXT NOT NULL UNIQUE,
-    skill      TEXT NOT NULL,
-    domain     TEXT NOT NULL,
-    status     TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    body       TEXT NOT NULL
-);
-CREATE INDEX decisions_skill_status ON decisions (skill, status);
-CREATE INDEX decisions_domain ON decisions (domain);
-
-CREATE TABLE decision_revision (
-    id       INTEGER PRIMARY KEY CHECK (id = 1),
-    revision INTEGER NOT NULL
-);
-INSERT INTO decision_revision (id, revision) VALUES (1, 0);

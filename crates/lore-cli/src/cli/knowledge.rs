@@ -76,3 +76,73 @@ pub struct ContextArgs {
     #[arg(long)]
     pub explain: bool,
 }
+
+#[derive(Debug, Subcommand)]
+pub enum DecisionCommand {
+    /// Record a decision a person made when an agent asked (it waits for review).
+    Record(DecisionRecordArgs),
+    /// Move decisions to a state along the lessons' lifecycle: approved ones are recalled.
+    Review {
+        /// The decisions (`DEC-…`), all moved or none.
+        #[arg(required = true)]
+        ids: Vec<lore_core::id::DecisionId>,
+        /// The new state: approved, rejected, one_time_exception, sensitive, superseded, …
+        #[arg(long, value_parser = parse_status)]
+        to: lore_core::model::LessonStatus,
+        /// Why; the audit log keeps it.
+        #[arg(long)]
+        reason: String,
+        /// Who decided (default: `lore`).
+        #[arg(long, env = "LORE_ACTOR")]
+        by: Option<String>,
+    },
+    /// List decisions.
+    List {
+        /// Only this skill's.
+        #[arg(long)]
+        skill: Option<SkillPath>,
+        /// Only those in this state.
+        #[arg(long, value_parser = parse_status)]
+        status: Option<lore_core::model::LessonStatus>,
+    },
+    /// The approved decisions most like a situation (top 5), quoted with who decided.
+    Recall {
+        /// The situation, in plain words.
+        query: String,
+        /// Only this skill's.
+        #[arg(long)]
+        skill: Option<SkillPath>,
+        /// At most this many.
+        #[arg(short = 'n', long, default_value_t = 5)]
+        limit: usize,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct DecisionRecordArgs {
+    /// The skill whose agents meet such situations, `domain/skill`.
+    #[arg(long)]
+    pub skill: SkillPath,
+    /// The situation that needed a person.
+    #[arg(long)]
+    pub situation: String,
+    /// What was decided.
+    #[arg(long)]
+    pub action: String,
+    /// Why.
+    #[arg(long)]
+    pub rationale: String,
+    /// How it turned out, when known.
+    #[arg(long)]
+    pub outcome: Option<String>,
+    /// What it resolved (an execution ID, a ticket).
+    #[arg(long)]
+    pub resolves: Option<String>,
+    /// Who decided (default: `lore`).
+    #[arg(long, env = "LORE_ACTOR")]
+    pub by: Option<String>,
+}
+
+fn parse_status(raw: &str) -> Result<lore_core::model::LessonStatus, String> {
+    lore_core::model::LessonStatus::parse(raw).map_err(|e| e.to_string())
+}

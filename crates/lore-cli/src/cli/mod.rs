@@ -20,7 +20,10 @@ mod tokens;
 mod watch;
 
 pub use episodes::{EpisodeCommand, GraphCommand};
-pub use knowledge::{ContextArgs, IngestArgs, KnowledgeCommand, KnowledgeRecallArgs};
+pub use knowledge::{
+    ContextArgs, DecisionCommand, DecisionRecordArgs, IngestArgs, KnowledgeCommand,
+    KnowledgeRecallArgs,
+};
 pub use review::{Decision, MaintainArgs, ReviewArgs, ReviewCommand};
 pub use run::{RunArgs, TestArgs};
 pub use serve::{McpArgs, ReformulateArgs, ReformulatorKind, ServeArgs};
@@ -138,6 +141,9 @@ pub enum Command {
     /// Recall and list knowledge chunks.
     #[command(subcommand)]
     Knowledge(KnowledgeCommand),
+    /// Decisions people made when agents asked: record, review, list, recall.
+    #[command(subcommand)]
+    Decision(DecisionCommand),
     /// The layered context for a task: every memory layer in a fixed order, each within its
     /// token budget and all within a total, with each layer's figures.
     Context(ContextArgs),

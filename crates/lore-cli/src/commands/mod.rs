@@ -2,6 +2,7 @@
 
 mod bench;
 mod capture;
+mod decisions;
 pub mod episodes;
 mod knowledge;
 mod lessons;
@@ -69,6 +70,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Ingest(args) => knowledge::ingest(&paths, args, json),
         Command::Knowledge(cmd) => knowledge::run(&paths, cmd, json),
         Command::Context(args) => knowledge::context(&paths, args, json),
+        Command::Decision(cmd) => decisions::run(&paths, cmd, json),
         Command::Migrate(args) => migrate::run(&paths, args, json),
         Command::Bench(cmd) => bench::run(&paths, cmd, json),
     }

@@ -177,3 +177,63 @@ fn the_layered_context_holds_every_budget_by_a_real_tokenizer() {
     let err = p.fails(&["context", "x", "--layer-budget", "0"]);
     assert!(err.contains("layer_budget"), "{err}");
 }
+
+#[test]
+fn decisions_are_recorded_reviewed_and_recalled_from_the_command_line() {
+    let p = Project::new().initialized();
+    let made = p.json(&[
+        "decision",
+        "record",
+        "--skill",
+        "support/triage",
+        "--situation",
+        "A customer asked to cancel after the deadline",
+        "--action",
+        "Cancel without a fee",
+        "--rationale",
+        "First order, polite request",
+        "--by",
+        "alice",
+    ]);
+    assert_eq!(made["status"], "needs_review");
+    assert_eq!(made["decided_by"], "alice");
+    let id = made["id"].as_str().unwrap();
+    let none = p.json(&["decision", "recall", "cancel after the deadline"]);
+    assert_eq!(none["decisions"], serde_json::json!([]));
+    let err = p.fails(&[
+        "decision", "review", id, "--to", "approved", "--reason", " ",
+    ]);
+    assert!(err.contains("reason"), "{err}");
+    p.ok(&[
+        "decision", "review", id, "--to", "approved", "--reason", "fair", "--by", "bob",
+    ]);
+    let found = p.json(&["decision", "recall", "cancel after the deadline"]);
+    assert_eq!(found["decisions"][0]["id"], id);
+    assert!(found["text"].as_str().unwrap().contains("decided by alice"));
+    let err = p.fails(&[
+        "decision",
+        "review",
+        id,
+        "--to",
+        "needs_review",
+        "--reason",
+        "x",
+    ]);
+    assert!(err.contains("approved"), "{err}");
+    let listed = p.json(&["decision", "list", "--status", "approved"]);
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    let err = p.fails(&[
+        "decision",
+        "record",
+        "--skill",
+        "support/triage",
+        "--situation",
+        " ",
+        "--action",
+        "a",
+        "--rationale",
+        "r",
+    ]);
+    assert!(err.contains("situation"), "{err}");
+    assert_eq!(p.json(&["decision", "list"]).as_array().unwrap().len(), 1);
+}

@@ -1,4 +1,4 @@
-//! Which tools a connection sees: all 31 by default, or a subset named by tool or by group.
+//! Which tools a connection sees: all 34 by default, or a subset named by tool or by group.
 //!
 //! A model choosing among many tools chooses worse and pays tokens for every description, so a
 //! client that only runs the loop can ask for `loop` alone: `lore mcp --tools loop`, or
@@ -53,6 +53,9 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "recall_knowledge",
             "list_knowledge",
             "ingest_knowledge",
+            "recall_decisions",
+            "record_decision",
+            "review_decisions",
         ],
     ),
     (

@@ -11,6 +11,7 @@
 //!   knows the router's real surface without a second, hand-kept list.
 
 mod agent_memory;
+mod decisions;
 mod episodes;
 mod events;
 mod executions;
@@ -245,6 +246,10 @@ pub fn routes() -> Routes {
         .on(M::GET, "/v1/knowledge/documents", knowledge::list)
         .on(M::POST, "/v1/knowledge/recall", knowledge::recall)
         .on(M::POST, "/v1/context", knowledge::context)
+        .on(M::POST, "/v1/decisions", decisions::record)
+        .on(M::GET, "/v1/decisions", decisions::list)
+        .on(M::POST, "/v1/decisions/review", decisions::review)
+        .on(M::POST, "/v1/decisions/recall", decisions::recall)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/memory/core", agent_memory::core)
         .on(M::PUT, "/v1/memory/core", agent_memory::write_core)

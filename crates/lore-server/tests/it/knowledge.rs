@@ -219,9 +219,16 @@ async fn the_layered_context_stacks_lessons_then_knowledge_over_rest_and_mcp() {
         .await;
     assert_eq!(status, StatusCode::OK, "{context}");
     let layers = context["layers"].as_array().unwrap();
-    assert_eq!(layers[0]["layer"], "lessons");
-    assert_eq!(layers[1]["layer"], "knowledge");
-    for layer in layers {
+    let names: Vec<&str> = layers
+        .iter()
+        .map(|l| l["layer"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["lessons", "decisions", "knowledge"]);
+    assert_eq!(
+        layers[1]["status"], "empty",
+        "no decision was recorded: {context}"
+    );
+    for layer in [&layers[0], &layers[2]] {
         assert_eq!(layer["status"], "filled", "{context}");
         assert!(layer["tokens"].as_u64().unwrap() <= 300, "{layer}");
     }
@@ -253,11 +260,103 @@ async fn the_layered_context_stacks_lessons_then_knowledge_over_rest_and_mcp() {
         )
         .await;
     let view = &answer["result"]["structuredContent"];
-    assert_eq!(view["layers"][1]["layer"], "knowledge", "{answer}");
+    assert_eq!(view["layers"][2]["layer"], "knowledge", "{answer}");
     assert!(
         view["text"]
             .as_str()
             .unwrap()
             .contains("> When exports stall")
     );
+}
+
+#[tokio::test]
+async fn decisions_are_recorded_by_the_credential_reviewed_and_recalled_over_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (reviewer, reviewer_id) = server.token(Role::Reviewer);
+    let (agent, _) = server.token(Role::Agent);
+    let body = json!({"skill": SKILL, "situation": "A customer wants a refund for a late order",
+        "action": "Refund in full", "rationale": "Late by a week"});
+    let (status, _) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/decisions",
+            Some(body.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let mut forged = body.clone();
+    forged["decided_by"] = json!("someone else");
+    let (status, answer) = server
+        .send(Some(&reviewer), Method::POST, "/v1/decisions", Some(forged))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    let (status, d) = server
+        .send(Some(&reviewer), Method::POST, "/v1/decisions", Some(body))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{d}");
+    assert_eq!(d["decided_by"], reviewer_id.as_str());
+    assert_eq!(d["status"], "needs_review");
+    let recall = json!({"query": "refund for a late order"});
+    let (_, before) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/decisions/recall",
+            Some(recall.clone()),
+        )
+        .await;
+    assert_eq!(before["decisions"], json!([]), "{before}");
+    let answer = server
+        .mcp(
+            &reviewer,
+            "review_decisions",
+            json!({"ids": [d["id"]], "status": "approved", "reason": "fair"}),
+        )
+        .await;
+    assert_eq!(
+        answer["result"]["structuredContent"]["decisions"][0]["status"], "approved",
+        "{answer}"
+    );
+    let (_, after) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/decisions/recall",
+            Some(recall),
+        )
+        .await;
+    assert_eq!(after["decisions"][0]["id"], d["id"], "{after}");
+    let answer = server
+        .mcp(
+            &agent,
+            "recall_decisions",
+            json!({"query": "late order refund"}),
+        )
+        .await;
+    assert!(
+        answer["result"]["structuredContent"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("> Action: Refund in full")
+    );
+    let (status, answer) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/decisions/review",
+            Some(json!({"ids": [d["id"]], "status": "needs_review", "reason": "undo"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    let (_, context) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/context",
+            Some(json!({"query": "refund for a late order"})),
+        )
+        .await;
+    assert_eq!(context["layers"][1]["layer"], "decisions");
+    assert_eq!(context["layers"][1]["status"], "filled", "{context}");
 }
