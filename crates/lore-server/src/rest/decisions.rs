@@ -10,6 +10,7 @@ use lore_core::model::{DecisionRecord, LessonStatus};
 use lore_engine::{DecisionQuery, DecisionResult, NewDecision};
 use serde::{Deserialize, Serialize};
 
+use super::knowledge::RecallBody;
 use super::{Body, Caller, Params};
 use crate::auth::Role;
 use crate::error::ApiError;
@@ -85,18 +86,6 @@ pub async fn list(
         .run(move |e| e.list_decisions(q.skill.as_ref(), q.status))
         .await?;
     Ok(Json(Decisions { decisions }))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RecallBody {
-    #[serde(default)]
-    query: String,
-    skill: Option<SkillPath>,
-    limit: Option<usize>,
-    budget: Option<usize>,
-    #[serde(default)]
-    explain: bool,
 }
 
 pub async fn recall(

@@ -72,16 +72,17 @@ pub async fn list(
     Ok(Json(Documents { documents }))
 }
 
+/// The body of a layer's recall (knowledge, decisions): one shape for every layer.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecallBody {
     #[serde(default)]
-    query: String,
-    skill: Option<SkillPath>,
-    limit: Option<usize>,
-    budget: Option<usize>,
+    pub(super) query: String,
+    pub(super) skill: Option<SkillPath>,
+    pub(super) limit: Option<usize>,
+    pub(super) budget: Option<usize>,
     #[serde(default)]
-    explain: bool,
+    pub(super) explain: bool,
 }
 
 pub async fn recall(
