@@ -11,7 +11,7 @@ use serde_json::Value;
 use tracing::instrument;
 
 use crate::engine::{Engine, audit};
-use crate::knowledge::index::{Item, Shared};
+use crate::knowledge::index::Item;
 use lore_core::error::{Error, Result};
 use lore_core::id::DecisionId;
 use lore_core::model::{AuditAction, DecisionRecord, LessonStatus, RecordKind};
@@ -21,9 +21,6 @@ use lore_recall::{EmbedderId, Explanation};
 
 /// How many decisions recall returns unless asked otherwise (seed 004: top 5).
 pub const DEFAULT_DECISIONS: usize = 5;
-
-/// The decision index shared by an Engine's handles.
-pub(crate) type SharedDecisions = Shared<DecisionRecord>;
 
 /// A decision a person just made.
 #[derive(Clone, Debug, Default)]

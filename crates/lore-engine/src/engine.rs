@@ -45,9 +45,9 @@ pub struct Engine {
     /// write's author and audit actor, over any name a request gives.
     pub(crate) principal: Option<String>,
     /// The knowledge chunks' index, shared by every handle of one Engine.
-    pub(crate) knowledge: crate::knowledge::SharedKnowledge,
+    pub(crate) knowledge: crate::knowledge::index::Shared<lore_core::model::KnowledgeChunk>,
     /// The approved decisions' index, shared likewise.
-    pub(crate) decisions: crate::decisions::SharedDecisions,
+    pub(crate) decisions: crate::knowledge::index::Shared<lore_core::model::DecisionRecord>,
 }
 
 impl std::fmt::Debug for Engine {

@@ -10,6 +10,7 @@
 
 pub mod chunk;
 pub(crate) mod index;
+mod layer;
 mod recall;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,7 +27,6 @@ use lore_core::scope::SkillPath;
 use lore_core::sensitive;
 
 pub use chunk::{Chunking, Piece, TextFormat};
-pub(crate) use recall::SharedKnowledge;
 pub use recall::{DEFAULT_LIMIT, KnowledgeQuery, KnowledgeResult, RecalledChunk};
 
 /// The largest document ingested, in bytes: larger files are almost always generated output

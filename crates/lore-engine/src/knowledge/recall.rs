@@ -7,7 +7,7 @@
 use serde::Serialize;
 use tracing::instrument;
 
-use super::index::{Item, Shared};
+use super::index::Item;
 use crate::engine::Engine;
 use lore_core::error::Result;
 use lore_core::model::{ChunkVector, KnowledgeChunk};
@@ -72,9 +72,6 @@ pub struct KnowledgeResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Vec<Explanation>>,
 }
-
-/// The knowledge index shared by an Engine's handles.
-pub(crate) type SharedKnowledge = Shared<KnowledgeChunk>;
 
 /// The words a chunk is found by: its heading and its text.
 pub(crate) fn search_text(chunk: &KnowledgeChunk) -> String {
