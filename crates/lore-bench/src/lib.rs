@@ -2,6 +2,7 @@
 //! Engine, stores and recall pipeline, on data it makes or on a public data set given by path.
 //!
 //! - [`ingest`]: recording latency and import throughput.
+//! - [`knowledge`]: document ingest throughput and layered-context latency over knowledge chunks.
 //! - [`episodes`]: recording episodes and querying the causal graph.
 //! - [`recall`]: recall latency per stage and the ANN index's recall against exact search.
 //! - [`learning`]: the learning loop with simulated tools and an agent that learns only from
@@ -14,6 +15,7 @@
 
 pub mod episodes;
 pub mod ingest;
+pub mod knowledge;
 pub mod learning;
 pub mod lessons;
 pub mod locomo;

@@ -142,6 +142,10 @@ id_type!(
     /// 001's `episode-2026-01-01-126`).
     EpisodeId, "EPI", "episode ID"
 );
+id_type!(
+    /// Identifies one resolved human-in-the-loop decision (`DEC-…`).
+    DecisionId, "DEC", "decision ID"
+);
 
 #[cfg(test)]
 mod tests {

@@ -44,6 +44,10 @@ pub struct Engine {
     /// Who this handle acts for, as a server authenticated them (a token's ID); it names every
     /// write's author and audit actor, over any name a request gives.
     pub(crate) principal: Option<String>,
+    /// The knowledge chunks' index, shared by every handle of one Engine.
+    pub(crate) knowledge: crate::knowledge::index::Shared<lore_core::model::KnowledgeChunk>,
+    /// The approved decisions' index, shared likewise.
+    pub(crate) decisions: crate::knowledge::index::Shared<lore_core::model::DecisionRecord>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -99,6 +103,8 @@ impl Engine {
             graphs: Arc::default(),
             episode_tokenizer: None,
             principal: None,
+            knowledge: Arc::default(),
+            decisions: Arc::default(),
         }
     }
 

@@ -15,12 +15,15 @@ mod causal;
 mod changes;
 mod config;
 mod curate;
+mod decisions;
 pub mod distill;
 mod engine;
 mod episodes;
 pub mod extract;
 mod graph_cache;
 pub mod interchange;
+pub mod knowledge;
+mod layered;
 pub mod learn;
 mod lessons;
 mod maintain;
@@ -47,11 +50,17 @@ pub use causal::{
 };
 pub use changes::{Change, Followed};
 pub use curate::CurationReport;
+pub use decisions::{
+    DEFAULT_DECISIONS, DecisionQuery, DecisionResult, NewDecision, RecalledDecision,
+};
 pub use episodes::{
     DecisionSequence, EPISODE_BUDGET, EpisodeQuery, EpisodeReceipt, EpisodeSummary, EpisodeView,
     MAX_BUDGET, Rendered,
 };
 pub use graph_cache::DecisionMatch;
+pub use layered::{
+    ContextLayer, ContextQuery, ContextResult, LAYER_SEPARATOR, LayerReport, LayerStatus,
+};
 pub use learn::{LearnReport, LearnedLine, LessonLine, LineOutcome};
 pub use lessons::LessonEdit;
 pub use lore_recall::lessons::{IndexInfo, IndexOrigin};

@@ -517,6 +517,7 @@ pub(crate) fn kind_name(kind: RecordKind) -> &'static str {
         RecordKind::Correction => "correction",
         RecordKind::Lesson => "lesson",
         RecordKind::Episode => "episode",
+        RecordKind::Decision => "decision",
         RecordKind::ErrorEvent => "error_event",
     }
 }

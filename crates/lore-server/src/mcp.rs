@@ -13,7 +13,9 @@
 //! shown marked as such) or `needs_review` (review curation). Over HTTP the author and every
 //! audit actor is the connection's token; no tool takes a name for either.
 
+mod decisions;
 mod episodes;
+mod knowledge;
 mod learn;
 mod memory;
 pub mod select;
@@ -675,6 +677,8 @@ impl LoreMcp {
             + Self::memory_tool_router()
             + Self::episode_tool_router()
             + Self::learn_tool_router()
+            + Self::knowledge_tool_router()
+            + Self::decision_tool_router()
     }
 }
 
@@ -834,15 +838,22 @@ mod tests {
                 "find_patterns",
                 "get_episode",
                 "get_lesson",
+                "ingest_knowledge",
+                "layered_context",
                 "learn_lessons",
                 "list_episodes",
+                "list_knowledge",
                 "list_lessons",
                 "memory_prompt",
                 "memory_status",
+                "recall_decisions",
+                "recall_knowledge",
                 "recall_memory",
+                "record_decision",
                 "record_episode",
                 "record_execution",
                 "report_signal",
+                "review_decisions",
                 "review_lessons",
                 "review_queue",
                 "search_memory",
@@ -870,6 +881,9 @@ mod tests {
                     | "record_episode"
                     | "correct"
                     | "learn_lessons"
+                    | "ingest_knowledge"
+                    | "record_decision"
+                    | "review_decisions"
                     | "review_lessons"
                     | "report_signal"
                     | "core_memory_write"

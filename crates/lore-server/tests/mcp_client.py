@@ -28,10 +28,12 @@ READ_ONLY = {
     "memory_status", "review_queue", "core_memory_read", "archival_memory_search",
     "conversation_log_read", "get_episode", "decision_sequence", "list_episodes", "causal_path",
     "export_causal_graph", "what_if", "similar_decisions", "find_patterns", "find_anti_patterns",
+    "layered_context", "recall_knowledge", "list_knowledge", "recall_decisions",
 }
 WRITES = {
     "record_execution", "correct", "review_lessons", "report_signal", "core_memory_write",
     "archival_memory_write", "conversation_log_write", "record_episode", "learn_lessons",
+    "ingest_knowledge", "record_decision", "review_decisions",
 }
 
 
@@ -192,6 +194,38 @@ async def self_editing(session):
     check(hit["entries"][0]["author"] == "user", f"log search: {hit}")
 
 
+async def layers(session, reviewer):
+    """Knowledge, decisions and the layered context: written by a reviewer, read by anyone."""
+    runbook = {"skill": SKILL, "documents": [{"source": "docs/refunds.md", "text":
+               "# Refunds\n\n## Late orders\n\nRefund late orders in full and apologise.\n"}]}
+    decision = {"skill": SKILL, "situation": "A customer wants a refund for a late order",
+                "action": "Refund in full", "rationale": "The order was a week late"}
+    if not reviewer:
+        for name, arguments in [("ingest_knowledge", runbook), ("record_decision", decision)]:
+            refused = await session.call_tool(name, arguments)
+            check(attr(refused, "is_error", "isError"), f"an agent's {name} was accepted")
+        return
+    ingested = await call(session, "ingest_knowledge", runbook)
+    check(ingested["added"] == 1 and ingested["chunks_written"] == 1, f"ingest_knowledge: {ingested}")
+    listed = await call(session, "list_knowledge", {"skill": SKILL})
+    check([d["source"] for d in listed["documents"]] == ["docs/refunds.md"], f"list_knowledge: {listed}")
+    found = await call(session, "recall_knowledge", {"query": "refund a late order"})
+    check(found["chunks"] and found["chunks"][0]["lines"] == [3, 5], f"recall_knowledge: {found}")
+    made = (await call(session, "record_decision", decision))["decisions"][0]
+    check(made["status"] == "needs_review", f"record_decision: {made}")
+    none = await call(session, "recall_decisions", {"query": "refund for a late order"})
+    check(none["ids"] == [], f"an unreviewed decision was recalled: {none}")
+    moved = await call(session, "review_decisions", {"ids": [made["id"]], "status": "approved", "reason": "fair"})
+    check(moved["decisions"][0]["status"] == "approved", f"review_decisions: {moved}")
+    some = await call(session, "recall_decisions", {"query": "refund for a late order"})
+    check(some["ids"] == [made["id"]], f"recall_decisions: {some}")
+    context = await call(session, "layered_context", {"query": "refund for a late order", "layer_budget": 400})
+    names = [l["layer"] for l in context["layers"]]
+    check(names == ["lessons", "decisions", "knowledge"], f"layered_context layers: {names}")
+    check(all(l["tokens"] <= 400 for l in context["layers"]), f"layered_context budgets: {context}")
+    check("> Refund late orders in full" in context["text"], f"layered_context: {context['text']}")
+
+
 async def exercise(session, reviewer):
     await session.initialize()
     tools = (await session.list_tools()).tools
@@ -250,6 +284,7 @@ async def exercise(session, reviewer):
     check(again["already"] == 1 and again["learned"] == 0, f"learn_lessons twice: {again}")
     await self_editing(session)
     await episodes(session)
+    await layers(session, reviewer)
     status = await call(session, "memory_status", {})
     check(status["executions"] >= 1 and status["lessons"] >= 1, f"memory_status: {status}")
 

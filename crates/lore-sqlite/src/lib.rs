@@ -17,8 +17,10 @@
 //!   processes (a second `lore` command, a server) read while one writes, and `busy_timeout`
 //!   waits out their writes instead of failing.
 
+mod decisions;
 mod episodes;
 mod filter;
+mod knowledge;
 mod rows;
 mod schema;
 mod search;

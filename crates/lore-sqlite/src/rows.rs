@@ -413,6 +413,7 @@ pub(crate) fn kind_name(kind: RecordKind) -> &'static str {
         RecordKind::Correction => "correction",
         RecordKind::Lesson => "lesson",
         RecordKind::Episode => "episode",
+        RecordKind::Decision => "decision",
         RecordKind::ErrorEvent => "error_event",
     }
 }
@@ -430,7 +431,7 @@ fn saturating_i64(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-fn to_json(record: &impl serde::Serialize) -> Result<String> {
+pub(crate) fn to_json(record: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string(record).map_err(lore_core::Error::store)
 }
 

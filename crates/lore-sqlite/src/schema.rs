@@ -26,6 +26,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0003_memories.sql"),
     include_str!("../migrations/0004_episodes.sql"),
     include_str!("../migrations/0005_episode_revision.sql"),
+    include_str!("../migrations/0006_knowledge.sql"),
+    include_str!("../migrations/0007_decisions.sql"),
 ];
 
 /// The newest schema version this build knows, the one it migrates every file to.

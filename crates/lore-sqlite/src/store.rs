@@ -239,12 +239,15 @@ impl SqliteStore {
 
     /// The connection; a panic in another thread left no transaction open (it rolled back on
     /// unwinding), so a poisoned lock is safe to take over.
-    fn conn(&self) -> MutexGuard<'_, Connection> {
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Runs `f` in one write transaction, committed only when `f` succeeds.
-    fn in_transaction<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    pub(crate) fn in_transaction<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
         let mut conn = self.conn();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -541,6 +544,14 @@ impl Store for SqliteStore {
 
     fn change_bell(&self) -> Option<&ChangeBell> {
         Some(&self.bell)
+    }
+
+    fn decisions(&self) -> Result<&dyn lore_core::ports::knowledge::DecisionStore> {
+        Ok(self)
+    }
+
+    fn knowledge(&self) -> Result<&dyn lore_core::ports::knowledge::KnowledgeStore> {
+        Ok(self)
     }
 
     fn change_cursor(&self) -> Result<ChangeCursor> {

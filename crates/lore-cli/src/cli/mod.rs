@@ -12,6 +12,7 @@ use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 
 mod episodes;
+mod knowledge;
 mod review;
 mod run;
 mod serve;
@@ -19,6 +20,10 @@ mod tokens;
 mod watch;
 
 pub use episodes::{EpisodeCommand, GraphCommand};
+pub use knowledge::{
+    ContextArgs, DecisionCommand, DecisionRecordArgs, IngestArgs, KnowledgeCommand,
+    KnowledgeRecallArgs,
+};
 pub use review::{Decision, MaintainArgs, ReviewArgs, ReviewCommand};
 pub use run::{RunArgs, TestArgs};
 pub use serve::{McpArgs, ReformulateArgs, ReformulatorKind, ServeArgs};
@@ -130,6 +135,18 @@ pub enum Command {
     Export(ExportArgs),
     /// The lessons that fit a task, packed into a token budget.
     Recall(RecallArgs),
+    /// Ingest a team's documents as knowledge chunks: unchanged files are skipped, changed ones
+    /// re-chunked, vanished ones removed (a progress bar on a terminal).
+    Ingest(IngestArgs),
+    /// Recall and list knowledge chunks.
+    #[command(subcommand)]
+    Knowledge(KnowledgeCommand),
+    /// Decisions people made when agents asked: record, review, list, recall.
+    #[command(subcommand)]
+    Decision(DecisionCommand),
+    /// The layered context for a task: every memory layer in a fixed order, each within its
+    /// token budget and all within a total, with each layer's figures.
+    Context(ContextArgs),
     /// Fit the embedder again to the retrievable lessons and re-embed every lesson (a progress
     /// bar on a terminal). Recall is refused while the store's vectors are another embedder's.
     Reembed,
@@ -431,6 +448,16 @@ pub enum BenchCommand {
         /// Import sizes, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
         sizes: Vec<usize>,
+    },
+    /// Knowledge: ingest throughput (chunks/s) and layered-context latency (p50, p99) over
+    /// generated runbooks, with the configured `--embedder`.
+    Knowledge {
+        /// About how many chunks to ingest.
+        #[arg(long, default_value_t = 100_000)]
+        chunks: usize,
+        /// How many layered contexts to time.
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
     },
     /// Recording episodes and querying the causal graph (medians) over synthetic episodes.
     Episodes {

@@ -1,7 +1,7 @@
 //! `lore bench`: the benchmarks live in `lore-bench`; this hands them their settings and stdout.
 
 use anyhow::Result;
-use lore_bench::{Out, episodes, ingest, learning, lessons, locomo, recall, stores};
+use lore_bench::{Out, episodes, ingest, knowledge, learning, lessons, locomo, recall, stores};
 use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 use lore_sqlite::OpenMode;
@@ -31,6 +31,9 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
     match cmd {
         BenchCommand::Ingest { records, sizes } => ingest::run(records, sizes, json, out),
         BenchCommand::Episodes { sizes } => episodes::run(sizes, json, out),
+        BenchCommand::Knowledge { chunks, queries } => {
+            knowledge::run(chunks, queries, paths.embedder()?, json, out)
+        }
         BenchCommand::Recall {
             sizes,
             data,

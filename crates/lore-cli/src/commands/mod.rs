@@ -2,7 +2,9 @@
 
 mod bench;
 mod capture;
+mod decisions;
 pub mod episodes;
+mod knowledge;
 mod lessons;
 mod memory;
 mod migrate;
@@ -65,6 +67,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Export(args) => transfer::export(&paths, args, json),
         Command::Recall(args) => recall::run(&paths, args, json),
         Command::Reembed => reembed::run(&paths, json),
+        Command::Ingest(args) => knowledge::ingest(&paths, args, json),
+        Command::Knowledge(cmd) => knowledge::run(&paths, cmd, json),
+        Command::Context(args) => knowledge::context(&paths, args, json),
+        Command::Decision(cmd) => decisions::run(&paths, cmd, json),
         Command::Migrate(args) => migrate::run(&paths, args, json),
         Command::Bench(cmd) => bench::run(&paths, cmd, json),
     }

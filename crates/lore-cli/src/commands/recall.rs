@@ -61,7 +61,7 @@ fn print_text(result: &RecallResult) -> Result<()> {
     Ok(())
 }
 
-fn explain_line(e: &Explanation) -> String {
+pub(crate) fn explain_line(e: &Explanation) -> String {
     let decision = match &e.decision {
         Decision::Kept { position, tier, .. } => format!("kept #{} tier {tier}", position + 1),
         Decision::Dropped { why } => {

@@ -7,6 +7,7 @@ mod cli;
 mod clients;
 mod episodes;
 mod hostile;
+mod knowledge;
 mod learn;
 mod llm;
 mod mcp_surface;

@@ -21,6 +21,8 @@ pub enum RecordKind {
     ErrorEvent,
     /// An episode.
     Episode,
+    /// A resolved human-in-the-loop decision.
+    Decision,
 }
 
 /// What happened to the record.

@@ -5,15 +5,19 @@
 //! round-trip test per type guards both.
 
 mod audit;
+mod decision;
 mod episode;
+mod knowledge;
 mod lesson;
 mod memory;
 
 pub use audit::{AuditAction, AuditEntry, RecordKind};
+pub use decision::DecisionRecord;
 pub use episode::{
     Decision, DecisionType, EdgeType, Episode, EpisodeLink, EpisodeMetrics, EpisodeOutcome, Event,
     EventType, ItemRef, PURGED,
 };
+pub use knowledge::{ChunkVector, KnowledgeChunk, KnowledgeDocument};
 pub use lesson::{
     CurationMode, Lesson, LessonLink, LessonSource, LessonStatus, LinkKind, Tiers, UtilityStats,
 };

@@ -6,6 +6,7 @@
 pub mod bell;
 pub mod clock;
 pub mod embed;
+pub mod knowledge;
 pub mod llm;
 pub mod store;
 pub mod tokenize;

@@ -573,6 +573,28 @@ pub trait Store: Send + Sync {
         None
     }
 
+    /// Where this store keeps knowledge documents and chunks.
+    ///
+    /// # Errors
+    /// [`crate::Error::Unsupported`] (the default) from a store that keeps none.
+    fn knowledge(&self) -> Result<&dyn crate::ports::knowledge::KnowledgeStore> {
+        Err(crate::Error::Unsupported(format!(
+            "the {} store does not keep knowledge chunks yet",
+            self.info().backend
+        )))
+    }
+
+    /// Where this store keeps resolved human-in-the-loop decisions.
+    ///
+    /// # Errors
+    /// [`crate::Error::Unsupported`] (the default) from a store that keeps none.
+    fn decisions(&self) -> Result<&dyn crate::ports::knowledge::DecisionStore> {
+        Err(crate::Error::Unsupported(format!(
+            "the {} store does not keep decisions yet",
+            self.info().backend
+        )))
+    }
+
     /// The cursor of the newest write: following from here sees only what comes next.
     ///
     /// # Errors

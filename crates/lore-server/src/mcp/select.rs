@@ -1,4 +1,4 @@
-//! Which tools a connection sees: all 27 by default, or a subset named by tool or by group.
+//! Which tools a connection sees: all 34 by default, or a subset named by tool or by group.
 //!
 //! A model choosing among many tools chooses worse and pays tokens for every description, so a
 //! client that only runs the loop can ask for `loop` alone: `lore mcp --tools loop`, or
@@ -47,6 +47,18 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "layers",
+        &[
+            "layered_context",
+            "recall_knowledge",
+            "list_knowledge",
+            "ingest_knowledge",
+            "recall_decisions",
+            "record_decision",
+            "review_decisions",
+        ],
+    ),
+    (
         "self-editing",
         &[
             "core_memory_read",
@@ -70,7 +82,7 @@ impl ToolSelection {
     }
 
     /// Parses a comma-separated list of tool names and group names (`loop`, `read`, `review`,
-    /// `episodes`, `self-editing`, `all`), checked against the `known` tool names.
+    /// `episodes`, `layers`, `self-editing`, `all`), checked against the `known` tool names.
     ///
     /// # Errors
     /// A message naming the unknown entry and what may be given instead.

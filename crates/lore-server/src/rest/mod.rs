@@ -11,10 +11,12 @@
 //!   knows the router's real surface without a second, hand-kept list.
 
 mod agent_memory;
+mod decisions;
 mod episodes;
 mod events;
 mod executions;
 mod insights;
+mod knowledge;
 mod lessons;
 mod memory;
 mod metrics;
@@ -240,6 +242,14 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
         .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
         .on(M::POST, "/v1/recall", recall::recall)
+        .on(M::POST, "/v1/knowledge/documents", knowledge::ingest)
+        .on(M::GET, "/v1/knowledge/documents", knowledge::list)
+        .on(M::POST, "/v1/knowledge/recall", knowledge::recall)
+        .on(M::POST, "/v1/context", knowledge::context)
+        .on(M::POST, "/v1/decisions", decisions::record)
+        .on(M::GET, "/v1/decisions", decisions::list)
+        .on(M::POST, "/v1/decisions/review", decisions::review)
+        .on(M::POST, "/v1/decisions/recall", decisions::recall)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/memory/core", agent_memory::core)
         .on(M::PUT, "/v1/memory/core", agent_memory::write_core)

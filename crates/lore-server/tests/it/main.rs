@@ -9,6 +9,7 @@ mod doors;
 mod events;
 mod fuzz;
 mod hostile;
+mod knowledge;
 mod learn;
 mod matrix;
 mod rest;

@@ -40,6 +40,8 @@ struct Seed {
     execution: String,
     lesson: String,
     other_lesson: String,
+    /// A decision waiting for review.
+    decision: String,
 }
 
 /// A server in review curation, seeded by an unrestricted admin: an execution, a signal, two
@@ -100,11 +102,50 @@ async fn seeded() -> (Server, Seed) {
             "/v1/memory/recall".to_owned(),
             json!({"skill": SKILL, "session": "s1", "text": format!("{MARKER} said hello")}),
         ),
+        (
+            Method::POST,
+            "/v1/knowledge/documents".to_owned(),
+            json!({"skill": SKILL, "documents": [{
+                "source": format!("docs/{MARKER}.md"),
+                "text": format!("# Runbook\n\n{MARKER}: restart the export worker.\n"),
+            }]}),
+        ),
     ];
     for (method, uri, body) in writes {
         let (status, answer) = server.send(Some(&admin), method, &uri, Some(body)).await;
         assert!(status.is_success(), "seeding {uri}: {status} {answer}");
     }
+    let decision = server
+        .home
+        .engine
+        .record_decision(lore_engine::NewDecision {
+            skill: Some(lore_core::SkillPath::parse(SKILL).unwrap()),
+            situation: format!("{MARKER}: a customer asked for an export refund"),
+            action: "Refund it".to_owned(),
+            rationale: "Policy".to_owned(),
+            ..lore_engine::NewDecision::default()
+        })
+        .unwrap();
+    server
+        .home
+        .engine
+        .review_decisions(
+            &[decision.id],
+            lore_core::model::LessonStatus::Approved,
+            "ok",
+        )
+        .unwrap();
+    let waiting = server
+        .home
+        .engine
+        .record_decision(lore_engine::NewDecision {
+            skill: Some(lore_core::SkillPath::parse(SKILL).unwrap()),
+            situation: "A second situation".to_owned(),
+            action: "Act".to_owned(),
+            rationale: "Why".to_owned(),
+            ..lore_engine::NewDecision::default()
+        })
+        .unwrap();
     server
         .home
         .engine
@@ -114,6 +155,7 @@ async fn seeded() -> (Server, Seed) {
         execution,
         lesson: lessons[0].clone(),
         other_lesson: lessons[1].clone(),
+        decision: waiting.id.to_string(),
     };
     (server, seed)
 }
@@ -316,6 +358,44 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
         ("GET", "/v1/graph/anti-patterns") => row(Agent, false, |_| {
             get("/v1/graph/anti-patterns?min_occurrences=1")
         }),
+        ("POST", "/v1/knowledge/documents") => row(Reviewer, false, |_| {
+            with(
+                "/v1/knowledge/documents",
+                json!({"skill": SKILL, "documents": [{"source": "docs/new.md", "text": "New."}]}),
+            )
+        }),
+        ("GET", "/v1/knowledge/documents") => row(Agent, true, |_| get("/v1/knowledge/documents")),
+        ("POST", "/v1/knowledge/recall") => row(Agent, true, |_| {
+            with(
+                "/v1/knowledge/recall",
+                json!({"query": format!("{WORD} export worker")}),
+            )
+        }),
+        ("POST", "/v1/context") => row(Agent, true, |_| {
+            with(
+                "/v1/context",
+                json!({"query": format!("{WORD} export worker")}),
+            )
+        }),
+        ("POST", "/v1/decisions") => row(Reviewer, false, |_| {
+            with(
+                "/v1/decisions",
+                json!({"skill": SKILL, "situation": "s", "action": "a", "rationale": "r"}),
+            )
+        }),
+        ("GET", "/v1/decisions") => row(Agent, true, |_| get("/v1/decisions")),
+        ("POST", "/v1/decisions/review") => row(Reviewer, false, |s| {
+            with(
+                "/v1/decisions/review",
+                json!({"ids": [s.decision], "status": "approved", "reason": "r"}),
+            )
+        }),
+        ("POST", "/v1/decisions/recall") => row(Agent, true, |_| {
+            with(
+                "/v1/decisions/recall",
+                json!({"query": format!("{WORD} export refund")}),
+            )
+        }),
         ("GET", "/v1/review") => row(Reviewer, true, |_| get("/v1/review")),
         ("POST", "/v1/review/{decision}") => row(Reviewer, false, |s| {
             with(
@@ -416,6 +496,34 @@ fn tool_row(name: &str) -> Option<Row> {
             with(
                 "",
                 json!({"skill": SKILL, "text": "EU fails over to Dublin."}),
+            )
+        }),
+        "recall_knowledge" => row(Agent, true, |_| {
+            with("", json!({"query": format!("{WORD} export worker")}))
+        }),
+        "list_knowledge" => row(Agent, true, |_| with("", json!({}))),
+        "recall_decisions" => row(Agent, true, |_| {
+            with("", json!({"query": format!("{WORD} export refund")}))
+        }),
+        "review_decisions" => row(Reviewer, false, |s| {
+            with(
+                "",
+                json!({"ids": [s.decision], "status": "approved", "reason": "r"}),
+            )
+        }),
+        "record_decision" => row(Reviewer, false, |_| {
+            with(
+                "",
+                json!({"skill": SKILL, "situation": "s", "action": "a", "rationale": "r"}),
+            )
+        }),
+        "layered_context" => row(Agent, true, |_| {
+            with("", json!({"query": format!("{WORD} export worker")}))
+        }),
+        "ingest_knowledge" => row(Reviewer, false, |_| {
+            with(
+                "",
+                json!({"skill": SKILL, "documents": [{"source": "docs/new.md", "text": "New."}]}),
             )
         }),
         "conversation_log_read" => row(Agent, true, |_| {

@@ -1,0 +1,186 @@
+//! `lore bench knowledge`: ingest throughput and layered-context latency over knowledge chunks.
+//!
+//! The corpus is generated: runbook-like markdown documents of twenty sections each, every
+//! section a few sentences drawn from an operations vocabulary, so headings, BM25 and vectors
+//! all have something to work with and no two sections are the same. Ingest is timed end to
+//! end through `Engine::ingest` on a real SQLite file (chunking, redaction, embedding, writes);
+//! the layered context through `Engine::context` on a fresh Engine, its first call (which builds
+//! the index from the store) reported apart from the steady-state latencies.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Result;
+use lore_core::SkillPath;
+use lore_engine::knowledge::{Chunking, IngestDocument, IngestRequest};
+use lore_engine::{ContextQuery, Engine, EngineConfig};
+use lore_recall::Embedder;
+use lore_sqlite::{OpenMode, SqliteStore};
+use serde::Serialize;
+
+use crate::Out;
+
+/// Sections in each generated document.
+const SECTIONS: usize = 20;
+
+const SYSTEMS: [&str; 12] = [
+    "checkout",
+    "payments",
+    "search",
+    "inventory",
+    "billing",
+    "auth",
+    "exports",
+    "email",
+    "catalog",
+    "shipping",
+    "reports",
+    "webhooks",
+];
+const ACTIONS: [&str; 10] = [
+    "roll back the release",
+    "restart the worker pool",
+    "drain the queue",
+    "rotate the credentials",
+    "scale the replicas",
+    "rebuild the search index",
+    "replay the failed events",
+    "page the on-call engineer",
+    "freeze deploys",
+    "run the database migration",
+];
+const SIGNS: [&str; 8] = [
+    "the error rate climbs",
+    "latency doubles",
+    "the queue grows for ten minutes",
+    "disk usage passes 90%",
+    "a certificate is about to expire",
+    "customers report timeouts",
+    "the canary fails its checks",
+    "memory keeps rising",
+];
+
+#[derive(Serialize)]
+struct Report {
+    embedder: String,
+    documents: usize,
+    chunks: usize,
+    ingest_seconds: f64,
+    chunks_per_second: f64,
+    first_context_ms: f64,
+    queries: usize,
+    context_p50_ms: f64,
+    context_p99_ms: f64,
+    context_mean_ms: f64,
+}
+
+/// Ingests about `chunks` generated chunks with `embedder`, then times `queries` layered
+/// contexts.
+///
+/// # Errors
+/// Store or embedder failures, or a failed write to `out`.
+pub fn run(
+    chunks: usize,
+    queries: usize,
+    embedder: Arc<dyn Embedder>,
+    json: bool,
+    out: &mut Out<'_>,
+) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("lore.db");
+    let engine = |store: SqliteStore| {
+        Engine::new(Arc::new(store), EngineConfig::default()).with_embedder(Arc::clone(&embedder))
+    };
+    let writer = engine(SqliteStore::open(&path, OpenMode::Create)?);
+    let documents: Vec<IngestDocument> = (0..chunks.div_ceil(SECTIONS).max(1))
+        .map(document)
+        .collect();
+    let request = IngestRequest {
+        skill: SkillPath::parse("ops/runbooks")?,
+        roots: Vec::new(),
+        documents,
+        chunking: Chunking::default(),
+    };
+    let started = Instant::now();
+    let ingested = writer.ingest(&request, &mut |_, _| {})?;
+    let ingest_seconds = started.elapsed().as_secs_f64();
+    drop(writer);
+
+    let reader = engine(SqliteStore::open(&path, OpenMode::Existing)?);
+    let started = Instant::now();
+    reader.context(&query(0))?;
+    let first_context_ms = started.elapsed().as_secs_f64() * 1e3;
+    let mut times: Vec<f64> = (1..=queries.max(1))
+        .map(|i| {
+            let started = Instant::now();
+            reader.context(&query(i))?;
+            Ok(started.elapsed().as_secs_f64() * 1e3)
+        })
+        .collect::<Result<_>>()?;
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    let report = Report {
+        embedder: embedder.id().to_string(),
+        documents: request.documents.len(),
+        chunks: ingested.chunks_written,
+        ingest_seconds,
+        chunks_per_second: ingested.chunks_written as f64 / ingest_seconds,
+        first_context_ms,
+        queries: times.len(),
+        context_p50_ms: at(0.5),
+        context_p99_ms: at(0.99),
+        context_mean_ms: times.iter().sum::<f64>() / times.len() as f64,
+    };
+    if json {
+        return out.json(&report);
+    }
+    out.line(format!(
+        "ingest: {} documents, {} chunks in {:.1} s = {:.0} chunks/s ({})",
+        report.documents,
+        report.chunks,
+        report.ingest_seconds,
+        report.chunks_per_second,
+        report.embedder
+    ))?;
+    out.line(format!(
+        "layered context: first call (index build) {:.0} ms; {} queries p50 {:.2} ms, p99 {:.2} ms, mean {:.2} ms",
+        report.first_context_ms,
+        report.queries,
+        report.context_p50_ms,
+        report.context_p99_ms,
+        report.context_mean_ms
+    ))
+}
+
+/// The `n`th generated document: a runbook for one system, twenty incident sections.
+fn document(n: usize) -> IngestDocument {
+    let system = SYSTEMS[n % SYSTEMS.len()];
+    let mut text = format!("# {system} runbook {n}\n\n");
+    for s in 0..SECTIONS {
+        let k = n * SECTIONS + s;
+        let sign = SIGNS[k % SIGNS.len()];
+        let action = ACTIONS[(k / SIGNS.len()) % ACTIONS.len()];
+        let other = ACTIONS[(k * 7 + 3) % ACTIONS.len()];
+        text.push_str(&format!(
+            "## When {sign} (case {k})\n\nIf {sign} on {system} host {k}, {action} first and \
+             watch the dashboards for five minutes. Only then {other}. Write the incident \
+             note with the time, the host {k} and what changed since the last deploy, and \
+             link the alert that fired.\n\n"
+        ));
+    }
+    IngestDocument {
+        source: format!("runbooks/{system}/{n}.md"),
+        text,
+    }
+}
+
+fn query(i: usize) -> ContextQuery {
+    ContextQuery {
+        text: format!(
+            "{} on {}: what should I do?",
+            SIGNS[i % SIGNS.len()],
+            SYSTEMS[(i / SIGNS.len()) % SYSTEMS.len()]
+        ),
+        ..ContextQuery::default()
+    }
+}

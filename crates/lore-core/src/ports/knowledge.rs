@@ -1,0 +1,96 @@
+//! The knowledge port: where ingested documents and their chunks are kept, and the decision
+//! corpus beside them.
+//!
+//! It is a trait of its own, reached through [`crate::Store::knowledge`], so a store that does
+//! not keep knowledge yet answers a typed [`crate::Error::Unsupported`] (which REST turns into
+//! 501) instead of every store having to grow the methods at once.
+
+use crate::error::Result;
+use chrono::{DateTime, Utc};
+
+use crate::id::DecisionId;
+use crate::model::{AuditEntry, DecisionRecord, KnowledgeChunk, KnowledgeDocument};
+use crate::scope::{Scope, SkillPath};
+
+/// A document to store with the chunks it was cut into, replacing any earlier version.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DocumentUpdate {
+    /// The document.
+    pub document: KnowledgeDocument,
+    /// Its chunks, in order.
+    pub chunks: Vec<KnowledgeChunk>,
+}
+
+/// Persistence for knowledge documents and chunks.
+pub trait KnowledgeStore: Send + Sync {
+    /// The documents inside `scope` (and of `skill`, when given), by source.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn documents(&self, scope: &Scope, skill: Option<&SkillPath>)
+    -> Result<Vec<KnowledgeDocument>>;
+
+    /// Stores each document of `put` with its chunks (replacing the earlier version's chunks)
+    /// and removes each `(skill, source)` of `remove` with its chunks, atomically.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails; nothing is written then.
+    fn sync_documents(&self, put: &[DocumentUpdate], remove: &[(SkillPath, String)]) -> Result<()>;
+
+    /// The chunks inside `scope` (and of `skill`, when given), with their vectors, by source
+    /// and position.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn knowledge_chunks(
+        &self,
+        scope: &Scope,
+        skill: Option<&SkillPath>,
+    ) -> Result<Vec<KnowledgeChunk>>;
+
+    /// A number that grows with every [`KnowledgeStore::sync_documents`] that changed
+    /// something, by any process sharing the store; cheap, asked before every query.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn knowledge_revision(&self) -> Result<u64>;
+}
+
+/// Persistence for resolved human-in-the-loop decisions.
+pub trait DecisionStore: Send + Sync {
+    /// Stores a new decision and its audit entry, atomically.
+    ///
+    /// # Errors
+    /// [`crate::Error::Conflict`] when the ID is taken; [`crate::Error::Store`] when the backend
+    /// fails. Nothing is written then.
+    fn put_decision(&self, decision: &DecisionRecord, audit: &AuditEntry) -> Result<()>;
+
+    /// Replaces stored decisions, each with its audit entry, atomically; a decision changed
+    /// since the `updated_at` its caller read is not overwritten.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] for an unknown ID, [`crate::Error::Conflict`] for a decision
+    /// changed meanwhile; nothing is written then.
+    fn update_decisions(
+        &self,
+        updates: &[(DecisionRecord, DateTime<Utc>, AuditEntry)],
+    ) -> Result<()>;
+
+    /// One decision by ID, whatever its scope (callers check).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn decision(&self, id: &DecisionId) -> Result<Option<DecisionRecord>>;
+
+    /// The decisions inside `scope` (of `skill` when given), oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn decisions(&self, scope: &Scope, skill: Option<&SkillPath>) -> Result<Vec<DecisionRecord>>;
+
+    /// A number that grows with every decision written or changed, by any process.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn decision_revision(&self) -> Result<u64>;
+}

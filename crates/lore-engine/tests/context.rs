@@ -1,0 +1,264 @@
+//! The one layered context (seed 004) through the Engine on a real SQLite file: lessons and
+//! knowledge stacked in order, every layer within its budget and the whole within the total to
+//! the token (property-tested), the reported items exactly those the text holds, and a layer
+//! whose read fails left empty with a warning while the others still answer.
+
+#[path = "curation/support.rs"]
+mod support;
+
+use std::sync::OnceLock;
+
+use lore_core::SkillPath;
+use lore_core::model::{CurationMode, LessonStatus};
+use lore_engine::knowledge::{Chunking, IngestDocument, IngestRequest};
+use lore_engine::{ContextLayer, ContextQuery, LayerStatus, NewDecision};
+use lore_recall::{ApproxTokenizer, Tokenizer};
+use proptest::prelude::*;
+use support::{Project, SKILL};
+
+/// A project with 40 approved lessons and a runbook of 30 sections about checkout incidents.
+fn seeded() -> Project {
+    let p = Project::new(CurationMode::Review);
+    for i in 0..40 {
+        p.seed(
+            &format!(
+                "Rule {i}: when checkout incident {i} reports errors after a deploy, roll back \
+                 the release and page the on-call engineer before investigating further."
+            ),
+            LessonStatus::Approved,
+        );
+    }
+    let mut runbook = String::from("# Checkout incidents\n\n");
+    for i in 0..30 {
+        runbook.push_str(&format!(
+            "## Incident {i}\n\nWhen checkout errors climb after deploy {i}, roll back the \
+             release with the pipeline, confirm the error rate falls, and write the incident \
+             note with the deploy's commit and the time of the rollback.\n\n"
+        ));
+    }
+    let request = IngestRequest {
+        skill: SkillPath::parse(SKILL).unwrap(),
+        roots: Vec::new(),
+        documents: vec![IngestDocument {
+            source: "docs/incidents.md".to_owned(),
+            text: runbook,
+        }],
+        chunking: Chunking::default(),
+    };
+    p.engine.ingest(&request, &mut |_, _| {}).unwrap();
+    let mut approve = Vec::new();
+    for (situation, action, keep) in [
+        (
+            "Checkout errors after a deploy during the sale",
+            "Roll back the release at once",
+            true,
+        ),
+        (
+            "Checkout errors after a config change",
+            "Revert the config, keep the release",
+            true,
+        ),
+        (
+            "Checkout errors after a deploy at night",
+            "Wait and page nobody",
+            false,
+        ),
+    ] {
+        let d = p
+            .engine
+            .record_decision(NewDecision {
+                skill: Some(SkillPath::parse(SKILL).unwrap()),
+                situation: situation.into(),
+                action: action.into(),
+                rationale: "Customers were affected.".into(),
+                ..NewDecision::default()
+            })
+            .unwrap();
+        if keep {
+            approve.push(d.id);
+        }
+    }
+    p.engine
+        .review_decisions(&approve, LessonStatus::Approved, "sound calls")
+        .unwrap();
+    p
+}
+
+fn query(layer: usize, total: usize) -> ContextQuery {
+    ContextQuery {
+        text: "checkout errors after a deploy: roll back the release".to_owned(),
+        skill: None,
+        layer_budget: Some(layer),
+        total_budget: Some(total),
+        explain: false,
+    }
+}
+
+#[test]
+fn both_layers_stack_in_order_with_their_figures() {
+    let p = seeded();
+    let result = p.engine.context(&query(2_000, 12_000)).unwrap();
+    let names: Vec<ContextLayer> = result.layers.iter().map(|l| l.layer).collect();
+    assert_eq!(
+        names,
+        [
+            ContextLayer::Lessons,
+            ContextLayer::Decisions,
+            ContextLayer::Knowledge
+        ]
+    );
+    let lessons = &result.layers[0];
+    let decisions = &result.layers[1];
+    let knowledge = &result.layers[2];
+    assert_eq!(decisions.status, LayerStatus::Filled);
+    assert_eq!(
+        decisions.items.len(),
+        2,
+        "approved ones only: {decisions:?}"
+    );
+    assert_eq!(lessons.status, LayerStatus::Filled);
+    assert_eq!(knowledge.status, LayerStatus::Filled);
+    assert_eq!(knowledge.items.len(), 8, "seed 004's top 8");
+    assert_eq!(lessons.items.len(), 10, "recall's limit");
+    let at_lessons = result.text.find("## Lessons learned").unwrap();
+    let at_decisions = result.text.find("## Decisions people made").unwrap();
+    let at_knowledge = result.text.find("## Team knowledge").unwrap();
+    assert!(at_lessons < at_decisions && at_decisions < at_knowledge);
+    assert!(
+        !result.text.contains("page nobody"),
+        "a decision waiting for review is not shown"
+    );
+    assert!(
+        result
+            .text
+            .contains("docs/incidents.md § Checkout incidents › Incident")
+    );
+    for layer in &result.layers {
+        assert!(layer.tokens <= 2_000, "{layer:?}");
+    }
+    assert!(result.warnings.is_empty());
+    assert_eq!(result.tokens, ApproxTokenizer.count(&result.text));
+
+    let tight = p.engine.context(&query(2_000, 1_500)).unwrap();
+    assert!(tight.tokens <= 1_500);
+    // The total cuts the last layer first: lessons keep their whole budget's worth.
+    assert!(
+        !tight.layers[0].truncated && !tight.layers[1].truncated && tight.layers[2].truncated,
+        "{:?}",
+        tight.layers
+    );
+    assert!(tight.layers[2].items.len() < tight.layers[2].packed);
+}
+
+#[test]
+fn a_failing_layer_is_empty_with_a_warning_and_the_others_answer() {
+    let p = seeded();
+    // Damage every stored chunk vector, as a torn write or a bad disk would.
+    let conn = rusqlite::Connection::open(p.dir.path().join("lore.db")).unwrap();
+    conn.execute("UPDATE knowledge_chunks SET vector = x'00'", [])
+        .unwrap();
+    conn.execute("UPDATE knowledge_revision SET revision = revision + 1", [])
+        .unwrap();
+    drop(conn);
+    let result = p.engine.context(&query(2_000, 12_000)).unwrap();
+    assert_eq!(result.layers[0].status, LayerStatus::Filled);
+    assert_eq!(result.layers[1].status, LayerStatus::Filled);
+    assert_eq!(result.layers[2].status, LayerStatus::Failed);
+    assert_eq!(result.warnings.len(), 1);
+    assert!(
+        result.warnings[0].contains("knowledge layer is empty"),
+        "{:?}",
+        result.warnings
+    );
+    assert!(
+        !result.warnings[0].contains("damaged"),
+        "store details stay in the log"
+    );
+    assert!(!result.text.contains("## Team knowledge"));
+}
+
+#[test]
+fn bad_queries_are_refused() {
+    let p = seeded();
+    for (q, what) in [
+        (
+            ContextQuery {
+                text: " ".into(),
+                ..ContextQuery::default()
+            },
+            "query",
+        ),
+        (
+            ContextQuery {
+                layer_budget: Some(0),
+                ..query(1, 1)
+            },
+            "layer_budget",
+        ),
+        (
+            ContextQuery {
+                total_budget: Some(2_000_000),
+                ..query(1, 1)
+            },
+            "total_budget",
+        ),
+    ] {
+        let err = p.engine.context(&q).unwrap_err();
+        assert!(err.to_string().contains(what), "{err}");
+    }
+    let outside = p.engine.scoped(lore_core::Scope::domains(["finance"]));
+    let err = outside
+        .context(&ContextQuery {
+            skill: Some(SkillPath::parse(SKILL).unwrap()),
+            ..query(100, 100)
+        })
+        .unwrap_err();
+    assert!(matches!(err, lore_core::Error::Forbidden(_)), "{err}");
+    let empty = outside.context(&query(2_000, 12_000)).unwrap();
+    assert!(
+        empty.text.is_empty(),
+        "another domain's handle sees nothing: {}",
+        empty.text
+    );
+}
+
+fn shared() -> &'static Project {
+    static PROJECT: OnceLock<Project> = OnceLock::new();
+    PROJECT.get_or_init(seeded)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_budget_holds_to_the_token(layer in 1usize..1_500, total in 1usize..3_000) {
+        let p = shared();
+        let result = p.engine.context(&query(layer, total)).unwrap();
+        let tok = ApproxTokenizer;
+        prop_assert!(tok.count(&result.text) <= total, "{} > {total}", tok.count(&result.text));
+        prop_assert_eq!(result.tokens, tok.count(&result.text));
+        let mut rebuilt = Vec::new();
+        for report in &result.layers {
+            prop_assert!(report.tokens <= layer, "{report:?} over {layer}");
+            for id in &report.items {
+                prop_assert!(result.text.contains(&format!("**{id}**")), "{id} listed, not shown");
+            }
+            if report.tokens > 0 {
+                let start = result.text.find(match report.layer {
+                    ContextLayer::Lessons => "## Lessons learned",
+                    ContextLayer::Decisions => "## Decisions people made",
+                    ContextLayer::Knowledge => "## Team knowledge",
+                });
+                prop_assert!(start.is_some());
+                rebuilt.push(report.layer);
+            }
+        }
+        // Layers keep their order, and nothing in the text is claimed by no layer.
+        let mut sorted = rebuilt.clone();
+        sorted.sort_by_key(|l| ContextLayer::ORDER.iter().position(|o| o == l));
+        prop_assert_eq!(rebuilt, sorted);
+        let shown = result.text.matches("- **").count();
+        let listed: usize = result.layers.iter().map(|l| l.items.len()).sum();
+        prop_assert_eq!(shown, listed, "{}", result.text);
+    }
+}
