@@ -17,4 +17,5 @@ mod recall;
 mod reliability;
 mod review;
 pub(crate) mod serve;
+mod settings;
 mod utility;

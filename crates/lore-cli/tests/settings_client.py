@@ -1,0 +1,44 @@
+"""Drive `lore mcp` over stdio with the official MCP SDK and report what lore.toml changed.
+
+Usage: settings_client.py LORE_BINARY LORE_HOME SKILLS_DIR
+
+Prints one JSON line: how many lessons recall_memory returned, whether the prompt carries the
+learned rules, the error core_memory_write answered (or null), and whether an archival write
+went through.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+SKILL = "support/summarize-ticket"
+
+
+def text_of(result):
+    return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+async def main(binary, home, skills):
+    params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            recall = await session.call_tool("recall_memory", {"query": "checkout ticket", "skill": SKILL})
+            recalled = len(recall.structured_content["lessons"])
+            prompt = await session.call_tool("memory_prompt", {"skill": SKILL})
+            rules = "Learned Rules" in prompt.structured_content["prompt"]
+            core = await session.call_tool("core_memory_write", {"skill": SKILL, "block": "user", "text": "Ana leads checkout."})
+            archival = await session.call_tool("archival_memory_write", {"skill": SKILL, "text": "Checkout runs on payments-eu."})
+    print(json.dumps({
+        "recalled": recalled,
+        "rules_in_prompt": rules,
+        "core_write_error": text_of(core) if core.is_error else None,
+        "archival_written": not archival.is_error,
+    }))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:4]))
