@@ -25,8 +25,8 @@ use lore_core::scope::{Scope, SkillPath};
 use lore_recall::applies::{QueryWords, condition_match};
 use lore_recall::lessons::{self, IndexInfo, RecallIndex, SharedIndex, Shown};
 use lore_recall::{
-    Eligibility, Embedder, EmbedderId, Entries, Entry, Explanation, Hit, QueryShape, RankedList,
-    RecallConfig, Source, Tokenizer, run,
+    Eligibility, Embedder, EmbedderId, Entries, Entry, Explanation, Hit, MemoryFilter,
+    NON_INFERABLE_TAG, QueryShape, RankedList, RecallConfig, Source, Tokenizer, run,
 };
 
 /// What [`Engine::reembed`] did.
@@ -228,7 +228,12 @@ impl Engine {
             on_error: has_error,
         };
         let tokenizer = self.recall.tokenizer.as_ref();
-        let recalled = run(&lists, &entries, shape, &config, &[], tokenizer);
+        let (config, marked) = non_inferable(config, &entries, index);
+        let filters: Vec<&dyn MemoryFilter> = match &marked {
+            Some(filter) => vec![filter],
+            None => Vec::new(),
+        };
+        let recalled = run(&lists, &entries, shape, &config, &filters, tokenizer);
         let placed = recalled
             .packed
             .items
@@ -429,7 +434,7 @@ impl Engine {
                     id: lesson.id.as_str().to_owned(),
                     text: Cow::Borrowed(&shown.text),
                     vector: Some(Cow::Borrowed(index.dense.vector(slot))),
-                    tags: Cow::Borrowed(&lesson.tags),
+                    tags: cap_tags(&lesson.tags),
                     session: None,
                     age_hours: age_hours(lesson.updated_at, now),
                     reliability: reliability(lesson),
@@ -514,4 +519,56 @@ fn reliability(lesson: &Lesson) -> f64 {
         Some(u) => 0.5 * confidence + 0.5 * (u.clamp(-1.0, 1.0) + 1.0) / 2.0,
         None => confidence,
     }
+}
+
+/// A lesson's tags as the per-tag caps count them: without the non-inferable marker, which
+/// most lessons share once the filter is on and which would otherwise cap the whole context
+/// at `max_per_tag`.
+fn cap_tags(tags: &[String]) -> Cow<'_, [String]> {
+    if tags.iter().any(|t| t == NON_INFERABLE_TAG) {
+        Cow::Owned(
+            tags.iter()
+                .filter(|t| *t != NON_INFERABLE_TAG)
+                .cloned()
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(tags)
+    }
+}
+
+/// Seed 002's non-inferable filter over the lessons' stored tags: the entries' tags no longer
+/// carry the marker ([`cap_tags`]), so the Engine names the marked lessons itself and the
+/// pipeline's own tag filter is turned off in favour of this one.
+struct MarkedNonInferable(HashSet<String>);
+
+impl MemoryFilter for MarkedNonInferable {
+    fn name(&self) -> &str {
+        NON_INFERABLE_TAG
+    }
+
+    fn keep(&self, entry: &Entry) -> Result<bool> {
+        Ok(self.0.contains(&entry.id))
+    }
+}
+
+fn non_inferable(
+    mut config: RecallConfig,
+    entries: &Entries<'_>,
+    index: &RecallIndex,
+) -> (RecallConfig, Option<MarkedNonInferable>) {
+    if !config.non_inferable_only {
+        return (config, None);
+    }
+    config.non_inferable_only = false;
+    let marked = entries
+        .keys()
+        .filter(|id| {
+            index
+                .lesson(id)
+                .is_some_and(|(_, l)| l.tags.iter().any(|t| t == NON_INFERABLE_TAG))
+        })
+        .cloned()
+        .collect();
+    (config, Some(MarkedNonInferable(marked)))
 }
