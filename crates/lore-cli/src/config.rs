@@ -280,8 +280,11 @@ impl Paths {
     }
 
     fn configure(&self, store: Arc<dyn Store>) -> Result<Engine> {
-        let engine = Engine::new(store, self.engine_config)
+        let mut engine = Engine::new(store, self.engine_config)
             .with_skills(SkillLibrary::new(&self.skills, &self.project_root));
+        if let Some(learned) = self.settings.learned_skills(&self.project_root) {
+            engine = engine.with_learned_skills(learned);
+        }
         // Every command gets the configured embedder, since writing a lesson embeds it too; the
         // builtin one is the Engine's own default, so only a model or service is loaded here.
         let (engine, semantic) = match self.embedder {

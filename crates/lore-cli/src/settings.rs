@@ -14,10 +14,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use lore_engine::{Engine, EngineConfig, InjectionStrategy};
 use lore_recall::{Fusion, RecallConfig, Similarity};
+use lore_workspace::learned::LearnedSkills;
 use serde::{Deserialize, Serialize};
 
 /// The settings file's name inside the store folder.
 pub const FILE: &str = "lore.toml";
+
+/// The confidence an approved lesson needs to become a SKILL.md (seed 002's default).
+const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
 
 /// The RRF constant when `recall.fusion = "rrf"` names none (seed 002's).
 const DEFAULT_RRF_K: f64 = 60.0;
@@ -52,6 +56,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "core_budget",
         ],
     ),
+    ("skills", &["materialize_dir", "min_confidence"]),
 ];
 
 /// Where one key's value came from.
@@ -85,6 +90,17 @@ pub struct Given {
     /// `[memory]`.
     #[serde(default)]
     pub memory: MemoryKeys,
+    /// `[skills]`.
+    #[serde(default)]
+    pub skills: SkillsKeys,
+}
+
+/// The `[skills]` table: approved lessons as SKILL.md folders (seed 002's materialization).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsKeys {
+    materialize_dir: Option<PathBuf>,
+    min_confidence: Option<f64>,
 }
 
 /// The `[recall]` table.
@@ -202,6 +218,7 @@ impl Settings {
             ("recall.mmr_lambda", r.mmr_lambda),
             ("recall.min_relevance", r.min_relevance),
             ("recall.min_condition_match", r.min_condition_match),
+            ("skills.min_confidence", self.given.skills.min_confidence),
         ];
         for (key, value) in unit {
             if let Some(v) = value
@@ -230,6 +247,18 @@ impl Settings {
         {
             let problem = format!("{budget} is outside 1 to {max_budget}");
             return Err(self.refuse("recall.budget", problem));
+        }
+        let skills = &self.given.skills;
+        if skills
+            .materialize_dir
+            .as_ref()
+            .is_some_and(|d| d.as_os_str().is_empty())
+        {
+            return Err(self.refuse("skills.materialize_dir", "is empty; name a folder"));
+        }
+        if skills.min_confidence.is_some() && skills.materialize_dir.is_none() {
+            let problem = "applies to skills.materialize_dir; set the folder with it";
+            return Err(self.refuse("skills.min_confidence", problem));
         }
         if self.given.memory.core_budget == Some(0) {
             return Err(self.refuse("memory.core_budget", "must be at least 1 token"));
@@ -328,6 +357,15 @@ impl Settings {
         } else {
             engine
         }
+    }
+
+    /// Where approved lessons are written, relative paths taken from `project_root`; `None`
+    /// when `skills.materialize_dir` is not set.
+    pub fn learned_skills(&self, project_root: &Path) -> Option<LearnedSkills> {
+        let skills = &self.given.skills;
+        let dir = skills.materialize_dir.as_ref()?;
+        let min_confidence = skills.min_confidence.unwrap_or(DEFAULT_MIN_CONFIDENCE);
+        Some(LearnedSkills::new(project_root.join(dir), min_confidence))
     }
 
     /// `config` with the `[memory]` keys.
@@ -546,6 +584,11 @@ mod tests {
         assert!(e.contains("lore.toml"), "{e}");
         let e = err(None, &[], &["memory.injection"]);
         assert!(e.contains("KEY=VALUE"), "{e}");
+        let e = err(None, &[], &["skills.min_confidence=0.9"]);
+        assert!(
+            e.contains("--set: skills.min_confidence: applies to skills.materialize_dir"),
+            "{e}"
+        );
         let e = err(None, &[], &["memory.core_budget=0"]);
         assert!(
             e.contains("--set: memory.core_budget: must be at least 1"),

@@ -1,6 +1,7 @@
 """Drive `lore mcp` over stdio with the official MCP SDK and report what lore.toml changed.
 
 Usage: settings_client.py LORE_BINARY LORE_HOME SKILLS_DIR
+       settings_client.py LORE_BINARY LORE_HOME SKILLS_DIR approve LESSON_ID
 
 Prints one JSON line: how many lessons recall_memory returned, whether the prompt carries the
 learned rules, the error core_memory_write answered (or null), and whether an archival write
@@ -19,6 +20,21 @@ SKILL = "support/summarize-ticket"
 
 def text_of(result):
     return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+async def approve(binary, home, skills, lesson):
+    """Approves one lesson through review_lessons; prints the statuses it answered."""
+    params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("review_lessons", {
+                "decision": "approve", "ids": [lesson], "reason": "seen it work",
+            })
+            if result.is_error:
+                raise SystemExit(f"review_lessons failed: {text_of(result)}")
+            lessons = result.structured_content["lessons"]
+    print(json.dumps({"statuses": [l["status"] for l in lessons]}))
 
 
 async def main(binary, home, skills):
@@ -41,4 +57,7 @@ async def main(binary, home, skills):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:4]))
+    if len(sys.argv) > 4 and sys.argv[4] == "approve":
+        asyncio.run(approve(*sys.argv[1:4], sys.argv[5]))
+    else:
+        asyncio.run(main(*sys.argv[1:4]))

@@ -44,6 +44,8 @@ pub struct Engine {
     /// Who this handle acts for, as a server authenticated them (a token's ID); it names every
     /// write's author and audit actor, over any name a request gives.
     pub(crate) principal: Option<String>,
+    /// Where approved lessons are written as SKILL.md folders, when configured.
+    pub(crate) learned: Option<Arc<lore_workspace::learned::LearnedSkills>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -99,6 +101,7 @@ impl Engine {
             graphs: Arc::default(),
             episode_tokenizer: None,
             principal: None,
+            learned: None,
         }
     }
 

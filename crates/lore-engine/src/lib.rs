@@ -24,6 +24,7 @@ pub mod interchange;
 pub mod learn;
 mod lessons;
 mod maintain;
+mod materialize;
 mod measure;
 mod memory;
 mod pages;

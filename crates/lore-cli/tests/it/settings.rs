@@ -181,12 +181,24 @@ fn an_mcp_client_gets_the_file_settings() {
         &p,
         "[recall]\nlimit = 2\n[memory]\ninjection = \"self_editing\"\ncore_writes = false\n",
     );
+    let findings = settings_client(&p, &[]);
+    assert_eq!(findings["recalled"], 2, "{findings}");
+    assert_eq!(findings["rules_in_prompt"], false, "{findings}");
+    let refusal = findings["core_write_error"].as_str().unwrap();
+    assert!(refusal.contains("core"), "{findings}");
+    // Archival writes stay allowed: only the key that was set changed.
+    assert_eq!(findings["archival_written"], true, "{findings}");
+}
+
+/// Runs `tests/settings_client.py` against `lore mcp` over stdio in `p`; returns its findings.
+fn settings_client(p: &Project, extra: &[&str]) -> Value {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/settings_client.py");
     let out = Command::new("python3")
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_lore"))
         .arg(p.path().join(".lore"))
         .arg(p.path().join("skills"))
+        .args(extra)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -195,11 +207,111 @@ fn an_mcp_client_gets_the_file_settings() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let findings: Value = serde_json::from_str(stdout.trim()).unwrap();
-    assert_eq!(findings["recalled"], 2, "{findings}");
-    assert_eq!(findings["rules_in_prompt"], false, "{findings}");
-    let refusal = findings["core_write_error"].as_str().unwrap();
-    assert!(refusal.contains("core"), "{findings}");
-    // Archival writes stay allowed: only the key that was set changed.
-    assert_eq!(findings["archival_written"], true, "{findings}");
+    serde_json::from_str(stdout.trim()).unwrap()
+}
+
+/// The SKILL.md files under `dir`, by the lesson each names.
+fn materialized(dir: &std::path::Path) -> Vec<(String, String)> {
+    let Ok(folders) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, String)> = folders
+        .map(|f| f.unwrap().path().join("SKILL.md"))
+        .filter(|path| path.is_file())
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let id = text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("lore-lesson: "))
+                .map(|v| v.trim_matches('"').to_owned())
+                .unwrap_or_default();
+            (id, text)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn a_lesson_approved_at_any_door_becomes_a_skill_md_and_leaves_when_retired() {
+    let p = Project::with_env(vec![
+        ("LORE_CURATION", "review".to_owned()),
+        ("LORE_HUMAN_CORRECTIONS", "review".to_owned()),
+    ])
+    .initialized();
+    let lesson = |text: &str| {
+        let exec = p.ok(&["record", SKILL, "--input", r#"{"t": 1}"#, "--output", "{}"]);
+        p.correct(SKILL, exec.trim(), text)["lesson"]["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let by_cli = lesson("Always name the failing checkout page in the summary.");
+    let by_rest = lesson("Quote the customer's error code exactly.");
+    let by_mcp = lesson("Say whether the card was charged before anything else.");
+    settings(&p, "[skills]\nmaterialize_dir = \"learned\"\n");
+    let learned = p.path().join("learned");
+    assert!(materialized(&learned).is_empty(), "written before approval");
+
+    p.ok(&[
+        "review", "approve", &by_cli, "--reason", "real", "--by", "mike",
+    ]);
+    let files = materialized(&learned);
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].0, by_cli);
+    assert!(
+        files[0]
+            .1
+            .contains("> Always name the failing checkout page"),
+        "{}",
+        files[0].1
+    );
+
+    let server = Server::start(p.path());
+    let body = serde_json::json!({"ids": [by_rest], "reason": "seen it work"});
+    let (status, answer) = http(&server, "POST", "/v1/review/approve", Some(body));
+    assert_eq!(status, 200, "{answer}");
+    drop(server);
+    let ids: Vec<String> = materialized(&learned)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert!(ids.contains(&by_rest), "{ids:?}");
+
+    if python_module_available("mcp", "mcp==2.3.0", "the MCP materialization check") {
+        let answer = settings_client(&p, &["approve", &by_mcp]);
+        assert_eq!(answer["statuses"][0], "approved", "{answer}");
+        let ids: Vec<String> = materialized(&learned)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert!(ids.contains(&by_mcp), "{ids:?}");
+    }
+
+    p.ok(&["lessons", "retire", &by_cli, "--reason", "obsolete"]);
+    let ids: Vec<String> = materialized(&learned)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert!(
+        !ids.contains(&by_cli),
+        "a retired lesson kept its SKILL.md: {ids:?}"
+    );
+
+    // Above the bar only: a lesson approved below it gets no file.
+    let low = lesson("Use a formal tone with customers.");
+    p.ok(&[
+        "--set",
+        "skills.min_confidence=1",
+        "review",
+        "approve",
+        &low,
+        "--by",
+        "mike",
+    ]);
+    let ids: Vec<String> = materialized(&learned)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert!(!ids.contains(&low), "{ids:?}");
 }
