@@ -17,6 +17,7 @@ mod config;
 mod curate;
 pub mod distill;
 mod engine;
+mod episode_search;
 mod episodes;
 pub mod extract;
 mod graph_cache;

@@ -312,7 +312,7 @@ pub struct LearnArgs {
 pub enum MemoryCommand {
     /// Store type and counts.
     Status,
-    /// Full-text search over lessons and executions.
+    /// Full-text search over lessons, executions and episodes.
     Search {
         /// Plain words.
         query: String,

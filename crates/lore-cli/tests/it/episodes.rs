@@ -431,3 +431,29 @@ fn purge_erases_an_episode_and_the_graph_forgets_it() {
     let bad = p.json(&["graph", "anti-patterns", "--min-occurrences", "1"]);
     assert!(bad["patterns"].as_array().unwrap().is_empty(), "{bad}");
 }
+
+#[test]
+fn memory_search_finds_an_episode_by_its_words() {
+    let p = Project::new().initialized();
+    let file = write(&p, "a.json", &episode("ep-1", "success", "Serena-first"));
+    p.ok(&["episode", "add", &file, "--skill", SKILL]);
+    let hits = p.json(&["memory", "search", "MemoryRouter psm1", "--skill", SKILL]);
+    let hits = hits.as_array().unwrap();
+    let found = hits
+        .iter()
+        .find(|h| h["kind"] == "episode")
+        .unwrap_or_else(|| panic!("no episode among {hits:?}"));
+    assert_eq!(found["id"], "ep-1");
+    assert!(
+        found["snippet"].as_str().unwrap().contains("MemoryRouter"),
+        "{found}"
+    );
+    let elsewhere = p.json(&[
+        "memory",
+        "search",
+        "MemoryRouter psm1",
+        "--skill",
+        "ops/deploy",
+    ]);
+    assert!(!elsewhere.to_string().contains("ep-1"), "{elsewhere}");
+}
