@@ -457,3 +457,23 @@ fn memory_search_finds_an_episode_by_its_words() {
     ]);
     assert!(!elsewhere.to_string().contains("ep-1"), "{elsewhere}");
 }
+
+/// At the end of a session an agent over MCP hands `record_episode` the log it kept, in the same
+/// markdown `lore episode extract` reads; giving both forms is refused and stores nothing.
+#[test]
+fn an_mcp_client_records_a_session_log_at_the_end_of_a_session() {
+    if !crate::serve::python_module_available("mcp", "mcp==2.3.0", "the MCP extraction test") {
+        return;
+    }
+    let p = Project::new().initialized();
+    let log = p.path().join("s.md");
+    std::fs::write(&log, LOG).unwrap();
+    let answer = crate::settings::mcp_checks(&p, &["extract", log.to_str().unwrap(), SKILL]);
+    let refused = answer["both_refused"].as_str().unwrap();
+    assert!(refused.contains("one of them"), "{answer}");
+    assert_eq!(answer["recorded"]["skill"], SKILL, "{answer}");
+    assert_eq!(answer["recorded"]["decisions"], 1, "{answer}");
+    assert_eq!(episodes(&p), 1);
+    let path = p.json(&["graph", "path", "--from", "redis", "--to", "failure"]);
+    assert_eq!(path["steps"].as_array().unwrap().len(), 2);
+}

@@ -17,5 +17,5 @@ mod recall;
 mod reliability;
 mod review;
 pub(crate) mod serve;
-mod settings;
+pub(crate) mod settings;
 mod utility;

@@ -181,7 +181,7 @@ fn an_mcp_client_gets_the_file_settings() {
         &p,
         "[recall]\nlimit = 2\n[memory]\ninjection = \"self_editing\"\ncore_writes = false\n",
     );
-    let findings = settings_client(&p, &[]);
+    let findings = mcp_checks(&p, &[]);
     assert_eq!(findings["recalled"], 2, "{findings}");
     assert_eq!(findings["rules_in_prompt"], false, "{findings}");
     let refusal = findings["core_write_error"].as_str().unwrap();
@@ -190,9 +190,9 @@ fn an_mcp_client_gets_the_file_settings() {
     assert_eq!(findings["archival_written"], true, "{findings}");
 }
 
-/// Runs `tests/settings_client.py` against `lore mcp` over stdio in `p`; returns its findings.
-fn settings_client(p: &Project, extra: &[&str]) -> Value {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/settings_client.py");
+/// Runs `tests/mcp_checks.py` against `lore mcp` over stdio in `p`; returns its findings.
+pub(crate) fn mcp_checks(p: &Project, extra: &[&str]) -> Value {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_checks.py");
     let out = Command::new("python3")
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_lore"))
@@ -279,7 +279,7 @@ fn a_lesson_approved_at_any_door_becomes_a_skill_md_and_leaves_when_retired() {
     assert!(ids.contains(&by_rest), "{ids:?}");
 
     if python_module_available("mcp", "mcp==2.3.0", "the MCP materialization check") {
-        let answer = settings_client(&p, &["approve", &by_mcp]);
+        let answer = mcp_checks(&p, &["approve", &by_mcp]);
         assert_eq!(answer["statuses"][0], "approved", "{answer}");
         let ids: Vec<String> = materialized(&learned)
             .into_iter()

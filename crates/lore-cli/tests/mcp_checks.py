@@ -1,11 +1,12 @@
-"""Drive `lore mcp` over stdio with the official MCP SDK and report what lore.toml changed.
+"""Drive `lore mcp` over stdio with the official MCP SDK for the CLI's end-to-end checks.
 
-Usage: settings_client.py LORE_BINARY LORE_HOME SKILLS_DIR
-       settings_client.py LORE_BINARY LORE_HOME SKILLS_DIR approve LESSON_ID
+Usage: mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR
+       mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR approve LESSON_ID
+       mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR extract LOG_FILE SKILL
 
-Prints one JSON line: how many lessons recall_memory returned, whether the prompt carries the
-learned rules, the error core_memory_write answered (or null), and whether an archival write
-went through.
+Without a mode it reports what lore.toml changed: how many lessons recall_memory returned,
+whether the prompt carries the learned rules, the error core_memory_write answered (or null),
+and whether an archival write went through.
 """
 
 import asyncio
@@ -37,6 +38,25 @@ async def approve(binary, home, skills, lesson):
     print(json.dumps({"statuses": [l["status"] for l in lessons]}))
 
 
+async def extract(binary, home, skills, log_file, skill):
+    """Records a session log through record_episode; prints its answer, or the refusal of a
+    call that gives both forms."""
+    with open(log_file, encoding="utf-8") as f:
+        log = f.read()
+    params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            both = await session.call_tool("record_episode", {"episode": {}, "log": log})
+            result = await session.call_tool("record_episode", {"log": log, "skill": skill})
+            if result.is_error:
+                raise SystemExit(f"record_episode failed: {text_of(result)}")
+    print(json.dumps({
+        "recorded": result.structured_content,
+        "both_refused": text_of(both) if both.is_error else None,
+    }))
+
+
 async def main(binary, home, skills):
     params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
     async with stdio_client(params) as (read, write):
@@ -59,5 +79,7 @@ async def main(binary, home, skills):
 if __name__ == "__main__":
     if len(sys.argv) > 4 and sys.argv[4] == "approve":
         asyncio.run(approve(*sys.argv[1:4], sys.argv[5]))
+    elif len(sys.argv) > 4 and sys.argv[4] == "extract":
+        asyncio.run(extract(*sys.argv[1:4], sys.argv[5], sys.argv[6]))
     else:
         asyncio.run(main(*sys.argv[1:4]))
