@@ -23,6 +23,9 @@ pub const FILE: &str = "lore.toml";
 /// The confidence an approved lesson needs to become a SKILL.md (seed 002's default).
 const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
 
+/// The most past sessions a recall may add: each costs budget the lessons might need.
+const MAX_RECALL_EPISODES: u32 = 20;
+
 /// The RRF constant when `recall.fusion = "rrf"` names none (seed 002's).
 const DEFAULT_RRF_K: f64 = 60.0;
 
@@ -44,6 +47,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "non_inferable_only",
             "limit",
             "budget",
+            "episodes",
         ],
     ),
     (
@@ -120,6 +124,7 @@ pub struct RecallKeys {
     non_inferable_only: Option<bool>,
     limit: Option<u32>,
     budget: Option<u32>,
+    episodes: Option<u32>,
 }
 
 /// The `[memory]` table.
@@ -260,6 +265,12 @@ impl Settings {
             let problem = "applies to skills.materialize_dir; set the folder with it";
             return Err(self.refuse("skills.min_confidence", problem));
         }
+        if let Some(n) = r.episodes
+            && n > MAX_RECALL_EPISODES
+        {
+            let problem = format!("{n} is above {MAX_RECALL_EPISODES}");
+            return Err(self.refuse("recall.episodes", problem));
+        }
         if self.given.memory.core_budget == Some(0) {
             return Err(self.refuse("memory.core_budget", "must be at least 1 token"));
         }
@@ -377,6 +388,9 @@ impl Settings {
                 Injection::ToolBased => InjectionStrategy::ToolBased,
                 Injection::SelfEditing => InjectionStrategy::SelfEditing,
             };
+        }
+        if let Some(episodes) = self.given.recall.episodes {
+            config.recall_episodes = episodes as usize;
         }
         let policy = &mut config.memory;
         policy.core_writes = m.core_writes.unwrap_or(policy.core_writes);

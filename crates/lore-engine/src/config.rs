@@ -106,6 +106,9 @@ pub struct EngineConfig {
     pub prompt_budgets: LayerBudgets,
     /// How memory reaches agents: in the prompt, or through tools they call.
     pub injection: InjectionStrategy,
+    /// How many past sessions (episodes) a recall adds after its lessons, within its budget;
+    /// 0, the default, adds none.
+    pub recall_episodes: usize,
 }
 
 /// How pruning keeps the lesson pool small.

@@ -9,13 +9,16 @@
 use std::collections::HashSet;
 
 use lore_core::error::Result;
-use lore_core::model::{Episode, RecordKind};
+use lore_core::model::{Episode, EpisodeOutcome, RecordKind};
 use lore_core::ports::store::SearchHit;
 use lore_core::scope::SkillPath;
 use lore_recall::{SparseIndex, text};
 
+use serde::Serialize;
+
 use crate::engine::Engine;
 use crate::graph_cache::ScopeGraph;
+use crate::recall::{RecallQuery, RecallResult};
 
 /// A snippet's longest length, in characters.
 const SNIPPET_CHARS: usize = 200;
@@ -25,6 +28,8 @@ pub(crate) struct EpisodeTexts {
     index: SparseIndex,
     /// Per slot: the episode's ID, skill and lines of text (for the snippet).
     docs: Vec<(String, SkillPath, Vec<String>)>,
+    /// Per slot: how the episode ended.
+    outcomes: Vec<EpisodeOutcome>,
 }
 
 impl EpisodeTexts {
@@ -36,10 +41,21 @@ impl EpisodeTexts {
             index.add(&lines.join("\n"));
             docs.push((episode.id.to_string(), episode.skill.clone(), lines));
         }
-        Self { index, docs }
+        let outcomes = episodes.iter().map(|e| e.outcome).collect();
+        Self {
+            index,
+            docs,
+            outcomes,
+        }
     }
 
-    fn search(&self, query: &str, skill: Option<&SkillPath>, limit: usize) -> Vec<SearchHit> {
+    /// The best matches with how each episode ended.
+    fn search(
+        &self,
+        query: &str,
+        skill: Option<&SkillPath>,
+        limit: usize,
+    ) -> Vec<(SearchHit, EpisodeOutcome)> {
         let terms: HashSet<String> = text::terms(query).into_iter().collect();
         let allow = |slot: u32| skill.is_none_or(|s| *s == self.docs[slot as usize].1);
         self.index
@@ -47,13 +63,14 @@ impl EpisodeTexts {
             .into_iter()
             .map(|(slot, score)| {
                 let (id, skill, lines) = &self.docs[slot as usize];
-                SearchHit {
+                let hit = SearchHit {
                     kind: RecordKind::Episode,
                     id: id.clone(),
                     skill: skill.clone(),
                     score,
                     snippet: snippet(lines, &terms),
-                }
+                };
+                (hit, self.outcomes[slot as usize])
             })
             .collect()
     }
@@ -119,6 +136,61 @@ impl Engine {
         limit: usize,
     ) -> Result<Vec<SearchHit>> {
         let graph = self.scope_graph()?;
-        Ok(graph.texts(self)?.search(query, skill, limit))
+        let found = graph.texts(self)?.search(query, skill, limit);
+        Ok(found.into_iter().map(|(hit, _)| hit).collect())
     }
+
+    /// Appends the past sessions that best match `query` to a recall's context, within what is
+    /// left of its budget, each quoted with its provenance; at most
+    /// [`crate::EngineConfig::recall_episodes`], none by default.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub(crate) fn add_episodes(
+        &self,
+        result: &mut RecallResult,
+        query: &RecallQuery,
+    ) -> Result<()> {
+        let wanted = self.config.recall_episodes;
+        if wanted == 0 || query.text.trim().is_empty() {
+            return Ok(());
+        }
+        let graph = self.scope_graph()?;
+        let found = graph
+            .texts(self)?
+            .search(&query.text, query.skill.as_ref(), wanted);
+        let tokenizer = self.tokenizer();
+        for (hit, outcome) in found {
+            let block = format!(
+                "- Past session {} ({}, {}), from its record: \"{}\"",
+                hit.id,
+                hit.skill,
+                outcome.as_str(),
+                lore_core::sensitive::redact(&hit.snippet).replace('"', "'"),
+            );
+            if !result.append(&block, tokenizer) {
+                continue;
+            }
+            result.episodes.push(RecalledEpisode {
+                id: hit.id,
+                skill: hit.skill,
+                outcome,
+                score: hit.score,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A past session placed in a recall's context, after its lessons.
+#[derive(Clone, Debug, Serialize)]
+pub struct RecalledEpisode {
+    /// The episode.
+    pub id: String,
+    /// Its skill.
+    pub skill: SkillPath,
+    /// How it ended.
+    pub outcome: EpisodeOutcome,
+    /// Its BM25 score against the query.
+    pub score: f64,
 }

@@ -49,6 +49,7 @@ pub use causal::{
 };
 pub use changes::{Change, Followed};
 pub use curate::CurationReport;
+pub use episode_search::RecalledEpisode;
 pub use episodes::{
     DecisionSequence, EPISODE_BUDGET, EpisodeQuery, EpisodeReceipt, EpisodeSummary, EpisodeView,
     MAX_BUDGET, Rendered,

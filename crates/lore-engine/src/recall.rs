@@ -98,6 +98,29 @@ pub struct RecallResult {
     /// ([`RecallQuery::explain`]), since most callers want the context alone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Vec<Explanation>>,
+    /// Past sessions placed after the lessons (`recall.episodes` in the settings; none by
+    /// default).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub episodes: Vec<crate::RecalledEpisode>,
+}
+
+impl RecallResult {
+    /// Adds `block` as the context's last line when the whole still fits the budget; whether
+    /// it did.
+    pub(crate) fn append(&mut self, block: &str, tokenizer: &dyn Tokenizer) -> bool {
+        let text = if self.text.is_empty() {
+            block.to_owned()
+        } else {
+            format!("{}\n{block}", self.text)
+        };
+        let tokens = tokenizer.count(&text);
+        if tokens > self.budget {
+            return false;
+        }
+        self.text = text;
+        self.tokens = tokens;
+        true
+    }
 }
 
 impl Engine {
@@ -259,11 +282,13 @@ impl Engine {
             text: recalled.packed.text,
             lessons: placed,
             explain: query.explain.then_some(recalled.explain),
+            episodes: Vec::new(),
         };
         drop(guard);
         if let Some(key) = &query.explore {
             self.add_explored(&mut result, query, key)?;
         }
+        self.add_episodes(&mut result, query)?;
         Ok(result)
     }
 
@@ -286,13 +311,8 @@ impl Engine {
                 "{}\n  _Explored_: suppressed earlier; shown again to measure it.",
                 shown.tiers[tier]
             );
-            let text = if result.text.is_empty() {
-                block
-            } else {
-                format!("{}\n{block}", result.text)
-            };
-            let tokens = tokenizer.count(&text);
-            if tokens > result.budget {
+            let before = result.tokens;
+            if !result.append(&block, tokenizer) {
                 continue;
             }
             result.lessons.push(RecalledLesson {
@@ -300,11 +320,9 @@ impl Engine {
                 skill: lesson.skill.clone(),
                 status: lesson.status,
                 tier,
-                tokens: tokens - result.tokens,
+                tokens: result.tokens - before,
                 score: 0.0,
             });
-            result.text = text;
-            result.tokens = tokens;
         }
         Ok(())
     }

@@ -477,3 +477,38 @@ fn an_mcp_client_records_a_session_log_at_the_end_of_a_session() {
     let path = p.json(&["graph", "path", "--from", "redis", "--to", "failure"]);
     assert_eq!(path["steps"].as_array().unwrap().len(), 2);
 }
+
+/// With `recall.episodes`, a recall adds the past sessions that match the task after its
+/// lessons, within the budget and quoted with their provenance; by default it adds none.
+#[test]
+fn recall_adds_matching_past_sessions_when_asked() {
+    let p = Project::new().initialized();
+    let file = write(&p, "a.json", &episode("ep-1", "failure", "Parallel"));
+    p.ok(&["episode", "add", &file, "--skill", SKILL]);
+    let query = [
+        "recall",
+        "routing strategy for MemoryRouter",
+        "--skill",
+        SKILL,
+    ];
+    let plain = p.json(&query);
+    assert!(plain.get("episodes").is_none(), "{plain}");
+
+    let mut asked = query.to_vec();
+    asked.extend(["--set", "recall.episodes=2"]);
+    let with = p.json(&asked);
+    assert_eq!(with["episodes"][0]["id"], "ep-1", "{with}");
+    assert_eq!(with["episodes"][0]["outcome"], "failure", "{with}");
+    let text = with["text"].as_str().unwrap();
+    assert!(
+        text.contains("Past session ep-1 (dev/router, failure), from its record: \""),
+        "{text}"
+    );
+    assert!(with["tokens"].as_u64().unwrap() <= with["budget"].as_u64().unwrap());
+
+    asked.extend(["--budget", "5"]);
+    let tight = p.json(&asked);
+    assert!(tight.get("episodes").is_none(), "over the budget: {tight}");
+    let err = p.fails(&["--set", "recall.episodes=50", "recall", "routing"]);
+    assert!(err.contains("recall.episodes: 50 is above 20"), "{err}");
+}
