@@ -16,6 +16,7 @@ use lore_workspace::skills::SkillLibrary;
 
 use crate::cli::Global;
 use crate::cli::{ReformulateArgs, ReformulatorKind};
+use crate::settings::{self, Settings};
 
 /// The store file's name inside the home folder.
 pub const DB_FILE: &str = "lore.db";
@@ -39,6 +40,8 @@ pub struct Paths {
     pub located: bool,
     /// Where the records live (`--store`, `DATABASE_URL`).
     pub store: StoreLocation,
+    /// `lore.toml`, the environment and `--set`.
+    pub settings: Settings,
 }
 
 /// Where the records live.
@@ -212,11 +215,16 @@ impl Paths {
             .as_ref()
             .map(|s| absolute(&cwd, s))
             .unwrap_or_else(|| project_root.join("skills"));
-        let engine_config = EngineConfig {
+        let settings = match &global.config {
+            Some(file) => Settings::load(&absolute(&cwd, file), true, &global.set)?,
+            None => Settings::load(&home.join(settings::FILE), false, &global.set)?,
+        };
+        let mut engine_config = EngineConfig {
             curation: global.curation,
             human_corrections: global.human_corrections,
             ..EngineConfig::default()
         };
+        settings.apply(&mut engine_config);
         let store = StoreLocation::parse(global.store.as_deref(), &cwd, &home)?;
         Ok(Self {
             home,
@@ -226,6 +234,7 @@ impl Paths {
             embedder: global.embedder,
             located,
             store,
+            settings,
         })
     }
 
@@ -271,14 +280,22 @@ impl Paths {
     }
 
     fn configure(&self, store: Arc<dyn Store>) -> Result<Engine> {
-        let engine = Engine::new(store, self.engine_config)
+        let mut engine = Engine::new(store, self.engine_config)
             .with_skills(SkillLibrary::new(&self.skills, &self.project_root));
+        if let Some(learned) = self.settings.learned_skills(&self.project_root) {
+            engine = engine.with_learned_skills(learned);
+        }
         // Every command gets the configured embedder, since writing a lesson embeds it too; the
         // builtin one is the Engine's own default, so only a model or service is loaded here.
-        Ok(match self.embedder {
-            EmbedderKind::Builtin => engine,
-            _ => engine.with_embedder(self.embedder()?),
-        })
+        let (engine, semantic) = match self.embedder {
+            EmbedderKind::Builtin => (engine, false),
+            _ => {
+                let embedder = self.embedder()?;
+                let semantic = embedder.semantic();
+                (engine.with_embedder(embedder), semantic)
+            }
+        };
+        Ok(self.settings.configure_recall(engine, semantic))
     }
 
     /// The embedder `--embedder` names, with its settings from the environment.

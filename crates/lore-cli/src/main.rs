@@ -7,6 +7,7 @@ mod commands;
 mod config;
 mod input;
 mod output;
+mod settings;
 
 use std::process::ExitCode;
 

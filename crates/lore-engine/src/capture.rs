@@ -236,6 +236,7 @@ impl Engine {
         self.add_failure_triggers(&mut lesson, &execution, text)?;
         let (lesson, curation) = self.store_correction(&correction, lesson, &actor, at)?;
         self.embed_written(&[&lesson]);
+        self.materialize(std::slice::from_ref(&lesson));
         let (guardrail, guardrail_skipped) = match curation.guardrail_skipped(&lesson) {
             Some(why) => (None, Some(why)),
             None => self.write_guardrail(&lesson, &correction),

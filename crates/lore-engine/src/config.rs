@@ -11,6 +11,8 @@ use lore_core::model::{CurationMode, MemoryCategory};
 use lore_core::supersession::Thresholds;
 use lore_recall::LayerBudgets;
 
+use crate::memory::InjectionStrategy;
+
 /// What status a lesson from a person's correction gets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HumanCorrections {
@@ -102,6 +104,11 @@ pub struct EngineConfig {
     pub memory: MemoryPolicy,
     /// The token budgets of the prompt's layers (seed 004's layered context).
     pub prompt_budgets: LayerBudgets,
+    /// How memory reaches agents: in the prompt, or through tools they call.
+    pub injection: InjectionStrategy,
+    /// How many past sessions (episodes) a recall adds after its lessons, within its budget;
+    /// 0, the default, adds none.
+    pub recall_episodes: usize,
 }
 
 /// How pruning keeps the lesson pool small.

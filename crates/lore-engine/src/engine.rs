@@ -48,6 +48,8 @@ pub struct Engine {
     pub(crate) knowledge: crate::knowledge::index::Shared<lore_core::model::KnowledgeChunk>,
     /// The approved decisions' index, shared likewise.
     pub(crate) decisions: crate::knowledge::index::Shared<lore_core::model::DecisionRecord>,
+    /// Where approved lessons are written as SKILL.md folders, when configured.
+    pub(crate) learned: Option<Arc<lore_workspace::learned::LearnedSkills>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -105,6 +107,7 @@ impl Engine {
             principal: None,
             knowledge: Arc::default(),
             decisions: Arc::default(),
+            learned: None,
         }
     }
 

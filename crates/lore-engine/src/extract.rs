@@ -41,7 +41,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Map, Value, json};
 
 use lore_core::error::{Error, Result};
-use lore_core::model::{DecisionType, EpisodeOutcome, EventType};
+use lore_core::model::{DecisionType, Episode, EpisodeOutcome, EventType};
 use lore_core::ports::llm::{Llm, LlmRequest, complete_json};
 use lore_core::scope::SkillPath;
 
@@ -57,6 +57,15 @@ enum Section {
 
 fn at_line(n: usize, why: impl std::fmt::Display) -> Error {
     Error::invalid(format!("session log line {n}"), why)
+}
+
+/// The episode a session log in the documented markdown format describes, with `skill` for a
+/// log that names none: what every door records at the end of a session.
+///
+/// # Errors
+/// As [`from_markdown`], and [`Episode::from_json`]'s for what the log holds.
+pub fn episode_from_markdown(log: &str, skill: Option<&SkillPath>) -> Result<Episode> {
+    Episode::from_json(from_markdown(log)?, skill)
 }
 
 /// The episode JSON a log in the documented markdown format describes (seed 001's shape).

@@ -36,6 +36,8 @@ const MAX_SCOPES: usize = 16;
 pub(crate) struct ScopeGraph {
     pub(crate) graph: OnceLock<CausalGraph>,
     pub(crate) decisions: OnceLock<Decisions>,
+    /// Full-text search over the episodes ([`crate::episode_search`]).
+    pub(crate) texts: OnceLock<crate::episode_search::EpisodeTexts>,
 }
 
 /// A decision found in an episode, as evidence.

@@ -18,6 +18,7 @@ mod curate;
 mod decisions;
 pub mod distill;
 mod engine;
+mod episode_search;
 mod episodes;
 pub mod extract;
 mod graph_cache;
@@ -27,6 +28,7 @@ mod layered;
 pub mod learn;
 mod lessons;
 mod maintain;
+mod materialize;
 mod measure;
 mod memory;
 mod pages;
@@ -53,6 +55,7 @@ pub use curate::CurationReport;
 pub use decisions::{
     DEFAULT_DECISIONS, DecisionQuery, DecisionResult, NewDecision, RecalledDecision,
 };
+pub use episode_search::RecalledEpisode;
 pub use episodes::{
     DecisionSequence, EPISODE_BUDGET, EpisodeQuery, EpisodeReceipt, EpisodeSummary, EpisodeView,
     MAX_BUDGET, Rendered,

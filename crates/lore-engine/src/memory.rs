@@ -440,11 +440,13 @@ fn check_limit(limit: usize) -> Result<()> {
     }
 }
 
-/// How memory reaches an agent (seed 002): which tools it is given.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// How memory reaches an agent (seed 002): which tools it is given, and whether the prompt
+/// carries the learned rules ([`crate::EngineConfig::injection`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InjectionStrategy {
     /// Lessons are recalled and placed into the prompt before the run (the default); no tools.
+    #[default]
     Context,
     /// The agent searches and recalls memory itself, when it decides to.
     ToolBased,

@@ -7,6 +7,7 @@
 //! part of the skill's own prompt.
 
 use crate::CoreBlock;
+use crate::InjectionStrategy;
 use crate::curate;
 use crate::engine::Engine;
 use lore_core::error::Error;
@@ -269,6 +270,11 @@ impl Engine {
                 .total_cmp(&a.confidence)
                 .then(b.created_at.cmp(&a.created_at))
         });
+        // With tools, the agent recalls lessons when it decides to; the prompt leaves them out
+        // so that they are not paid for twice.
+        if self.config.injection != InjectionStrategy::Context {
+            lessons.clear();
+        }
         let core = self.core_memory(skill)?;
         Ok(assemble_layered(
             &files,

@@ -61,20 +61,32 @@ impl Engine {
         at: DateTime<Utc>,
     ) -> Lesson {
         let mut lesson = self.lesson_from(correction, &execution.input, status, at);
-        let Some(llm) = &self.proposer else {
-            return lesson;
-        };
-        match propose(llm.as_ref(), execution, correction) {
-            Ok(proposal) => apply(&mut lesson, &proposal, llm.as_ref()),
-            Err(err) => {
-                tracing::warn!(%err, "the proposer failed; keeping the distilled lesson");
-                correction.extra.insert(
-                    "proposer_error".into(),
-                    json!({"provider": llm.provider(), "model": llm.model(), "error": err.to_string()}),
-                );
+        if let Some(llm) = &self.proposer {
+            match propose(llm.as_ref(), execution, correction) {
+                Ok(proposal) => apply(&mut lesson, &proposal, llm.as_ref()),
+                Err(err) => {
+                    tracing::warn!(%err, "the proposer failed; keeping the distilled lesson");
+                    correction.extra.insert(
+                        "proposer_error".into(),
+                        json!({"provider": llm.provider(), "model": llm.model(), "error": err.to_string()}),
+                    );
+                }
             }
         }
+        lesson.tags = self.written_tags(std::mem::take(&mut lesson.tags));
         lesson
+    }
+
+    /// Seed 002's write-time tagging: while recall keeps only non-inferable lessons, a lesson
+    /// learned from an outcome (a correction, a recurring failure, a graded success) is written
+    /// with the marker, since what a run taught is what the agent could not work out from the
+    /// code or its environment. Lessons a person imports keep the tags they were given.
+    pub(crate) fn written_tags(&self, mut tags: Vec<String>) -> Vec<String> {
+        let tag = lore_recall::NON_INFERABLE_TAG;
+        if self.recall.config.non_inferable_only && !tags.iter().any(|t| t == tag) {
+            tags.push(tag.to_owned());
+        }
+        tags
     }
 }
 

@@ -25,8 +25,8 @@ use lore_core::scope::{Scope, SkillPath};
 use lore_recall::applies::{QueryWords, condition_match};
 use lore_recall::lessons::{self, IndexInfo, RecallIndex, SharedIndex, Shown};
 use lore_recall::{
-    Eligibility, Embedder, EmbedderId, Entries, Entry, Explanation, Hit, QueryShape, RankedList,
-    RecallConfig, Source, Tokenizer, run,
+    Eligibility, Embedder, EmbedderId, Entries, Entry, Explanation, Hit, MemoryFilter,
+    NON_INFERABLE_TAG, QueryShape, RankedList, RecallConfig, Source, Tokenizer, run,
 };
 
 /// What [`Engine::reembed`] did.
@@ -98,6 +98,29 @@ pub struct RecallResult {
     /// ([`RecallQuery::explain`]), since most callers want the context alone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Vec<Explanation>>,
+    /// Past sessions placed after the lessons (`recall.episodes` in the settings; none by
+    /// default).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub episodes: Vec<crate::RecalledEpisode>,
+}
+
+impl RecallResult {
+    /// Adds `block` as the context's last line when the whole still fits the budget; whether
+    /// it did.
+    pub(crate) fn append(&mut self, block: &str, tokenizer: &dyn Tokenizer) -> bool {
+        let text = if self.text.is_empty() {
+            block.to_owned()
+        } else {
+            format!("{}\n{block}", self.text)
+        };
+        let tokens = tokenizer.count(&text);
+        if tokens > self.budget {
+            return false;
+        }
+        self.text = text;
+        self.tokens = tokens;
+        true
+    }
 }
 
 impl Engine {
@@ -228,7 +251,12 @@ impl Engine {
             on_error: has_error,
         };
         let tokenizer = self.recall.tokenizer.as_ref();
-        let recalled = run(&lists, &entries, shape, &config, &[], tokenizer);
+        let (config, marked) = non_inferable(config, &entries, index);
+        let filters: Vec<&dyn MemoryFilter> = match &marked {
+            Some(filter) => vec![filter],
+            None => Vec::new(),
+        };
+        let recalled = run(&lists, &entries, shape, &config, &filters, tokenizer);
         let placed = recalled
             .packed
             .items
@@ -254,11 +282,13 @@ impl Engine {
             text: recalled.packed.text,
             lessons: placed,
             explain: query.explain.then_some(recalled.explain),
+            episodes: Vec::new(),
         };
         drop(guard);
         if let Some(key) = &query.explore {
             self.add_explored(&mut result, query, key)?;
         }
+        self.add_episodes(&mut result, query)?;
         Ok(result)
     }
 
@@ -281,13 +311,8 @@ impl Engine {
                 "{}\n  _Explored_: suppressed earlier; shown again to measure it.",
                 shown.tiers[tier]
             );
-            let text = if result.text.is_empty() {
-                block
-            } else {
-                format!("{}\n{block}", result.text)
-            };
-            let tokens = tokenizer.count(&text);
-            if tokens > result.budget {
+            let before = result.tokens;
+            if !result.append(&block, tokenizer) {
                 continue;
             }
             result.lessons.push(RecalledLesson {
@@ -295,11 +320,9 @@ impl Engine {
                 skill: lesson.skill.clone(),
                 status: lesson.status,
                 tier,
-                tokens: tokens - result.tokens,
+                tokens: result.tokens - before,
                 score: 0.0,
             });
-            result.text = text;
-            result.tokens = tokens;
         }
         Ok(())
     }
@@ -429,7 +452,7 @@ impl Engine {
                     id: lesson.id.as_str().to_owned(),
                     text: Cow::Borrowed(&shown.text),
                     vector: Some(Cow::Borrowed(index.dense.vector(slot))),
-                    tags: Cow::Borrowed(&lesson.tags),
+                    tags: cap_tags(&lesson.tags),
                     session: None,
                     age_hours: age_hours(lesson.updated_at, now),
                     reliability: reliability(lesson),
@@ -514,4 +537,56 @@ fn reliability(lesson: &Lesson) -> f64 {
         Some(u) => 0.5 * confidence + 0.5 * (u.clamp(-1.0, 1.0) + 1.0) / 2.0,
         None => confidence,
     }
+}
+
+/// A lesson's tags as the per-tag caps count them: without the non-inferable marker, which
+/// most lessons share once the filter is on and which would otherwise cap the whole context
+/// at `max_per_tag`.
+fn cap_tags(tags: &[String]) -> Cow<'_, [String]> {
+    if tags.iter().any(|t| t == NON_INFERABLE_TAG) {
+        Cow::Owned(
+            tags.iter()
+                .filter(|t| *t != NON_INFERABLE_TAG)
+                .cloned()
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(tags)
+    }
+}
+
+/// Seed 002's non-inferable filter over the lessons' stored tags: the entries' tags no longer
+/// carry the marker ([`cap_tags`]), so the Engine names the marked lessons itself and the
+/// pipeline's own tag filter is turned off in favour of this one.
+struct MarkedNonInferable(HashSet<String>);
+
+impl MemoryFilter for MarkedNonInferable {
+    fn name(&self) -> &str {
+        NON_INFERABLE_TAG
+    }
+
+    fn keep(&self, entry: &Entry) -> Result<bool> {
+        Ok(self.0.contains(&entry.id))
+    }
+}
+
+fn non_inferable(
+    mut config: RecallConfig,
+    entries: &Entries<'_>,
+    index: &RecallIndex,
+) -> (RecallConfig, Option<MarkedNonInferable>) {
+    if !config.non_inferable_only {
+        return (config, None);
+    }
+    config.non_inferable_only = false;
+    let marked = entries
+        .keys()
+        .filter(|id| {
+            index
+                .lesson(id)
+                .is_some_and(|(_, l)| l.tags.iter().any(|t| t == NON_INFERABLE_TAG))
+        })
+        .cloned()
+        .collect();
+    (config, Some(MarkedNonInferable(marked)))
 }

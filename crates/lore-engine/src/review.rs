@@ -441,7 +441,9 @@ impl Engine {
             }
         }
         self.store.update_lessons(&updates)?;
-        Ok(updates.into_iter().map(|u| u.lesson).collect())
+        let lessons: Vec<Lesson> = updates.into_iter().map(|u| u.lesson).collect();
+        self.materialize(&lessons);
+        Ok(lessons)
     }
 }
 

@@ -24,7 +24,7 @@ pub struct Status {
 }
 
 impl Engine {
-    /// Full-text search over retrievable lessons and executions in scope, best first.
+    /// Full-text search over retrievable lessons, executions and episodes in scope, best first.
     ///
     /// # Errors
     /// [`Error::Invalid`] for `limit` 0; store failures.
@@ -45,6 +45,9 @@ impl Engine {
         // Execution text is never scanned as it is written, and search results are read by
         // agents, so whatever a snippet quotes passes the detector first.
         let mut hits = self.store.search(query, &filter, limit)?;
+        hits.extend(self.search_episodes(query, skill, limit)?);
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        hits.truncate(limit);
         for hit in &mut hits {
             hit.snippet = lore_core::sensitive::redact(&hit.snippet);
         }

@@ -8,6 +8,7 @@
 pub mod case_files;
 pub mod cases;
 pub mod front_matter;
+pub mod learned;
 pub mod skills;
 
 pub use skills::SkillLibrary;

@@ -94,6 +94,14 @@ pub struct Global {
         value_parser = parse_embedder
     )]
     pub embedder: EmbedderKind,
+    /// The settings file (default: `lore.toml` in the store folder, read when it exists).
+    #[arg(long, global = true, env = "LORE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// One setting, `TABLE.KEY=VALUE` (`recall.mmr_lambda=0.5`, `memory.injection=tool`);
+    /// repeatable, and it beats the environment (`LORE_RECALL_MMR_LAMBDA`) and the file. The
+    /// keys are in docs/configuration.md; `lore config` shows the settings in effect.
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -170,6 +178,10 @@ pub enum Command {
     Test(TestArgs),
     /// A live table of executions as they are recorded.
     Watch(WatchArgs),
+    /// Show the settings in effect: the file read, each key given with where it came from
+    /// (`lore.toml`, the environment, `--set`), and the resulting recall and agent-memory
+    /// configuration. A key that does not check out is refused here as everywhere.
+    Config,
     /// Print a shell completion script: `lore completions bash > /etc/bash_completion.d/lore`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -197,12 +209,12 @@ pub struct RecallArgs {
     /// Only lessons of this skill, `domain/skill`.
     #[arg(long)]
     pub skill: Option<SkillPath>,
-    /// The token budget.
-    #[arg(long, default_value_t = 2000)]
-    pub budget: usize,
-    /// At most this many lessons.
-    #[arg(short = 'n', long, default_value_t = 10)]
-    pub limit: usize,
+    /// The token budget (default: `recall.budget` in lore.toml, else 2000).
+    #[arg(long)]
+    pub budget: Option<usize>,
+    /// At most this many lessons (default: `recall.limit` in lore.toml, else 10).
+    #[arg(short = 'n', long)]
+    pub limit: Option<usize>,
     /// An error message or fingerprint: lessons it triggers rank first.
     #[arg(long)]
     pub error: Option<String>,
@@ -317,7 +329,7 @@ pub struct LearnArgs {
 pub enum MemoryCommand {
     /// Store type and counts.
     Status,
-    /// Full-text search over lessons and executions.
+    /// Full-text search over lessons, executions and episodes.
     Search {
         /// Plain words.
         query: String,

@@ -81,8 +81,7 @@ pub fn episode(paths: &Paths, cmd: EpisodeCommand, json: bool) -> Result<()> {
                 let model = crate::config::required_model()?;
                 lore_engine::extract::with_model(model.as_ref(), &log, &skill)?
             } else {
-                let value = lore_engine::extract::from_markdown(&log)?;
-                Episode::from_json(value, skill.as_ref())?
+                lore_engine::extract::episode_from_markdown(&log, skill.as_ref())?
             };
             if dry_run {
                 episode.validate()?;

@@ -47,6 +47,7 @@ pub fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Init => init(&paths, json),
+        Command::Config => show_config(&paths, json),
         Command::Serve(args) => serve::serve(&paths, args),
         Command::Mcp(args) => serve::mcp(&paths, args),
         Command::Tokens(cmd) => tokens::run(&paths, cmd, json),
@@ -98,5 +99,43 @@ fn init(paths: &Paths, json: bool) -> Result<()> {
     }
     output::line(format!(
         "Next: lore record {EXAMPLE_SKILL} --input '{{\"ticket\": \"...\"}}' --output '{{\"summary\": \"...\"}}'"
+    ))
+}
+
+/// `lore config`: what each door will run with.
+fn show_config(paths: &Paths, json: bool) -> Result<()> {
+    let semantic = paths.embedder != lore_providers::embedders::EmbedderKind::Builtin;
+    let settings = &paths.settings;
+    let recall = settings.recall_config(semantic);
+    let memory = &paths.engine_config.memory;
+    let injection = paths.engine_config.injection;
+    let given = settings.entries();
+    if json {
+        let given: Vec<_> = given
+            .iter()
+            .map(|(key, value, origin)| serde_json::json!({"key": key, "value": value, "from": origin}))
+            .collect();
+        return output::json(&serde_json::json!({
+            "file": settings.file,
+            "given": given,
+            "recall": recall,
+            "memory": {"injection": injection, "policy": memory},
+        }));
+    }
+    let file = match &settings.file {
+        Some(path) => path.display().to_string(),
+        None => "none".to_owned(),
+    };
+    output::line(format!("settings file: {file}"))?;
+    for (key, value, origin) in &given {
+        output::line(format!("{key} = {value}  # {origin}"))?;
+    }
+    output::line(format!("recall: {}", serde_json::to_string(&recall)?))?;
+    output::line(format!(
+        "memory: injection {}, {}",
+        serde_json::to_value(injection)?
+            .as_str()
+            .unwrap_or_default(),
+        serde_json::to_string(memory)?
     ))
 }

@@ -29,8 +29,8 @@ pub fn run(paths: &Paths, args: RecallArgs, json: bool) -> Result<()> {
         skill: args.skill,
         fingerprint: args.error,
         tags: args.tags,
-        budget: Some(args.budget),
-        limit: Some(args.limit),
+        budget: args.budget,
+        limit: args.limit,
         explain: args.explain,
         explore: args.run,
     })?;

@@ -431,3 +431,84 @@ fn purge_erases_an_episode_and_the_graph_forgets_it() {
     let bad = p.json(&["graph", "anti-patterns", "--min-occurrences", "1"]);
     assert!(bad["patterns"].as_array().unwrap().is_empty(), "{bad}");
 }
+
+#[test]
+fn memory_search_finds_an_episode_by_its_words() {
+    let p = Project::new().initialized();
+    let file = write(&p, "a.json", &episode("ep-1", "success", "Serena-first"));
+    p.ok(&["episode", "add", &file, "--skill", SKILL]);
+    let hits = p.json(&["memory", "search", "MemoryRouter psm1", "--skill", SKILL]);
+    let hits = hits.as_array().unwrap();
+    let found = hits
+        .iter()
+        .find(|h| h["kind"] == "episode")
+        .unwrap_or_else(|| panic!("no episode among {hits:?}"));
+    assert_eq!(found["id"], "ep-1");
+    assert!(
+        found["snippet"].as_str().unwrap().contains("MemoryRouter"),
+        "{found}"
+    );
+    let elsewhere = p.json(&[
+        "memory",
+        "search",
+        "MemoryRouter psm1",
+        "--skill",
+        "ops/deploy",
+    ]);
+    assert!(!elsewhere.to_string().contains("ep-1"), "{elsewhere}");
+}
+
+/// At the end of a session an agent over MCP hands `record_episode` the log it kept, in the same
+/// markdown `lore episode extract` reads; giving both forms is refused and stores nothing.
+#[test]
+fn an_mcp_client_records_a_session_log_at_the_end_of_a_session() {
+    if !crate::serve::python_module_available("mcp", "mcp==2.3.0", "the MCP extraction test") {
+        return;
+    }
+    let p = Project::new().initialized();
+    let log = p.path().join("s.md");
+    std::fs::write(&log, LOG).unwrap();
+    let answer = crate::settings::mcp_checks(&p, &["extract", log.to_str().unwrap(), SKILL]);
+    let refused = answer["both_refused"].as_str().unwrap();
+    assert!(refused.contains("one of them"), "{answer}");
+    assert_eq!(answer["recorded"]["skill"], SKILL, "{answer}");
+    assert_eq!(answer["recorded"]["decisions"], 1, "{answer}");
+    assert_eq!(episodes(&p), 1);
+    let path = p.json(&["graph", "path", "--from", "redis", "--to", "failure"]);
+    assert_eq!(path["steps"].as_array().unwrap().len(), 2);
+}
+
+/// With `recall.episodes`, a recall adds the past sessions that match the task after its
+/// lessons, within the budget and quoted with their provenance; by default it adds none.
+#[test]
+fn recall_adds_matching_past_sessions_when_asked() {
+    let p = Project::new().initialized();
+    let file = write(&p, "a.json", &episode("ep-1", "failure", "Parallel"));
+    p.ok(&["episode", "add", &file, "--skill", SKILL]);
+    let query = [
+        "recall",
+        "routing strategy for MemoryRouter",
+        "--skill",
+        SKILL,
+    ];
+    let plain = p.json(&query);
+    assert!(plain.get("episodes").is_none(), "{plain}");
+
+    let mut asked = query.to_vec();
+    asked.extend(["--set", "recall.episodes=2"]);
+    let with = p.json(&asked);
+    assert_eq!(with["episodes"][0]["id"], "ep-1", "{with}");
+    assert_eq!(with["episodes"][0]["outcome"], "failure", "{with}");
+    let text = with["text"].as_str().unwrap();
+    assert!(
+        text.contains("Past session ep-1 (dev/router, failure), from its record: \""),
+        "{text}"
+    );
+    assert!(with["tokens"].as_u64().unwrap() <= with["budget"].as_u64().unwrap());
+
+    asked.extend(["--budget", "5"]);
+    let tight = p.json(&asked);
+    assert!(tight.get("episodes").is_none(), "over the budget: {tight}");
+    let err = p.fails(&["--set", "recall.episodes=50", "recall", "routing"]);
+    assert!(err.contains("recall.episodes: 50 is above 20"), "{err}");
+}

@@ -18,4 +18,5 @@ mod recall;
 mod reliability;
 mod review;
 pub(crate) mod serve;
+pub(crate) mod settings;
 mod utility;

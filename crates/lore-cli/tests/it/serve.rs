@@ -84,11 +84,29 @@ impl Server {
     }
 
     fn get_as(&self, path: &str, bearer: Option<&str>) -> String {
+        self.request("GET", path, bearer, None)
+    }
+
+    /// One request over a fresh connection; returns the whole answer, head and body.
+    pub(crate) fn request(
+        &self,
+        method: &str,
+        path: &str,
+        bearer: Option<&str>,
+        json: Option<&str>,
+    ) -> String {
         let mut stream = TcpStream::connect(self.addr).unwrap();
         let auth = bearer.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        let body = json.map_or(String::new(), |b| {
+            format!(
+                "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{b}",
+                b.len()
+            )
+        });
         let request = format!(
-            "GET {path} HTTP/1.1\r\nHost: {}\r\n{auth}Connection: close\r\n\r\n",
-            self.addr
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\n{auth}Connection: close\r\n{}",
+            self.addr,
+            if body.is_empty() { "\r\n" } else { &body }
         );
         stream.write_all(request.as_bytes()).unwrap();
         let mut answer = String::new();
@@ -171,18 +189,7 @@ fn a_token_created_while_serving_closes_the_server_without_a_restart() {
     let server = Server::start(dir.path());
     let post = |path: &str, bearer: Option<&str>| {
         let body = r#"{"skill": "support/summarize-ticket", "input": {}, "output": {}}"#;
-        let mut stream = TcpStream::connect(server.addr).unwrap();
-        let auth = bearer.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
-        let request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\n{auth}Content-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            server.addr,
-            body.len()
-        );
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
-        answer
+        server.request("POST", path, bearer, Some(body))
     };
     let answer = post("/v1/executions", None);
     assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");

@@ -140,7 +140,7 @@ impl Engine {
             root_cause: "recurring_error".to_owned(),
             applies_when: format!("When an action fails with: {fingerprint}"),
             triggers: vec![fingerprint.to_owned()],
-            tags: tags.into_iter().collect(),
+            tags: self.written_tags(tags.into_iter().collect()),
             tiers: Tiers {
                 summary: rule.clone(),
                 condition: format!("the error `{fingerprint}`"),

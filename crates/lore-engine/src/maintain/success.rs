@@ -129,7 +129,7 @@ impl Engine {
             root_cause: String::new(),
             applies_when: format!("Tasks about: {task}."),
             triggers: Vec::new(),
-            tags: vec![SUCCESS_TAG.to_owned()],
+            tags: self.written_tags(vec![SUCCESS_TAG.to_owned()]),
             tiers: Tiers {
                 summary: rule.clone(),
                 condition: format!("a task about {task}"),

@@ -29,8 +29,20 @@ pub struct RecordEpisodeParams {
     /// tool_call|error|milestone|handoff, `content`, `caused_by`, `leads_to`), `links` (typed
     /// extra relations `{from, to, type: causes|enables|prevents|correlates}`), `metrics`
     /// (`duration_minutes`, `tool_calls`, `errors`, `recoveries`) and `lessons` (sentences).
-    /// Every ID a link names must be a decision or event of this episode.
-    pub episode: Value,
+    /// Every ID a link names must be a decision or event of this episode. Give this or `log`.
+    #[serde(default)]
+    pub episode: Option<Value>,
+    /// Instead of `episode`: the session log in Lore's markdown format (a `# Session ID`
+    /// heading; `Skill:`, `Date:`, `Outcome:`, `Task:` lines; `## Decisions` with `### d001
+    /// [design] context` and `- Options: a | b`, `- Chosen:`, `- Rationale:`, `- Outcome:`,
+    /// `- Effects:` lines; `## Events` lines `- e001 [error] what happened (caused by: d001;
+    /// leads to: e002)`; `## Metrics`; `## Lessons`). A line it cannot read is refused with its
+    /// number.
+    #[serde(default)]
+    pub log: Option<String>,
+    /// With `log`: the skill, `domain/skill`, when the log has no `Skill:` line.
+    #[serde(default)]
+    pub skill: Option<String>,
     /// True to replace an episode already recorded under the same ID; otherwise a taken ID is
     /// refused.
     #[serde(default)]
@@ -282,7 +294,8 @@ impl LoreMcp {
     /// Record an episode: one session's task, the decisions you made (with the options you
     /// weighed and why), what happened, what caused what, and how it ended. Lore adds it to a
     /// causal graph across sessions so later tasks can ask what led to failures and which
-    /// choices worked. Call it at the end of a session worth learning from.
+    /// choices worked. Call it at the end of a session worth learning from, with the episode
+    /// as JSON or the session log you kept in Lore's markdown format.
     #[tool(annotations(
         title = "Record an episode",
         read_only_hint = false,
@@ -297,7 +310,26 @@ impl LoreMcp {
     ) -> Result<Json<EpisodeRecorded>, String> {
         let receipt = self
             .call(&ctx, move |e| {
-                e.add_episode(Episode::from_json(p.episode, None)?, p.replace)
+                let episode = match (p.episode, p.log) {
+                    (Some(json), None) if p.skill.is_none() => Episode::from_json(json, None)?,
+                    (None, Some(log)) => {
+                        let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
+                        lore_engine::extract::episode_from_markdown(&log, skill.as_ref())?
+                    }
+                    (Some(_), None) => {
+                        return Err(lore_core::Error::invalid(
+                            "skill",
+                            "goes with `log`; an `episode` names its own skill",
+                        ));
+                    }
+                    _ => {
+                        return Err(lore_core::Error::invalid(
+                            "episode",
+                            "give the episode as JSON (`episode`) or as a session log (`log`), one of them",
+                        ));
+                    }
+                };
+                e.add_episode(episode, p.replace)
             })
             .await?;
         let ep = &receipt.episode;

@@ -31,10 +31,34 @@ pub async fn add(
     Params(q): Params<AddQuery>,
     Body(body): Body<Value>,
 ) -> Result<(StatusCode, Json<EpisodeReceipt>), ApiError> {
-    let episode = Episode::from_json(body, None)?;
-    let receipt = caller
-        .run(move |e| e.add_episode(episode, q.replace))
-        .await?;
+    record(caller, Episode::from_json(body, None)?, q.replace).await
+}
+
+/// A session log in Lore's markdown, as `lore episode extract` reads it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionLog {
+    log: String,
+    #[serde(default)]
+    skill: Option<SkillPath>,
+}
+
+/// `POST /v1/episodes/extract`: what an agent runtime calls at the end of a session.
+pub async fn extract(
+    caller: Caller,
+    Params(q): Params<AddQuery>,
+    Body(body): Body<SessionLog>,
+) -> Result<(StatusCode, Json<EpisodeReceipt>), ApiError> {
+    let episode = lore_engine::extract::episode_from_markdown(&body.log, body.skill.as_ref())?;
+    record(caller, episode, q.replace).await
+}
+
+async fn record(
+    caller: Caller,
+    episode: Episode,
+    replace: bool,
+) -> Result<(StatusCode, Json<EpisodeReceipt>), ApiError> {
+    let receipt = caller.run(move |e| e.add_episode(episode, replace)).await?;
     let status = if receipt.replaced {
         StatusCode::OK
     } else {

@@ -334,6 +334,14 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
         ("POST", "/v1/episodes") => row(Agent, false, |_| {
             with("/v1/episodes", episode("EPI-NEW", "choosing a queue"))
         }),
+        ("POST", "/v1/episodes/extract") => row(Agent, false, |_| {
+            let log = format!(
+                "# Session s-1\nSkill: {SKILL}\nDate: 2026-01-01T17:00:00Z\nOutcome: failure\n\
+                 Task: Export the ledger ({MARKER})\n\n## Decisions\n\
+                 ### d1 [design] choosing a format\n- Options: parquet | csv\n- Chosen: parquet\n"
+            );
+            with("/v1/episodes/extract", json!({ "log": log }))
+        }),
         ("GET", "/v1/episodes") => row(Agent, true, |_| get("/v1/episodes")),
         ("GET", "/v1/episodes/{id}") => row(Agent, true, |_| get("/v1/episodes/EPI-SEED")),
         ("GET", "/v1/episodes/{id}/decisions") => {

@@ -1199,3 +1199,49 @@ async fn reports_and_the_graph_export_refuse_bad_names_and_formats() {
     assert_eq!(body["version"], "1.0");
     assert_eq!(home.engine.report("learning").unwrap(), Some(curve));
 }
+
+/// `POST /v1/episodes/extract`: a session log in Lore's markdown is recorded as `lore episode
+/// extract` records it; a line the parser cannot read is a 422 naming it, and nothing is stored.
+#[tokio::test]
+async fn a_session_log_is_extracted_into_an_episode() {
+    let home = Home::new();
+    let app = app(&home);
+    let log = "# Session s-9\nID: ep-log\nDate: 2026-01-01T17:00:00Z\nOutcome: failure\n\
+               Task: Route the memory calls\n\n## Decisions\n\
+               ### d1 [design] Choosing the routing strategy\n- Options: Serena-first | Parallel\n\
+               - Chosen: Parallel\n- Effects: e1\n\n## Events\n- e1 [error] Timeouts under load\n";
+    let broken = log.replace("[error]", "[oops]");
+    let body = json!({"log": broken, "skill": SKILL});
+    let (status, answer) = send(&app, Method::POST, "/v1/episodes/extract", Some(body)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert!(answer.to_string().contains("line 14"), "{answer}");
+    let (_, page) = send(&app, Method::GET, "/v1/episodes", None).await;
+    assert_eq!(page["items"].as_array().unwrap().len(), 0, "{page}");
+
+    let body = json!({"log": log, "skill": SKILL});
+    let (status, answer) = send(
+        &app,
+        Method::POST,
+        "/v1/episodes/extract",
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["episode"]["id"], "ep-log");
+    assert_eq!(answer["episode"]["decisions"][0]["chosen"], "Parallel");
+    // The hook fired twice: the log's ID keeps the second from storing it again.
+    let (status, _) = send(&app, Method::POST, "/v1/episodes/extract", Some(body)).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (status, answer) = send(
+        &app,
+        Method::POST,
+        "/v1/episodes/extract",
+        Some(json!({"log": log})),
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "a log with no skill: {answer}"
+    );
+}

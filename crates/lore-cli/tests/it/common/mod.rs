@@ -26,6 +26,7 @@ const CLEARED: &[&str] = &[
     "LORE_LLM_MODEL",
     "LORE_LLM_API_KEY",
     "DATABASE_URL",
+    "LORE_CONFIG",
 ];
 
 /// A temporary folder to run `lore` in, with the environment variables each run gets.
