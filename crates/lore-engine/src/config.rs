@@ -11,8 +11,6 @@ use lore_core::model::{CurationMode, MemoryCategory};
 use lore_core::supersession::Thresholds;
 use lore_recall::LayerBudgets;
 
-use crate::memory::InjectionStrategy;
-
 /// What status a lesson from a person's correction gets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HumanCorrections {
@@ -217,4 +215,18 @@ impl MemoryPolicy {
             MemoryCategory::Recall => self.recall_writes,
         }
     }
+}
+
+/// How memory reaches an agent (seed 002): which tools it is given, and whether the prompt
+/// carries the learned rules ([`crate::EngineConfig::injection`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InjectionStrategy {
+    /// Lessons are recalled and placed into the prompt before the run (the default); no tools.
+    #[default]
+    Context,
+    /// The agent searches and recalls memory itself, when it decides to.
+    ToolBased,
+    /// The agent reads and writes its own core, archival and recall memory.
+    SelfEditing,
 }

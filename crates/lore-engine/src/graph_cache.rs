@@ -37,7 +37,7 @@ pub(crate) struct ScopeGraph {
     pub(crate) graph: OnceLock<CausalGraph>,
     pub(crate) decisions: OnceLock<Decisions>,
     /// Full-text search over the episodes ([`crate::episode_search`]).
-    pub(crate) texts: OnceLock<crate::episode_search::EpisodeTexts>,
+    pub(crate) texts: OnceLock<crate::episode_texts::EpisodeTexts>,
 }
 
 /// A decision found in an episode, as evidence.

@@ -19,6 +19,7 @@ mod decisions;
 pub mod distill;
 mod engine;
 mod episode_search;
+mod episode_texts;
 mod episodes;
 pub mod extract;
 mod graph_cache;
@@ -55,7 +56,7 @@ pub use curate::CurationReport;
 pub use decisions::{
     DEFAULT_DECISIONS, DecisionQuery, DecisionResult, NewDecision, RecalledDecision,
 };
-pub use episode_search::RecalledEpisode;
+pub use episode_texts::RecalledEpisode;
 pub use episodes::{
     DecisionSequence, EPISODE_BUDGET, EpisodeQuery, EpisodeReceipt, EpisodeSummary, EpisodeView,
     MAX_BUDGET, Rendered,
@@ -73,8 +74,7 @@ pub use measure::{
     OVERALL_MIN_RUNS, PROMOTE_AT, Z, Z_OVERALL,
 };
 pub use memory::{
-    CoreBlock, CoreEdit, CoreMemory, InjectionStrategy, MAX_RESULTS, MemoryHit, ToolDefinition,
-    memory_tools,
+    CoreBlock, CoreEdit, CoreMemory, MAX_RESULTS, MemoryHit, ToolDefinition, memory_tools,
 };
 pub use pages::{MAX_PAGE, Page, PageRequest};
 pub use propose::proposal_schema;
@@ -92,7 +92,8 @@ pub use transfer::ImportReport;
 
 pub use capture::{CorrectionOutcome, NO_RULE, NewCorrection, NewExecution};
 pub use config::{
-    Capture, CaptureStrategy, EngineConfig, HumanCorrections, MemoryPolicy, Pruning, Upkeep,
+    Capture, CaptureStrategy, EngineConfig, HumanCorrections, InjectionStrategy, MemoryPolicy,
+    Pruning, Upkeep,
 };
 pub use engine::Engine;
 pub use search::Status;

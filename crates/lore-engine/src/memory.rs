@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::config::InjectionStrategy;
 use crate::engine::Engine;
 use lore_core::error::{Error, Result};
 use lore_core::id::MemoryId;
@@ -438,20 +439,6 @@ fn check_limit(limit: usize) -> Result<()> {
             format!("must be 1 to {MAX_RESULTS}"),
         ))
     }
-}
-
-/// How memory reaches an agent (seed 002): which tools it is given, and whether the prompt
-/// carries the learned rules ([`crate::EngineConfig::injection`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InjectionStrategy {
-    /// Lessons are recalled and placed into the prompt before the run (the default); no tools.
-    #[default]
-    Context,
-    /// The agent searches and recalls memory itself, when it decides to.
-    ToolBased,
-    /// The agent reads and writes its own core, archival and recall memory.
-    SelfEditing,
 }
 
 /// A tool an agent can be given, for a server or an agent loop to publish.

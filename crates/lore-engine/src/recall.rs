@@ -101,7 +101,7 @@ pub struct RecallResult {
     /// Past sessions placed after the lessons (`recall.episodes` in the settings; none by
     /// default).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub episodes: Vec<crate::RecalledEpisode>,
+    pub episodes: Vec<crate::episode_texts::RecalledEpisode>,
 }
 
 impl RecallResult {
