@@ -13,7 +13,7 @@
 # BINARY_FROM=prebuilt takes the binary from the build context (PREBUILT, default
 # target/release/lore) instead of compiling it in the image (where no Rust image can be pulled,
 # or to reuse a build; strip it first, as the build stage does).
-ARG RUST_IMAGE=rust:1.88-slim-bookworm
+ARG RUST_IMAGE=rust:1.89-slim-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
 ARG BINARY_FROM=build
 
