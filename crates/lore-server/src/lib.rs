@@ -23,4 +23,6 @@ pub mod server;
 
 pub use auth::Access;
 pub use error::ApiError;
-pub use server::{Limits, app, app_with_hosts, check_bind, rest_app, run_until_signal, serve};
+pub use server::{
+    Limits, McpOptions, app, app_with_hosts, check_bind, rest_app, run_until_signal, serve,
+};

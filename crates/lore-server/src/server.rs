@@ -100,11 +100,21 @@ pub fn app(
     access: Access,
     shutdown: CancellationToken,
 ) -> Router {
-    app_with_hosts(engine, limits, access, shutdown, &[])
+    app_with_hosts(engine, limits, access, shutdown, &McpOptions::default())
 }
 
-/// [`app`], with `/mcp` also answering requests whose `Host` is one of `mcp_hosts` (`name` or
-/// `name:port`). The check guards against DNS rebinding: a web page cannot make a browser talk
+/// How `/mcp` is served.
+#[derive(Clone, Debug, Default)]
+pub struct McpOptions {
+    /// Host names (or `name:port`) `/mcp` answers besides loopback's.
+    pub hosts: Vec<String>,
+    /// Every request stands alone, with no session: any of several servers behind a proxy can
+    /// answer any request, where a session lives only in the process that opened it.
+    pub stateless: bool,
+}
+
+/// [`app`], with `/mcp` also answering requests whose `Host` is one of `mcp.hosts` (`name` or
+/// `name:port`), and without sessions when `mcp.stateless`. The check guards against DNS rebinding: a web page cannot make a browser talk
 /// to a local MCP server under a name it controls. A public deployment lists the names its
 /// clients use.
 pub fn app_with_hosts(
@@ -112,14 +122,18 @@ pub fn app_with_hosts(
     limits: Limits,
     access: Access,
     shutdown: CancellationToken,
-    mcp_hosts: &[String],
+    mcp: &McpOptions,
 ) -> Router {
     let metrics = Metrics::new();
     let mcp_engine = Arc::clone(&engine);
     let mcp_metrics = Arc::clone(&metrics);
     let mut config = StreamableHttpServerConfig::default();
     config.cancellation_token = shutdown.clone();
-    config.allowed_hosts.extend(mcp_hosts.iter().cloned());
+    config.allowed_hosts.extend(mcp.hosts.iter().cloned());
+    if mcp.stateless {
+        config.legacy_session_mode = false;
+        config.json_response = true;
+    }
     let mcp = StreamableHttpService::new(
         move || Ok(LoreMcp::new(Arc::clone(&mcp_engine)).with_metrics(Arc::clone(&mcp_metrics))),
         Arc::new(LocalSessionManager::default()),
@@ -242,7 +256,7 @@ pub async fn serve(
 }
 
 /// Serves REST and MCP over `engine` on `listener` until Ctrl-C or SIGTERM, then drains;
-/// `mcp_hosts` as in [`app_with_hosts`].
+/// `mcp` as in [`app_with_hosts`].
 ///
 /// # Errors
 /// When accepting connections fails.
@@ -251,11 +265,11 @@ pub async fn run_until_signal(
     engine: Arc<Engine>,
     limits: Limits,
     access: Access,
-    mcp_hosts: &[String],
+    mcp: &McpOptions,
 ) -> std::io::Result<()> {
     let token = CancellationToken::new();
     tokio::spawn(cancel_on_signal(token.clone()));
-    let app = app_with_hosts(engine, limits, access, token.clone(), mcp_hosts);
+    let app = app_with_hosts(engine, limits, access, token.clone(), mcp);
     serve(listener, app, token).await
 }
 

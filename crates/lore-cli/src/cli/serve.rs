@@ -23,6 +23,11 @@ pub struct ServeArgs {
     /// answers loopback names and the address it listens on, and these.
     #[arg(long = "mcp-host", value_name = "HOST")]
     pub mcp_hosts: Vec<String>,
+    /// Serve MCP without sessions: each request stands alone, so any of several servers behind
+    /// a proxy answers any request (compose.yaml's servers run so). Clients get no session ID
+    /// and no stream of server-sent messages between their requests.
+    #[arg(long, env = "LORE_MCP_STATELESS")]
+    pub mcp_stateless: bool,
     /// The audience (`aud`) JWTs must include.
     #[arg(long, env = "LORE_JWT_AUDIENCE", default_value = "lore")]
     pub jwt_audience: String,

@@ -105,8 +105,11 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
             };
             output::line(format!("MCP answers Host headers of {names}."))?;
         }
-        lore_server::run_until_signal(listener, engine, Limits::default(), access, &mcp_hosts)
-            .await?;
+        let mcp = lore_server::McpOptions {
+            hosts: mcp_hosts,
+            stateless: args.mcp_stateless,
+        };
+        lore_server::run_until_signal(listener, engine, Limits::default(), access, &mcp).await?;
         Ok(())
     })
 }

@@ -90,14 +90,7 @@ impl Server {
 
     /// The status of `GET path`, with no token.
     fn probe(&self, path: &str) -> u16 {
-        ureq::get(&format!("http://{}{path}", self.addr))
-            .config()
-            .http_status_as_error(false)
-            .build()
-            .call()
-            .unwrap()
-            .status()
-            .as_u16()
+        probe(self.addr, path)
     }
 
     fn recall(&self, query: &str, skill: &str) -> Vec<String> {
@@ -126,15 +119,17 @@ struct Events {
 
 impl Events {
     fn open(server: &Server) -> Self {
+        Self::open_at(server.addr)
+    }
+
+    fn open_at(addr: SocketAddr) -> Self {
         use std::io::Write;
-        let mut stream = std::net::TcpStream::connect(server.addr).unwrap();
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_millis(100)))
             .unwrap();
-        let request = format!(
-            "GET /v1/events HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\r\n",
-            server.addr
-        );
+        let request =
+            format!("GET /v1/events HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n");
         stream.write_all(request.as_bytes()).unwrap();
         let mut events = Self {
             stream: BufReader::new(stream),
@@ -242,6 +237,18 @@ enum Outcome {
     CorrectionRefused,
     Decided { lesson: String, to: String },
     Refused { status: u16 },
+}
+
+/// The status of `GET path`, with no token.
+fn probe(addr: SocketAddr, path: &str) -> u16 {
+    ureq::get(&format!("http://{addr}{path}"))
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .call()
+        .unwrap()
+        .status()
+        .as_u16()
 }
 
 /// Sends a POST and returns the status with the answer.
@@ -663,4 +670,211 @@ fn the_store_password_never_shows() {
     // The backend's reason is said once, not once as the message and again as its cause.
     let reason = "Connection refused";
     assert_eq!(all.matches(reason).count(), 1, "{all}");
+}
+
+/// The repository's root, where `compose.yaml` and `deploy/` are.
+fn repository() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The arguments `compose.yaml` gives each Lore server, without `serve` and its listening
+/// address (a test listens on loopback).
+fn compose_server_arguments() -> Vec<String> {
+    let compose = std::fs::read_to_string(repository().join("compose.yaml")).unwrap();
+    let line = compose
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("command:"))
+        .expect("compose.yaml gives the servers a command");
+    let args: Vec<String> = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(args.first().map(String::as_str), Some("serve"), "{args:?}");
+    let mut out = Vec::new();
+    let mut rest = args[1..].iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--addr" {
+            rest.next();
+        } else {
+            out.push(arg.clone());
+        }
+    }
+    out
+}
+
+/// A free loopback port (free when asked; nothing else here takes ports at random).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// nginx running `deploy/nginx.conf`, its upstream names pointed at local servers; stopped when
+/// dropped.
+struct Proxy {
+    child: Child,
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Proxy {
+    /// `None` (the test skips) when nginx is not installed outside CI; under CI it must be.
+    fn start(upstreams: &[SocketAddr]) -> Option<Self> {
+        let nginx = ["nginx", "/usr/sbin/nginx"]
+            .into_iter()
+            .find(|n| Command::new(n).arg("-v").output().is_ok());
+        let Some(nginx) = nginx else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "nginx is not installed under CI: scripts/test installs it"
+            );
+            eprintln!("nginx is not installed; scripts/test installs it");
+            return None;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let mut site = std::fs::read_to_string(repository().join("deploy/nginx.conf")).unwrap();
+        for (n, upstream) in upstreams.iter().enumerate() {
+            let name = format!("server lore-{}:7077", n + 1);
+            assert!(site.contains(&name), "deploy/nginx.conf has no {name}");
+            site = site.replace(&name, &format!("server {upstream}"));
+        }
+        assert!(site.contains("listen 80;"), "{site}");
+        site = site.replace("listen 80;", &format!("listen 127.0.0.1:{port};"));
+        std::fs::write(dir.path().join("lore.conf"), site).unwrap();
+        let d = dir.path().display();
+        let main = format!(
+            "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+             events {{ worker_connections 256; }}\n\
+             http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  \
+             proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n  \
+             uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n  \
+             include {d}/lore.conf;\n}}\n"
+        );
+        std::fs::write(dir.path().join("nginx.conf"), main).unwrap();
+        let child = Command::new(nginx)
+            .args(["-e", &format!("{d}/error.log"), "-p", &d.to_string()])
+            .args(["-c", &format!("{d}/nginx.conf")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let started = Instant::now();
+        while std::net::TcpStream::connect(addr).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "nginx did not listen: {}",
+                std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(Self {
+            child,
+            addr,
+            _dir: dir,
+        })
+    }
+
+    fn get(&self, path: &str) -> u16 {
+        probe(self.addr, path)
+    }
+
+    /// One JSON-RPC message to `/mcp` under the name compose.yaml's servers accept, with the
+    /// session when there is one: the status, the session header, and the answer's text.
+    fn mcp(&self, session: Option<&str>, message: &Value) -> (u16, Option<String>, String) {
+        let mut request = ureq::post(&format!("http://{}/mcp", self.addr))
+            .config()
+            .http_status_as_error(false)
+            .build()
+            .header("host", "lore.internal")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        let mut answer = request.send(message.to_string()).unwrap();
+        let status = answer.status().as_u16();
+        let session = answer
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        (status, session, answer.body_mut().read_to_string().unwrap())
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The layout `compose.yaml` deploys, run without Docker: three servers started with the
+/// compose file's own arguments on one database, behind nginx running `deploy/nginx.conf` with
+/// the service names pointed at them. Through the proxy the servers are ready, every call of an
+/// MCP client is answered whichever server the proxy picks, a write made through one server directly arrives on
+/// the proxy's event stream, and when a server dies the proxy's next requests are answered by
+/// the others.
+#[test]
+fn the_compose_layout_serves_through_its_proxy() {
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let args = compose_server_arguments();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut servers: Vec<Server> = (0..3)
+        .map(|_| Server::start(dir.path(), &schema.url, &args))
+        .collect();
+    let upstreams: Vec<SocketAddr> = servers.iter().map(|s| s.addr).collect();
+    let Some(proxy) = Proxy::start(&upstreams) else {
+        return;
+    };
+    assert_eq!((proxy.get("/healthz"), proxy.get("/readyz")), (200, 200));
+
+    // Several MCP clients, a few calls each: with sessions, a call sent to another server than
+    // the one that opened its session would be refused.
+    for client in 0..4 {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": format!("compose-{client}"), "version": "1"}}});
+        let (status, session, text) = proxy.mcp(None, &init);
+        assert_eq!(status, 200, "{text}");
+        assert!(text.contains("serverInfo"), "{text}");
+        let session = session.as_deref();
+        let ready = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let (status, _, text) = proxy.mcp(session, &ready);
+        assert!(status < 300, "session {session:?}: {status} {text}");
+        for call in 0..3 {
+            let list = json!({"jsonrpc": "2.0", "id": 2 + call, "method": "tools/list"});
+            let (status, _, text) = proxy.mcp(session, &list);
+            assert_eq!(status, 200, "session {session:?}, call {call}: {text}");
+            assert!(text.contains("\"recall_memory\""), "{text}");
+        }
+    }
+
+    let mut events = Events::open_at(proxy.addr);
+    let execution = servers[1].post(
+        "/v1/executions",
+        &json!({"skill": "ops/deploy", "input": {"step": 1}, "output": {"ok": false},
+                "outcome": "rejected"}),
+    );
+    events.wait_for(execution["id"].as_str().unwrap(), Duration::from_secs(5));
+
+    drop(servers.remove(0));
+    for n in 0..6 {
+        let (status, body) = try_post(
+            proxy.addr,
+            "/v1/executions",
+            &json!({"skill": "ops/deploy", "input": {"n": n}, "output": {"ok": true},
+                    "outcome": "accepted"}),
+        );
+        assert!(
+            status < 300,
+            "request {n} after a server died: {status} {body}"
+        );
+    }
 }

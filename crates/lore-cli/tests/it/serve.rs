@@ -282,6 +282,19 @@ fn a_real_mcp_client_lists_and_calls_every_tool_over_stdio_and_http() {
     );
     server.terminate();
 
+    // Without sessions (as servers behind a proxy run), the same client does the same work.
+    let dir = project();
+    let server = Server::start_with(
+        dir.path(),
+        &["--addr", "127.0.0.1:0", "--mcp-stateless"],
+        &[],
+    );
+    let http = run_client(&["http", &format!("http://{}/mcp", server.addr)]);
+    assert!(http.contains("\"mode\": \"http\""), "{http}");
+    let status = server.get("/v1/status");
+    assert!(status.contains("\"lessons\":2"), "{status}");
+    server.terminate();
+
     // With tokens: a token for `support` works through MCP and sees nothing of `finance`.
     let dir = project();
     let ledger = r#"{"ledger": "totals"}"#;

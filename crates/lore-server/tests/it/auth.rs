@@ -712,7 +712,10 @@ async fn mcp_answers_only_known_host_names() {
         Limits::default(),
         access,
         CancellationToken::new(),
-        &["lore.example".to_owned()],
+        &lore_server::McpOptions {
+            hosts: vec!["lore.example".to_owned()],
+            stateless: false,
+        },
     );
     let (status, body) = mcp(listed.clone(), "lore.example").await;
     assert_ne!(status, StatusCode::FORBIDDEN, "{body}");
