@@ -126,9 +126,17 @@ impl RecallResult {
 impl Engine {
     /// Uses `embedder` for dense recall candidates (default: the builtin embedder). Unless a
     /// recall config was given, the fusion becomes the embedder's default
-    /// ([`RecallConfig::fusion_for`]).
+    /// ([`RecallConfig::fusion_for`]). A semantic embedder (a model, a service) keeps the
+    /// vectors of the last questions it was asked ([`lore_recall::QueryCache`]).
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
-        self.recall.embedder = embedder;
+        self.recall.embedder = if embedder.semantic() {
+            Arc::new(lore_recall::QueryCache::new(
+                embedder,
+                lore_recall::QUERY_CACHE_TEXTS,
+            ))
+        } else {
+            embedder
+        };
         self.recall.index = SharedIndex::default();
         self
     }

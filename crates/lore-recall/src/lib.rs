@@ -33,6 +33,7 @@ pub mod lessons;
 mod near;
 mod pack;
 mod quant;
+mod query_cache;
 mod render;
 pub mod saved;
 mod select;
@@ -56,6 +57,7 @@ pub use layers::{
 pub use lore_core::ports::embed::{Embedder, EmbedderId, normalize};
 pub use lore_core::ports::tokenize::{ApproxTokenizer, Tokenizer};
 pub use pack::{Packed, PackedItem, ToPack, pack};
+pub use query_cache::{QUERY_CACHE_TEXTS, QueryCache};
 pub use select::{Guards, MemoryFilter, Mmr, NON_INFERABLE_TAG, NonInferableOnly, mmr};
 pub use sparse::SparseIndex;
 
