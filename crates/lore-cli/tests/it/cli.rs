@@ -2,7 +2,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::common::Project;
 use serde_json::Value;
@@ -536,7 +535,7 @@ fn a_store_from_a_newer_lore_is_refused_and_left_alone() {
 fn lore_home_overrides_the_store_location() {
     let p = Project::new();
     let home = p.path().join("elsewhere");
-    let out = Command::new(env!("CARGO_BIN_EXE_lore"))
+    let out = crate::common::lore_command()
         .args(["record", SKILL, "--input", "{}", "--output", "{}"])
         .current_dir(p.path())
         .env("LORE_HOME", &home)

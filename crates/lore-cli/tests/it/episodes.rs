@@ -3,7 +3,7 @@
 //! nothing stored.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::common::Project;
 use serde_json::{Value, json};
@@ -51,7 +51,7 @@ fn episodes_are_recorded_listed_shown_and_queried() {
     // Standard input, the skill inside the JSON.
     let mut b = episode("ep-b", "failure", "Parallel");
     b["skill"] = json!(SKILL);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lore"))
+    let mut child = crate::common::lore_command()
         .args(["episode", "add", "-", "--json"])
         .current_dir(p.path())
         .env_remove("LORE_HOME")

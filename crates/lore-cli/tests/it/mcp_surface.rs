@@ -1,8 +1,6 @@
 //! What a model sees of Lore over MCP when its client asks for fewer tools: `lore mcp --tools`
 //! over stdio and `/mcp?tools=` over HTTP, driven by the official MCP Python SDK.
 
-use std::process::Command;
-
 use crate::serve::{Server, project, python_module_available, run_client as client};
 
 const LORE: &str = env!("CARGO_BIN_EXE_lore");
@@ -32,7 +30,7 @@ fn a_client_that_asks_for_the_loop_sees_and_calls_only_the_loop() {
 #[test]
 fn an_unknown_tool_in_the_list_is_refused_at_start() {
     let dir = project();
-    let out = Command::new(LORE)
+    let out = crate::common::lore_command()
         .args(["mcp", "--tools", "loop,recal_memory"])
         .current_dir(dir.path())
         .env_remove("LORE_HOME")

@@ -11,8 +11,6 @@ use std::time::{Duration, Instant};
 use lore_postgres::testing::{fresh_schema, test_url, with_schema};
 use serde_json::{Value, json};
 
-const LORE: &str = env!("CARGO_BIN_EXE_lore");
-
 /// A schema of the test server, dropped with its tables when the guard drops.
 struct Schema {
     url: String,
@@ -52,7 +50,7 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path, store: &str, extra: &[&str]) -> Self {
-        let mut child = Command::new(LORE)
+        let mut child = crate::common::lore_command()
             .current_dir(dir)
             .env_remove("LORE_HOME")
             .env_remove("DATABASE_URL")
@@ -628,7 +626,7 @@ fn the_store_password_never_shows() {
     let password = password_of(&server);
     let dir = tempfile::tempdir().unwrap();
     let run = |store: &str, args: &[&str]| {
-        let out = Command::new(LORE)
+        let out = crate::common::lore_command()
             .current_dir(dir.path())
             .env_remove("LORE_HOME")
             .env("LORE_LOG", "trace")

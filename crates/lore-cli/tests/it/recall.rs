@@ -1,7 +1,7 @@
 //! `lore recall` end to end: text and JSON output, `--explain`, and refused input.
 
 use std::fs;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use lore_providers::fake::{FakeServer, embeddings_answer};
 use lore_recall::{BuiltinEmbedder, Embedder};
@@ -60,7 +60,7 @@ impl Project {
     }
 
     fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_lore"))
+        crate::common::lore_command()
             .args(args)
             .envs(env.iter().copied())
             .current_dir(self.dir.path())

@@ -86,7 +86,7 @@ impl Rng {
 }
 
 fn lore(dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lore"));
+    let mut cmd = crate::common::lore_command();
     cmd.current_dir(dir)
         .env_remove("LORE_HOME")
         .env_remove("LORE_SKILLS_DIR")

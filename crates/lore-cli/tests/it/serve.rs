@@ -27,7 +27,7 @@ pub(crate) fn ok(dir: &Path, args: &[&str]) -> String {
 }
 
 fn lore(dir: &Path) -> Command {
-    let mut cmd = Command::new(LORE);
+    let mut cmd = crate::common::lore_command();
     cmd.current_dir(dir)
         .env_remove("LORE_HOME")
         .env_remove("LORE_SKILLS_DIR");

@@ -115,7 +115,7 @@ fn a_bad_setting_is_refused_by_every_command_before_anything_is_stored() {
 fn the_environment_reaches_the_cli_below_a_flag() {
     let p = taught();
     let run = |env: &[(&str, &str)], extra: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lore"));
+        let mut cmd = crate::common::lore_command();
         cmd.current_dir(p.path())
             .args(["recall", "checkout ticket", "--skill", SKILL, "--json"])
             .args(extra)

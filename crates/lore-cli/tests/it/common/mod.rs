@@ -10,24 +10,28 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// Variables from the developer's shell that would change what `lore` does; every run clears
-/// them, so a test sees only the environment it sets.
+/// Variables from the developer's shell that would change what `lore` does, besides every
+/// `LORE_*` one; every run clears them, so a test sees only the environment it sets.
 const CLEARED: &[&str] = &[
-    "LORE_HOME",
-    "LORE_SKILLS_DIR",
-    "LORE_ACTOR",
-    "LORE_CURATION",
-    "LORE_HUMAN_CORRECTIONS",
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
     "OPENROUTER_API_KEY",
-    "LORE_LLM_PROVIDER",
-    "LORE_LLM_BASE_URL",
-    "LORE_LLM_MODEL",
-    "LORE_LLM_API_KEY",
     "DATABASE_URL",
-    "LORE_CONFIG",
 ];
+
+/// The `lore` binary, with none of the shell's variables that would change what it does.
+pub fn lore_command() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lore"));
+    for var in CLEARED {
+        cmd.env_remove(var);
+    }
+    for (var, _) in std::env::vars_os() {
+        if var.to_string_lossy().starts_with("LORE_") {
+            cmd.env_remove(var);
+        }
+    }
+    cmd
+}
 
 /// A temporary folder to run `lore` in, with the environment variables each run gets.
 pub struct Project {
@@ -60,11 +64,8 @@ impl Project {
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lore"));
+        let mut cmd = lore_command();
         cmd.args(args).current_dir(self.path());
-        for var in CLEARED {
-            cmd.env_remove(var);
-        }
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd.output().unwrap()
     }
