@@ -223,7 +223,7 @@ async fn the_layered_context_stacks_lessons_then_knowledge_over_rest_and_mcp() {
         .iter()
         .map(|l| l["layer"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["lessons", "decisions", "knowledge"]);
+    assert_eq!(names, ["lessons", "decisions", "digest", "knowledge"]);
     assert_eq!(
         layers[1]["status"], "empty",
         "no decision was recorded: {context}"
