@@ -117,6 +117,7 @@ impl Grader {
 
 /// One question of an evaluation set.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EvalQuestion {
     /// The question, as an agent would ask it.
     pub question: String,
