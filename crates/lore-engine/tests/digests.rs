@@ -10,10 +10,14 @@ mod support;
 use lore_core::model::{
     CurationMode, DigestMethod, EvalQuestion, EvalTrigger, Grader, LessonStatus,
 };
+use std::sync::{Arc, Mutex};
+
 use lore_core::ports::knowledge::DigestStore;
+use lore_core::ports::llm::{Llm, LlmError, LlmRequest, LlmResponse, Usage};
 use lore_core::{Error, Scope, SkillPath};
 use lore_engine::{
-    Attribution, ContextLayer, ContextQuery, EvalRunRequest, LayerStatus, NewDecision, NewEvalSet,
+    Attribution, ContextLayer, ContextQuery, Engine, EvalRunRequest, LayerStatus, NewDecision,
+    NewEvalSet,
 };
 use support::{Project, SKILL};
 
@@ -383,4 +387,160 @@ fn bad_sets_are_refused_and_nothing_is_stored() {
         Err(Error::Forbidden(_))
     ));
     assert!(p.engine.eval_sets(None).unwrap().is_empty());
+}
+
+/// A model that answers from a script and keeps what it was asked.
+#[derive(Debug)]
+struct Scripted {
+    answer: fn(&LlmRequest) -> Result<String, LlmError>,
+    asked: Mutex<Vec<String>>,
+}
+
+impl Llm for Scripted {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+
+    fn model(&self) -> &str {
+        "m1"
+    }
+
+    fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
+        let text: String = request
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect();
+        self.asked.lock().unwrap().push(text);
+        Ok(LlmResponse {
+            text: (self.answer)(request)?,
+            json: None,
+            usage: Usage::default(),
+            model: "m1".into(),
+        })
+    }
+}
+
+fn with_model(
+    p: &Project,
+    answer: fn(&LlmRequest) -> Result<String, LlmError>,
+) -> (Engine, Arc<Scripted>) {
+    let llm = Arc::new(Scripted {
+        answer,
+        asked: Mutex::new(Vec::new()),
+    });
+    (p.engine.clone().with_proposer(llm.clone()), llm)
+}
+
+#[test]
+fn a_configured_model_writes_the_digest_from_approved_sources_only() {
+    let p = Project::new(CurationMode::Review);
+    let kept = p.seed(
+        "Quote the ticket number in every summary.",
+        LessonStatus::Approved,
+    );
+    p.seed("Shout at the customer.", LessonStatus::NeedsReview);
+    let (engine, llm) = with_model(&p, |_| {
+        Ok(r##"{"markdown": "# Summaries\n\n- Always quote the ticket number."}"##.into())
+    });
+    let built = engine.build_digests(None, false).unwrap();
+    let digest = &built.built[0];
+    assert_eq!(
+        digest.method,
+        DigestMethod::Model {
+            model: "scripted/m1".into()
+        }
+    );
+    assert_eq!(
+        digest.markdown,
+        "# Summaries\n\n- Always quote the ticket number."
+    );
+    assert!(digest.model_error.is_none());
+    let asked = llm.asked.lock().unwrap().join("\n");
+    assert!(asked.contains(kept.id.as_str()), "{asked}");
+    assert!(
+        !asked.contains("Shout"),
+        "the model sees approved sources only"
+    );
+
+    // A model that answers with personal data: the extractive page stands, and says why.
+    p.clock.advance(chrono::TimeDelta::minutes(1));
+    p.seed("Name the product first.", LessonStatus::Approved);
+    let (engine, _) = with_model(&p, |_| {
+        Ok(r#"{"markdown": "Mail ana.lopez@example.com first."}"#.into())
+    });
+    let built = engine.build_digests(None, false).unwrap();
+    let digest = &built.built[0];
+    assert_eq!(digest.method, DigestMethod::Extractive);
+    assert!(
+        digest.model_error.as_deref().unwrap().contains("personal"),
+        "{digest:?}"
+    );
+    assert!(!digest.markdown.contains("example.com"));
+
+    // A model that fails: the same.
+    p.clock.advance(chrono::TimeDelta::minutes(1));
+    let (engine, _) = with_model(&p, |_| Err(LlmError::Protocol("down".into())));
+    let built = engine.build_digests(None, true).unwrap();
+    assert_eq!(built.built[0].method, DigestMethod::Extractive);
+    assert!(
+        built.built[0]
+            .model_error
+            .as_deref()
+            .unwrap()
+            .contains("down")
+    );
+}
+
+#[test]
+fn a_judge_grades_with_the_configured_model() {
+    let p = Project::new(CurationMode::Review);
+    p.seed(
+        "Quote the ticket number in every summary.",
+        LessonStatus::Approved,
+    );
+    let (engine, llm) = with_model(&p, |r| {
+        let text: String = r.messages.iter().map(|m| m.content.as_str()).collect();
+        Ok(
+            if text.contains("ticket number") && text.contains("Expected answer: the ID") {
+                r#"{"passed": true, "why": "the number is the ID"}"#.into()
+            } else {
+                r#"{"passed": false}"#.into()
+            },
+        )
+    });
+    engine
+        .define_eval_set(NewEvalSet {
+            skill: Some(skill()),
+            name: "judged".into(),
+            questions: vec![
+                EvalQuestion {
+                    question: "What goes into every summary?".into(),
+                    expected: "the ID".into(),
+                    grader: Grader::Judge,
+                },
+                EvalQuestion {
+                    question: "What goes into every summary?".into(),
+                    expected: "the weather".into(),
+                    grader: Grader::Judge,
+                },
+            ],
+        })
+        .unwrap();
+    let run = &engine.run_evals(&EvalRunRequest::default()).unwrap()[0];
+    assert_eq!(
+        run.grades.iter().map(|g| g.passed).collect::<Vec<_>>(),
+        [true, false]
+    );
+    assert_eq!(llm.asked.lock().unwrap().len(), 2);
+    // The same set run where no model is configured fails judged questions and says why.
+    let offline = p.engine.run_evals(&EvalRunRequest::default()).unwrap();
+    assert_eq!(offline[0].passed, 0);
+    assert!(
+        offline[0].grades[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("no model")
+    );
 }
