@@ -13,7 +13,8 @@
 //!
 //! **When a run happens.** On request, or in upkeep ([`Engine::maintain`]) for each set whose
 //! skill's memory changed since the set's last run (a hash over the skill's approved lessons
-//! and decisions, IDs and revisions), so a second upkeep with nothing learned runs nothing.
+//! and decisions, IDs and revisions) or that was defined again since, so a second upkeep with
+//! nothing learned runs nothing.
 
 use std::collections::BTreeMap;
 
@@ -218,8 +219,8 @@ impl Engine {
             .collect())
     }
 
-    /// Upkeep's runs: each set whose skill's memory changed since its last run (or that never
-    /// ran) runs now. A store without evaluation runs has none to run.
+    /// Upkeep's runs: each set whose skill's memory changed since its last run, that was defined
+    /// again since, or that never ran, runs now. A store without evaluation runs has none to run.
     pub(crate) fn evals_on_change(&self) -> Result<Vec<EvalRun>> {
         let store = match self.store.evals() {
             Ok(store) => store,
@@ -232,7 +233,8 @@ impl Engine {
                 .eval_runs(&self.scope, Some(&set.skill), Some(&set.name))?
                 .pop();
             let now = self.memory_hash(&set.skill)?;
-            if last.is_none_or(|r| r.memory_hash != now) {
+            // A set defined again since its last run has new questions to answer.
+            if last.is_none_or(|r| r.memory_hash != now || r.run_at < set.updated_at) {
                 out.push(self.run_set(&set, EvalTrigger::Maintain)?);
             }
         }

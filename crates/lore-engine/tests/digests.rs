@@ -262,9 +262,25 @@ fn upkeep_makes_digests_and_runs_evaluations_only_when_memory_changed() {
     assert_eq!(trend.points.len(), 2);
     assert!((trend.change - 0.5).abs() < 1e-9, "{trend:?}");
     assert!((trend.best - 1.0).abs() < 1e-9);
+    // A set defined again has new questions: upkeep runs it though memory did not change.
+    p.clock.advance(chrono::TimeDelta::minutes(1));
+    let mut again = p.engine.eval_sets(None).unwrap().remove(0);
+    again.questions.truncate(1);
+    p.engine
+        .define_eval_set(NewEvalSet {
+            skill: Some(again.skill),
+            name: again.name,
+            questions: again.questions,
+        })
+        .unwrap();
+    let fourth = p.engine.maintain().unwrap();
+    assert!(fourth.digests.is_empty());
+    assert_eq!(fourth.evals.len(), 1);
+    assert_eq!(fourth.evals[0].total, 1);
+    assert!(p.engine.maintain().unwrap().evals.is_empty());
     let recent = p.engine.eval_trends(None, Some(1)).unwrap();
     assert_eq!(recent[0].points.len(), 1);
-    assert_eq!(recent[0].runs, 2);
+    assert_eq!(recent[0].runs, 3);
 }
 
 #[test]
