@@ -560,3 +560,43 @@ fn a_judge_grades_with_the_configured_model() {
             .contains("no model")
     );
 }
+
+#[test]
+fn a_purged_lessons_text_leaves_digests_and_graded_answers() {
+    let p = Project::new(CurationMode::Review);
+    let secret = p.seed(
+        "Quote the Zanzibar contract number in every summary.",
+        LessonStatus::Approved,
+    );
+    p.seed(
+        "Name the product in the first line.",
+        LessonStatus::Approved,
+    );
+    p.engine.build_digests(None, false).unwrap();
+    p.engine
+        .define_eval_set(NewEvalSet {
+            skill: Some(skill()),
+            name: "basics".into(),
+            questions: vec![EvalQuestion {
+                question: "What goes into every summary?".into(),
+                expected: "contract number".into(),
+                grader: Grader::Contains,
+            }],
+        })
+        .unwrap();
+    let before = p.engine.run_evals(&EvalRunRequest::default()).unwrap();
+    assert!(before[0].grades[0].answer.contains("Zanzibar"));
+
+    p.clock.advance(chrono::TimeDelta::minutes(1));
+    p.engine
+        .purge_lesson(&secret.id, &Attribution::new(None, "holds a client's name"))
+        .unwrap();
+    assert!(p.engine.digest_history(&skill(), 50).unwrap().is_empty());
+    let runs = p.engine.eval_runs(None, None).unwrap();
+    assert_eq!(runs[0].grades[0].answer, lore_engine::PURGED);
+    let rebuilt = p.engine.maintain().unwrap();
+    assert_eq!(rebuilt.digests.len(), 1);
+    let digest = &p.engine.digests(None).unwrap()[0];
+    assert!(!digest.markdown.contains("Zanzibar"), "{}", digest.markdown);
+    assert!(digest.markdown.contains("Name the product"));
+}

@@ -60,6 +60,17 @@ impl DigestStore for SqliteStore {
             .db()?;
         found.iter().map(|b| rows::from_json(b)).collect()
     }
+
+    fn forget_digest_source(&self, source: &str) -> Result<usize> {
+        self.in_transaction(|tx| {
+            tx.execute(
+                "DELETE FROM digests WHERE EXISTS (SELECT 1 FROM json_each(digests.body, \
+                 '$.sources') s WHERE json_extract(s.value, '$.id') = ?)",
+                [source],
+            )
+            .db()
+        })
+    }
 }
 
 impl EvalStore for SqliteStore {
@@ -135,6 +146,37 @@ impl EvalStore for SqliteStore {
         }
         let sql = format!("SELECT t.body FROM eval_runs t{} ORDER BY t.seq", w.sql());
         bodies(self, &sql, w.params())
+    }
+
+    fn forget_eval_item(&self, id: &str, marker: &str) -> Result<usize> {
+        self.in_transaction(|tx| {
+            let found: Vec<(i64, String)> = tx
+                .prepare(
+                    "SELECT r.seq, r.body FROM eval_runs r WHERE EXISTS (SELECT 1 FROM \
+                     json_each(r.body, '$.grades') g, json_each(g.value, '$.items') i \
+                     WHERE i.value = ?)",
+                )
+                .and_then(|mut s| s.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+                .db()?;
+            let mut changed = 0;
+            for (seq, body) in found {
+                let mut run: EvalRun = rows::from_json(&body)?;
+                for grade in run
+                    .grades
+                    .iter_mut()
+                    .filter(|g| g.items.iter().any(|i| i == id))
+                {
+                    grade.answer = marker.to_owned();
+                    changed += 1;
+                }
+                tx.execute(
+                    "UPDATE eval_runs SET body = ? WHERE seq = ?",
+                    params![rows::to_json(&run)?, seq],
+                )
+                .db()?;
+            }
+            Ok(changed)
+        })
     }
 }
 

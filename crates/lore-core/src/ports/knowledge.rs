@@ -117,6 +117,13 @@ pub trait DigestStore: Send + Sync {
     /// # Errors
     /// [`crate::Error::Store`] when the backend fails.
     fn digest_history(&self, skill: &SkillPath, limit: usize) -> Result<Vec<Digest>>;
+
+    /// Deletes every digest version made from the record `source` (a purged lesson's text may
+    /// be quoted in them); the next build makes the skill's digest again. Returns how many.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails; nothing is deleted then.
+    fn forget_digest_source(&self, source: &str) -> Result<usize>;
 }
 
 /// Persistence for evaluation sets and their graded runs.
@@ -151,4 +158,11 @@ pub trait EvalStore: Send + Sync {
         skill: Option<&SkillPath>,
         set: Option<&str>,
     ) -> Result<Vec<EvalRun>>;
+
+    /// Replaces with `marker` the answer excerpt of every graded question whose context held the
+    /// item `id` (a purged lesson's text may be in it). Returns how many grades changed.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails; nothing changes then.
+    fn forget_eval_item(&self, id: &str, marker: &str) -> Result<usize>;
 }
