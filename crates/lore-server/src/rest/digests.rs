@@ -8,7 +8,9 @@ use axum::http::StatusCode;
 use lore_core::SkillPath;
 use lore_core::model::{Digest, EvalQuestion, EvalRun, EvalSet};
 use lore_engine::{DigestReport, EvalRunRequest, EvalTrend, NewEvalSet};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::{Body, Caller, Params};
 use crate::auth::Role;
@@ -22,11 +24,19 @@ pub struct BuildBody {
     force: bool,
 }
 
+/// A body whose fields are all optional, taken from a JSON object only: serde would otherwise
+/// read `[null, null]` as one, a body the API does not promise to accept.
+fn object<T: DeserializeOwned>(map: Map<String, Value>) -> Result<T, ApiError> {
+    serde_json::from_value(Value::Object(map))
+        .map_err(|e| lore_core::Error::invalid("body", e).into())
+}
+
 pub async fn build(
     caller: Caller,
-    Body(b): Body<BuildBody>,
+    Body(b): Body<Map<String, Value>>,
 ) -> Result<Json<DigestReport>, ApiError> {
     caller.require(Role::Reviewer)?;
+    let b: BuildBody = object(b)?;
     let report = caller
         .run(move |e| e.build_digests(b.skill.as_ref(), b.force))
         .await?;
@@ -117,9 +127,10 @@ pub struct Runs {
 
 pub async fn run(
     caller: Caller,
-    Body(b): Body<RunBody>,
+    Body(b): Body<Map<String, Value>>,
 ) -> Result<(StatusCode, Json<Runs>), ApiError> {
     caller.require(Role::Reviewer)?;
+    let b: RunBody = object(b)?;
     let request = EvalRunRequest {
         skill: b.skill,
         set: b.set,

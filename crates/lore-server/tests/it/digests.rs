@@ -160,6 +160,18 @@ async fn digests_and_evaluations_over_rest_and_mcp() {
         )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    // Only an object is a body: serde alone would read an array as one.
+    for uri in ["/v1/evals/runs", "/v1/digests/build"] {
+        let (status, answer) = server
+            .send(
+                Some(&reviewer),
+                Method::POST,
+                uri,
+                Some(json!([null, null])),
+            )
+            .await;
+        assert!(status.is_client_error(), "{uri}: {status} {answer}");
+    }
 
     let mcp = server
         .mcp(&reviewer, "run_evals", json!({"skill": SKILL}))
