@@ -381,11 +381,18 @@ pub(crate) fn render(d: &Digest) -> String {
     format!("{head}\n{body}")
 }
 
-/// The lowercase words of three letters or more.
+/// Words every page holds, which would make any task look related to every digest.
+const COMMON: [&str; 24] = [
+    "the", "and", "for", "with", "when", "what", "that", "this", "from", "into", "are", "was",
+    "not", "before", "after", "how", "who", "why", "you", "your", "our", "all", "any", "can",
+];
+
+/// The lowercase words of three letters or more, common ones aside.
 fn words(text: &str) -> BTreeSet<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 3)
         .map(str::to_lowercase)
+        .filter(|w| !COMMON.contains(&w.as_str()))
         .collect()
 }
 
