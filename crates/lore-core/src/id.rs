@@ -146,6 +146,14 @@ id_type!(
     /// Identifies one resolved human-in-the-loop decision (`DEC-…`).
     DecisionId, "DEC", "decision ID"
 );
+id_type!(
+    /// Identifies one version of a skill's digest (`DIG-…`).
+    DigestId, "DIG", "digest ID"
+);
+id_type!(
+    /// Identifies one graded evaluation run (`EVAL-…`).
+    EvalRunId, "EVAL", "evaluation run ID"
+);
 
 #[cfg(test)]
 mod tests {

@@ -16,11 +16,13 @@ mod changes;
 mod config;
 mod curate;
 mod decisions;
+mod digest;
 pub mod distill;
 mod engine;
 mod episode_search;
 mod episode_texts;
 mod episodes;
+mod evals;
 pub mod extract;
 mod graph_cache;
 pub mod interchange;
@@ -56,10 +58,14 @@ pub use curate::CurationReport;
 pub use decisions::{
     DEFAULT_DECISIONS, DecisionQuery, DecisionResult, NewDecision, RecalledDecision,
 };
+pub use digest::{DigestReport, MAX_DIGEST_DECISIONS, MAX_DIGEST_LESSONS};
 pub use episode_texts::RecalledEpisode;
 pub use episodes::{
     DecisionSequence, EPISODE_BUDGET, EpisodeQuery, EpisodeReceipt, EpisodeSummary, EpisodeView,
     MAX_BUDGET, Rendered,
+};
+pub use evals::{
+    DEFAULT_TREND_RUNS, EvalRunRequest, EvalTrend, MAX_EVAL_QUESTIONS, NewEvalSet, TrendPoint,
 };
 pub use graph_cache::DecisionMatch;
 pub use layered::{

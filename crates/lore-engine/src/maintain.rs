@@ -1,6 +1,7 @@
 //! Periodic upkeep: expiry of what waited too long for review, utility measurement with its
 //! promotion and suppression gates (seed 003, see `measure`), pruning (seed 002), and the repair
-//! of files derived from the store (see `repair`).
+//! of files derived from the store (see `repair`), then the digests whose sources changed and
+//! the evaluation sets whose skill's memory changed (see `digest`, `evals`).
 //!
 //! `lore maintain` runs [`Engine::maintain`], which is idempotent: every job selects lessons by
 //! a condition its own change makes false (an expired lesson no longer waits, a pruned lesson is
@@ -66,6 +67,10 @@ pub struct MaintainReport {
     /// Guardrails and regression cases that corrections left unwritten (a crash between the
     /// store's commit and the files), written now.
     pub files: super::FileRepair,
+    /// Digests made again because their sources changed (none from a store without digests).
+    pub digests: Vec<lore_core::id::DigestId>,
+    /// Evaluation runs made because their skill's memory changed since the set's last run.
+    pub evals: Vec<lore_core::model::EvalRun>,
 }
 
 const IN_USE: [LessonStatus; 2] = [LessonStatus::Approved, LessonStatus::Trial];
@@ -109,6 +114,13 @@ impl Engine {
             report.pruned_by_rank = self.prune_by_rank(max)?;
         }
         report.files = self.repair_files()?;
+        // After every lesson move: digests and evaluations see the memory as upkeep left it.
+        report.digests = match self.build_digests(None, false) {
+            Ok(built) => built.built.into_iter().map(|d| d.id).collect(),
+            Err(lore_core::Error::Unsupported(_)) => Vec::new(),
+            Err(err) => return Err(err),
+        };
+        report.evals = self.evals_on_change()?;
         Ok(report)
     }
 

@@ -9,6 +9,10 @@
 //! execution a correction was about is not touched; its content is the agent's record, purged
 //! separately when needed.
 //!
+//! Copies derived from a lesson go first: the digest versions made from it are deleted (the
+//! next build makes the skill's digest again) and the answer excerpts of evaluation grades whose
+//! context held it become the marker.
+//!
 //! An episode is purged the same way: its task becomes the marker, its decisions, events, links
 //! and lessons are dropped, and the store takes its contribution out of the causal graph in the
 //! same transaction, so no graph query uses it again.
@@ -72,6 +76,9 @@ impl Engine {
             json!({ "corrections": corrections, "audit_entries": audit_entries }),
         );
         let after = after.clone();
+        // Derived copies first: if the purge then fails, only derived data is gone, and the
+        // next build makes it again; the other way round, a crash would leave the text quoted.
+        self.forget_derived(id.as_str())?;
         self.store.purge(&erased, &entry)?;
         // The recall index saved beside the store names the lesson and hashes its old text.
         self.forget_saved_index();
@@ -138,6 +145,35 @@ impl Engine {
             events,
             audit_entries,
         })
+    }
+}
+
+impl Engine {
+    /// Erases a purged record's text from what was derived from it: the digest versions made
+    /// from it, and the answer excerpts of evaluation grades whose context held it. A store
+    /// without digests or evaluation runs has none.
+    fn forget_derived(&self, id: &str) -> Result<()> {
+        let unsupported = |r: Result<usize>| match r {
+            Err(Error::Unsupported(_)) => Ok(0),
+            other => other,
+        };
+        let digests = unsupported(
+            self.store
+                .digests()
+                .and_then(|s| s.forget_digest_source(id)),
+        )?;
+        let grades = unsupported(
+            self.store
+                .evals()
+                .and_then(|s| s.forget_eval_item(id, PURGED)),
+        )?;
+        tracing::info!(
+            id,
+            digests,
+            grades,
+            "purged text erased from derived records"
+        );
+        Ok(())
     }
 }
 

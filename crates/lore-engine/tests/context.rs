@@ -81,6 +81,7 @@ fn seeded() -> Project {
     p.engine
         .review_decisions(&approve, LessonStatus::Approved, "sound calls")
         .unwrap();
+    p.engine.build_digests(None, false).unwrap();
     p
 }
 
@@ -104,12 +105,17 @@ fn both_layers_stack_in_order_with_their_figures() {
         [
             ContextLayer::Lessons,
             ContextLayer::Decisions,
+            ContextLayer::Digest,
             ContextLayer::Knowledge
         ]
     );
     let lessons = &result.layers[0];
     let decisions = &result.layers[1];
-    let knowledge = &result.layers[2];
+    let digest = &result.layers[2];
+    let knowledge = &result.layers[3];
+    assert_eq!(digest.status, LayerStatus::Filled, "{digest:?}");
+    assert_eq!(digest.items.len(), 1);
+    assert!(digest.items[0].starts_with("DIG-"));
     assert_eq!(decisions.status, LayerStatus::Filled);
     assert_eq!(
         decisions.items.len(),
@@ -122,8 +128,9 @@ fn both_layers_stack_in_order_with_their_figures() {
     assert_eq!(lessons.items.len(), 10, "recall's limit");
     let at_lessons = result.text.find("## Lessons learned").unwrap();
     let at_decisions = result.text.find("## Decisions people made").unwrap();
+    let at_digest = result.text.find("## Digest of approved memory").unwrap();
     let at_knowledge = result.text.find("## Team knowledge").unwrap();
-    assert!(at_lessons < at_decisions && at_decisions < at_knowledge);
+    assert!(at_lessons < at_decisions && at_decisions < at_digest && at_digest < at_knowledge);
     assert!(
         !result.text.contains("page nobody"),
         "a decision waiting for review is not shown"
@@ -143,11 +150,11 @@ fn both_layers_stack_in_order_with_their_figures() {
     assert!(tight.tokens <= 1_500);
     // The total cuts the last layer first: lessons keep their whole budget's worth.
     assert!(
-        !tight.layers[0].truncated && !tight.layers[1].truncated && tight.layers[2].truncated,
+        !tight.layers[0].truncated && !tight.layers[1].truncated && tight.layers[3].truncated,
         "{:?}",
         tight.layers
     );
-    assert!(tight.layers[2].items.len() < tight.layers[2].packed);
+    assert!(tight.layers[3].items.len() < tight.layers[3].packed);
 }
 
 #[test]
@@ -163,7 +170,8 @@ fn a_failing_layer_is_empty_with_a_warning_and_the_others_answer() {
     let result = p.engine.context(&query(2_000, 12_000)).unwrap();
     assert_eq!(result.layers[0].status, LayerStatus::Filled);
     assert_eq!(result.layers[1].status, LayerStatus::Filled);
-    assert_eq!(result.layers[2].status, LayerStatus::Failed);
+    assert_eq!(result.layers[2].status, LayerStatus::Filled);
+    assert_eq!(result.layers[3].status, LayerStatus::Failed);
     assert_eq!(result.warnings.len(), 1);
     assert!(
         result.warnings[0].contains("knowledge layer is empty"),
@@ -247,6 +255,7 @@ proptest! {
                 let start = result.text.find(match report.layer {
                     ContextLayer::Lessons => "## Lessons learned",
                     ContextLayer::Decisions => "## Decisions people made",
+                    ContextLayer::Digest => "## Digest of approved memory",
                     ContextLayer::Knowledge => "## Team knowledge",
                 });
                 prop_assert!(start.is_some());

@@ -14,6 +14,7 @@
 //! audit actor is the connection's token; no tool takes a name for either.
 
 mod decisions;
+mod digests;
 mod episodes;
 mod knowledge;
 mod learn;
@@ -679,6 +680,7 @@ impl LoreMcp {
             + Self::learn_tool_router()
             + Self::knowledge_tool_router()
             + Self::decision_tool_router()
+            + Self::digest_tool_router()
     }
 }
 
@@ -826,6 +828,7 @@ mod tests {
             [
                 "archival_memory_search",
                 "archival_memory_write",
+                "build_digests",
                 "causal_path",
                 "conversation_log_read",
                 "conversation_log_write",
@@ -833,6 +836,8 @@ mod tests {
                 "core_memory_write",
                 "correct",
                 "decision_sequence",
+                "define_eval_set",
+                "eval_trends",
                 "export_causal_graph",
                 "find_anti_patterns",
                 "find_patterns",
@@ -846,6 +851,7 @@ mod tests {
                 "list_lessons",
                 "memory_prompt",
                 "memory_status",
+                "read_digest",
                 "recall_decisions",
                 "recall_knowledge",
                 "recall_memory",
@@ -856,6 +862,7 @@ mod tests {
                 "review_decisions",
                 "review_lessons",
                 "review_queue",
+                "run_evals",
                 "search_memory",
                 "similar_decisions",
                 "what_if"
@@ -884,6 +891,9 @@ mod tests {
                     | "ingest_knowledge"
                     | "record_decision"
                     | "review_decisions"
+                    | "build_digests"
+                    | "define_eval_set"
+                    | "run_evals"
                     | "review_lessons"
                     | "report_signal"
                     | "core_memory_write"

@@ -29,11 +29,13 @@ READ_ONLY = {
     "conversation_log_read", "get_episode", "decision_sequence", "list_episodes", "causal_path",
     "export_causal_graph", "what_if", "similar_decisions", "find_patterns", "find_anti_patterns",
     "layered_context", "recall_knowledge", "list_knowledge", "recall_decisions",
+    "read_digest", "eval_trends",
 }
 WRITES = {
     "record_execution", "correct", "review_lessons", "report_signal", "core_memory_write",
     "archival_memory_write", "conversation_log_write", "record_episode", "learn_lessons",
     "ingest_knowledge", "record_decision", "review_decisions",
+    "build_digests", "define_eval_set", "run_evals",
 }
 
 
@@ -201,7 +203,8 @@ async def layers(session, reviewer):
     decision = {"skill": SKILL, "situation": "A customer wants a refund for a late order",
                 "action": "Refund in full", "rationale": "The order was a week late"}
     if not reviewer:
-        for name, arguments in [("ingest_knowledge", runbook), ("record_decision", decision)]:
+        for name, arguments in [("ingest_knowledge", runbook), ("record_decision", decision),
+                                ("build_digests", {}), ("run_evals", {})]:
             refused = await session.call_tool(name, arguments)
             check(attr(refused, "is_error", "isError"), f"an agent's {name} was accepted")
         return
@@ -221,9 +224,33 @@ async def layers(session, reviewer):
     check(some["ids"] == [made["id"]], f"recall_decisions: {some}")
     context = await call(session, "layered_context", {"query": "refund for a late order", "layer_budget": 400})
     names = [l["layer"] for l in context["layers"]]
-    check(names == ["lessons", "decisions", "knowledge"], f"layered_context layers: {names}")
+    check(names == ["lessons", "decisions", "digest", "knowledge"], f"layered_context layers: {names}")
     check(all(l["tokens"] <= 400 for l in context["layers"]), f"layered_context budgets: {context}")
     check("> Refund late orders in full" in context["text"], f"layered_context: {context['text']}")
+    await digests_and_evals(session, made["id"])
+
+
+async def digests_and_evals(session, decision_id):
+    """A digest of the approved decision, then a question set graded against the memory."""
+    built = await call(session, "build_digests", {"skill": SKILL})
+    check(len(built["digests"]) == 1 and decision_id in built["digests"][0]["markdown"], f"build_digests: {built}")
+    again = await call(session, "build_digests", {"skill": SKILL})
+    check(again["digests"] == [] and again["unchanged"] == [SKILL], f"build_digests again: {again}")
+    read = await call(session, "read_digest", {"skill": SKILL})
+    check("Refund in full" in read["digests"][0]["markdown"], f"read_digest: {read}")
+    context = await call(session, "layered_context", {"query": "refund for a late order", "skill": SKILL})
+    digest = [l for l in context["layers"] if l["layer"] == "digest"][0]
+    check(digest["status"] == "filled", f"digest layer: {digest}")
+    question = {"question": "A late order: what do we refund?", "expected": "refund in full"}
+    bad = await session.call_tool("define_eval_set", {"skill": SKILL, "name": "late", "questions": [dict(question, grader="judge")]})
+    check(attr(bad, "is_error", "isError"), "a judged question was accepted without a model")
+    text = " ".join(getattr(c, "text", "") for c in bad.content)
+    check("grader" in text, f"the refusal does not name the field: {text}")
+    await call(session, "define_eval_set", {"skill": SKILL, "name": "late", "questions": [question]})
+    ran = await call(session, "run_evals", {"skill": SKILL})
+    check(ran["evals"][0]["passed"] == 1 and ran["evals"][0]["failed"] == [], f"run_evals: {ran}")
+    trends = await call(session, "eval_trends", {"skill": SKILL})
+    check(trends["trends"][0]["scores"] == [1.0], f"eval_trends: {trends}")
 
 
 async def exercise(session, reviewer):

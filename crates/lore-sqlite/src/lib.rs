@@ -18,6 +18,7 @@
 //!   waits out their writes instead of failing.
 
 mod decisions;
+mod digests;
 mod episodes;
 mod filter;
 mod knowledge;

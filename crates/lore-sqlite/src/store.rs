@@ -554,6 +554,14 @@ impl Store for SqliteStore {
         Ok(self)
     }
 
+    fn digests(&self) -> Result<&dyn lore_core::ports::knowledge::DigestStore> {
+        Ok(self)
+    }
+
+    fn evals(&self) -> Result<&dyn lore_core::ports::knowledge::EvalStore> {
+        Ok(self)
+    }
+
     fn change_cursor(&self) -> Result<ChangeCursor> {
         let conn = self.conn();
         Ok(ChangeCursor {

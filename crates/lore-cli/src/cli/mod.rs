@@ -11,6 +11,7 @@ use lore_engine::HumanCorrections;
 use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 
+mod digest;
 mod episodes;
 mod knowledge;
 mod review;
@@ -19,6 +20,7 @@ mod serve;
 mod tokens;
 mod watch;
 
+pub use digest::{DigestCommand, EvalCommand, EvalDefineArgs};
 pub use episodes::{EpisodeCommand, GraphCommand};
 pub use knowledge::{
     ContextArgs, DecisionCommand, DecisionRecordArgs, IngestArgs, KnowledgeCommand,
@@ -135,7 +137,8 @@ pub enum Command {
     /// exception, mark sensitive, supersede (one or many at once).
     Review(ReviewArgs),
     /// Run the periodic jobs: expiry of stale reviews, utility measurement (promotion and
-    /// suppression of lessons by what they did), pruning; running twice changes nothing.
+    /// suppression of lessons by what they did), pruning, digests whose sources changed, and
+    /// evaluation sets whose skill's memory changed; running twice changes nothing.
     Maintain(MaintainArgs),
     /// Import seed-format `.agentura/` files or a Lore JSONL export.
     Import(ImportArgs),
@@ -155,6 +158,14 @@ pub enum Command {
     /// The layered context for a task: every memory layer in a fixed order, each within its
     /// token budget and all within a total, with each layer's figures.
     Context(ContextArgs),
+    /// Each skill's digest of its approved lessons and decisions (seed 004's wiki): build, show,
+    /// list, history.
+    #[command(subcommand)]
+    Digest(DigestCommand),
+    /// Question sets with expected answers per skill, graded runs over time and their trends
+    /// (seed 004's training loop).
+    #[command(subcommand)]
+    Eval(EvalCommand),
     /// Fit the embedder again to the retrievable lessons and re-embed every lesson (a progress
     /// bar on a terminal). Recall is refused while the store's vectors are another embedder's.
     Reembed,

@@ -3,6 +3,7 @@
 mod bench;
 mod capture;
 mod decisions;
+mod digest;
 pub mod episodes;
 mod knowledge;
 mod lessons;
@@ -72,6 +73,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Knowledge(cmd) => knowledge::run(&paths, cmd, json),
         Command::Context(args) => knowledge::context(&paths, args, json),
         Command::Decision(cmd) => decisions::run(&paths, cmd, json),
+        Command::Digest(cmd) => digest::digest(&paths, cmd, json),
+        Command::Eval(cmd) => digest::eval(&paths, cmd, json),
         Command::Migrate(args) => migrate::run(&paths, args, json),
         Command::Bench(cmd) => bench::run(&paths, cmd, json),
     }

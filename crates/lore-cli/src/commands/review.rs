@@ -148,7 +148,8 @@ pub fn maintain(paths: &Paths, args: MaintainArgs, json: bool) -> Result<()> {
         min_quality: args.min_quality,
         ..Default::default()
     };
-    let report: MaintainReport = paths.engine(OpenMode::Existing)?.maintain()?;
+    let engine = crate::config::with_proposer(paths.engine(OpenMode::Existing)?)?;
+    let report: MaintainReport = engine.maintain()?;
     if json {
         return output::json(&report);
     }
@@ -179,6 +180,15 @@ pub fn maintain(paths: &Paths, args: MaintainArgs, json: bool) -> Result<()> {
         for id in ids {
             output::line(format!("  {id}  {what}"))?;
         }
+    }
+    for id in &report.digests {
+        output::line(format!("  {id}  digest made again (its sources changed)"))?;
+    }
+    for run in &report.evals {
+        output::line(format!(
+            "  {}  evaluation {} of {}: {}/{} passed (its memory changed)",
+            run.id, run.set, run.skill, run.passed, run.total
+        ))?;
     }
     for id in &report.files.guardrails {
         output::line(format!("  {id}  guardrail rewritten (it was missing)"))?;

@@ -178,6 +178,10 @@ fn a_lesson_approved_through_one_server_is_recalled_through_another() {
         assert!(s.banner.contains("Store: postgres://"), "{}", s.banner);
         assert!(!s.banner.contains(&password), "{}", s.banner);
     }
+    // Digests and evaluation runs are SQLite's for now: PostgreSQL answers a typed 501.
+    for path in ["/v1/digests", "/v1/evals/sets", "/v1/evals/trends"] {
+        assert_eq!(a.probe(path), 501, "{path}");
+    }
 
     let skill = "support/triage";
     let query = "refund invoices currency";

@@ -882,3 +882,69 @@ fn sigterm_finishes_the_writes_in_flight_and_loses_none_acknowledged() {
         "{stored_executions} stored, more than were sent"
     );
 }
+
+/// The status code and JSON body of one loopback answer.
+fn answer(raw: &str) -> (u16, serde_json::Value) {
+    let status = raw
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = raw.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, serde_json::from_str(body).unwrap_or_default())
+}
+
+#[test]
+fn digests_and_evaluations_over_a_real_socket() {
+    let dir = project();
+    let server = Server::start(dir.path());
+    let post = |path: &str, body: serde_json::Value| {
+        answer(&server.request("POST", path, None, Some(&body.to_string())))
+    };
+    let (status, made) = post(
+        "/v1/decisions",
+        serde_json::json!({"skill": "support/triage", "situation": "A refund after the deadline",
+                           "action": "Refund without a fee", "rationale": "First order"}),
+    );
+    assert_eq!(status, 201, "{made}");
+    let (status, _) = post(
+        "/v1/decisions/review",
+        serde_json::json!({"ids": [made["id"]], "status": "approved", "reason": "fair"}),
+    );
+    assert_eq!(status, 200);
+    let (status, built) = post("/v1/digests/build", serde_json::json!({}));
+    assert_eq!(status, 200, "{built}");
+    assert_eq!(built["built"].as_array().map(Vec::len), Some(1), "{built}");
+    let (status, listed) = answer(&server.get("/v1/digests?skill=support/triage"));
+    assert_eq!(status, 200);
+    assert!(
+        listed["digests"][0]["markdown"]
+            .as_str()
+            .is_some_and(|m| m.contains("Refund without a fee")),
+        "{listed}"
+    );
+    let set = |questions: serde_json::Value| serde_json::json!({"skill": "support/triage", "name": "refunds", "questions": questions});
+    let (status, refused) = post("/v1/evals/sets", set(serde_json::json!([])));
+    assert_eq!(status, 422, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("questions")
+    );
+    let (status, _) = post(
+        "/v1/evals/sets",
+        set(
+            serde_json::json!([{"question": "A refund after the deadline?",
+                                "expected": "refund without a fee"}]),
+        ),
+    );
+    assert_eq!(status, 201);
+    let (status, runs) = post("/v1/evals/runs", serde_json::json!({}));
+    assert_eq!(status, 201, "{runs}");
+    assert_eq!(runs["runs"][0]["passed"], 1, "{runs}");
+    let (status, trends) = answer(&server.get("/v1/evals/trends"));
+    assert_eq!(status, 200);
+    assert_eq!(trends["trends"][0]["runs"], 1, "{trends}");
+    server.terminate();
+}

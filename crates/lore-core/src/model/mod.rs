@@ -6,6 +6,7 @@
 
 mod audit;
 mod decision;
+mod digest;
 mod episode;
 mod knowledge;
 mod lesson;
@@ -13,6 +14,10 @@ mod memory;
 
 pub use audit::{AuditAction, AuditEntry, RecordKind};
 pub use decision::DecisionRecord;
+pub use digest::{
+    Digest, DigestMethod, DigestSource, DigestSourceKind, EvalGrade, EvalQuestion, EvalRun,
+    EvalSet, EvalTrigger, Grader,
+};
 pub use episode::{
     Decision, DecisionType, EdgeType, Episode, EpisodeLink, EpisodeMetrics, EpisodeOutcome, Event,
     EventType, ItemRef, PURGED,

@@ -1,5 +1,5 @@
 //! The knowledge port: where ingested documents and their chunks are kept, and the decision
-//! corpus beside them.
+//! corpus, digests and evaluation runs beside them.
 //!
 //! It is a trait of its own, reached through [`crate::Store::knowledge`], so a store that does
 //! not keep knowledge yet answers a typed [`crate::Error::Unsupported`] (which REST turns into
@@ -9,7 +9,9 @@ use crate::error::Result;
 use chrono::{DateTime, Utc};
 
 use crate::id::DecisionId;
-use crate::model::{AuditEntry, DecisionRecord, KnowledgeChunk, KnowledgeDocument};
+use crate::model::{
+    AuditEntry, DecisionRecord, Digest, EvalRun, EvalSet, KnowledgeChunk, KnowledgeDocument,
+};
 use crate::scope::{Scope, SkillPath};
 
 /// A document to store with the chunks it was cut into, replacing any earlier version.
@@ -93,4 +95,74 @@ pub trait DecisionStore: Send + Sync {
     /// # Errors
     /// [`crate::Error::Store`] when the backend fails.
     fn decision_revision(&self) -> Result<u64>;
+}
+
+/// Persistence for digests: every version kept, the newest per skill read.
+pub trait DigestStore: Send + Sync {
+    /// Stores a new digest version.
+    ///
+    /// # Errors
+    /// [`crate::Error::Conflict`] when the ID is taken; [`crate::Error::Store`] when the backend
+    /// fails.
+    fn put_digest(&self, digest: &Digest) -> Result<()>;
+
+    /// The newest digest of each skill inside `scope` (of `skill` only, when given), by skill.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn digests(&self, scope: &Scope, skill: Option<&SkillPath>) -> Result<Vec<Digest>>;
+
+    /// A skill's digest versions, newest first, at most `limit`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn digest_history(&self, skill: &SkillPath, limit: usize) -> Result<Vec<Digest>>;
+
+    /// Deletes every digest version made from the record `source` (a purged lesson's text may
+    /// be quoted in them); the next build makes the skill's digest again. Returns how many.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails; nothing is deleted then.
+    fn forget_digest_source(&self, source: &str) -> Result<usize>;
+}
+
+/// Persistence for evaluation sets and their graded runs.
+pub trait EvalStore: Send + Sync {
+    /// Stores a set, replacing the set of the same skill and name.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn put_eval_set(&self, set: &EvalSet) -> Result<()>;
+
+    /// The sets inside `scope` (of `skill` only, when given), by skill and name.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn eval_sets(&self, scope: &Scope, skill: Option<&SkillPath>) -> Result<Vec<EvalSet>>;
+
+    /// Stores a run.
+    ///
+    /// # Errors
+    /// [`crate::Error::Conflict`] when the ID is taken; [`crate::Error::Store`] when the backend
+    /// fails.
+    fn put_eval_run(&self, run: &EvalRun) -> Result<()>;
+
+    /// The runs inside `scope` (of `skill`, and of the set named `set`, when given), oldest
+    /// first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn eval_runs(
+        &self,
+        scope: &Scope,
+        skill: Option<&SkillPath>,
+        set: Option<&str>,
+    ) -> Result<Vec<EvalRun>>;
+
+    /// Replaces with `marker` the answer excerpt of every graded question whose context held the
+    /// item `id` (a purged lesson's text may be in it). Returns how many grades changed.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails; nothing changes then.
+    fn forget_eval_item(&self, id: &str, marker: &str) -> Result<usize>;
 }

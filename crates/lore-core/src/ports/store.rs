@@ -595,6 +595,28 @@ pub trait Store: Send + Sync {
         )))
     }
 
+    /// Where this store keeps digests.
+    ///
+    /// # Errors
+    /// [`crate::Error::Unsupported`] (the default) from a store that keeps none.
+    fn digests(&self) -> Result<&dyn crate::ports::knowledge::DigestStore> {
+        Err(crate::Error::Unsupported(format!(
+            "the {} store does not keep digests yet",
+            self.info().backend
+        )))
+    }
+
+    /// Where this store keeps evaluation sets and runs.
+    ///
+    /// # Errors
+    /// [`crate::Error::Unsupported`] (the default) from a store that keeps none.
+    fn evals(&self) -> Result<&dyn crate::ports::knowledge::EvalStore> {
+        Err(crate::Error::Unsupported(format!(
+            "the {} store does not keep evaluation runs yet",
+            self.info().backend
+        )))
+    }
+
     /// The cursor of the newest write: following from here sees only what comes next.
     ///
     /// # Errors

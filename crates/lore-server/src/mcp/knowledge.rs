@@ -175,7 +175,8 @@ pub struct ContextView {
 #[tool_router(router = knowledge_tool_router, vis = "pub(crate)")]
 impl LoreMcp {
     /// Everything Lore holds for a task in one block, before you start it: the curated
-    /// lessons, then the team's documents, in a fixed order, each layer within its token
+    /// lessons, the decisions people made, the skill's digest, then the team's documents, in a
+    /// fixed order, each layer within its token
     /// budget and the whole within a total. A layer that cannot be read is left out and named
     /// in warnings.
     #[tool(annotations(

@@ -56,6 +56,11 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "recall_decisions",
             "record_decision",
             "review_decisions",
+            "read_digest",
+            "build_digests",
+            "define_eval_set",
+            "run_evals",
+            "eval_trends",
         ],
     ),
     (

@@ -12,6 +12,7 @@
 
 mod agent_memory;
 mod decisions;
+mod digests;
 mod episodes;
 mod events;
 mod executions;
@@ -250,6 +251,14 @@ pub fn routes() -> Routes {
         .on(M::GET, "/v1/decisions", decisions::list)
         .on(M::POST, "/v1/decisions/review", decisions::review)
         .on(M::POST, "/v1/decisions/recall", decisions::recall)
+        .on(M::POST, "/v1/digests/build", digests::build)
+        .on(M::GET, "/v1/digests", digests::list)
+        .on(M::GET, "/v1/digests/history", digests::history)
+        .on(M::POST, "/v1/evals/sets", digests::define)
+        .on(M::GET, "/v1/evals/sets", digests::sets)
+        .on(M::POST, "/v1/evals/runs", digests::run)
+        .on(M::GET, "/v1/evals/runs", digests::runs)
+        .on(M::GET, "/v1/evals/trends", digests::trends)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/memory/core", agent_memory::core)
         .on(M::PUT, "/v1/memory/core", agent_memory::write_core)

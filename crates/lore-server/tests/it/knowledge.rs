@@ -223,12 +223,16 @@ async fn the_layered_context_stacks_lessons_then_knowledge_over_rest_and_mcp() {
         .iter()
         .map(|l| l["layer"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["lessons", "decisions", "knowledge"]);
+    assert_eq!(names, ["lessons", "decisions", "digest", "knowledge"]);
     assert_eq!(
         layers[1]["status"], "empty",
         "no decision was recorded: {context}"
     );
-    for layer in [&layers[0], &layers[2]] {
+    assert_eq!(
+        layers[2]["status"], "empty",
+        "no digest was built: {context}"
+    );
+    for layer in [&layers[0], &layers[3]] {
         assert_eq!(layer["status"], "filled", "{context}");
         assert!(layer["tokens"].as_u64().unwrap() <= 300, "{layer}");
     }
@@ -260,7 +264,7 @@ async fn the_layered_context_stacks_lessons_then_knowledge_over_rest_and_mcp() {
         )
         .await;
     let view = &answer["result"]["structuredContent"];
-    assert_eq!(view["layers"][2]["layer"], "knowledge", "{answer}");
+    assert_eq!(view["layers"][3]["layer"], "knowledge", "{answer}");
     assert!(
         view["text"]
             .as_str()

@@ -5,6 +5,7 @@ mod common;
 
 mod auth;
 mod console;
+mod digests;
 mod doors;
 mod events;
 mod fuzz;

@@ -146,6 +146,27 @@ async fn seeded() -> (Server, Seed) {
             ..lore_engine::NewDecision::default()
         })
         .unwrap();
+    // A digest of the approved decision (which holds the marker), and a set named after the
+    // marker, run once.
+    server.home.engine.build_digests(None, false).unwrap();
+    server
+        .home
+        .engine
+        .define_eval_set(lore_engine::NewEvalSet {
+            skill: Some(lore_core::SkillPath::parse(SKILL).unwrap()),
+            name: format!("{MARKER} basics"),
+            questions: vec![lore_core::model::EvalQuestion {
+                question: "What about an export refund?".to_owned(),
+                expected: "Refund it".to_owned(),
+                grader: lore_core::model::Grader::Contains,
+            }],
+        })
+        .unwrap();
+    server
+        .home
+        .engine
+        .run_evals(&lore_engine::EvalRunRequest::default())
+        .unwrap();
     server
         .home
         .engine
@@ -404,6 +425,23 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
                 json!({"query": format!("{WORD} export refund")}),
             )
         }),
+        ("POST", "/v1/digests/build") => row(Reviewer, false, |_| {
+            with("/v1/digests/build", json!({"force": true}))
+        }),
+        ("GET", "/v1/digests") => row(Agent, true, |_| get("/v1/digests")),
+        ("GET", "/v1/digests/history") => row(Agent, true, |_| {
+            get(format!("/v1/digests/history?skill={SKILL}"))
+        }),
+        ("POST", "/v1/evals/sets") => row(Reviewer, false, |_| {
+            with(
+                "/v1/evals/sets",
+                json!({"skill": SKILL, "name": "new", "questions": [{"question": "q", "expected": "a"}]}),
+            )
+        }),
+        ("GET", "/v1/evals/sets") => row(Agent, true, |_| get("/v1/evals/sets")),
+        ("POST", "/v1/evals/runs") => row(Reviewer, false, |_| with("/v1/evals/runs", json!({}))),
+        ("GET", "/v1/evals/runs") => row(Agent, true, |_| get("/v1/evals/runs")),
+        ("GET", "/v1/evals/trends") => row(Agent, true, |_| get("/v1/evals/trends")),
         ("GET", "/v1/review") => row(Reviewer, true, |_| get("/v1/review")),
         ("POST", "/v1/review/{decision}") => row(Reviewer, false, |s| {
             with(
@@ -525,6 +563,16 @@ fn tool_row(name: &str) -> Option<Row> {
                 json!({"skill": SKILL, "situation": "s", "action": "a", "rationale": "r"}),
             )
         }),
+        "read_digest" => row(Agent, true, |_| with("", json!({}))),
+        "build_digests" => row(Reviewer, false, |_| with("", json!({"force": true}))),
+        "define_eval_set" => row(Reviewer, false, |_| {
+            with(
+                "",
+                json!({"skill": SKILL, "name": "new", "questions": [{"question": "q", "expected": "a"}]}),
+            )
+        }),
+        "run_evals" => row(Reviewer, false, |_| with("", json!({}))),
+        "eval_trends" => row(Agent, true, |_| with("", json!({}))),
         "layered_context" => row(Agent, true, |_| {
             with("", json!({"query": format!("{WORD} export worker")}))
         }),

@@ -1,0 +1,219 @@
+//! Digests and evaluation runs over REST and MCP on a real SQLite file: reviewers build,
+//! define and run, every role reads; who did it is the token; bad bodies are refused with a 4xx
+//! naming the problem and store nothing; both doors validate the same way.
+
+use axum::http::{Method, StatusCode};
+use lore_core::SkillPath;
+use lore_core::model::{CurationMode, LessonStatus};
+use lore_engine::{EngineConfig, NewDecision};
+use lore_server::auth::Role;
+use serde_json::{Value, json};
+
+use crate::common::SKILL;
+use crate::common::server::Server;
+
+fn approved_decision(server: &Server) {
+    let engine = &server.home.engine;
+    let d = engine
+        .record_decision(NewDecision {
+            skill: Some(SkillPath::parse(SKILL).unwrap()),
+            situation: "Exports stalled for an hour".into(),
+            action: "Restart the export worker".into(),
+            rationale: "The queue drains after a restart".into(),
+            ..NewDecision::default()
+        })
+        .unwrap();
+    engine
+        .review_decisions(&[d.id], LessonStatus::Approved, "sound")
+        .unwrap();
+}
+
+fn set_body(questions: Value) -> Value {
+    json!({"skill": SKILL, "name": "exports", "questions": questions})
+}
+
+#[tokio::test]
+async fn digests_and_evaluations_over_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig {
+        curation: CurationMode::Review,
+        ..EngineConfig::default()
+    });
+    let (reviewer, reviewer_id) = server.token(Role::Reviewer);
+    let (agent, _) = server.token(Role::Agent);
+    approved_decision(&server);
+
+    let build = |token| {
+        server.send(
+            Some(token),
+            Method::POST,
+            "/v1/digests/build",
+            Some(json!({})),
+        )
+    };
+    let (status, _) = build(&agent).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, report) = build(&reviewer).await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["built"][0]["generated_by"], reviewer_id.as_str());
+    let (_, again) = build(&reviewer).await;
+    assert_eq!(again["built"], json!([]), "nothing changed: {again}");
+    let uri = format!("/v1/digests?skill={SKILL}");
+    let (status, list) = server.send(Some(&agent), Method::GET, &uri, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let markdown = list["digests"][0]["markdown"].as_str().unwrap();
+    assert!(markdown.contains("Restart the export worker"), "{list}");
+    let (status, answer) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/digests/history?skill=nope",
+            None,
+        )
+        .await;
+    assert!(status.is_client_error(), "{status} {answer}");
+
+    // Bad sets: refused, naming the problem, nothing stored; the author cannot be forged.
+    for (body, says) in [
+        (set_body(json!([])), "questions"),
+        (
+            set_body(json!([{"question": "q", "expected": " "}])),
+            "questions[0].expected",
+        ),
+        (
+            set_body(json!([{"question": "q", "expected": "a", "grader": "judge"}])),
+            "judge",
+        ),
+        (
+            set_body(json!([{"question": "q", "expected": "a", "grader": "fuzzy"}])),
+            "grader",
+        ),
+        (
+            json!({"skill": SKILL, "name": "x", "questions": [], "defined_by": "eve"}),
+            "defined_by",
+        ),
+        (
+            json!({"name": "x", "questions": [{"question": "q", "expected": "a"}]}),
+            "skill",
+        ),
+    ] {
+        let (status, answer) = server
+            .send(
+                Some(&reviewer),
+                Method::POST,
+                "/v1/evals/sets",
+                Some(body.clone()),
+            )
+            .await;
+        assert!(status.is_client_error(), "{body}: {status} {answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{body}: {answer}");
+        let mcp = server.mcp(&reviewer, "define_eval_set", body.clone()).await;
+        let refused = mcp["result"]["isError"] == true || mcp.get("error").is_some();
+        assert!(refused, "{body}: {mcp}");
+    }
+    let (_, sets) = server
+        .send(Some(&agent), Method::GET, "/v1/evals/sets", None)
+        .await;
+    assert_eq!(sets["sets"], json!([]), "nothing stored");
+
+    let good = set_body(json!([
+        {"question": "Exports stalled, what now?", "expected": "restart the export worker"},
+        {"question": "Who pays for shipping?", "expected": "the customer pays", "grader": "exact"}
+    ]));
+    let (status, _) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/evals/sets",
+            Some(good.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, set) = server
+        .send(Some(&reviewer), Method::POST, "/v1/evals/sets", Some(good))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{set}");
+    assert_eq!(set["defined_by"], reviewer_id.as_str());
+
+    let (status, runs) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/evals/runs",
+            Some(json!({"set": "exports"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{runs}");
+    let run = &runs["runs"][0];
+    assert_eq!(
+        (run["passed"].as_u64(), run["total"].as_u64()),
+        (Some(1), Some(2)),
+        "{run}"
+    );
+    assert_eq!(run["run_by"], reviewer_id.as_str());
+    let (status, _) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/evals/runs",
+            Some(json!({"set": "none"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    // Only an object is a body: serde alone would read an array as one.
+    for uri in ["/v1/evals/runs", "/v1/digests/build"] {
+        let (status, answer) = server
+            .send(
+                Some(&reviewer),
+                Method::POST,
+                uri,
+                Some(json!([null, null])),
+            )
+            .await;
+        assert!(status.is_client_error(), "{uri}: {status} {answer}");
+    }
+
+    let mcp = server
+        .mcp(&reviewer, "run_evals", json!({"skill": SKILL}))
+        .await;
+    let view = &mcp["result"]["structuredContent"]["evals"][0];
+    assert_eq!(view["passed"], 1, "{mcp}");
+    assert!(
+        view["failed"][0]
+            .as_str()
+            .unwrap()
+            .contains("the customer pays")
+    );
+    let (_, listed) = server
+        .send(Some(&agent), Method::GET, "/v1/evals/runs", None)
+        .await;
+    assert_eq!(listed["runs"].as_array().unwrap().len(), 2);
+    let (_, trends) = server
+        .send(Some(&agent), Method::GET, "/v1/evals/trends?recent=1", None)
+        .await;
+    assert_eq!(trends["trends"][0]["runs"], 2, "{trends}");
+    assert_eq!(trends["trends"][0]["points"].as_array().unwrap().len(), 1);
+    let (status, _) = server
+        .send(Some(&agent), Method::GET, "/v1/evals/trends?recent=0", None)
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    let mcp = server
+        .mcp(&agent, "read_digest", json!({"skill": SKILL}))
+        .await;
+    let digest = &mcp["result"]["structuredContent"]["digests"][0];
+    assert!(
+        digest["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("Restart the export worker"),
+        "{mcp}"
+    );
+    let mcp = server.mcp(&agent, "eval_trends", json!({})).await;
+    assert_eq!(
+        mcp["result"]["structuredContent"]["trends"][0]["scores"],
+        json!([0.5, 0.5])
+    );
+    let mcp = server.mcp(&agent, "build_digests", json!({})).await;
+    assert_eq!(mcp["result"]["isError"], true, "agents do not build: {mcp}");
+}
