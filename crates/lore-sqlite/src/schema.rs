@@ -28,9 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0005_episode_revision.sql"),
     include_str!("../migrations/0006_knowledge.sql"),
     include_str!("../migrations/0007_decisions.sql"),
-    // Numbered 0010 because 0008 and 0009 are taken by work not merged yet; the runner counts
-    // positions, not file numbers, so this is schema version 8 until those land before it.
-    include_str!("../migrations/0010_digests_evals.sql"),
+    include_str!("../migrations/0008_digests_evals.sql"),
 ];
 
 /// The newest schema version this build knows, the one it migrates every file to.
