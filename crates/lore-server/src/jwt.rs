@@ -86,6 +86,11 @@ struct Claims {
     skills: Option<Vec<String>>,
     #[serde(default)]
     agent: Option<String>,
+    /// The agent's role in the organization (`role` is the permission).
+    #[serde(default)]
+    org_role: Option<String>,
+    #[serde(default)]
+    department: Option<String>,
 }
 
 impl JwtVerifier {
@@ -248,6 +253,14 @@ fn grant(claims: Claims) -> Result<Grant> {
         );
     }
     scope.agent = claims.agent.filter(|a| !a.is_empty());
+    if let Some(role) = claims.org_role {
+        lore_core::scope::check_org_name("org_role", &role)?;
+        scope.role = Some(role);
+    }
+    if let Some(department) = claims.department {
+        lore_core::scope::check_org_name("department", &department)?;
+        scope.department = Some(department);
+    }
     Ok(Grant {
         token_id: format!("jwt:{}", claims.sub.as_deref().unwrap_or("-")),
         role,

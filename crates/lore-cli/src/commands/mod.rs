@@ -8,6 +8,7 @@ mod knowledge;
 mod lessons;
 mod memory;
 mod migrate;
+mod org;
 mod recall;
 mod reembed;
 pub mod review;
@@ -62,6 +63,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Episode(cmd) => episodes::episode(&paths, cmd, json),
         Command::Graph(cmd) => episodes::graph(&paths, cmd, json),
         Command::Lessons(cmd) => lessons::run(&paths, cmd, json),
+        Command::Org(cmd) => org::run(&paths, cmd, json),
         Command::Review(args) => review::review(&paths, args, json),
         Command::Maintain(args) => review::maintain(&paths, args, json),
         Command::Import(args) => transfer::import(&paths, args, json),
