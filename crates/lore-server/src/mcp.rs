@@ -854,6 +854,8 @@ mod tests {
                 "list_lessons",
                 "memory_prompt",
                 "memory_status",
+                "org_pool",
+                "propagate_lesson",
                 "recall_decisions",
                 "recall_knowledge",
                 "recall_memory",
@@ -893,6 +895,8 @@ mod tests {
                     | "record_decision"
                     | "review_decisions"
                     | "review_lessons"
+                    | "org_pool"
+                    | "propagate_lesson"
                     | "report_signal"
                     | "core_memory_write"
                     | "archival_memory_write"

@@ -12,5 +12,6 @@ mod hostile;
 mod knowledge;
 mod learn;
 mod matrix;
+mod org;
 mod rest;
 mod security;
