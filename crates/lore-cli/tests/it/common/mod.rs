@@ -27,6 +27,7 @@ const CLEARED: &[&str] = &[
     "LORE_LLM_API_KEY",
     "DATABASE_URL",
     "LORE_CONFIG",
+    "LORE_AS",
 ];
 
 /// A temporary folder to run `lore` in, with the environment variables each run gets.

@@ -1,0 +1,259 @@
+//! Organization memory from the command line, over a real SQLite file, and the org pool's
+//! approval rule from every door: the CLI, REST over loopback, and MCP through the official
+//! client over stdio and HTTP. No flag, setting, body or argument approves an org proposal; a
+//! person's review does.
+
+use serde_json::{Value, json};
+
+use crate::common::Project;
+use crate::serve::{Server, python_module_available};
+use crate::settings::mcp_checks;
+
+const SKILL: &str = "support/summarize-ticket";
+const RULE: &str = "Always quote the customer's own words when the ticket reports an outage.";
+
+fn member(agent: &str) -> String {
+    format!("agent:{agent},role:triage,department:support")
+}
+
+/// `agent` records a run and corrects it with `text`, as a member; the lesson's ID.
+fn learn(p: &Project, agent: &str, text: &str) -> String {
+    let who = member(agent);
+    let exec = p.ok(&[
+        "--as",
+        &who,
+        "record",
+        SKILL,
+        "--input",
+        r#"{"t": 1}"#,
+        "--output",
+        "{}",
+    ]);
+    let made = p.json(&[
+        "--as",
+        &who,
+        "correct",
+        SKILL,
+        "--execution-id",
+        exec.trim(),
+        "--correction",
+        text,
+    ]);
+    made["lesson"]["id"].as_str().unwrap().to_owned()
+}
+
+fn status(p: &Project, id: &str) -> Value {
+    p.json(&["lessons", "show", id])["lesson"]["status"].clone()
+}
+
+/// Three members learn one rule and a person runs the pool; the proposal's ID.
+fn proposed(p: &Project) -> String {
+    for agent in ["a", "b", "c"] {
+        learn(p, agent, RULE);
+    }
+    let report = p.json(&["org", "pool"]);
+    assert_eq!(report["proposed"], 1, "{report}");
+    report["patterns"][0]["proposal"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn members_lessons_stay_their_own_and_propagate_capped_never_back() {
+    let p = Project::new().initialized();
+    let own = learn(&p, "a", RULE);
+    for agent in ["b", "c", "d"] {
+        learn(&p, agent, "Never guess the customer's region.");
+    }
+    let err = p.fails(&["--as", &member("b"), "lessons", "show", &own]);
+    assert!(
+        err.contains("not found") || err.contains("no lesson"),
+        "{err}"
+    );
+    assert!(p.json(&["--as", &member("a"), "lessons", "show", &own])["lesson"]["id"] == own);
+
+    let members = p.json(&["org", "members"]);
+    assert_eq!(members.as_array().unwrap().len(), 4, "{members}");
+    assert_eq!(members[0]["role"], "triage");
+
+    let err = p.fails(&["org", "propagate", &own, "--strategy", "everyone"]);
+    assert!(err.contains("role or department"), "{err}");
+    let err = p.fails(&[
+        "--as",
+        &member("b"),
+        "org",
+        "propagate",
+        &own,
+        "--strategy",
+        "role",
+    ]);
+    assert!(
+        err.contains("not found") || err.contains("no lesson"),
+        "{err}"
+    );
+    let done = p.json(&[
+        "--as",
+        &member("a"),
+        "--set",
+        "org.max_targets=2",
+        "org",
+        "propagate",
+        &own,
+        "--strategy",
+        "role",
+    ]);
+    assert_eq!(done["targets"], json!(["b", "c"]), "{done}");
+    assert_eq!(done["capped"], 1, "{done}");
+    p.ok(&["--as", &member("b"), "lessons", "show", &own]);
+    p.fails(&["--as", &member("d"), "lessons", "show", &own]);
+
+    // A bad name in --as is named and nothing runs.
+    let err = p.fails(&["--as", "agent:a,role:Triage", "org", "members"]);
+    assert!(err.contains("role"), "{err}");
+}
+
+#[test]
+fn no_flag_or_setting_approves_an_org_proposal_from_the_cli() {
+    let p = Project::new().initialized();
+    for agent in ["a", "b", "c"] {
+        learn(&p, agent, RULE);
+    }
+    let dry = p.json(&["org", "pool", "--dry-run"]);
+    assert_eq!(dry["proposed"], 1, "{dry}");
+    assert!(dry["patterns"][0]["proposal"].is_null(), "{dry}");
+
+    // Settings that would skip review do not exist, and are refused before anything runs.
+    for key in ["org.auto_approve=true", "org.requires_human_approval=false"] {
+        let err = p.fails(&["--set", key, "org", "pool"]);
+        assert!(err.contains(key.split('=').next().unwrap()), "{err}");
+    }
+    let err = p.fails(&["--as", &member("a"), "org", "pool"]);
+    assert!(err.contains("person"), "{err}");
+
+    let report = p.json(&[
+        "--curation",
+        "auto",
+        "--human-corrections",
+        "approve",
+        "org",
+        "pool",
+    ]);
+    let id = report["patterns"][0]["proposal"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(status(&p, &id), "needs_review");
+    p.ok(&["maintain"]);
+    assert_eq!(status(&p, &id), "needs_review", "upkeep promoted it");
+
+    let err = p.fails(&[
+        "--as",
+        &member("a"),
+        "review",
+        "approve",
+        &id,
+        "--reason",
+        "mine",
+    ]);
+    assert!(err.contains("person"), "{err}");
+    assert_eq!(status(&p, &id), "needs_review");
+
+    p.ok(&[
+        "review", "approve", &id, "--reason", "checked", "--by", "mike",
+    ]);
+    assert_eq!(status(&p, &id), "approved");
+    let recalled = p.json(&[
+        "--as",
+        &member("z"),
+        "recall",
+        "quote the customer's words outage",
+    ]);
+    assert!(recalled.to_string().contains(&id), "{recalled}");
+}
+
+fn http(server: &Server, method: &str, path: &str, token: &str, body: Value) -> (u16, Value) {
+    let body = body.to_string();
+    let answer = server.request(method, path, Some(token), Some(&body));
+    let status = answer[9..12].parse().unwrap();
+    let json = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, serde_json::from_str(json).unwrap_or(Value::Null))
+}
+
+#[test]
+fn only_a_persons_credential_approves_an_org_proposal_over_rest_and_mcp() {
+    let p = Project::new().initialized();
+    let id = proposed(&p);
+    let token = |role: &str, scope: &str| {
+        p.ok(&["tokens", "create", "--role", role, "--scope", scope])
+            .trim()
+            .to_owned()
+    };
+    let agent = token("agent", &format!("domain:support,{}", member("a")));
+    let reviewer = token("reviewer", "domain:support");
+    let server = Server::start(p.path());
+
+    // REST over loopback: an agent neither runs the pool nor approves; a body cannot ask.
+    let approve = json!({"ids": [id], "reason": "mine"});
+    let (code, _) = http(
+        &server,
+        "POST",
+        "/v1/review/approve",
+        &agent,
+        approve.clone(),
+    );
+    assert_eq!(code, 403);
+    let (code, _) = http(&server, "POST", "/v1/org/pool", &agent, json!({}));
+    assert_eq!(code, 403);
+    let (code, body) = http(
+        &server,
+        "POST",
+        "/v1/org/pool",
+        &reviewer,
+        json!({"auto_approve": true}),
+    );
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(status(&p, &id), "needs_review");
+
+    if python_module_available("mcp", "mcp==2.3.0", "the org approval rule over MCP") {
+        // Over stdio there is no credential: the caller is a model.
+        let stdio = mcp_checks(&p, &["org", &id]);
+        assert_eq!(
+            stdio["listed"],
+            json!(["org_pool", "propagate_lesson"]),
+            "{stdio}"
+        );
+        assert!(stdio["forged_refused"].is_string(), "{stdio}");
+        assert!(
+            stdio["pool_refused"]
+                .as_str()
+                .unwrap_or("")
+                .contains("person"),
+            "{stdio}"
+        );
+        assert!(
+            stdio["approve_refused"]
+                .as_str()
+                .unwrap_or("")
+                .contains("person"),
+            "{stdio}"
+        );
+        assert_eq!(stdio["status"], "needs_review", "{stdio}");
+
+        let url = format!("http://{}/mcp", server.addr);
+        let as_agent = mcp_checks(&p, &["org-http", &url, &agent, &id]);
+        assert!(as_agent["pool_refused"].is_string(), "{as_agent}");
+        assert!(as_agent["approve_refused"].is_string(), "{as_agent}");
+        assert_eq!(as_agent["status"], "needs_review", "{as_agent}");
+
+        let as_reviewer = mcp_checks(&p, &["org-http", &url, &reviewer, &id]);
+        assert!(as_reviewer["forged_refused"].is_string(), "{as_reviewer}");
+        assert!(as_reviewer["pool_refused"].is_null(), "{as_reviewer}");
+        assert!(as_reviewer["approve_refused"].is_null(), "{as_reviewer}");
+        assert_eq!(as_reviewer["status"], "approved", "{as_reviewer}");
+    } else {
+        let (code, body) = http(&server, "POST", "/v1/review/approve", &reviewer, approve);
+        assert_eq!(code, 200, "{body}");
+    }
+    assert_eq!(status(&p, &id), "approved");
+}
