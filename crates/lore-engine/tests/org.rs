@@ -82,8 +82,15 @@ fn a_members_lesson_is_its_own_until_propagated_and_never_back_to_it() {
     for m in [&b, &c, &d, &w] {
         learn(m, "Never invent a candidate's employer.");
     }
+    let before = admin.change_cursor().unwrap();
     let lesson = learn(&a, RULE);
     assert_eq!(org::owner(&lesson).as_deref(), Some("a"));
+    let told = |e: &Engine| {
+        let feed = e.changes_after(before, None, 100).unwrap();
+        format!("{:?}", feed.changes).contains(lesson.id.as_str())
+    };
+    assert!(told(&a) && told(&admin));
+    assert!(!told(&b), "the change feed told b of a's own lesson");
 
     // None by default: only its owner (and a person curating) sees it.
     assert!(a.lesson(&lesson.id).is_ok());

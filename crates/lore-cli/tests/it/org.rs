@@ -128,6 +128,11 @@ fn no_flag_or_setting_approves_an_org_proposal_from_the_cli() {
         let err = p.fails(&["--set", key, "org", "pool"]);
         assert!(err.contains(key.split('=').next().unwrap()), "{err}");
     }
+    let err = p.fails(&["--set", "org.min_agents=1", "org", "pool"]);
+    assert!(
+        err.contains("org.min_agents") && err.contains("below 2"),
+        "{err}"
+    );
     let err = p.fails(&["--as", &member("a"), "org", "pool"]);
     assert!(err.contains("person"), "{err}");
 
