@@ -415,6 +415,17 @@ mod tests {
         assert!(!s.allows(&SkillPath::parse("hr/other").unwrap()));
         assert_eq!(s.agent.as_deref(), Some("bot"));
         assert_eq!(parse_scope("*").unwrap(), Scope::unrestricted());
+        let member = parse_scope("domain:hr,agent:bot,role:screener,department:people").unwrap();
+        assert_eq!(member.role.as_deref(), Some("screener"));
+        assert_eq!(member.department.as_deref(), Some("people"));
+        assert!(member.is_member());
+        for bad in ["role:", "role:Screener", "department:a/b", "role:../x"] {
+            let err = parse_scope(bad).unwrap_err().to_string();
+            assert!(
+                err.contains("role") || err.contains("department"),
+                "{bad}: {err}"
+            );
+        }
         for bad in ["domain:", "team:x", "skill:../x", "hr"] {
             assert!(parse_scope(bad).is_err(), "{bad}");
         }
