@@ -122,6 +122,7 @@ fn show_config(paths: &Paths, json: bool) -> Result<()> {
             "given": given,
             "recall": recall,
             "memory": {"injection": injection, "policy": memory},
+            "org": paths.engine_config.org,
         }));
     }
     let file = match &settings.file {
@@ -139,5 +140,9 @@ fn show_config(paths: &Paths, json: bool) -> Result<()> {
             .as_str()
             .unwrap_or_default(),
         serde_json::to_string(memory)?
+    ))?;
+    output::line(format!(
+        "org: {}",
+        serde_json::to_string(&paths.engine_config.org)?
     ))
 }

@@ -128,6 +128,16 @@ fn no_flag_or_setting_approves_an_org_proposal_from_the_cli() {
         let err = p.fails(&["--set", key, "org", "pool"]);
         assert!(err.contains(key.split('=').next().unwrap()), "{err}");
     }
+    let shown = p.json(&[
+        "--set",
+        "org.propagation=role",
+        "--set",
+        "org.max_targets=4",
+        "config",
+    ]);
+    assert_eq!(shown["org"]["propagation"], "role", "{shown}");
+    assert_eq!(shown["org"]["max_targets"], 4, "{shown}");
+    assert_eq!(shown["org"]["min_agents"], 3, "{shown}");
     let err = p.fails(&["--set", "org.min_agents=1", "org", "pool"]);
     assert!(
         err.contains("org.min_agents") && err.contains("below 2"),
