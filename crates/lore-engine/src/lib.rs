@@ -77,7 +77,7 @@ pub use measure::{
 pub use memory::{
     CoreBlock, CoreEdit, CoreMemory, MAX_RESULTS, MemoryHit, ToolDefinition, memory_tools,
 };
-pub use org::{PoolPattern, PoolReport, Propagated};
+pub use org::{PoolOutcome, PoolPattern, PoolReport, Propagated};
 pub use pages::{MAX_PAGE, Page, PageRequest};
 pub use propose::proposal_schema;
 pub use purge::{EpisodePurgeReport, PURGED, PurgeReport};

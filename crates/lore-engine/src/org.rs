@@ -43,6 +43,35 @@ pub struct Propagated {
     pub capped: usize,
 }
 
+/// What the org pool did with a pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PoolOutcome {
+    /// Proposed as an org lesson, waiting for a person (or would be, on a dry run).
+    Proposed,
+    /// An org lesson already says it (proposed, approved or rejected).
+    AlreadyProposed,
+    /// It contradicts a live org lesson: not proposed, left for a person.
+    Conflict,
+    /// Its confidence is below `org.min_confidence`.
+    BelowConfidence,
+    /// The cycle had made `org.max_proposals` proposals already.
+    OverCycleCap,
+}
+
+impl PoolOutcome {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Proposed => "proposed",
+            Self::AlreadyProposed => "already_proposed",
+            Self::Conflict => "conflict",
+            Self::BelowConfidence => "below_confidence",
+            Self::OverCycleCap => "over_cycle_cap",
+        }
+    }
+}
+
 /// One rule the org pool found, and what it did with it.
 #[derive(Clone, Debug, Serialize)]
 pub struct PoolPattern {
@@ -57,9 +86,8 @@ pub struct PoolPattern {
     /// The proposal written, waiting for a person (none on a dry run, a conflict or a repeat).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposal: Option<LessonId>,
-    /// What happened: `proposed`, `already_proposed`, `conflict` (escalated to a person, no
-    /// proposal), `below_confidence` or `over_cycle_cap`.
-    pub outcome: &'static str,
+    /// What happened.
+    pub outcome: PoolOutcome,
     /// Older org lessons the proposal will supersede once approved (FULL verdicts).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub supersedes: Vec<LessonId>,
@@ -327,10 +355,10 @@ impl Engine {
                 continue;
             }
             let mut pattern = self.judge(&cluster, agents, &org_lessons);
-            if pattern.0.outcome == "proposed" && report.proposed >= cfg.max_proposals {
-                pattern.0.outcome = "over_cycle_cap";
+            if pattern.0.outcome == PoolOutcome::Proposed && report.proposed >= cfg.max_proposals {
+                pattern.0.outcome = PoolOutcome::OverCycleCap;
             }
-            if pattern.0.outcome == "proposed" {
+            if pattern.0.outcome == PoolOutcome::Proposed {
                 report.proposed += 1;
                 if !dry_run {
                     let proposal = pattern.1.expect("a proposal comes with its lesson");
@@ -377,7 +405,7 @@ impl Engine {
             agents: agents.clone(),
             lessons: cluster.iter().map(|l| l.id.clone()).collect(),
             proposal: None,
-            outcome: "proposed",
+            outcome: PoolOutcome::Proposed,
             supersedes: Vec::new(),
             conflicts: Vec::new(),
         };
@@ -397,14 +425,14 @@ impl Engine {
         proposal.extra.remove(org::KEY);
         org::set_mark(&mut proposal, &OrgMark::org(agents));
         if proposal.confidence < self.config.org.min_confidence {
-            pattern.outcome = "below_confidence";
+            pattern.outcome = PoolOutcome::BelowConfidence;
             return (pattern, None);
         }
         let profile = Profile::of(&proposal);
         for old in org_lessons.iter().filter(|o| o.skill == proposal.skill) {
             match profile.verdict(&Profile::of(old), &self.config.thresholds) {
                 Verdict::Duplicate | Verdict::NearDuplicate { .. } => {
-                    pattern.outcome = "already_proposed";
+                    pattern.outcome = PoolOutcome::AlreadyProposed;
                     pattern.proposal = Some(old.id.clone());
                 }
                 Verdict::Conflict { .. } if old.status != LessonStatus::Rejected => {
@@ -416,12 +444,12 @@ impl Engine {
                 _ => {}
             }
         }
-        if pattern.outcome == "already_proposed" {
+        if pattern.outcome == PoolOutcome::AlreadyProposed {
             return (pattern, None);
         }
         // CONFLICT before FULL (seed 002): a contradiction is never proposed as a replacement.
         if !pattern.conflicts.is_empty() {
-            pattern.outcome = "conflict";
+            pattern.outcome = PoolOutcome::Conflict;
             pattern.supersedes.clear();
             tracing::warn!(rule = %pattern.rule, conflicts = ?pattern.conflicts,
                 "org pool: a pattern contradicts an org lesson; left for a person");

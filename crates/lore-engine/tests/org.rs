@@ -11,7 +11,7 @@ use lore_core::ports::store::Record;
 use lore_core::{Error, Scope, SkillPath};
 use lore_engine::{
     Attribution, Engine, EngineConfig, HumanCorrections, NewCorrection, NewExecution, OrgConfig,
-    RecallQuery,
+    PoolOutcome, RecallQuery,
 };
 use lore_recall::RecallConfig;
 use lore_sqlite::{OpenMode, SqliteStore};
@@ -246,7 +246,7 @@ fn the_pool_proposes_what_enough_agents_learned_and_only_a_person_approves_it() 
     // A second cycle does not propose it again.
     let again = admin.org_pool(false).unwrap();
     assert_eq!(again.proposed, 0);
-    assert_eq!(again.patterns[0].outcome, "already_proposed");
+    assert_eq!(again.patterns[0].outcome, PoolOutcome::AlreadyProposed);
 
     // No move but a person's approval makes it retrievable: not an agent's approval, not a
     // plain transition to approved or trial, not a member running the pool.
@@ -334,7 +334,7 @@ fn too_few_agents_or_too_little_confidence_propose_nothing() {
     let (admin, _) = three_learn(&dir, config);
     let report = admin.org_pool(false).unwrap();
     assert_eq!(report.proposed, 0);
-    assert_eq!(report.patterns[0].outcome, "below_confidence");
+    assert_eq!(report.patterns[0].outcome, PoolOutcome::BelowConfidence);
 }
 
 /// Approves the pool's one proposal as a person; its ID.
@@ -344,7 +344,7 @@ fn approve_pool(admin: &Engine) -> LessonId {
         .patterns
         .iter()
         .find_map(|p| {
-            (p.outcome == "proposed")
+            (p.outcome == PoolOutcome::Proposed)
                 .then(|| p.proposal.clone())
                 .flatten()
         })
@@ -380,7 +380,7 @@ fn a_new_pattern_supersedes_conflicts_with_or_coexists_with_older_org_lessons() 
     let conflict = report
         .patterns
         .iter()
-        .find(|p| p.outcome == "conflict")
+        .find(|p| p.outcome == PoolOutcome::Conflict)
         .unwrap();
     assert_eq!(conflict.conflicts, vec![old.clone()]);
     assert_eq!(report.proposed, 0);
@@ -389,7 +389,10 @@ fn a_new_pattern_supersedes_conflicts_with_or_coexists_with_older_org_lessons() 
     let broader = "When tickets report outages, priority must be urgent and escalated.";
     learn_all(["g", "h", "i"], broader);
     let report = admin.org_pool(false).unwrap();
-    let full = report.patterns.iter().find(|p| p.outcome == "proposed");
+    let full = report
+        .patterns
+        .iter()
+        .find(|p| p.outcome == PoolOutcome::Proposed);
     if let Some(full) = full
         && !full.supersedes.is_empty()
     {
@@ -410,7 +413,7 @@ fn a_new_pattern_supersedes_conflicts_with_or_coexists_with_older_org_lessons() 
     let partial = report
         .patterns
         .iter()
-        .find(|p| p.outcome == "proposed")
+        .find(|p| p.outcome == PoolOutcome::Proposed)
         .unwrap();
     assert!(partial.supersedes.is_empty() && partial.conflicts.is_empty());
 }

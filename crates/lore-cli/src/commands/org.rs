@@ -57,7 +57,7 @@ pub fn run(paths: &Paths, command: OrgCommand, json: bool) -> Result<()> {
                 let agents: Vec<&str> = p.agents.iter().map(String::as_str).collect();
                 output::line(format!(
                     "{}  {}  [{}]  {}{}",
-                    p.outcome,
+                    p.outcome.as_str(),
                     p.skill,
                     agents.join(", "),
                     p.rule,

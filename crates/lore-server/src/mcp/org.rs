@@ -70,7 +70,7 @@ impl From<PoolReport> for PoolView {
                     skill: p.skill.to_string(),
                     rule: p.rule,
                     agents: p.agents.into_iter().collect(),
-                    outcome: p.outcome.to_owned(),
+                    outcome: p.outcome.as_str().to_owned(),
                     proposal: p.proposal.map(|i| i.to_string()),
                     supersedes: ids(p.supersedes),
                     conflicts: ids(p.conflicts),
