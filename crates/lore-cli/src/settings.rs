@@ -70,6 +70,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "min_agents",
             "min_confidence",
             "max_proposals",
+            "pool",
         ],
     ),
 ];
@@ -123,6 +124,7 @@ pub struct OrgKeys {
     min_agents: Option<u32>,
     min_confidence: Option<f64>,
     max_proposals: Option<u32>,
+    pool: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -455,6 +457,7 @@ impl Settings {
         org.min_agents = o.min_agents.map_or(org.min_agents, |n| n as usize);
         org.min_confidence = o.min_confidence.unwrap_or(org.min_confidence);
         org.max_proposals = o.max_proposals.map_or(org.max_proposals, |n| n as usize);
+        org.pool = o.pool.unwrap_or(org.pool);
         let policy = &mut config.memory;
         policy.core_writes = m.core_writes.unwrap_or(policy.core_writes);
         policy.archival_writes = m.archival_writes.unwrap_or(policy.archival_writes);

@@ -127,6 +127,9 @@ pub struct OrgConfig {
     pub min_confidence: f64,
     /// The most proposals one pool cycle makes (seed 002's 10).
     pub max_proposals: usize,
+    /// Whether [`crate::Engine::maintain`] runs a pool cycle (seed 002's evolver runs on the
+    /// consolidation schedule, opt-in).
+    pub pool: bool,
 }
 
 impl Default for OrgConfig {
@@ -137,6 +140,7 @@ impl Default for OrgConfig {
             min_agents: 3,
             min_confidence: 0.8,
             max_proposals: 10,
+            pool: false,
         }
     }
 }

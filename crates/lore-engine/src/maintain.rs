@@ -66,6 +66,9 @@ pub struct MaintainReport {
     /// Guardrails and regression cases that corrections left unwritten (a crash between the
     /// store's commit and the files), written now.
     pub files: super::FileRepair,
+    /// The org pool's cycle, when `org.pool` turns it on and a person runs the jobs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub org_pool: Option<crate::PoolReport>,
 }
 
 const IN_USE: [LessonStatus; 2] = [LessonStatus::Approved, LessonStatus::Trial];
@@ -109,6 +112,12 @@ impl Engine {
             report.pruned_by_rank = self.prune_by_rank(max)?;
         }
         report.files = self.repair_files()?;
+        // The consolidation schedule of seed 002's evolver: opt-in, and only proposals, which
+        // wait for a person like any other. An agent running the jobs skips it: the pool reads
+        // every member's lessons.
+        if self.config.org.pool && self.is_person() {
+            report.org_pool = Some(self.org_pool(false)?);
+        }
         Ok(report)
     }
 

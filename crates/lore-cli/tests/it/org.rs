@@ -108,6 +108,15 @@ fn members_lessons_stay_their_own_and_propagate_capped_never_back() {
     p.ok(&["--as", &member("b"), "lessons", "show", &own]);
     p.fails(&["--as", &member("d"), "lessons", "show", &own]);
 
+    // With `org.pool`, the periodic jobs run a cycle (b, c and d learned one rule); what it
+    // proposes waits like any proposal. Without the setting they do not.
+    assert!(p.json(&["maintain"]).get("org_pool").is_none());
+    let jobs = p.json(&["--set", "org.pool=true", "maintain"]);
+    let pattern = &jobs["org_pool"]["patterns"][0];
+    assert_eq!(pattern["agents"], json!(["b", "c", "d"]), "{jobs}");
+    let from_jobs = pattern["proposal"].as_str().unwrap().to_owned();
+    assert_eq!(status(&p, &from_jobs), "needs_review");
+
     // A bad name in --as is named and nothing runs.
     let err = p.fails(&["--as", "agent:a,role:Triage", "org", "members"]);
     assert!(err.contains("role"), "{err}");
