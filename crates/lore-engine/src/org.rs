@@ -247,6 +247,7 @@ impl Engine {
                 "{id} is {owner}'s; only its owner or a person propagates it"
             )));
         }
+        self.config.org.validate()?;
         let strategy = strategy.unwrap_or(self.config.org.propagation);
         let (targets, capped) = self.targets_for(&mark, strategy)?;
         let mut after = lesson.clone();
@@ -318,7 +319,7 @@ impl Engine {
     ///
     /// # Errors
     /// [`Error::Forbidden`] for an agent's handle (the pool reads every member's lessons);
-    /// store failures.
+    /// [`Error::Invalid`] for an invalid [`crate::OrgConfig`]; store failures.
     #[instrument(skip_all)]
     pub fn org_pool(&self, dry_run: bool) -> Result<PoolReport> {
         if !self.is_person() {
@@ -327,6 +328,7 @@ impl Engine {
             ));
         }
         let cfg = self.config.org;
+        cfg.validate()?;
         let mut statuses: BTreeSet<LessonStatus> = LIVE.into();
         let live = self.store.lessons(&ListFilter {
             statuses: Some(statuses.clone()),
