@@ -281,3 +281,80 @@ fn only_a_persons_credential_approves_an_org_proposal_over_rest_and_mcp() {
     }
     assert_eq!(status(&p, &id), "approved");
 }
+
+/// The score recall gave `id`, from a `--json` recall answer.
+fn score_of(recall: &Value, id: &str) -> f64 {
+    recall["lessons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["id"] == id)
+        .unwrap_or_else(|| panic!("{id} not recalled: {recall}"))["score"]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+fn personal_boost_reaches_recall_from_the_cli_and_rest() {
+    let p = Project::new().initialized();
+    let exec = p.ok(&["record", SKILL, "--input", "{}", "--output", "{}"]);
+    let shared = p.correct(
+        SKILL,
+        exec.trim(),
+        "Always check references for senior candidates, references for senior roles matter.",
+    )["lesson"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let own = learn(&p, "a", "Always check references before scoring.");
+    let query = "check references senior candidates";
+    let recall = |extra: &[&str]| {
+        let mut args = vec!["--as", "agent:a,role:triage,department:support"];
+        args.extend_from_slice(extra);
+        args.extend(["recall", query]);
+        p.json(&args)
+    };
+    let plain = recall(&[]);
+    let boosted = recall(&["--set", "recall.personal_boost=0.5"]);
+    assert!(
+        score_of(&boosted, &own) > score_of(&plain, &own) + 0.1,
+        "{plain}\n{boosted}"
+    );
+    assert!(
+        score_of(&plain, &shared) > score_of(&plain, &own),
+        "{plain}"
+    );
+    let err = p.fails(&["--set", "recall.personal_boost=2", "recall", query]);
+    assert!(err.contains("recall.personal_boost"), "{err}");
+
+    // The server reads the same setting; a member's token gets the boost.
+    std::fs::write(
+        p.path().join(".lore/lore.toml"),
+        "[recall]\npersonal_boost = 0.5\n",
+    )
+    .unwrap();
+    let token = p
+        .ok(&[
+            "tokens",
+            "create",
+            "--role",
+            "agent",
+            "--scope",
+            "domain:support,agent:a,role:triage,department:support",
+        ])
+        .trim()
+        .to_owned();
+    let server = Server::start(p.path());
+    let (code, answer) = http(
+        &server,
+        "POST",
+        "/v1/recall",
+        &token,
+        json!({"query": query}),
+    );
+    assert_eq!(code, 200, "{answer}");
+    assert!(
+        score_of(&answer, &own) > score_of(&plain, &own) + 0.1,
+        "{plain}\n{answer}"
+    );
+}
