@@ -5,6 +5,7 @@ Usage: mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR
        mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR extract LOG_FILE SKILL
        mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR org LESSON_ID
        mcp_checks.py - - - org-http URL TOKEN LESSON_ID
+       mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR recall-as SCOPE QUERY
 
 Without a mode it reports what lore.toml changed: how many lessons recall_memory returned,
 whether the prompt carries the learned rules, the error core_memory_write answered (or null),
@@ -105,6 +106,20 @@ async def org_http(url, token, lesson):
     print(json.dumps(findings))
 
 
+async def recall_as(binary, home, skills, scope, query):
+    """recall_memory from `lore --as SCOPE mcp`; prints each lesson's ID and score."""
+    args = ["--home", home, "--skills", skills, "--as", scope, "mcp"]
+    params = StdioServerParameters(command=binary, args=args)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("recall_memory", {"query": query})
+            if result.is_error:
+                raise SystemExit(f"recall_memory failed: {text_of(result)}")
+            lessons = result.structured_content["lessons"]
+    print(json.dumps({"lessons": [{"id": l["id"], "score": l["score"]} for l in lessons]}))
+
+
 async def main(binary, home, skills):
     params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
     async with stdio_client(params) as (read, write):
@@ -129,6 +144,8 @@ if __name__ == "__main__":
         asyncio.run(approve(*sys.argv[1:4], sys.argv[5]))
     elif len(sys.argv) > 4 and sys.argv[4] == "org":
         asyncio.run(org(*sys.argv[1:4], sys.argv[5]))
+    elif len(sys.argv) > 4 and sys.argv[4] == "recall-as":
+        asyncio.run(recall_as(*sys.argv[1:4], sys.argv[5], sys.argv[6]))
     elif len(sys.argv) > 4 and sys.argv[4] == "org-http":
         asyncio.run(org_http(sys.argv[5], sys.argv[6], sys.argv[7]))
     elif len(sys.argv) > 4 and sys.argv[4] == "extract":

@@ -295,7 +295,7 @@ fn score_of(recall: &Value, id: &str) -> f64 {
 }
 
 #[test]
-fn personal_boost_reaches_recall_from_the_cli_and_rest() {
+fn personal_boost_reaches_recall_from_the_cli_mcp_and_rest() {
     let p = Project::new().initialized();
     let exec = p.ok(&["record", SKILL, "--input", "{}", "--output", "{}"]);
     let shared = p.correct(
