@@ -124,6 +124,23 @@ async fn a_members_lesson_is_its_own_until_it_propagates_it_over_rest() {
         StatusCode::OK
     );
 
+    let (_, me) = server.send(Some(&a), Method::GET, "/v1/whoami", None).await;
+    assert_eq!(
+        (
+            &me["agent"],
+            &me["org_role"],
+            &me["department"],
+            &me["role"]
+        ),
+        (
+            &json!("a"),
+            &json!("triage"),
+            &json!("support"),
+            &json!("agent")
+        ),
+        "{me}"
+    );
+
     let (admin, _) = server.token(Role::Admin);
     let (status, body) = server
         .send(Some(&admin), Method::GET, "/v1/org/members", None)
