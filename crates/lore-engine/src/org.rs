@@ -230,11 +230,20 @@ impl Engine {
     #[instrument(skip_all, fields(lesson = %id))]
     pub fn propagate(&self, id: &LessonId, strategy: Option<Propagation>) -> Result<Propagated> {
         let lesson = self.lesson(id)?;
-        let Marked::Mark(mut mark) = org::mark(&lesson) else {
-            return Err(Error::invalid(
-                "lesson",
-                format!("{id} is shared already; only a member's own lesson is propagated"),
-            ));
+        let mut mark = match org::mark(&lesson) {
+            Marked::Mark(mark) => mark,
+            Marked::Shared => {
+                return Err(Error::invalid(
+                    "lesson",
+                    format!("{id} is shared already; only a member's own lesson is propagated"),
+                ));
+            }
+            Marked::Broken => {
+                return Err(Error::invalid(
+                    "lesson",
+                    format!("{id} has an unreadable organization mark (extra.org); fix it first"),
+                ));
+            }
         };
         let Some(owner) = mark.owner.clone().filter(|_| mark.reach != Reach::Org) else {
             return Err(Error::invalid(
