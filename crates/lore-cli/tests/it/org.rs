@@ -358,3 +358,46 @@ fn personal_boost_reaches_recall_from_the_cli_mcp_and_rest() {
         "{plain}\n{answer}"
     );
 }
+
+/// The SKILL.md files written under `dir`, as their texts.
+fn skill_files(dir: &std::path::Path) -> Vec<String> {
+    let Ok(folders) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    folders
+        .filter_map(|f| std::fs::read_to_string(f.unwrap().path().join("SKILL.md")).ok())
+        .collect()
+}
+
+#[test]
+fn a_members_own_lesson_is_no_skill_md_but_an_approved_org_lesson_is() {
+    let p = Project::new().initialized();
+    std::fs::write(
+        p.path().join(".lore/lore.toml"),
+        "[skills]\nmaterialize_dir = \"learned\"\nmin_confidence = 0.0\n",
+    )
+    .unwrap();
+    let own = learn(&p, "a", RULE);
+    assert_eq!(
+        status(&p, &own),
+        "approved",
+        "a person's correction, approved at once"
+    );
+    let learned = p.path().join("learned");
+    assert!(
+        skill_files(&learned).is_empty(),
+        "a member's own lesson was shared as a file"
+    );
+    for agent in ["b", "c"] {
+        learn(&p, agent, RULE);
+    }
+    let id = p.json(&["org", "pool"])["patterns"][0]["proposal"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(skill_files(&learned).is_empty(), "written before approval");
+    p.ok(&["review", "approve", &id, "--reason", "checked"]);
+    let files = skill_files(&learned);
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].contains(&id), "{}", files[0]);
+}
