@@ -395,6 +395,12 @@ impl Engine {
         if !records.is_empty() {
             self.store.write(&records, OnDuplicate::Fail)?;
         }
+        tracing::info!(
+            patterns = report.patterns.len(),
+            proposed = report.proposed,
+            dry_run,
+            "org pool cycle complete; proposals wait for a person"
+        );
         Ok(report)
     }
 
