@@ -394,6 +394,14 @@ impl Engine {
         }
         if !records.is_empty() {
             self.store.write(&records, OnDuplicate::Fail)?;
+            let written: Vec<&Lesson> = records
+                .iter()
+                .filter_map(|r| match r {
+                    Record::Lesson(l) => Some(l),
+                    _ => None,
+                })
+                .collect();
+            self.embed_written(&written);
         }
         tracing::info!(
             patterns = report.patterns.len(),
