@@ -511,6 +511,7 @@ pub(crate) fn turn_entry<'a>(
         eligibility: Eligibility::Eligible,
         conflicts_with: Cow::Borrowed(&[]),
         condition_match: None,
+        personal: false,
     }
 }
 

@@ -42,6 +42,8 @@ pub struct Paths {
     pub store: StoreLocation,
     /// `lore.toml`, the environment and `--set`.
     pub settings: Settings,
+    /// The scope `--as` names: who the commands act as.
+    pub acting: Option<lore_core::Scope>,
 }
 
 /// Where the records live.
@@ -226,7 +228,14 @@ impl Paths {
         };
         settings.apply(&mut engine_config);
         let store = StoreLocation::parse(global.store.as_deref(), &cwd, &home)?;
+        let acting = global
+            .acting
+            .as_deref()
+            .map(lore_server::auth::parse_scope)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--as: {e}"))?;
         Ok(Self {
+            acting,
             home,
             skills,
             project_root,
@@ -295,7 +304,11 @@ impl Paths {
                 (engine.with_embedder(embedder), semantic)
             }
         };
-        Ok(self.settings.configure_recall(engine, semantic))
+        let engine = self.settings.configure_recall(engine, semantic);
+        Ok(match &self.acting {
+            Some(scope) => engine.scoped(scope.clone()),
+            None => engine,
+        })
     }
 
     /// The embedder `--embedder` names, with its settings from the environment.

@@ -48,6 +48,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "limit",
             "budget",
             "episodes",
+            "personal_boost",
         ],
     ),
     (
@@ -61,6 +62,17 @@ const KEYS: &[(&str, &[&str])] = &[
         ],
     ),
     ("skills", &["materialize_dir", "min_confidence"]),
+    (
+        "org",
+        &[
+            "propagation",
+            "max_targets",
+            "min_agents",
+            "min_confidence",
+            "max_proposals",
+            "pool",
+        ],
+    ),
 ];
 
 /// Where one key's value came from.
@@ -97,6 +109,30 @@ pub struct Given {
     /// `[skills]`.
     #[serde(default)]
     pub skills: SkillsKeys,
+    /// `[org]`.
+    #[serde(default)]
+    pub org: OrgKeys,
+}
+
+/// The `[org]` table: organization memory (seed 002). It has no key that approves an org
+/// lesson or skips its review; an unknown key is refused like any other.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OrgKeys {
+    propagation: Option<PropagationName>,
+    max_targets: Option<u32>,
+    min_agents: Option<u32>,
+    min_confidence: Option<f64>,
+    max_proposals: Option<u32>,
+    pool: Option<bool>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum PropagationName {
+    None,
+    Role,
+    Department,
 }
 
 /// The `[skills]` table: approved lessons as SKILL.md folders (seed 002's materialization).
@@ -125,6 +161,7 @@ pub struct RecallKeys {
     limit: Option<u32>,
     budget: Option<u32>,
     episodes: Option<u32>,
+    personal_boost: Option<f64>,
 }
 
 /// The `[memory]` table.
@@ -224,6 +261,8 @@ impl Settings {
             ("recall.min_relevance", r.min_relevance),
             ("recall.min_condition_match", r.min_condition_match),
             ("skills.min_confidence", self.given.skills.min_confidence),
+            ("recall.personal_boost", r.personal_boost),
+            ("org.min_confidence", self.given.org.min_confidence),
         ];
         for (key, value) in unit {
             if let Some(v) = value
@@ -273,6 +312,18 @@ impl Settings {
         }
         if self.given.memory.core_budget == Some(0) {
             return Err(self.refuse("memory.core_budget", "must be at least 1 token"));
+        }
+        let o = &self.given.org;
+        for (key, value, least) in [
+            ("org.max_targets", o.max_targets, 1),
+            ("org.min_agents", o.min_agents, 2),
+            ("org.max_proposals", o.max_proposals, 1),
+        ] {
+            if let Some(v) = value
+                && v < least
+            {
+                return Err(self.refuse(key, format!("{v} is below {least}")));
+            }
         }
         self.check_fusion()
     }
@@ -324,7 +375,8 @@ impl Settings {
                 r.min_condition_match
                     .unwrap_or(defaults.min_condition_match),
             )
-            .non_inferable_only(r.non_inferable_only.unwrap_or(defaults.non_inferable_only));
+            .non_inferable_only(r.non_inferable_only.unwrap_or(defaults.non_inferable_only))
+            .personal_boost(r.personal_boost.unwrap_or(defaults.personal_boost));
         if let Some(limit) = r.limit {
             builder = builder.limit(limit as usize);
         }
@@ -392,6 +444,20 @@ impl Settings {
         if let Some(episodes) = self.given.recall.episodes {
             config.recall_episodes = episodes as usize;
         }
+        let o = &self.given.org;
+        if let Some(p) = o.propagation {
+            config.org.propagation = match p {
+                PropagationName::None => lore_core::org::Propagation::None,
+                PropagationName::Role => lore_core::org::Propagation::Role,
+                PropagationName::Department => lore_core::org::Propagation::Department,
+            };
+        }
+        let org = &mut config.org;
+        org.max_targets = o.max_targets.map_or(org.max_targets, |n| n as usize);
+        org.min_agents = o.min_agents.map_or(org.min_agents, |n| n as usize);
+        org.min_confidence = o.min_confidence.unwrap_or(org.min_confidence);
+        org.max_proposals = o.max_proposals.map_or(org.max_proposals, |n| n as usize);
+        org.pool = o.pool.unwrap_or(org.pool);
         let policy = &mut config.memory;
         policy.core_writes = m.core_writes.unwrap_or(policy.core_writes);
         policy.archival_writes = m.archival_writes.unwrap_or(policy.archival_writes);
@@ -450,7 +516,7 @@ impl Layers {
                     }
                 }
                 _ => bail!(
-                    "{}: {name} is not a table; write the key under [recall] or [memory]",
+                    "{}: {name} is not a table; write the key under its table ([recall], [memory], [skills], [org])",
                     path.display()
                 ),
             }

@@ -3,6 +3,9 @@
 Usage: mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR
        mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR approve LESSON_ID
        mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR extract LOG_FILE SKILL
+       mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR org LESSON_ID
+       mcp_checks.py - - - org-http URL TOKEN LESSON_ID
+       mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR recall-as SCOPE QUERY
 
 Without a mode it reports what lore.toml changed: how many lessons recall_memory returned,
 whether the prompt carries the learned rules, the error core_memory_write answered (or null),
@@ -57,6 +60,66 @@ async def extract(binary, home, skills, log_file, skill):
     }))
 
 
+def refusal(result):
+    return text_of(result) if result.is_error else None
+
+
+async def org_calls(session, lesson):
+    """The org tools as a caller of this session: the pool's cycle (with a forged argument,
+    then plainly) and an approval of the org lesson `lesson`; each refusal's text, or null."""
+    await session.initialize()
+    names = {t.name for t in (await session.list_tools()).tools}
+    forged = await session.call_tool("org_pool", {"auto_approve": True})
+    pool = await session.call_tool("org_pool", {})
+    approve = await session.call_tool("review_lessons", {
+        "decision": "approve", "ids": [lesson], "reason": "looks right",
+    })
+    status = await session.call_tool("get_lesson", {"id": lesson})
+    return {
+        "listed": sorted(n for n in names if n in ("org_pool", "propagate_lesson")),
+        "forged_refused": refusal(forged),
+        "pool_refused": refusal(pool),
+        "approve_refused": refusal(approve),
+        "status": (status.structured_content or {}).get("status"),
+    }
+
+
+async def org(binary, home, skills, lesson):
+    """Over stdio: no credential, so the caller is a model."""
+    params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            findings = await org_calls(session, lesson)
+    print(json.dumps(findings))
+
+
+async def org_http(url, token, lesson):
+    """Over streamable HTTP with `token`: its role decides."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    headers = {"Authorization": f"Bearer {token}"}
+    async with create_mcp_http_client(headers=headers) as client:
+        async with streamable_http_client(url, http_client=client) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                findings = await org_calls(session, lesson)
+    print(json.dumps(findings))
+
+
+async def recall_as(binary, home, skills, scope, query):
+    """recall_memory from `lore --as SCOPE mcp`; prints each lesson's ID and score."""
+    args = ["--home", home, "--skills", skills, "--as", scope, "mcp"]
+    params = StdioServerParameters(command=binary, args=args)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("recall_memory", {"query": query})
+            if result.is_error:
+                raise SystemExit(f"recall_memory failed: {text_of(result)}")
+            lessons = result.structured_content["lessons"]
+    print(json.dumps({"lessons": [{"id": l["id"], "score": l["score"]} for l in lessons]}))
+
+
 async def main(binary, home, skills):
     params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
     async with stdio_client(params) as (read, write):
@@ -79,6 +142,12 @@ async def main(binary, home, skills):
 if __name__ == "__main__":
     if len(sys.argv) > 4 and sys.argv[4] == "approve":
         asyncio.run(approve(*sys.argv[1:4], sys.argv[5]))
+    elif len(sys.argv) > 4 and sys.argv[4] == "org":
+        asyncio.run(org(*sys.argv[1:4], sys.argv[5]))
+    elif len(sys.argv) > 4 and sys.argv[4] == "recall-as":
+        asyncio.run(recall_as(*sys.argv[1:4], sys.argv[5], sys.argv[6]))
+    elif len(sys.argv) > 4 and sys.argv[4] == "org-http":
+        asyncio.run(org_http(sys.argv[5], sys.argv[6], sys.argv[7]))
     elif len(sys.argv) > 4 and sys.argv[4] == "extract":
         asyncio.run(extract(*sys.argv[1:4], sys.argv[5], sys.argv[6]))
     else:

@@ -14,6 +14,7 @@ pub mod id;
 pub mod lifecycle;
 pub mod limits;
 pub mod model;
+pub mod org;
 pub mod ports;
 pub mod scope;
 pub mod sensitive;

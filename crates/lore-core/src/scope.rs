@@ -54,13 +54,26 @@ fn check_segment(raw: &str, segment: &str, which: &str) -> Result<()> {
 /// # Errors
 /// [`Error::Invalid`] naming what is wrong.
 pub fn check_domain(domain: &str) -> Result<()> {
+    check_name("domain", domain)
+}
+
+/// Checks an organization name (a role or a department) as a scope names it: one plain
+/// lowercase segment, like a domain, so it reads the same in a token, a JWT and a flag.
+///
+/// # Errors
+/// [`Error::Invalid`] naming `what` and the problem.
+pub fn check_org_name(what: &str, name: &str) -> Result<()> {
+    check_name(what, name)
+}
+
+fn check_name(what: &str, domain: &str) -> Result<()> {
     if domain.contains('/') || domain.contains('\\') {
         return Err(Error::invalid(
-            "domain",
-            format!("{domain:?}: a domain is one name, without '/' or '\\'"),
+            what,
+            format!("{domain:?}: a {what} is one name, without '/' or '\\'"),
         ));
     }
-    check_segment(domain, domain, "domain")
+    check_segment(domain, domain, what)
 }
 
 impl SkillPath {
@@ -155,6 +168,13 @@ pub struct Scope {
     /// The agent acting through this handle, recorded on what it writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// The agent's role in the organization (`screener`, `triage`), not a permission: with it,
+    /// the handle sees lessons propagated to that role ([`crate::org`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The agent's department (`hr`, `support`), likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub department: Option<String>,
 }
 
 impl Scope {
@@ -183,6 +203,12 @@ impl Scope {
             .is_none_or(|d| d.contains(skill.domain()) || d.contains("*"));
         let skill_ok = self.skills.as_ref().is_none_or(|s| s.contains(skill));
         domain_ok && skill_ok
+    }
+
+    /// Whether the handle belongs to an organization: it names a role or a department. Lessons
+    /// such an agent learns are its own until propagated ([`crate::org`]).
+    pub fn is_member(&self) -> bool {
+        self.agent.is_some() && (self.role.is_some() || self.department.is_some())
     }
 
     /// Refuses a write to `skill` when it lies outside this scope.

@@ -113,6 +113,10 @@ impl Engine {
     ) -> Result<Execution> {
         self.scope.check_write(&new.skill)?;
         self.check_lessons_shown(&new.lessons_shown)?;
+        let mut extra = extra;
+        if let Some(member) = self.member_note() {
+            extra.insert(lore_core::org::KEY.to_owned(), member);
+        }
         let at = self.now();
         let mut execution = Execution {
             id: ExecutionId::generate(at),

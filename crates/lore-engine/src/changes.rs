@@ -139,7 +139,8 @@ impl Engine {
         let Some(lesson) = self.store.lesson(&id)? else {
             return Ok(None);
         };
-        if !wanted(&lesson.skill) {
+        // Another member's own lesson is not this subscriber's news.
+        if !wanted(&lesson.skill) || !lore_core::org::visible(&lesson, &self.scope) {
             return Ok(None);
         }
         let purged = entry.action == AuditAction::Purged || lesson.rule == PURGED;

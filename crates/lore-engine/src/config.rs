@@ -107,6 +107,70 @@ pub struct EngineConfig {
     /// How many past sessions (episodes) a recall adds after its lessons, within its budget;
     /// 0, the default, adds none.
     pub recall_episodes: usize,
+    /// Organization memory: propagation and the org pool (seed 002).
+    pub org: OrgConfig,
+}
+
+/// Organization memory's settings. There is deliberately no setting that lets an org lesson
+/// skip review: [`crate::Engine::org_pool`] only proposes, and only a person approves.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct OrgConfig {
+    /// How a member's new lesson is propagated: `none` (the default: the agent's own), `role`
+    /// or `department`.
+    pub propagation: lore_core::org::Propagation,
+    /// The most agents one propagation reaches (seed 002's `max_propagation_targets`, 10).
+    pub max_targets: usize,
+    /// How many distinct agents must have learned a rule before the org pool proposes it
+    /// (seed 002's `min_agents_seen_pattern`, 3).
+    pub min_agents: usize,
+    /// The lowest confidence an org proposal may have (seed 002's 0.8).
+    pub min_confidence: f64,
+    /// The most proposals one pool cycle makes (seed 002's 10).
+    pub max_proposals: usize,
+    /// Whether [`crate::Engine::maintain`] runs a pool cycle (seed 002's evolver runs on the
+    /// consolidation schedule, opt-in).
+    pub pool: bool,
+}
+
+impl Default for OrgConfig {
+    fn default() -> Self {
+        Self {
+            propagation: lore_core::org::Propagation::None,
+            max_targets: 10,
+            min_agents: 3,
+            min_confidence: 0.8,
+            max_proposals: 10,
+            pool: false,
+        }
+    }
+}
+
+impl OrgConfig {
+    /// Refuses a zero cap or agent count and a confidence outside `0..=1`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the setting.
+    pub fn validate(&self) -> Result<()> {
+        if self.max_targets == 0 {
+            return Err(Error::invalid("org max_targets", "must be at least 1"));
+        }
+        if self.min_agents < 2 {
+            return Err(Error::invalid(
+                "org min_agents",
+                "must be at least 2: one agent's rule is not an organization's pattern",
+            ));
+        }
+        if self.max_proposals == 0 {
+            return Err(Error::invalid("org max_proposals", "must be at least 1"));
+        }
+        if !(0.0..=1.0).contains(&self.min_confidence) {
+            return Err(Error::invalid(
+                "org min_confidence",
+                format!("{} is outside 0 to 1", self.min_confidence),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// How pruning keeps the lesson pool small.

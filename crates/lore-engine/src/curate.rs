@@ -101,6 +101,7 @@ impl Engine {
         correction: &Correction,
         live: Vec<Lesson>,
     ) -> Result<Placement> {
+        self.mark_learned(&mut lesson)?;
         let mut report = CurationReport {
             sensitive: sensitive::kinds(&correction.text),
             ..CurationReport::default()
@@ -137,10 +138,18 @@ impl Engine {
     }
 
     pub(super) fn live_lessons(&self, skill: &SkillPath) -> Result<Vec<Lesson>> {
-        self.store.lessons(&ListFilter {
+        let mut live = self.store.lessons(&ListFilter {
             statuses: Some(LIVE.into()),
             ..ListFilter::skill(&self.scope, skill)
-        })
+        })?;
+        // A member's lesson is its own: it merges with, conflicts with and supersedes only the
+        // member's other lessons, never what others share; the org pool joins members' rules.
+        if self.scope.is_member() {
+            live.retain(|l| lore_core::org::owner(l) == self.scope.agent);
+        } else {
+            live.retain(|l| lore_core::org::visible(l, &self.scope));
+        }
+        Ok(live)
     }
 
     /// The update that merges a duplicate correction into `old`.

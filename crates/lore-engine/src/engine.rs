@@ -50,6 +50,9 @@ pub struct Engine {
     pub(crate) decisions: crate::knowledge::index::Shared<lore_core::model::DecisionRecord>,
     /// Where approved lessons are written as SKILL.md folders, when configured.
     pub(crate) learned: Option<Arc<lore_workspace::learned::LearnedSkills>>,
+    /// Whether the caller is a person or an agent, as a server's credential says; see
+    /// [`Engine::as_author`].
+    pub(crate) author: Option<lore_core::model::AuthorKind>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -108,6 +111,7 @@ impl Engine {
             knowledge: Arc::default(),
             decisions: Arc::default(),
             learned: None,
+            author: None,
         }
     }
 

@@ -53,11 +53,13 @@ impl Engine {
         skill: Option<&SkillPath>,
         statuses: Option<BTreeSet<LessonStatus>>,
     ) -> Result<Vec<Lesson>> {
-        self.store.lessons(&ListFilter {
+        let mut lessons = self.store.lessons(&ListFilter {
             skill: skill.cloned(),
             statuses,
             ..self.filter()
-        })
+        })?;
+        lessons.retain(|l| lore_core::org::visible(l, &self.scope));
+        Ok(lessons)
     }
 
     /// One lesson inside the scope.
@@ -67,7 +69,7 @@ impl Engine {
     pub fn lesson(&self, id: &LessonId) -> Result<Lesson> {
         self.store
             .lesson(id)?
-            .filter(|l| self.scope.allows(&l.skill))
+            .filter(|l| self.sees(l))
             .ok_or_else(|| Error::not_found("lesson", id))
     }
 

@@ -34,6 +34,7 @@ mod maintain;
 mod materialize;
 mod measure;
 mod memory;
+mod org;
 mod pages;
 pub mod prompt;
 mod propose;
@@ -82,6 +83,7 @@ pub use measure::{
 pub use memory::{
     CoreBlock, CoreEdit, CoreMemory, MAX_RESULTS, MemoryHit, ToolDefinition, memory_tools,
 };
+pub use org::{PoolOutcome, PoolPattern, PoolReport, Propagated};
 pub use pages::{MAX_PAGE, Page, PageRequest};
 pub use propose::proposal_schema;
 pub use purge::{EpisodePurgeReport, PURGED, PurgeReport};
@@ -99,7 +101,7 @@ pub use transfer::ImportReport;
 pub use capture::{CorrectionOutcome, NO_RULE, NewCorrection, NewExecution};
 pub use config::{
     Capture, CaptureStrategy, EngineConfig, HumanCorrections, InjectionStrategy, MemoryPolicy,
-    Pruning, Upkeep,
+    OrgConfig, Pruning, Upkeep,
 };
 pub use engine::Engine;
 pub use search::Status;

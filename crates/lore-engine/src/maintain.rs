@@ -71,6 +71,9 @@ pub struct MaintainReport {
     pub digests: Vec<lore_core::id::DigestId>,
     /// Evaluation runs made because their skill's memory changed since the set's last run.
     pub evals: Vec<lore_core::model::EvalRun>,
+    /// The org pool's cycle, when `org.pool` turns it on and a person runs the jobs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub org_pool: Option<crate::PoolReport>,
 }
 
 const IN_USE: [LessonStatus; 2] = [LessonStatus::Approved, LessonStatus::Trial];
@@ -114,6 +117,12 @@ impl Engine {
             report.pruned_by_rank = self.prune_by_rank(max)?;
         }
         report.files = self.repair_files()?;
+        // The consolidation schedule of seed 002's evolver: opt-in, and only proposals, which
+        // wait for a person like any other. An agent running the jobs skips it: the pool reads
+        // every member's lessons.
+        if self.config.org.pool && self.is_person() {
+            report.org_pool = Some(self.org_pool(false)?);
+        }
         // After every lesson move: digests and evaluations see the memory as upkeep left it.
         report.digests = match self.build_digests(None, false) {
             Ok(built) => built.built.into_iter().map(|d| d.id).collect(),

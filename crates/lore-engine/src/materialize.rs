@@ -25,7 +25,11 @@ impl Engine {
         let Some(learned) = &self.learned else {
             return;
         };
-        for lesson in lessons {
+        // A SKILL.md is read by every agent of the skill, so an agent's own lesson stays out.
+        for lesson in lessons
+            .iter()
+            .filter(|l| lore_core::org::owner(l).is_none())
+        {
             match learned.sync(lesson) {
                 Ok(Synced::Written(path)) => {
                     tracing::debug!(path = %path.display(), "skill written")

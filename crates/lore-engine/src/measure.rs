@@ -445,8 +445,10 @@ impl Engine {
                 CurationMode::Auto => Some(Gate::Suppress),
                 CurationMode::Review => Some(Gate::Harmful),
             },
+            // An org lesson returns only by a person's approval, never by a gate.
             LessonStatus::Suppressed
-                if !m.hurts()
+                if !lore_core::org::is_org(lesson)
+                    && !m.hurts()
                     && m.difference > 0.0
                     && m.overall_difference >= 0.0
                     && self.suppressed_by_measure(&lesson.id)? =>

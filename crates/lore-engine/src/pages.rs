@@ -98,7 +98,10 @@ impl Engine {
             statuses,
             ..self.filter()
         });
-        Ok(page.cut(self.store.lessons(&filter)?))
+        let mut lessons = self.store.lessons(&filter)?;
+        // Another member's own lessons leave the page short rather than reach this caller.
+        lessons.retain(|l| lore_core::org::visible(l, &self.scope));
+        Ok(page.cut(lessons))
     }
 
     /// One page of the signals reported on an execution, oldest first.

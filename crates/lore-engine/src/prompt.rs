@@ -264,6 +264,7 @@ impl Engine {
             statuses: Some(self.retrievable_statuses()),
             ..ListFilter::skill(&self.scope, skill)
         })?;
+        lessons.retain(|l| lore_core::org::visible(l, &self.scope));
         // Higher confidence first; among equals, the newer lesson reflects the newer feedback.
         lessons.sort_by(|a, b| {
             b.confidence

@@ -195,7 +195,18 @@ impl Engine {
         let (mask, allowed) = index.skill_mask(|skill| {
             self.scope.allows(skill) && query.skill.as_ref().is_none_or(|q| q == skill)
         });
-        let admits = |slot: u32| index.admits(&mask, slot);
+        // Another member's own lesson is not a candidate at all, so it takes no place in a
+        // search's top k; only lessons with an organization mark need the look-up.
+        let curator = self.scope.agent.is_none()
+            && self.scope.role.is_none()
+            && self.scope.department.is_none();
+        let admits = |slot: u32| {
+            index.admits(&mask, slot)
+                && (curator
+                    || index
+                        .doc(slot)
+                        .is_some_and(|d| lore_core::org::visible(&d.lesson, &self.scope)))
+        };
         let pool = config.limit * config.pool_multiplier;
         let sparse = index.sparse.search(&query.text, pool, admits);
         let dense = if query.text.trim().is_empty() {
@@ -470,6 +481,8 @@ impl Engine {
                     conflicts_with: Cow::Borrowed(&shown.conflicts),
                     tiers: Cow::Borrowed(&shown.tiers),
                     condition_match: condition_match(slot, shown),
+                    personal: self.scope.agent.is_some()
+                        && lore_core::org::owner(lesson) == self.scope.agent,
                 };
                 (entry.id.clone(), entry)
             })
@@ -480,6 +493,9 @@ impl Engine {
     fn eligibility(&self, lesson: &Lesson) -> Eligibility {
         if !self.scope.allows(&lesson.skill) {
             return Eligibility::Ineligible(format!("{} is outside the scope", lesson.skill));
+        }
+        if !lore_core::org::visible(lesson, &self.scope) {
+            return Eligibility::Ineligible("another agent's own lesson".into());
         }
         match lesson.status {
             LessonStatus::Sensitive => Eligibility::Sensitive,

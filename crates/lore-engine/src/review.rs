@@ -143,7 +143,8 @@ impl Engine {
         let mut pending = Vec::new();
         for lesson in lessons {
             pending.extend(self.pending_supersessions(&lesson, ids)?);
-            updates.push(self.planned_move(lesson, LessonStatus::Approved, why)?);
+            self.check_org_move(&lesson, LessonStatus::Approved, true)?;
+            updates.push(self.unchecked_move(lesson, LessonStatus::Approved, why)?);
         }
         let approved: Vec<Lesson> = updates.iter().map(|u| u.lesson.clone()).collect();
         for (old, by) in pending {
@@ -363,6 +364,17 @@ impl Engine {
 
     /// The update that moves `lesson` to `to`, checked against the table and the scope.
     pub(super) fn planned_move(
+        &self,
+        lesson: Lesson,
+        to: LessonStatus,
+        why: &Attribution,
+    ) -> Result<LessonUpdate> {
+        self.check_org_move(&lesson, to, false)?;
+        self.unchecked_move(lesson, to, why)
+    }
+
+    /// [`Engine::planned_move`] without the org rule, for the approval that checked it.
+    fn unchecked_move(
         &self,
         lesson: Lesson,
         to: LessonStatus,

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use lore_core::error::{Error, Result};
+use lore_core::model::RecordKind;
 use lore_core::model::{CurationMode, LessonStatus};
 use lore_core::ports::store::{ListFilter, SearchHit, StoreCounts, StoreInfo};
 use lore_core::scope::SkillPath;
@@ -45,6 +46,14 @@ impl Engine {
         // Execution text is never scanned as it is written, and search results are read by
         // agents, so whatever a snippet quotes passes the detector first.
         let mut hits = self.store.search(query, &filter, limit)?;
+        let mut hidden = Vec::new();
+        for hit in hits.iter().filter(|h| h.kind == RecordKind::Lesson) {
+            let id = lore_core::id::LessonId::parse(&hit.id)?;
+            if !self.store.lesson(&id)?.is_some_and(|l| self.sees(&l)) {
+                hidden.push(hit.id.clone());
+            }
+        }
+        hits.retain(|h| !hidden.contains(&h.id));
         hits.extend(self.search_episodes(query, skill, limit)?);
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
         hits.truncate(limit);

@@ -170,7 +170,7 @@ impl Engine {
             };
             let kinds = lore_core::sensitive::scan_lesson(lesson);
             if kinds.is_empty() || lesson.status == LessonStatus::Sensitive {
-                out.push(record.clone());
+                out.push(self.org_lesson_waits(lesson)?);
                 continue;
             }
             let mut quarantined = lesson.clone();
@@ -193,6 +193,25 @@ impl Engine {
         Ok(out)
     }
 
+    /// An org lesson arrives waiting for review whatever status the file gives it: an import
+    /// is a request like any other, and none may approve an org lesson but a person's review.
+    fn org_lesson_waits(&self, lesson: &Lesson) -> Result<Record> {
+        if lore_core::org::is_org(lesson)
+            && matches!(lesson.status, LessonStatus::Approved | LessonStatus::Trial)
+        {
+            let mut waiting = lesson.clone();
+            waiting.status = LessonStatus::NeedsReview;
+            if let Some(stored) = self.store.lesson(&lesson.id)?
+                && stored.status == LessonStatus::Approved
+            {
+                // Already approved here by a person: importing it again changes nothing.
+                return Ok(Record::Lesson(stored));
+            }
+            return Ok(Record::Lesson(waiting));
+        }
+        Ok(Record::Lesson(lesson.clone()))
+    }
+
     /// Every record inside the scope, for export.
     ///
     /// # Errors
@@ -212,7 +231,13 @@ impl Engine {
                 .into_iter()
                 .map(Record::Correction),
         );
-        out.extend(self.store.lessons(&filter)?.into_iter().map(Record::Lesson));
+        out.extend(
+            self.store
+                .lessons(&filter)?
+                .into_iter()
+                .filter(|l| lore_core::org::visible(l, &self.scope))
+                .map(Record::Lesson),
+        );
         out.extend(
             self.store
                 .episodes(&EpisodeFilter {

@@ -1042,3 +1042,41 @@ fn a_lesson_that_surely_helps_is_rarely_held_out() {
     let sure = share(&lesson);
     assert!((0.015..0.045).contains(&sure), "{sure}");
 }
+
+/// An org lesson a person approved can be suppressed by its measured harm like any other, but
+/// the gates never bring it back: that is a person's approval again, and the jobs keep running.
+#[test]
+fn the_gates_suppress_an_org_lesson_but_never_reinstate_it() {
+    let p = Project::new(CurationMode::Auto);
+    let mut lesson = support::lesson(
+        SKILL,
+        "Quote column names with spaces.",
+        LessonStatus::NeedsReview,
+        p.clock_now(),
+    );
+    lesson.triggers = vec![lore_core::fingerprint("unknown column 'Order Date'")];
+    lore_core::org::set_mark(
+        &mut lesson,
+        &lore_core::org::OrgMark::org(["a", "b", "c"].map(String::from).into()),
+    );
+    p.engine
+        .import_records(&[lore_core::ports::store::Record::Lesson(lesson.clone())])
+        .unwrap();
+    p.engine
+        .approve(
+            std::slice::from_ref(&lesson.id),
+            &lore_engine::Attribution::new(Some("mike"), "checked"),
+        )
+        .unwrap();
+    unlucky_start(&p, &lesson.id);
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(report.utility.suppressed, vec![lesson.id.clone()]);
+    for _ in 0..12 {
+        at_risk(&p, false, &[&lesson.id]);
+        at_risk(&p, true, &[]);
+    }
+    let report = p.engine.maintain().unwrap();
+    assert!(report.utility.reinstated.is_empty(), "{report:?}");
+    assert_eq!(p.status(&lesson.id), LessonStatus::Suppressed);
+    p.assert_audit_explains_every_status();
+}

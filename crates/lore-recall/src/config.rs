@@ -39,6 +39,9 @@ pub struct RecallConfig {
     pub full_tiers: usize,
     /// Keep only memories tagged `non-inferable` (seed 002's filter).
     pub non_inferable_only: bool,
+    /// Added to the text relevance of the caller's own memories, capped at 1 (seed 002's
+    /// `personal_boost`), `[0, 1]`; shared memories get none. 0, the default, ranks the two alike.
+    pub personal_boost: f64,
 }
 
 impl Default for RecallConfig {
@@ -73,6 +76,7 @@ impl Default for RecallConfig {
             budget: 2000,
             full_tiers: 3,
             non_inferable_only: false,
+            personal_boost: 0.0,
         }
     }
 }
@@ -181,6 +185,12 @@ impl RecallConfigBuilder {
         self
     }
 
+    /// Sets the boost of the caller's own memories.
+    pub fn personal_boost(mut self, boost: f64) -> Self {
+        self.0.personal_boost = boost;
+        self
+    }
+
     /// Keeps only non-inferable memories.
     pub fn non_inferable_only(mut self, on: bool) -> Self {
         self.0.non_inferable_only = on;
@@ -198,6 +208,7 @@ impl RecallConfigBuilder {
         check_range("decay per hour", c.decay_per_hour, 0.0, f64::MAX)?;
         check_range("minimum relevance", c.min_relevance, 0.0, 1.0)?;
         check_range("minimum condition match", c.min_condition_match, 0.0, 1.0)?;
+        check_range("personal boost", c.personal_boost, 0.0, 1.0)?;
         if let Some(lambda) = c.mmr_lambda {
             check_range("MMR lambda", lambda, 0.0, 1.0)?;
         }

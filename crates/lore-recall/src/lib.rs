@@ -176,6 +176,9 @@ pub struct Entry<'a> {
     /// How well the query meets the condition it states ([`applies::condition_match`]);
     /// `None` when it states none or was found by the query's error.
     pub condition_match: Option<f64>,
+    /// Whether it is the caller's own rather than shared: it gets
+    /// [`RecallConfig::personal_boost`].
+    pub personal: bool,
 }
 
 /// Why a candidate was left out.
@@ -319,6 +322,7 @@ pub(crate) mod tests {
             conflicts_with: Cow::Borrowed(&[]),
             tiers: vec![text.to_owned()].into(),
             condition_match: None,
+            personal: false,
         }
     }
 }

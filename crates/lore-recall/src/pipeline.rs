@@ -42,8 +42,12 @@ pub fn rank(
         .into_iter()
         .map(|fused| {
             let entry = entries.get(&fused.id);
+            let boost = match entry {
+                Some(e) if e.personal => config.personal_boost,
+                _ => 0.0,
+            };
             let components = Components {
-                text: fused.text,
+                text: (fused.text + boost).min(1.0).max(fused.text),
                 fingerprint: raw(&fused, Source::Fingerprint),
                 tags: raw(&fused, Source::Tags),
                 reliability: entry.map_or(0.0, |e| e.reliability.clamp(0.0, 1.0)),

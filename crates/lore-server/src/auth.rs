@@ -42,7 +42,8 @@ const TOKEN_PREFIX: &str = "lore_";
 /// Who the audit names for requests to a server without tokens: anyone on the machine.
 pub const ANONYMOUS: &str = "anonymous";
 
-/// Parses `domain:hr,skill:hr/screen,agent:bot-1`; empty or `*` is unrestricted.
+/// Parses `domain:hr,skill:hr/screen,agent:bot-1,role:screener,department:hr`; empty or `*`
+/// is unrestricted. `role` is the agent's role in the organization, not the token's permission.
 ///
 /// # Errors
 /// [`Error::Invalid`] for an unknown key or a malformed skill path.
@@ -68,10 +69,21 @@ pub fn parse_scope(raw: &str) -> Result<Scope> {
                 lore_core::limits::name("agent", a)?;
                 scope.agent = Some(a.to_owned());
             }
+            Some(("role", r)) => {
+                lore_core::scope::check_org_name("role", r)?;
+                scope.role = Some(r.to_owned());
+            }
+            Some(("department", d)) => {
+                lore_core::scope::check_org_name("department", d)?;
+                scope.department = Some(d.to_owned());
+            }
             _ => {
                 return Err(Error::invalid(
                     "scope",
-                    format!("{part:?}; use domain:NAME, skill:DOMAIN/SKILL or agent:NAME"),
+                    format!(
+                        "{part:?}; use domain:NAME, skill:DOMAIN/SKILL, agent:NAME, role:NAME \
+                         or department:NAME"
+                    ),
                 ));
             }
         }
@@ -403,6 +415,17 @@ mod tests {
         assert!(!s.allows(&SkillPath::parse("hr/other").unwrap()));
         assert_eq!(s.agent.as_deref(), Some("bot"));
         assert_eq!(parse_scope("*").unwrap(), Scope::unrestricted());
+        let member = parse_scope("domain:hr,agent:bot,role:screener,department:people").unwrap();
+        assert_eq!(member.role.as_deref(), Some("screener"));
+        assert_eq!(member.department.as_deref(), Some("people"));
+        assert!(member.is_member());
+        for bad in ["role:", "role:Screener", "department:a/b", "role:../x"] {
+            let err = parse_scope(bad).unwrap_err().to_string();
+            assert!(
+                err.contains("role") || err.contains("department"),
+                "{bad}: {err}"
+            );
+        }
         for bad in ["domain:", "team:x", "skill:../x", "hr"] {
             assert!(parse_scope(bad).is_err(), "{bad}");
         }

@@ -86,6 +86,11 @@ struct Claims {
     skills: Option<Vec<String>>,
     #[serde(default)]
     agent: Option<String>,
+    /// The agent's role in the organization (`role` is the permission).
+    #[serde(default)]
+    org_role: Option<String>,
+    #[serde(default)]
+    department: Option<String>,
 }
 
 impl JwtVerifier {
@@ -248,9 +253,43 @@ fn grant(claims: Claims) -> Result<Grant> {
         );
     }
     scope.agent = claims.agent.filter(|a| !a.is_empty());
+    if let Some(role) = claims.org_role {
+        lore_core::scope::check_org_name("org_role", &role)?;
+        scope.role = Some(role);
+    }
+    if let Some(department) = claims.department {
+        lore_core::scope::check_org_name("department", &department)?;
+        scope.department = Some(department);
+    }
     Ok(Grant {
         token_id: format!("jwt:{}", claims.sub.as_deref().unwrap_or("-")),
         role,
         scope,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims(extra: serde_json::Value) -> Claims {
+        let mut base = serde_json::json!({"role": "agent", "domains": ["hr"], "agent": "bot"});
+        base.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        serde_json::from_value(base).unwrap()
+    }
+
+    #[test]
+    fn org_role_and_department_claims_make_a_member() {
+        let g = grant(claims(
+            serde_json::json!({"org_role": "screener", "department": "people"}),
+        ))
+        .unwrap();
+        assert_eq!(g.role, Role::Agent, "`role` stays the permission");
+        assert_eq!(g.scope.role.as_deref(), Some("screener"));
+        assert_eq!(g.scope.department.as_deref(), Some("people"));
+        let err = grant(claims(serde_json::json!({"org_role": "Bad Name"}))).unwrap_err();
+        assert!(err.to_string().contains("org_role"), "{err}");
+    }
 }

@@ -19,6 +19,7 @@ mod episodes;
 mod knowledge;
 mod learn;
 mod memory;
+mod org;
 pub mod select;
 mod stdio;
 mod views;
@@ -338,14 +339,20 @@ impl LoreMcp {
     {
         // Over HTTP the handle acts for the token (or the anonymous principal without tokens),
         // so no argument can name another author or actor; over stdio the machine's user runs
-        // the process, as with the CLI.
+        // the process, as with the CLI. Without a credential the caller is a model, so it counts
+        // as an agent where only a person may act (an org lesson's approval): a person's
+        // authority reaches MCP only in a reviewer's or admin's token.
         let engine = match (grant(ctx), over_http(ctx)) {
             (Some(grant), _) => self
                 .engine
                 .scoped(grant.scope.clone())
-                .acting_as(grant.token_id.clone()),
-            (None, true) => self.engine.acting_as(ANONYMOUS),
-            (None, false) => Engine::clone(&self.engine),
+                .acting_as(grant.token_id.clone())
+                .as_author(grant.role.author_kind()),
+            (None, true) => self
+                .engine
+                .acting_as(ANONYMOUS)
+                .as_author(AuthorKind::Agent),
+            (None, false) => self.engine.as_author(AuthorKind::Agent),
         };
         match tokio::task::spawn_blocking(move || call(&engine)).await {
             Ok(result) => result.map_err(tool_error),
@@ -678,6 +685,7 @@ impl LoreMcp {
             + Self::memory_tool_router()
             + Self::episode_tool_router()
             + Self::learn_tool_router()
+            + Self::org_tool_router()
             + Self::knowledge_tool_router()
             + Self::decision_tool_router()
             + Self::digest_tool_router()
@@ -851,6 +859,8 @@ mod tests {
                 "list_lessons",
                 "memory_prompt",
                 "memory_status",
+                "org_pool",
+                "propagate_lesson",
                 "read_digest",
                 "recall_decisions",
                 "recall_knowledge",
@@ -895,6 +905,8 @@ mod tests {
                     | "define_eval_set"
                     | "run_evals"
                     | "review_lessons"
+                    | "org_pool"
+                    | "propagate_lesson"
                     | "report_signal"
                     | "core_memory_write"
                     | "archival_memory_write"

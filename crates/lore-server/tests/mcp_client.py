@@ -34,7 +34,7 @@ READ_ONLY = {
 WRITES = {
     "record_execution", "correct", "review_lessons", "report_signal", "core_memory_write",
     "archival_memory_write", "conversation_log_write", "record_episode", "learn_lessons",
-    "ingest_knowledge", "record_decision", "review_decisions",
+    "ingest_knowledge", "record_decision", "review_decisions", "org_pool", "propagate_lesson",
     "build_digests", "define_eval_set", "run_evals",
 }
 

@@ -14,6 +14,7 @@ use lore_recall::HnswParams;
 mod digest;
 mod episodes;
 mod knowledge;
+mod org;
 mod review;
 mod run;
 mod serve;
@@ -26,6 +27,7 @@ pub use knowledge::{
     ContextArgs, DecisionCommand, DecisionRecordArgs, IngestArgs, KnowledgeCommand,
     KnowledgeRecallArgs,
 };
+pub use org::OrgCommand;
 pub use review::{Decision, MaintainArgs, ReviewArgs, ReviewCommand};
 pub use run::{RunArgs, TestArgs};
 pub use serve::{McpArgs, ReformulateArgs, ReformulatorKind, ServeArgs};
@@ -104,6 +106,11 @@ pub struct Global {
     /// keys are in docs/configuration.md; `lore config` shows the settings in effect.
     #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Act as an organization member, or within a narrower scope, in the form tokens take:
+    /// `agent:NAME,role:NAME,department:NAME[,domain:NAME]`. With an agent, the command acts as
+    /// that agent (an agent never approves an org lesson); without `--as` it acts as a person.
+    #[arg(long = "as", global = true, env = "LORE_AS", value_name = "SCOPE")]
+    pub acting: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -136,6 +143,10 @@ pub enum Command {
     /// Review what waits: list it with its evidence, or approve, reject, keep as a one-time
     /// exception, mark sensitive, supersede (one or many at once).
     Review(ReviewArgs),
+    /// Organization memory: the members Lore has seen, propagation of a member's lesson, and
+    /// the org pool, whose proposals only a person approves (`lore review approve`).
+    #[command(subcommand)]
+    Org(OrgCommand),
     /// Run the periodic jobs: expiry of stale reviews, utility measurement (promotion and
     /// suppression of lessons by what they did), pruning, digests whose sources changed, and
     /// evaluation sets whose skill's memory changed; running twice changes nothing.

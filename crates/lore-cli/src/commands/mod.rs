@@ -9,6 +9,7 @@ mod knowledge;
 mod lessons;
 mod memory;
 mod migrate;
+mod org;
 mod recall;
 mod reembed;
 pub mod review;
@@ -63,6 +64,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Episode(cmd) => episodes::episode(&paths, cmd, json),
         Command::Graph(cmd) => episodes::graph(&paths, cmd, json),
         Command::Lessons(cmd) => lessons::run(&paths, cmd, json),
+        Command::Org(cmd) => org::run(&paths, cmd, json),
         Command::Review(args) => review::review(&paths, args, json),
         Command::Maintain(args) => review::maintain(&paths, args, json),
         Command::Import(args) => transfer::import(&paths, args, json),
@@ -123,6 +125,7 @@ fn show_config(paths: &Paths, json: bool) -> Result<()> {
             "given": given,
             "recall": recall,
             "memory": {"injection": injection, "policy": memory},
+            "org": paths.engine_config.org,
         }));
     }
     let file = match &settings.file {
@@ -140,5 +143,9 @@ fn show_config(paths: &Paths, json: bool) -> Result<()> {
             .as_str()
             .unwrap_or_default(),
         serde_json::to_string(memory)?
+    ))?;
+    output::line(format!(
+        "org: {}",
+        serde_json::to_string(&paths.engine_config.org)?
     ))
 }

@@ -198,5 +198,10 @@ pub fn maintain(paths: &Paths, args: MaintainArgs, json: bool) -> Result<()> {
             "  {id}  regression case rewritten (it was missing)"
         ))?;
     }
+    if let Some(pool) = &report.org_pool {
+        for id in pool.patterns.iter().filter_map(|p| p.proposal.as_ref()) {
+            output::line(format!("  {id}  org pool: waits for a person"))?;
+        }
+    }
     Ok(())
 }

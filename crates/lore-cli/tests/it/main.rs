@@ -13,6 +13,7 @@ mod learn;
 mod llm;
 mod mcp_surface;
 mod newcomer;
+mod org;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod recall;

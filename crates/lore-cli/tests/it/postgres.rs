@@ -880,3 +880,79 @@ fn the_compose_layout_serves_through_its_proxy() {
         );
     }
 }
+
+/// Organization memory keeps everything in the lessons' and runs' JSON, so PostgreSQL holds it
+/// as SQLite does: members' own lessons, the pool's proposal, and the rule that only a person
+/// approves it.
+#[test]
+fn organization_memory_works_on_postgres_without_a_migration() {
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let p = crate::common::Project::new().initialized();
+    let skill = "support/triage";
+    let run = |who: Option<&str>, args: &[&str]| -> Value {
+        let mut all = vec!["--store", schema.url.as_str(), "--json"];
+        if let Some(who) = who {
+            all.extend(["--as", who]);
+        }
+        all.extend_from_slice(args);
+        let out = p.ok(&all);
+        serde_json::from_str(&out).unwrap_or(Value::String(out))
+    };
+    let mut own = Vec::new();
+    for agent in ["a", "b", "c"] {
+        let who = format!("agent:{agent},role:triage");
+        let exec = run(
+            Some(&who),
+            &["record", skill, "--input", "{}", "--output", "{}"],
+        );
+        let exec = exec["id"]
+            .as_str()
+            .map_or_else(|| exec.as_str().unwrap().trim().to_owned(), str::to_owned);
+        let made = run(
+            Some(&who),
+            &[
+                "correct",
+                skill,
+                "--execution-id",
+                &exec,
+                "--correction",
+                "Always state the currency of refund invoices.",
+            ],
+        );
+        own.push(made["lesson"]["id"].as_str().unwrap().to_owned());
+    }
+    let hidden = p.run(&[
+        "--store",
+        &schema.url,
+        "--as",
+        "agent:b,role:triage",
+        "lessons",
+        "show",
+        &own[0],
+    ]);
+    assert!(!hidden.status.success(), "b read a's own lesson");
+
+    let report = run(None, &["org", "pool"]);
+    assert_eq!(report["proposed"], 1, "{report}");
+    let id = report["patterns"][0]["proposal"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let refused = p.run(&[
+        "--store",
+        &schema.url,
+        "--as",
+        "agent:a,role:triage",
+        "review",
+        "approve",
+        &id,
+    ]);
+    assert!(!refused.status.success(), "an agent approved an org lesson");
+    let show = |id: &str| run(None, &["lessons", "show", id])["lesson"]["status"].clone();
+    assert_eq!(show(&id), "needs_review");
+    run(None, &["review", "approve", &id, "--reason", "checked"]);
+    assert_eq!(show(&id), "approved");
+}

@@ -112,6 +112,7 @@ pub(crate) fn entries<T: Item>(
             conflicts_with: Cow::Borrowed(&[]),
             tiers: Cow::Borrowed(&index.rendered[i][..]),
             condition_match: None,
+            personal: false,
         });
     }
     out

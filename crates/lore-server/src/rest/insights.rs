@@ -36,15 +36,26 @@ pub struct WhoAmI {
     token_id: Option<String>,
     /// Whether the server asks for a credential at all.
     authenticated: bool,
+    /// The agent the credential acts for, and its role and department in the organization.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    org_role: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    department: Option<String>,
 }
 
 pub async fn whoami(caller: Caller) -> Json<WhoAmI> {
     let token_id = caller.engine.principal().map(str::to_owned);
     let authenticated = caller.authenticated;
+    let scope = caller.engine.scope().clone();
     Json(WhoAmI {
         role: caller.role(),
         token_id: token_id.filter(|_| authenticated),
         authenticated,
+        agent: scope.agent,
+        org_role: scope.role,
+        department: scope.department,
     })
 }
 

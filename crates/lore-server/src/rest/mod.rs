@@ -21,6 +21,7 @@ mod knowledge;
 mod lessons;
 mod memory;
 mod metrics;
+mod org;
 mod recall;
 mod review;
 
@@ -34,6 +35,7 @@ use axum::http::request::Parts;
 use axum::http::{Method, Uri};
 use axum::routing::{MethodFilter, on};
 use axum::{Json, Router};
+use lore_core::model::AuthorKind;
 use lore_engine::Engine;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
@@ -73,13 +75,20 @@ impl FromRequestParts<AppState> for Caller {
             // Open access binds loopback only (see `crate::server`): the machine's user owns
             // the store file anyway, so the caller gets the server's own handle.
             None => Self {
-                engine: state.engine.acting_as(ANONYMOUS),
+                engine: state
+                    .engine
+                    .acting_as(ANONYMOUS)
+                    .as_author(AuthorKind::Human),
                 role: Role::Admin,
                 metrics: Arc::clone(&state.metrics),
                 authenticated: false,
             },
             Some(grant) => Self {
-                engine: state.engine.scoped(grant.scope).acting_as(grant.token_id),
+                engine: state
+                    .engine
+                    .scoped(grant.scope)
+                    .acting_as(grant.token_id)
+                    .as_author(grant.role.author_kind()),
                 role: grant.role,
                 metrics: Arc::clone(&state.metrics),
                 authenticated: true,
@@ -242,6 +251,9 @@ pub fn routes() -> Routes {
         .on(M::PATCH, "/v1/lessons/{id}", lessons::edit)
         .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
         .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
+        .on(M::POST, "/v1/lessons/{id}/propagate", org::propagate)
+        .on(M::GET, "/v1/org/members", org::members)
+        .on(M::POST, "/v1/org/pool", org::pool)
         .on(M::POST, "/v1/recall", recall::recall)
         .on(M::POST, "/v1/knowledge/documents", knowledge::ingest)
         .on(M::GET, "/v1/knowledge/documents", knowledge::list)

@@ -13,5 +13,6 @@ mod hostile;
 mod knowledge;
 mod learn;
 mod matrix;
+mod org;
 mod rest;
 mod security;

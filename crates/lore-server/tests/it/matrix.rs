@@ -42,6 +42,8 @@ struct Seed {
     other_lesson: String,
     /// A decision waiting for review.
     decision: String,
+    /// A lesson an organization member learned: its own until propagated.
+    member_lesson: String,
 }
 
 /// A server in review curation, seeded by an unrestricted admin: an execution, a signal, two
@@ -172,7 +174,21 @@ async fn seeded() -> (Server, Seed) {
         .engine
         .save_report("learning", &json!({"seeds": 1, "with_memory": [1.0, 0.0]}))
         .unwrap();
+    let (member, _) = server.scoped_token(Role::Agent, "domain:support,agent:m1,role:screener");
+    let run = server.record(&member, json!({"ticket": "refund"})).await;
+    let (status, body) = server
+        .send(
+            Some(&member),
+            Method::POST,
+            "/v1/corrections",
+            Some(json!({"skill": SKILL, "execution_id": run,
+                        "text": "Always state the refund amount in the summary."})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let member_lesson = body["lesson"]["id"].as_str().unwrap().to_owned();
     let seed = Seed {
+        member_lesson,
         execution,
         lesson: lessons[0].clone(),
         other_lesson: lessons[1].clone(),
@@ -321,6 +337,15 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
                 json!({"reason": "holds a customer's name"}),
             )
         }),
+        // The owner or a person propagates; the matrix's agent tokens are neither.
+        ("POST", "/v1/lessons/{id}/propagate") => row(Reviewer, false, |s| {
+            with(
+                format!("/v1/lessons/{}/propagate", s.member_lesson),
+                json!({"strategy": "role"}),
+            )
+        }),
+        ("GET", "/v1/org/members") => row(Reviewer, false, |_| get("/v1/org/members")),
+        ("POST", "/v1/org/pool") => row(Reviewer, false, |_| with("/v1/org/pool", json!({}))),
         ("POST", "/v1/recall") => row(Agent, false, |_| {
             with("/v1/recall", json!({"query": "ticket outage priority"}))
         }),
@@ -495,6 +520,10 @@ fn tool_row(name: &str) -> Option<Row> {
             with("", json!({"query": "ticket outage priority"}))
         }),
         "review_queue" => row(Reviewer, true, |_| with("", json!({}))),
+        "org_pool" => row(Reviewer, false, |_| with("", json!({}))),
+        "propagate_lesson" => row(Reviewer, false, |s| {
+            with("", json!({"id": s.member_lesson, "strategy": "role"}))
+        }),
         "review_lessons" => row(Reviewer, false, |s| {
             with(
                 "",
