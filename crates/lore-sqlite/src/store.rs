@@ -554,6 +554,10 @@ impl Store for SqliteStore {
         Ok(self)
     }
 
+    fn tuning(&self) -> Result<&dyn lore_core::ports::tuning::TuningStore> {
+        Ok(self)
+    }
+
     fn change_cursor(&self) -> Result<ChangeCursor> {
         let conn = self.conn();
         Ok(ChangeCursor {
