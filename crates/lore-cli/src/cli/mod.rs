@@ -11,6 +11,7 @@ use lore_engine::HumanCorrections;
 use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 
+mod embedder;
 mod episodes;
 mod knowledge;
 mod review;
@@ -19,6 +20,7 @@ mod serve;
 mod tokens;
 mod watch;
 
+pub use embedder::{AdminArgs, EmbedderCommand, PlanArgs};
 pub use episodes::{EpisodeCommand, GraphCommand};
 pub use knowledge::{
     ContextArgs, DecisionCommand, DecisionRecordArgs, IngestArgs, KnowledgeCommand,
@@ -158,6 +160,10 @@ pub enum Command {
     /// Fit the embedder again to the retrievable lessons and re-embed every lesson (a progress
     /// bar on a terminal). Recall is refused while the store's vectors are another embedder's.
     Reembed,
+    /// The embedder's lifecycle: train an adapter from the feedback, judge it on held-out
+    /// queries, activate it, roll back, cancel a run.
+    #[command(subcommand)]
+    Embedder(EmbedderCommand),
     /// Copy every record from one store to another (SQLite to PostgreSQL or back), then check
     /// that both hold the same records, by counts and checksums. Running it again after an
     /// interruption continues: records already copied are skipped.

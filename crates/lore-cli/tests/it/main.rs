@@ -5,6 +5,7 @@ mod common;
 
 mod cli;
 mod clients;
+mod embedder;
 mod episodes;
 mod hostile;
 mod knowledge;
