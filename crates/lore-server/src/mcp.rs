@@ -14,6 +14,7 @@
 //! audit actor is the connection's token; no tool takes a name for either.
 
 mod decisions;
+mod embedder;
 mod episodes;
 mod knowledge;
 mod learn;
@@ -679,6 +680,7 @@ impl LoreMcp {
             + Self::learn_tool_router()
             + Self::knowledge_tool_router()
             + Self::decision_tool_router()
+            + Self::embedder_tool_router()
     }
 }
 
@@ -833,6 +835,14 @@ mod tests {
                 "core_memory_write",
                 "correct",
                 "decision_sequence",
+                "embedder_activate",
+                "embedder_cancel",
+                "embedder_preflight",
+                "embedder_resume",
+                "embedder_rollback",
+                "embedder_runs",
+                "embedder_status",
+                "embedder_train",
                 "export_causal_graph",
                 "find_anti_patterns",
                 "find_patterns",
@@ -889,6 +899,11 @@ mod tests {
                     | "core_memory_write"
                     | "archival_memory_write"
                     | "conversation_log_write"
+                    | "embedder_train"
+                    | "embedder_resume"
+                    | "embedder_activate"
+                    | "embedder_rollback"
+                    | "embedder_cancel"
             );
             assert_eq!(read_only, Some(!writes), "{}", tool.name);
             assert!(

@@ -1,4 +1,4 @@
-//! Which tools a connection sees: all 34 by default, or a subset named by tool or by group.
+//! Which tools a connection sees: all 42 by default, or a subset named by tool or by group.
 //!
 //! A model choosing among many tools chooses worse and pays tokens for every description, so a
 //! client that only runs the loop can ask for `loop` alone: `lore mcp --tools loop`, or
@@ -56,6 +56,19 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "recall_decisions",
             "record_decision",
             "review_decisions",
+        ],
+    ),
+    (
+        "embedder",
+        &[
+            "embedder_status",
+            "embedder_runs",
+            "embedder_preflight",
+            "embedder_train",
+            "embedder_resume",
+            "embedder_activate",
+            "embedder_rollback",
+            "embedder_cancel",
         ],
     ),
     (

@@ -12,6 +12,7 @@
 
 mod agent_memory;
 mod decisions;
+mod embedder;
 mod episodes;
 mod events;
 mod executions;
@@ -250,6 +251,20 @@ pub fn routes() -> Routes {
         .on(M::GET, "/v1/decisions", decisions::list)
         .on(M::POST, "/v1/decisions/review", decisions::review)
         .on(M::POST, "/v1/decisions/recall", decisions::recall)
+        .on(M::GET, "/v1/embedder", embedder::active)
+        .on(M::POST, "/v1/embedder/preflight", embedder::preflight)
+        .on(M::POST, "/v1/embedder/runs", embedder::start)
+        .on(M::GET, "/v1/embedder/runs", embedder::runs)
+        .on(M::GET, "/v1/embedder/runs/{id}", embedder::run)
+        .on(M::POST, "/v1/embedder/runs/{id}/resume", embedder::resume)
+        .on(M::POST, "/v1/embedder/cancel", embedder::cancel)
+        .on(M::GET, "/v1/embedder/checkpoints", embedder::checkpoints)
+        .on(
+            M::POST,
+            "/v1/embedder/checkpoints/{id}/activate",
+            embedder::activate,
+        )
+        .on(M::POST, "/v1/embedder/rollback", embedder::rollback)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/memory/core", agent_memory::core)
         .on(M::PUT, "/v1/memory/core", agent_memory::write_core)

@@ -1,0 +1,200 @@
+//! The embedder's lifecycle over REST (seed 002's fine-tune): reviewers read runs, checkpoints
+//! and the active embedder; admins train, resume, activate, roll back and cancel. Destructive
+//! operations need `actor`, `confirm: true` and a `reason` in the body, and the audit entry names
+//! the credential. A store without tuning answers 501 `unsupported`.
+
+use axum::Json;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use lore_core::id::{CheckpointId, TuneRunId};
+use lore_core::ports::tuning::{Checkpoint, TunePlan, TuneRun};
+use lore_engine::{ActiveEmbedder, Admin, Preflight, Switch};
+use serde::{Deserialize, Serialize};
+
+use super::{Body, Caller, Params};
+use crate::auth::Role;
+use crate::error::ApiError;
+
+/// The guard every destructive operation's body carries.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminBody {
+    #[serde(default)]
+    actor: String,
+    #[serde(default)]
+    confirm: bool,
+    #[serde(default)]
+    reason: String,
+}
+
+impl From<AdminBody> for Admin {
+    fn from(b: AdminBody) -> Self {
+        Admin {
+            actor: b.actor,
+            confirm: b.confirm,
+            reason: b.reason,
+        }
+    }
+}
+
+pub async fn active(caller: Caller) -> Result<Json<ActiveEmbedder>, ApiError> {
+    caller.require(Role::Reviewer)?;
+    Ok(Json(caller.run(|e| e.active_embedder()).await?))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanBody {
+    #[serde(default)]
+    plan: Option<TunePlan>,
+    #[serde(default)]
+    actor: Option<String>,
+}
+
+pub async fn preflight(
+    caller: Caller,
+    Body(b): Body<PlanBody>,
+) -> Result<Json<Preflight>, ApiError> {
+    caller.require(Role::Reviewer)?;
+    let plan = b.plan.unwrap_or_default();
+    Ok(Json(caller.run(move |e| e.tuning_preflight(&plan)).await?))
+}
+
+pub async fn start(
+    caller: Caller,
+    Body(b): Body<PlanBody>,
+) -> Result<(StatusCode, Json<TuneRun>), ApiError> {
+    caller.require(Role::Admin)?;
+    let plan = b.plan.unwrap_or_default();
+    let run = caller
+        .run(move |e| e.start_tuning(plan, b.actor.as_deref()))
+        .await?;
+    Ok((StatusCode::CREATED, Json(run)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunsQuery {
+    limit: Option<usize>,
+    offset: Option<usize>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Runs {
+    runs: Vec<TuneRun>,
+    total: usize,
+}
+
+pub async fn runs(caller: Caller, Params(q): Params<RunsQuery>) -> Result<Json<Runs>, ApiError> {
+    caller.require(Role::Reviewer)?;
+    let (runs, total) = caller
+        .run(move |e| e.tuning_runs(q.limit.unwrap_or(50), q.offset.unwrap_or(0)))
+        .await?;
+    Ok(Json(Runs { runs, total }))
+}
+
+pub async fn run(caller: Caller, Path(id): Path<String>) -> Result<Json<TuneRun>, ApiError> {
+    caller.require(Role::Reviewer)?;
+    let id = TuneRunId::parse(&id)?;
+    Ok(Json(caller.run(move |e| e.tuning_status(Some(&id))).await?))
+}
+
+pub async fn resume(caller: Caller, Path(id): Path<String>) -> Result<Json<TuneRun>, ApiError> {
+    caller.require(Role::Admin)?;
+    let id = TuneRunId::parse(&id)?;
+    Ok(Json(caller.run(move |e| e.resume_tuning(&id)).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CancelBody {
+    #[serde(default)]
+    run: Option<TuneRunId>,
+    #[serde(default)]
+    actor: String,
+    #[serde(default)]
+    confirm: bool,
+    #[serde(default)]
+    reason: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Cancelled {
+    cancelled: Option<TuneRunId>,
+}
+
+pub async fn cancel(
+    caller: Caller,
+    Body(b): Body<CancelBody>,
+) -> Result<Json<Cancelled>, ApiError> {
+    caller.require(Role::Admin)?;
+    let admin = Admin {
+        actor: b.actor,
+        confirm: b.confirm,
+        reason: b.reason,
+    };
+    let cancelled = caller
+        .run(move |e| e.cancel_tuning(b.run.as_ref(), &admin))
+        .await?;
+    Ok(Json(Cancelled { cancelled }))
+}
+
+#[derive(Debug, Serialize)]
+pub struct Checkpoints {
+    checkpoints: Vec<Checkpoint>,
+}
+
+pub async fn checkpoints(caller: Caller) -> Result<Json<Checkpoints>, ApiError> {
+    caller.require(Role::Reviewer)?;
+    let checkpoints = caller.run(|e| e.checkpoints()).await?;
+    Ok(Json(Checkpoints { checkpoints }))
+}
+
+pub async fn activate(
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(b): Body<AdminBody>,
+) -> Result<Json<Switch>, ApiError> {
+    caller.require(Role::Admin)?;
+    let id = CheckpointId::parse(&id)?;
+    let admin = Admin::from(b);
+    Ok(Json(
+        caller
+            .run(move |e| e.activate_checkpoint(&id, &admin))
+            .await?,
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RollbackBody {
+    /// A checkpoint ID, or `base`.
+    to: String,
+    #[serde(default)]
+    actor: String,
+    #[serde(default)]
+    confirm: bool,
+    #[serde(default)]
+    reason: String,
+}
+
+pub async fn rollback(
+    caller: Caller,
+    Body(b): Body<RollbackBody>,
+) -> Result<Json<Switch>, ApiError> {
+    caller.require(Role::Admin)?;
+    let to = match b.to.as_str() {
+        "base" => None,
+        id => Some(CheckpointId::parse(id)?),
+    };
+    let admin = Admin {
+        actor: b.actor,
+        confirm: b.confirm,
+        reason: b.reason,
+    };
+    Ok(Json(
+        caller
+            .run(move |e| e.rollback_embedder(to.as_ref(), &admin))
+            .await?,
+    ))
+}
