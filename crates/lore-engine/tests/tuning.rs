@@ -132,6 +132,11 @@ fn an_adapter_that_beats_the_base_is_activated_and_recall_uses_it_alone() {
         "{vectors:?}"
     );
 
+    // Fitting again would move the vectors under the adapter: refused until a rollback.
+    let err = p.engine.reembed(&mut |_, _| {}).unwrap_err();
+    assert!(matches!(err, Error::Conflict(_)), "{err}");
+    assert_eq!(recall_embedder(&p.engine), adapted);
+
     // A new process over the same file recalls with the adapter.
     let again = Engine::new(p.store.clone() as Arc<dyn Store>, EngineConfig::default());
     assert_eq!(recall_embedder(&again), adapted);
