@@ -237,7 +237,7 @@ impl Engine {
                 }
             }
         }
-        // A lesson that helped a query is not also a negative for it.
+        // A query whose runs failed, with no lesson suppressed since, teaches nothing.
         set.queries
             .retain(|q| !q.helpful.is_empty() || !q.suppressed.is_empty());
         let texts: Vec<&str> = set.queries.iter().map(|q| q.text.as_str()).collect();
