@@ -408,12 +408,13 @@ impl Engine {
     /// Runs newest first, a page at a time, with the total.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for a limit of 0 or over 1000.
+    /// [`Error::Invalid`] for a limit of 0 or over [`lore_core::limits::MAX_PAGE`].
     pub fn tuning_runs(&self, limit: usize, offset: usize) -> Result<(Vec<TuneRun>, usize)> {
-        if limit == 0 || limit > 1000 {
+        let most = lore_core::limits::MAX_PAGE;
+        if limit == 0 || limit > most {
             return Err(Error::invalid(
                 "limit",
-                format!("{limit} is outside 1 to 1000"),
+                format!("{limit} is outside 1 to {most}"),
             ));
         }
         self.tuning_store()?.runs(limit, offset)
@@ -447,7 +448,7 @@ impl Engine {
                     .ok_or_else(|| Error::not_found("tuning run", id))?,
             ),
             None => tuning
-                .runs(1000, 0)?
+                .runs(usize::MAX, 0)?
                 .0
                 .into_iter()
                 .find(|r| r.status == TuneStatus::Running),

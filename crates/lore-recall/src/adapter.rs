@@ -182,7 +182,7 @@ impl TrainingSet {
     /// The queries held out under `plan`: a hash of the text (salted by the seed) decides, so
     /// the split does not depend on the order the pairs were read in.
     pub fn split(&self, plan: &TunePlan) -> (Vec<&Query>, Vec<&Query>) {
-        let cut = (f64::from(plan.held_out) * u64::MAX as f64) as u64;
+        let cut = (plan.held_out * u64::MAX as f64) as u64;
         self.queries
             .iter()
             .filter(|q| !q.helpful.is_empty() || !q.suppressed.is_empty())
@@ -284,7 +284,7 @@ fn step(adapter: &mut Adapter, plan: &TunePlan, q: &[f32], p: &[f32], n: &[f32])
     let dim = adapter.base.dim;
     let (wq, wp, wn) = (adapter.map(q), adapter.map(p), adapter.map(n));
     let gap = cos(&wq, &wp).0 - cos(&wq, &wn).0;
-    if gap >= plan.margin {
+    if f64::from(gap) >= plan.margin {
         return;
     }
     let mut grad = vec![0.0f32; dim * dim];
@@ -294,7 +294,7 @@ fn step(adapter: &mut Adapter, plan: &TunePlan, q: &[f32], p: &[f32], n: &[f32])
     add_cos_grad(&mut grad, dim, 1.0, (q, &wq), &wn);
     add_cos_grad(&mut grad, dim, 1.0, (n, &wn), &wq);
     for (w, g) in adapter.weights.iter_mut().zip(&grad) {
-        *w -= plan.learning_rate * g;
+        *w -= plan.learning_rate as f32 * g;
     }
 }
 
@@ -351,7 +351,7 @@ pub fn train(
                 &set.lessons[p].0,
                 &set.lessons[n].0,
             );
-            regularize(&mut adapter, plan.regularization);
+            regularize(&mut adapter, plan.regularization as f32);
         }
         if !epoch_done(epoch) {
             return Ok(None);

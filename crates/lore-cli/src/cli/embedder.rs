@@ -65,10 +65,10 @@ pub struct PlanArgs {
     pub epochs: Option<usize>,
     /// The step size (default 0.05).
     #[arg(long)]
-    pub learning_rate: Option<f32>,
+    pub learning_rate: Option<f64>,
     /// The share of queries held out to judge the adapter (0.05 to 0.8; default 0.25).
     #[arg(long)]
-    pub held_out: Option<f32>,
+    pub held_out: Option<f64>,
     /// The random seed (default 7).
     #[arg(long)]
     pub seed: Option<u64>,

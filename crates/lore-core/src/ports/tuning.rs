@@ -23,16 +23,16 @@ pub struct TunePlan {
     /// Passes over the training pairs.
     pub epochs: usize,
     /// The step size of stochastic gradient descent.
-    pub learning_rate: f32,
+    pub learning_rate: f64,
     /// How far a helpful lesson must score above a negative one before the pair stops teaching.
-    pub margin: f32,
+    pub margin: f64,
     /// The pull back towards the identity map, per step: it keeps the adapter close to the base
     /// embedder where the feedback says nothing.
-    pub regularization: f32,
+    pub regularization: f64,
     /// Negative lessons drawn per helpful pair, besides the suppressed ones.
     pub negatives: usize,
     /// The share of distinct queries kept out of training to evaluate on.
-    pub held_out: f32,
+    pub held_out: f64,
     /// The random seed: the same pairs and plan give the same adapter.
     pub seed: u64,
 }

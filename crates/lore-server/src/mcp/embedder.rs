@@ -29,7 +29,7 @@ pub struct EmbedderStatusParams {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EmbedderRunsParams {
-    /// How many runs (1 to 1000; default 20).
+    /// How many runs (1 to 500; default 20).
     #[serde(default)]
     pub limit: Option<usize>,
     /// Skip this many first.
@@ -46,7 +46,7 @@ pub struct EmbedderPlanParams {
     pub epochs: Option<usize>,
     /// The share of queries held out to judge the adapter (0.05 to 0.8; default 0.25).
     #[serde(default)]
-    pub held_out: Option<f32>,
+    pub held_out: Option<f64>,
     /// The random seed (default 7): the same feedback and seed train the same adapter.
     #[serde(default)]
     pub seed: Option<u64>,

@@ -51,20 +51,31 @@ pub struct PlanBody {
     actor: Option<String>,
 }
 
+/// A body read as `T` only when it is a JSON object: serde would also read a struct from an
+/// array of its fields in order, which the OpenAPI document does not promise.
+fn object<T: serde::de::DeserializeOwned>(body: serde_json::Value) -> Result<T, ApiError> {
+    if !body.is_object() {
+        return Err(lore_core::Error::invalid("body", "expected a JSON object").into());
+    }
+    serde_json::from_value(body).map_err(|e| lore_core::Error::invalid("body", e).into())
+}
+
 pub async fn preflight(
     caller: Caller,
-    Body(b): Body<PlanBody>,
+    Body(b): Body<serde_json::Value>,
 ) -> Result<Json<Preflight>, ApiError> {
     caller.require(Role::Reviewer)?;
+    let b: PlanBody = object(b)?;
     let plan = b.plan.unwrap_or_default();
     Ok(Json(caller.run(move |e| e.tuning_preflight(&plan)).await?))
 }
 
 pub async fn start(
     caller: Caller,
-    Body(b): Body<PlanBody>,
+    Body(b): Body<serde_json::Value>,
 ) -> Result<(StatusCode, Json<TuneRun>), ApiError> {
     caller.require(Role::Admin)?;
+    let b: PlanBody = object(b)?;
     let plan = b.plan.unwrap_or_default();
     let run = caller
         .run(move |e| e.start_tuning(plan, b.actor.as_deref()))
@@ -125,9 +136,10 @@ pub struct Cancelled {
 
 pub async fn cancel(
     caller: Caller,
-    Body(b): Body<CancelBody>,
+    Body(b): Body<serde_json::Value>,
 ) -> Result<Json<Cancelled>, ApiError> {
     caller.require(Role::Admin)?;
+    let b: CancelBody = object(b)?;
     let admin = Admin {
         actor: b.actor,
         confirm: b.confirm,
@@ -153,9 +165,10 @@ pub async fn checkpoints(caller: Caller) -> Result<Json<Checkpoints>, ApiError> 
 pub async fn activate(
     caller: Caller,
     Path(id): Path<String>,
-    Body(b): Body<AdminBody>,
+    Body(b): Body<serde_json::Value>,
 ) -> Result<Json<Switch>, ApiError> {
     caller.require(Role::Admin)?;
+    let b: AdminBody = object(b)?;
     let id = CheckpointId::parse(&id)?;
     let admin = Admin::from(b);
     Ok(Json(
@@ -180,9 +193,10 @@ pub struct RollbackBody {
 
 pub async fn rollback(
     caller: Caller,
-    Body(b): Body<RollbackBody>,
+    Body(b): Body<serde_json::Value>,
 ) -> Result<Json<Switch>, ApiError> {
     caller.require(Role::Admin)?;
+    let b: RollbackBody = object(b)?;
     let to = match b.to.as_str() {
         "base" => None,
         id => Some(CheckpointId::parse(id)?),
