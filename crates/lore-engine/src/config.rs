@@ -107,6 +107,8 @@ pub struct EngineConfig {
     /// How many past sessions (episodes) a recall adds after its lessons, within its budget;
     /// 0, the default, adds none.
     pub recall_episodes: usize,
+    /// The plan a tuning run follows when its caller gives none (`[tuning]` in `lore.toml`).
+    pub tuning: lore_core::ports::tuning::TunePlan,
 }
 
 /// How pruning keeps the lesson pool small.

@@ -131,6 +131,11 @@ fn query_text(input: &Value) -> Option<String> {
 }
 
 impl Engine {
+    /// The plan a run follows when its caller gives none.
+    pub fn tuning_plan(&self) -> TunePlan {
+        self.config.tuning
+    }
+
     /// The store's tuning, for an unrestricted handle.
     fn tuning_store(&self) -> Result<&dyn TuningStore> {
         if self.scope != Scope::unrestricted() {

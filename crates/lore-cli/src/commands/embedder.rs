@@ -10,8 +10,9 @@ use crate::cli::{AdminArgs, EmbedderCommand, PlanArgs};
 use crate::config::Paths;
 use crate::output;
 
-fn plan(args: &PlanArgs) -> TunePlan {
-    let mut plan = TunePlan::default();
+/// The configured plan (`[tuning]` in `lore.toml`) with the command line's overrides.
+fn plan(base: TunePlan, args: &PlanArgs) -> TunePlan {
+    let mut plan = base;
     if let Some(epochs) = args.epochs {
         plan.epochs = epochs;
     }
@@ -75,7 +76,7 @@ pub fn run(paths: &Paths, cmd: EmbedderCommand, json: bool) -> Result<()> {
     let engine = paths.engine(OpenMode::Existing)?;
     match cmd {
         EmbedderCommand::Preflight(args) => {
-            let report = engine.tuning_preflight(&plan(&args))?;
+            let report = engine.tuning_preflight(&plan(engine.tuning_plan(), &args))?;
             if json {
                 return output::json(&report);
             }
@@ -96,7 +97,7 @@ pub fn run(paths: &Paths, cmd: EmbedderCommand, json: bool) -> Result<()> {
                 .try_for_each(|p| output::line(format!("problem: {p}")))
         }
         EmbedderCommand::Train(args) => {
-            let run = engine.start_tuning(plan(&args), args.by.as_deref())?;
+            let run = engine.start_tuning(plan(engine.tuning_plan(), &args), args.by.as_deref())?;
             show_run(&run, json)
         }
         EmbedderCommand::Resume { run } => show_run(&engine.resume_tuning(&run)?, json),

@@ -17,7 +17,7 @@ use crate::model::AuditEntry;
 use crate::ports::embed::EmbedderId;
 
 /// How an adapter is trained; every field has a default and a bound.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TunePlan {
     /// Passes over the training pairs.

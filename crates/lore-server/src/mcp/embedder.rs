@@ -90,8 +90,9 @@ fn view(value: impl Serialize) -> Result<Json<EmbedderView>, String> {
         .map_err(|e| e.to_string())
 }
 
-fn plan(p: &EmbedderPlanParams) -> TunePlan {
-    let mut plan = TunePlan::default();
+/// The engine's configured plan with the call's overrides.
+fn plan(base: TunePlan, p: &EmbedderPlanParams) -> TunePlan {
+    let mut plan = base;
     if let Some(epochs) = p.epochs {
         plan.epochs = epochs;
     }
@@ -173,8 +174,12 @@ impl LoreMcp {
         Parameters(p): Parameters<EmbedderPlanParams>,
     ) -> Result<Json<EmbedderView>, String> {
         Self::require(&ctx, Role::Reviewer)?;
-        let plan = plan(&p);
-        view(self.call(&ctx, move |e| e.tuning_preflight(&plan)).await?)
+        view(
+            self.call(&ctx, move |e| {
+                e.tuning_preflight(&plan(e.tuning_plan(), &p))
+            })
+            .await?,
+        )
     }
 
     /// For admins: train an adapter over the base embedder from the feedback (seconds) and
@@ -193,8 +198,12 @@ impl LoreMcp {
         Parameters(p): Parameters<EmbedderPlanParams>,
     ) -> Result<Json<EmbedderView>, String> {
         Self::require(&ctx, Role::Admin)?;
-        let plan = plan(&p);
-        view(self.call(&ctx, move |e| e.start_tuning(plan, None)).await?)
+        view(
+            self.call(&ctx, move |e| {
+                e.start_tuning(plan(e.tuning_plan(), &p), None)
+            })
+            .await?,
+        )
     }
 
     /// For admins: train a failed or cancelled run again from its plan.

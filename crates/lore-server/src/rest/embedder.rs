@@ -66,8 +66,11 @@ pub async fn preflight(
 ) -> Result<Json<Preflight>, ApiError> {
     caller.require(Role::Reviewer)?;
     let b: PlanBody = object(b)?;
-    let plan = b.plan.unwrap_or_default();
-    Ok(Json(caller.run(move |e| e.tuning_preflight(&plan)).await?))
+    Ok(Json(
+        caller
+            .run(move |e| e.tuning_preflight(&b.plan.unwrap_or_else(|| e.tuning_plan())))
+            .await?,
+    ))
 }
 
 pub async fn start(
@@ -76,9 +79,11 @@ pub async fn start(
 ) -> Result<(StatusCode, Json<TuneRun>), ApiError> {
     caller.require(Role::Admin)?;
     let b: PlanBody = object(b)?;
-    let plan = b.plan.unwrap_or_default();
     let run = caller
-        .run(move |e| e.start_tuning(plan, b.actor.as_deref()))
+        .run(move |e| {
+            let plan = b.plan.unwrap_or_else(|| e.tuning_plan());
+            e.start_tuning(plan, b.actor.as_deref())
+        })
         .await?;
     Ok((StatusCode::CREATED, Json(run)))
 }
