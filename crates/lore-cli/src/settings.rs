@@ -73,6 +73,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "pool",
         ],
     ),
+    ("tuning", &["epochs", "learning_rate", "held_out", "seed"]),
 ];
 
 /// Where one key's value came from.
@@ -112,6 +113,9 @@ pub struct Given {
     /// `[org]`.
     #[serde(default)]
     pub org: OrgKeys,
+    /// `[tuning]`.
+    #[serde(default)]
+    pub tuning: TuningKeys,
 }
 
 /// The `[org]` table: organization memory (seed 002). It has no key that approves an org
@@ -133,6 +137,16 @@ enum PropagationName {
     None,
     Role,
     Department,
+}
+
+/// The `[tuning]` table: the default plan of an embedder adapter's training run.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TuningKeys {
+    epochs: Option<usize>,
+    learning_rate: Option<f64>,
+    held_out: Option<f64>,
+    seed: Option<u64>,
 }
 
 /// The `[skills]` table: approved lessons as SKILL.md folders (seed 002's materialization).
@@ -253,6 +267,12 @@ impl Settings {
 
     /// Checks each value on its own, then the combinations.
     fn check(&self) -> Result<()> {
+        if let Err(lore_core::Error::Invalid { what, why }) =
+            lore_recall::adapter::check_plan(&self.tuning_plan())
+        {
+            let key = what.replace("plan.", "tuning.");
+            return Err(self.refuse(&key, why));
+        }
         let r = &self.given.recall;
         let unit = [
             ("recall.sparse_weight", r.sparse_weight),
@@ -431,8 +451,20 @@ impl Settings {
         Some(LearnedSkills::new(project_root.join(dir), min_confidence))
     }
 
-    /// `config` with the `[memory]` keys.
+    /// The `[tuning]` keys over the default plan.
+    fn tuning_plan(&self) -> lore_core::ports::tuning::TunePlan {
+        let t = &self.given.tuning;
+        let mut plan = lore_core::ports::tuning::TunePlan::default();
+        plan.epochs = t.epochs.unwrap_or(plan.epochs);
+        plan.learning_rate = t.learning_rate.unwrap_or(plan.learning_rate);
+        plan.held_out = t.held_out.unwrap_or(plan.held_out);
+        plan.seed = t.seed.unwrap_or(plan.seed);
+        plan
+    }
+
+    /// `config` with the `[memory]` and `[tuning]` keys.
     pub fn apply(&self, config: &mut EngineConfig) {
+        config.tuning = self.tuning_plan();
         let m = &self.given.memory;
         if let Some(injection) = m.injection {
             config.injection = match injection {
@@ -599,6 +631,31 @@ mod tests {
         let mut config = EngineConfig::default();
         s.apply(&mut config);
         assert_eq!(config.injection, InjectionStrategy::Context);
+    }
+
+    #[test]
+    fn tuning_keys_set_the_default_plan_and_bad_ones_are_named() {
+        let file = "[tuning]\nepochs = 5\nheld_out = 0.3\n";
+        let s = load(Some(file), &[("LORE_TUNING_SEED", "11")], &[]).unwrap();
+        let mut config = EngineConfig::default();
+        s.apply(&mut config);
+        assert_eq!(
+            (
+                config.tuning.epochs,
+                config.tuning.held_out,
+                config.tuning.seed
+            ),
+            (5, 0.3, 11)
+        );
+        assert_eq!(config.tuning.margin, 0.2, "keys not given keep the default");
+        let e = load(None, &[], &["tuning.held_out=0.95"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--set: tuning.held_out"), "{e}");
+        let e = load(None, &[], &["tuning.epochs=0"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tuning.epochs"), "{e}");
     }
 
     #[test]

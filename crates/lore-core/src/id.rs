@@ -129,6 +129,14 @@ id_type!(
     ErrorEventId, "ERR", "error event ID"
 );
 id_type!(
+    /// Identifies one run that trains an embedder adapter (`TUNE-…`).
+    TuneRunId, "TUNE", "tuning run ID"
+);
+id_type!(
+    /// Identifies one trained adapter checkpoint (`CKPT-…`).
+    CheckpointId, "CKPT", "checkpoint ID"
+);
+id_type!(
     /// Identifies one audit entry (`AUD-…`).
     AuditId, "AUD", "audit ID"
 );

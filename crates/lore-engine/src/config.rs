@@ -109,6 +109,8 @@ pub struct EngineConfig {
     pub recall_episodes: usize,
     /// Organization memory: propagation and the org pool (seed 002).
     pub org: OrgConfig,
+    /// The plan a tuning run follows when its caller gives none (`[tuning]` in `lore.toml`).
+    pub tuning: lore_core::ports::tuning::TunePlan,
 }
 
 /// Organization memory's settings. There is deliberately no setting that lets an org lesson

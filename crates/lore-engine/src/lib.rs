@@ -48,6 +48,7 @@ mod review;
 mod run;
 mod search;
 mod transfer;
+mod tuning;
 
 pub use causal::{
     CausalPath, MAX_GRAPH_RESULTS, OutcomeStats, PATH_BUDGET, PATTERN_BUDGET, PathStep,
@@ -97,6 +98,7 @@ pub use repair::FileRepair;
 pub use review::{Attribution, RelatedLesson, ReviewItem};
 pub use run::{RunOutcome, RunRequest, SkillAnswer};
 pub use transfer::ImportReport;
+pub use tuning::{ActiveEmbedder, Admin, Preflight, Switch};
 
 pub use capture::{CorrectionOutcome, NO_RULE, NewCorrection, NewExecution};
 pub use config::{

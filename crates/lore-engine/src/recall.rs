@@ -351,14 +351,22 @@ impl Engine {
     /// rebuilt by the next recall. Switching embedders is this with another configured one.
     ///
     /// # Errors
-    /// [`Error::Forbidden`] for a scoped handle (it rewrites every lesson's vector); store and
-    /// embedder failures (vectors already written stay valid: each names its embedder).
+    /// [`Error::Forbidden`] for a scoped handle (it rewrites every lesson's vector);
+    /// [`Error::Conflict`] while an adapter checkpoint is active; store and embedder failures
+    /// (vectors already written stay valid: each names its embedder).
     pub fn reembed(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<ReembedReport> {
         if self.scope != Scope::unrestricted() {
             return Err(Error::Forbidden(
                 "re-embedding rewrites every lesson's vector; it needs an unrestricted handle"
                     .into(),
             ));
+        }
+        if let Some(checkpoint) = lessons::active_checkpoint(self.store.as_ref())? {
+            // A new fit would move the vectors under the adapter trained on the old one.
+            return Err(Error::Conflict(format!(
+                "checkpoint {checkpoint} is active and was trained on the current fit; roll \
+                 back to the base embedder (`lore embedder rollback base`) before re-embedding"
+            )));
         }
         let statuses: Vec<LessonStatus> = self.retrievable_statuses().into_iter().collect();
         let mut guard = self

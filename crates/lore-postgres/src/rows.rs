@@ -518,6 +518,7 @@ pub(crate) fn kind_name(kind: RecordKind) -> &'static str {
         RecordKind::Lesson => "lesson",
         RecordKind::Episode => "episode",
         RecordKind::Decision => "decision",
+        RecordKind::Embedder => "embedder",
         RecordKind::ErrorEvent => "error_event",
     }
 }

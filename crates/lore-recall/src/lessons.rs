@@ -35,6 +35,7 @@ use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde::Serialize;
 
+use crate::adapter::{AdaptedEmbedder, Adapter};
 pub use crate::render::{Shown, lesson_text};
 use crate::saved::{self, EmbedderState, Header, Loaded, Slot};
 use crate::{Embedder, EmbedderId, HnswParams, SparseIndex, VectorIndex, text_hash};
@@ -124,6 +125,8 @@ pub struct RecallIndex {
     pub embedder: Arc<dyn Embedder>,
     /// The embedder as configured and as fitted, saved with the index.
     pub state: EmbedderState,
+    /// The active checkpoint whose adapter `embedder` applies, if any.
+    pub adapter: Option<String>,
     statuses: Vec<LessonStatus>,
     docs: Vec<Option<Doc>>,
     /// Per slot, the live lesson's interned skill or [`NO_SKILL`]: what every search's filter
@@ -334,22 +337,36 @@ fn refit_due(embedder: &dyn Embedder, fit_docs: usize, docs: usize) -> bool {
 }
 
 impl RecallIndex {
-    /// Builds the index from the store: every lesson in `statuses`, with its vector. With a
-    /// place for derived files, the progress is saved there as it goes ([`CHECKPOINT`]).
+    /// Builds the index from the store: every lesson in `statuses`, with its vector, through
+    /// the store's active adapter if it has one. With a place for derived files, the progress
+    /// is saved there as it goes ([`CHECKPOINT`]).
     pub fn build(
         store: &dyn Store,
         configured: &Arc<dyn Embedder>,
         statuses: &[LessonStatus],
     ) -> Result<Self> {
-        Self::build_reporting(store, configured, statuses, CHECKPOINT, &mut |_| {})
+        Self::build_with(store, configured, statuses, active_adapter(store)?)
     }
 
-    /// [`RecallIndex::build`], saving after every `every` lessons and calling `progress` with
-    /// the slots saved after each save.
+    /// Builds the index as [`RecallIndex::build`] does, with `adapter` on top of the fitted
+    /// base embedder (none: the base alone). Lessons whose stored vector another embedder
+    /// made are embedded again, so the index never holds two embedders' vectors.
+    pub fn build_with(
+        store: &dyn Store,
+        configured: &Arc<dyn Embedder>,
+        statuses: &[LessonStatus],
+        adapter: Option<Arc<Adapter>>,
+    ) -> Result<Self> {
+        Self::build_reporting(store, configured, statuses, adapter, CHECKPOINT, &mut |_| {})
+    }
+
+    /// [`RecallIndex::build_with`], saving after every `every` lessons and calling `progress`
+    /// with the slots saved after each save.
     fn build_reporting(
         store: &dyn Store,
         configured: &Arc<dyn Embedder>,
         statuses: &[LessonStatus],
+        adapter: Option<Arc<Adapter>>,
         every: usize,
         progress: &mut dyn FnMut(usize),
     ) -> Result<Self> {
@@ -369,8 +386,10 @@ impl RecallIndex {
             }
             _ => fit_and_store(store, configured, &refs)?,
         };
+        let (embedder, checkpoint) = adapted(embedder, adapter);
         let vectors = vectors_for(store, embedder.as_ref(), &lessons, &texts, true)?;
         let mut index = Self::empty(changes.revision, embedder, state, statuses);
+        index.adapter = checkpoint;
         index.insert_saving(store, lessons, &texts, &vectors, every, progress);
         Ok(index)
     }
@@ -384,6 +403,7 @@ impl RecallIndex {
         Self {
             revision,
             dense: VectorIndex::new(embedder.id().dim),
+            adapter: None,
             embedder,
             state,
             statuses: statuses.to_vec(),
@@ -418,7 +438,12 @@ impl RecallIndex {
         every: usize,
         progress: &mut dyn FnMut(usize),
     ) -> Result<Self> {
-        if let Some(path) = store.derived_path(saved::NAME) {
+        // The file holds a graph over the base embedder's vectors only.
+        let path = match active_checkpoint(store)? {
+            None => store.derived_path(saved::NAME),
+            Some(_) => None,
+        };
+        if let Some(path) = path {
             let why = match saved::read(&path) {
                 Ok(None) => None,
                 Ok(Some(loaded)) => {
@@ -433,7 +458,8 @@ impl RecallIndex {
                 tracing::warn!(path = %path.display(), %why, "rebuilding the recall index from the store");
             }
         }
-        Self::build_reporting(store, configured, statuses, every, progress)
+        let adapter = active_adapter(store)?;
+        Self::build_reporting(store, configured, statuses, adapter, every, progress)
     }
 
     /// The index `loaded` describes, checked slot by slot against the store and brought up
@@ -561,10 +587,10 @@ impl RecallIndex {
         }
     }
 
-    /// Writes the index beside the store when it has a graph; a failure only costs the next
-    /// process time.
+    /// Writes the index beside the store when it has a graph over the base embedder's vectors
+    /// (an adapter's are never saved); a failure only costs the next process time.
     fn save(&mut self, path: &Path) {
-        if self.dense.graph().is_none() {
+        if self.adapter.is_some() || self.dense.graph().is_none() {
             return;
         }
         let slots: Vec<Slot> = self
@@ -779,8 +805,11 @@ pub fn fresh<'a>(
     statuses: &[LessonStatus],
 ) -> Result<RwLockReadGuard<'a, Option<RecallIndex>>> {
     let revision = store.lesson_revision()?;
+    let checkpoint = active_checkpoint(store)?;
     if let Ok(guard) = shared.read()
-        && guard.as_ref().is_some_and(|i| i.revision >= revision)
+        && guard
+            .as_ref()
+            .is_some_and(|i| i.revision >= revision && i.adapter == checkpoint)
     {
         return Ok(guard);
     }
@@ -794,6 +823,8 @@ pub fn fresh<'a>(
             });
         let first = guard.is_none();
         let current = match guard.as_mut() {
+            // Another process switched the adapter: every vector changes.
+            Some(index) if index.adapter != checkpoint => Ok(false),
             Some(index) => index.refresh(store, revision),
             None => Ok(false),
         };
@@ -822,6 +853,56 @@ pub fn fresh<'a>(
             "the recall index failed while being updated; the next query rebuilds it",
         )))
     })
+}
+
+/// The checkpoint the store says recall applies; `None` for the base alone, and from a store
+/// that keeps no tuning.
+///
+/// # Errors
+/// Store failures.
+pub fn active_checkpoint(store: &dyn Store) -> Result<Option<String>> {
+    match store.tuning() {
+        Ok(tuning) => Ok(tuning.active_checkpoint()?.map(|id| id.to_string())),
+        Err(Error::Unsupported(_)) => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+/// The store's active adapter, read with its weights.
+///
+/// # Errors
+/// Store failures; [`Error::Incompatible`] for weights of the wrong size.
+pub fn active_adapter(store: &dyn Store) -> Result<Option<Arc<Adapter>>> {
+    let Ok(tuning) = store.tuning() else {
+        return Ok(None);
+    };
+    let Some(id) = tuning.active_checkpoint()? else {
+        return Ok(None);
+    };
+    let checkpoint = tuning
+        .checkpoint(&id)?
+        .ok_or_else(|| Error::not_found("checkpoint", &id))?;
+    Adapter::new(id.to_string(), checkpoint.base, checkpoint.weights).map(|a| Some(Arc::new(a)))
+}
+
+/// `embedder` with `adapter` on top, and the adapter's checkpoint. An adapter trained on
+/// another fit than the stored one is left off with a warning: recall keeps working with the
+/// base alone rather than failing, and `lore embedder status` shows the mismatch.
+fn adapted(
+    embedder: Arc<dyn Embedder>,
+    adapter: Option<Arc<Adapter>>,
+) -> (Arc<dyn Embedder>, Option<String>) {
+    let Some(adapter) = adapter else {
+        return (embedder, None);
+    };
+    let checkpoint = adapter.checkpoint.clone();
+    match AdaptedEmbedder::new(embedder.clone(), adapter) {
+        Ok(adapted) => (Arc::new(adapted), Some(checkpoint)),
+        Err(err) => {
+            tracing::warn!(%err, "recall uses the base embedder without the adapter");
+            (embedder, Some(checkpoint))
+        }
+    }
 }
 
 /// Deletes the index saved beside the store, which names lessons and hashes their text, and
@@ -886,7 +967,7 @@ mod tests {
         let statuses = [LessonStatus::Approved];
 
         let killed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            RecallIndex::build_reporting(&store, &embedder, &statuses, every, &mut |saved| {
+            RecallIndex::build_reporting(&store, &embedder, &statuses, None, every, &mut |saved| {
                 panic!("stopped after saving {saved} slots")
             })
         }));

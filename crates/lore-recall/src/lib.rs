@@ -22,6 +22,7 @@
 //! current with the store) and its file beside the store ([`saved`]), so a restart does not
 //! re-embed everything.
 
+pub mod adapter;
 mod ann;
 pub mod applies;
 mod builtin;

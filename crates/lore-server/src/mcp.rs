@@ -15,6 +15,7 @@
 
 mod decisions;
 mod digests;
+mod embedder;
 mod episodes;
 mod knowledge;
 mod learn;
@@ -689,6 +690,7 @@ impl LoreMcp {
             + Self::knowledge_tool_router()
             + Self::decision_tool_router()
             + Self::digest_tool_router()
+            + Self::embedder_tool_router()
     }
 }
 
@@ -846,6 +848,14 @@ mod tests {
                 "decision_sequence",
                 "define_eval_set",
                 "eval_trends",
+                "embedder_activate",
+                "embedder_cancel",
+                "embedder_preflight",
+                "embedder_resume",
+                "embedder_rollback",
+                "embedder_runs",
+                "embedder_status",
+                "embedder_train",
                 "export_causal_graph",
                 "find_anti_patterns",
                 "find_patterns",
@@ -911,6 +921,11 @@ mod tests {
                     | "core_memory_write"
                     | "archival_memory_write"
                     | "conversation_log_write"
+                    | "embedder_train"
+                    | "embedder_resume"
+                    | "embedder_activate"
+                    | "embedder_rollback"
+                    | "embedder_cancel"
             );
             assert_eq!(read_only, Some(!writes), "{}", tool.name);
             assert!(

@@ -30,12 +30,15 @@ READ_ONLY = {
     "export_causal_graph", "what_if", "similar_decisions", "find_patterns", "find_anti_patterns",
     "layered_context", "recall_knowledge", "list_knowledge", "recall_decisions",
     "read_digest", "eval_trends",
+    "embedder_status", "embedder_runs", "embedder_preflight",
 }
 WRITES = {
     "record_execution", "correct", "review_lessons", "report_signal", "core_memory_write",
     "archival_memory_write", "conversation_log_write", "record_episode", "learn_lessons",
     "ingest_knowledge", "record_decision", "review_decisions", "org_pool", "propagate_lesson",
     "build_digests", "define_eval_set", "run_evals",
+    "ingest_knowledge", "record_decision", "review_decisions",
+    "embedder_train", "embedder_resume", "embedder_activate", "embedder_rollback", "embedder_cancel",
 }
 
 
@@ -253,6 +256,34 @@ async def digests_and_evals(session, decision_id):
     check(trends["trends"][0]["scores"] == [1.0], f"eval_trends: {trends}")
 
 
+async def embedder(session, reviewer):
+    """The embedder's lifecycle: read it, refuse an unguarded switch, switch to the base."""
+    if not reviewer:
+        refused = await session.call_tool("embedder_status", {})
+        check(attr(refused, "is_error", "isError"), "an agent's token read the embedder's tuning")
+        return
+    status = await call(session, "embedder_status", {})
+    check(status["result"]["active"]["checkpoint"] is None, f"embedder_status: {status}")
+    preflight = await call(session, "embedder_preflight", {})
+    check(preflight["result"]["problems"], f"one execution is not enough to train on: {preflight}")
+    refused = await session.call_tool("embedder_rollback", {
+        "target": "base", "actor": "client", "confirm": False, "reason": "test",
+    })
+    check(attr(refused, "is_error", "isError"), "an unconfirmed rollback was accepted")
+    text = " ".join(getattr(c, "text", "") for c in refused.content)
+    check("confirm" in text, f"the refusal does not name the confirmation: {text}")
+    switched = await call(session, "embedder_rollback", {
+        "target": "base", "actor": "client", "confirm": True, "reason": "test",
+    })
+    check(switched["result"]["to"] is None, f"embedder_rollback: {switched}")
+    runs = await call(session, "embedder_runs", {})
+    check(runs["result"]["total"] == 0, f"embedder_runs: {runs}")
+    failed = await session.call_tool("embedder_train", {})
+    check(attr(failed, "is_error", "isError"), "training without pairs succeeded")
+    runs = await call(session, "embedder_runs", {})
+    check(runs["result"]["runs"][0]["status"] == "failed", f"a failed run is kept: {runs}")
+
+
 async def exercise(session, reviewer):
     await session.initialize()
     tools = (await session.list_tools()).tools
@@ -312,6 +343,7 @@ async def exercise(session, reviewer):
     await self_editing(session)
     await episodes(session)
     await layers(session, reviewer)
+    await embedder(session, reviewer)
     status = await call(session, "memory_status", {})
     check(status["executions"] >= 1 and status["lessons"] >= 1, f"memory_status: {status}")
 

@@ -27,6 +27,7 @@ mod schema;
 mod search;
 mod store;
 mod table;
+mod tuning;
 mod vectors;
 
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};

@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0006_knowledge.sql"),
     include_str!("../migrations/0007_decisions.sql"),
     include_str!("../migrations/0008_digests_evals.sql"),
+    include_str!("../migrations/0009_embedder_runs.sql"),
 ];
 
 /// The newest schema version this build knows, the one it migrates every file to.

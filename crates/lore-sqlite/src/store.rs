@@ -559,6 +559,7 @@ impl Store for SqliteStore {
     }
 
     fn evals(&self) -> Result<&dyn lore_core::ports::knowledge::EvalStore> {
+    fn tuning(&self) -> Result<&dyn lore_core::ports::tuning::TuningStore> {
         Ok(self)
     }
 

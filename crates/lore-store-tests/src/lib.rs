@@ -26,6 +26,7 @@ mod memories;
 mod purge;
 mod records;
 mod search;
+mod tuning;
 mod vectors;
 
 pub use fixture::TempStore;
@@ -35,6 +36,7 @@ pub use memories::*;
 pub use purge::*;
 pub use records::*;
 pub use search::*;
+pub use tuning::*;
 pub use vectors::*;
 
 /// Expands to one `#[test]` per conformance function, each on a store made by `$make`.
@@ -78,6 +80,7 @@ macro_rules! conformance_tests {
             pagination_applies_limit_and_offset,
             audit_lists_by_subject_oldest_first,
             changes_follow_writes_in_commit_order,
+            tuning_runs_and_checkpoints_roundtrip,
             a_write_rings_the_change_bell,
             search_finds_a_lesson_by_a_rule_word,
             search_respects_statuses_and_skill,

@@ -18,8 +18,10 @@
 mod curve;
 pub mod sim;
 mod svg;
+mod tune;
 
 pub use curve::Curve;
+pub use tune::AdapterFigures;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -164,6 +166,10 @@ pub struct SeedReport {
     pub contradictory_activations: Option<usize>,
     /// Activations of each planted lesson in the whole stress phase.
     pub planted_activations: [usize; 2],
+    /// The embedder adapter trained on the seed's feedback, judged on held-out pairs, and the
+    /// seconds training took.
+    #[serde(skip)]
+    pub adapter: Option<(lore_core::ports::tuning::Evaluation, f64)>,
 }
 
 /// The report over every seed.
@@ -197,6 +203,8 @@ pub struct LearningReport {
     pub phases: BTreeMap<&'static str, [f64; 2]>,
     /// Wall-clock seconds.
     pub elapsed_s: f64,
+    /// The embedder adapter trained on each seed's feedback, against the base embedder.
+    pub adapter: AdapterFigures,
     /// Per seed.
     pub per_seed: Vec<SeedReport>,
 }
@@ -240,7 +248,9 @@ fn summary(r: &LearningReport) -> String {
          harmful lesson suppressed: {}/{} seeds, within {} activations\n\
          contradictory lesson suppressed: {}/{} seeds, within {} activations\n\
          good lessons suppressed: {} of {}\n\
-         retrieval precision: {:.2}",
+         retrieval precision: {:.2}\n\
+         embedder adapter, held-out MRR: {:.3} base, {:.3} adapter; hit@1 {:.3} base, {:.3} \
+         adapter ({} held-out pairs; better in {} of {} seeds, refused in {})",
         r.seeds,
         r.runs_per_seed,
         r.elapsed_s,
@@ -259,6 +269,14 @@ fn summary(r: &LearningReport) -> String {
         r.good_lessons_suppressed,
         r.good_lessons,
         r.retrieval_precision,
+        r.adapter.base_mrr,
+        r.adapter.adapter_mrr,
+        r.adapter.base_hit_at_1,
+        r.adapter.adapter_hit_at_1,
+        r.adapter.held_out_pairs,
+        r.adapter.better,
+        r.seeds,
+        r.adapter.refused,
     )
 }
 
@@ -317,6 +335,12 @@ fn aggregate(per_seed: Vec<SeedReport>, elapsed_s: f64) -> LearningReport {
         good_lessons_suppressed: per_seed.iter().map(|s| s.good_suppressed).sum(),
         good_lessons: per_seed.iter().map(|s| s.learned).sum(),
         retrieval_precision: helped as f64 / shown.max(1) as f64,
+        adapter: tune::aggregate(
+            &per_seed
+                .iter()
+                .filter_map(|s| s.adapter.clone())
+                .collect::<Vec<_>>(),
+        ),
         phases,
         elapsed_s,
         per_seed,
@@ -398,6 +422,7 @@ pub fn simulate(seed: u64) -> Result<SeedReport> {
         }
     }
     world.finish()?;
+    world.report.adapter = Some(tune::tune(&world.engine)?);
     Ok(world.report)
 }
 

@@ -12,6 +12,7 @@ use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 
 mod digest;
+mod embedder;
 mod episodes;
 mod knowledge;
 mod org;
@@ -22,6 +23,7 @@ mod tokens;
 mod watch;
 
 pub use digest::{DigestCommand, EvalCommand, EvalDefineArgs};
+pub use embedder::{AdminArgs, EmbedderCommand, PlanArgs};
 pub use episodes::{EpisodeCommand, GraphCommand};
 pub use knowledge::{
     ContextArgs, DecisionCommand, DecisionRecordArgs, IngestArgs, KnowledgeCommand,
@@ -180,6 +182,10 @@ pub enum Command {
     /// Fit the embedder again to the retrievable lessons and re-embed every lesson (a progress
     /// bar on a terminal). Recall is refused while the store's vectors are another embedder's.
     Reembed,
+    /// The embedder's lifecycle: train an adapter from the feedback, judge it on held-out
+    /// queries, activate it, roll back, cancel a run.
+    #[command(subcommand)]
+    Embedder(EmbedderCommand),
     /// Copy every record from one store to another (SQLite to PostgreSQL or back), then check
     /// that both hold the same records, by counts and checksums. Running it again after an
     /// interruption continues: records already copied are skipped.

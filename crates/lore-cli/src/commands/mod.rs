@@ -4,6 +4,7 @@ mod bench;
 mod capture;
 mod decisions;
 mod digest;
+mod embedder;
 pub mod episodes;
 mod knowledge;
 mod lessons;
@@ -71,6 +72,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Export(args) => transfer::export(&paths, args, json),
         Command::Recall(args) => recall::run(&paths, args, json),
         Command::Reembed => reembed::run(&paths, json),
+        Command::Embedder(cmd) => embedder::run(&paths, cmd, json),
         Command::Ingest(args) => knowledge::ingest(&paths, args, json),
         Command::Knowledge(cmd) => knowledge::run(&paths, cmd, json),
         Command::Context(args) => knowledge::context(&paths, args, json),

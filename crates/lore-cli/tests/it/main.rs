@@ -6,6 +6,7 @@ mod common;
 mod cli;
 mod clients;
 mod digests;
+mod embedder;
 mod episodes;
 mod hostile;
 mod knowledge;

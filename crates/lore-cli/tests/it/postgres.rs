@@ -956,3 +956,33 @@ fn organization_memory_works_on_postgres_without_a_migration() {
     run(None, &["review", "approve", &id, "--reason", "checked"]);
     assert_eq!(show(&id), "approved");
 }
+
+/// PostgreSQL keeps no embedder tuning: every door answers the typed "not supported" (501
+/// `unsupported` over REST, a tool error MCP's model is told not to retry) and nothing changes.
+#[test]
+fn the_embedder_lifecycle_is_not_supported_on_postgres() {
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &schema.url, &[]);
+    assert_eq!(s.probe("/v1/embedder"), 501);
+    assert_eq!(s.probe("/v1/embedder/runs"), 501);
+    let (status, answer) = try_post(s.addr, "/v1/embedder/runs", &json!({}));
+    assert_eq!(status, 501, "{answer}");
+    assert_eq!(answer["error"]["code"], "unsupported", "{answer}");
+    let guard = json!({"to": "base", "actor": "ops", "confirm": true, "reason": "r"});
+    let (status, answer) = try_post(s.addr, "/v1/embedder/rollback", &guard);
+    assert_eq!(status, 501, "{answer}");
+    let out = crate::common::lore_command()
+        .current_dir(dir.path())
+        .env_remove("LORE_HOME")
+        .env_remove("DATABASE_URL")
+        .args(["embedder", "active", "--store", &schema.url])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("not supported"), "{stderr}");
+}

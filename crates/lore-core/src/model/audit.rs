@@ -23,6 +23,8 @@ pub enum RecordKind {
     Episode,
     /// A resolved human-in-the-loop decision.
     Decision,
+    /// An embedder tuning run or one of its checkpoints.
+    Embedder,
 }
 
 /// What happened to the record.
@@ -44,6 +46,8 @@ pub enum AuditAction {
     /// The record's text was read unredacted, by someone allowed to and who asked for it.
     /// Nothing changed; the entry is the record of who saw the secrets it may hold.
     Disclosed,
+    /// An operator changed the embedder: activated or rolled back a checkpoint, cancelled a run.
+    Administered,
 }
 
 /// One entry of the audit log.

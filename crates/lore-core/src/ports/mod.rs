@@ -10,3 +10,4 @@ pub mod knowledge;
 pub mod llm;
 pub mod store;
 pub mod tokenize;
+pub mod tuning;

@@ -617,6 +617,17 @@ pub trait Store: Send + Sync {
         )))
     }
 
+    /// Where this store keeps the embedder's tuning runs and checkpoints.
+    ///
+    /// # Errors
+    /// [`crate::Error::Unsupported`] (the default) from a store without them.
+    fn tuning(&self) -> Result<&dyn crate::ports::tuning::TuningStore> {
+        Err(crate::Error::Unsupported(format!(
+            "the {} store does not keep embedder tuning runs",
+            self.info().backend
+        )))
+    }
+
     /// The cursor of the newest write: following from here sees only what comes next.
     ///
     /// # Errors

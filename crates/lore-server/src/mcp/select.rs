@@ -65,6 +65,19 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "embedder",
+        &[
+            "embedder_status",
+            "embedder_runs",
+            "embedder_preflight",
+            "embedder_train",
+            "embedder_resume",
+            "embedder_activate",
+            "embedder_rollback",
+            "embedder_cancel",
+        ],
+    ),
+    (
         "self-editing",
         &[
             "core_memory_read",

@@ -185,6 +185,7 @@ pub fn change_event(change: Change) -> (&'static str, Value) {
                 AuditAction::Purged => "lesson.purged",
                 // Never a change (the feed leaves raw reads out); named for completeness.
                 AuditAction::Disclosed => "lesson.disclosed",
+                AuditAction::Administered => "lesson.administered",
             };
             let mut data = json!({
                 "type": name, "lesson_id": entry.subject, "skill": skill, "at": entry.at,
@@ -217,9 +218,10 @@ pub fn change_event(change: Change) -> (&'static str, Value) {
                 AuditAction::Replaced | AuditAction::Edited => "episode.replaced",
                 AuditAction::Disclosed => "episode.disclosed",
                 AuditAction::Purged => "episode.purged",
-                AuditAction::Created | AuditAction::Imported | AuditAction::Transition => {
-                    "episode.recorded"
-                }
+                AuditAction::Created
+                | AuditAction::Imported
+                | AuditAction::Transition
+                | AuditAction::Administered => "episode.recorded",
             };
             let mut data = json!({
                 "type": name, "episode_id": entry.subject, "skill": skill, "at": entry.at,

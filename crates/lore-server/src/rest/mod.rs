@@ -13,6 +13,7 @@
 mod agent_memory;
 mod decisions;
 mod digests;
+mod embedder;
 mod episodes;
 mod events;
 mod executions;
@@ -271,6 +272,20 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/evals/runs", digests::run)
         .on(M::GET, "/v1/evals/runs", digests::runs)
         .on(M::GET, "/v1/evals/trends", digests::trends)
+        .on(M::GET, "/v1/embedder", embedder::active)
+        .on(M::POST, "/v1/embedder/preflight", embedder::preflight)
+        .on(M::POST, "/v1/embedder/runs", embedder::start)
+        .on(M::GET, "/v1/embedder/runs", embedder::runs)
+        .on(M::GET, "/v1/embedder/runs/{id}", embedder::run)
+        .on(M::POST, "/v1/embedder/runs/{id}/resume", embedder::resume)
+        .on(M::POST, "/v1/embedder/cancel", embedder::cancel)
+        .on(M::GET, "/v1/embedder/checkpoints", embedder::checkpoints)
+        .on(
+            M::POST,
+            "/v1/embedder/checkpoints/{id}/activate",
+            embedder::activate,
+        )
+        .on(M::POST, "/v1/embedder/rollback", embedder::rollback)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/memory/core", agent_memory::core)
         .on(M::PUT, "/v1/memory/core", agent_memory::write_core)

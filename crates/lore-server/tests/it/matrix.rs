@@ -212,6 +212,9 @@ enum Reach {
     Scoped,
     /// The OpenAPI document and `/metrics`: no memory in them.
     Global,
+    /// The embedder serves every scope: only an unrestricted credential may tune it, so every
+    /// scoped token is refused whatever its role, and nothing changes.
+    Unrestricted,
 }
 
 /// One row: the role needed, the reach, whether an in-scope answer must show the seed, and
@@ -247,6 +250,15 @@ const fn row(min: Role, shows_seed: bool, call: fn(&Seed) -> Call) -> Row {
         min,
         reach: Reach::Scoped,
         shows_seed,
+        call,
+    }
+}
+
+const fn tuning(min: Role, call: fn(&Seed) -> Call) -> Row {
+    Row {
+        min,
+        reach: Reach::Unrestricted,
+        shows_seed: false,
         call,
     }
 }
@@ -431,6 +443,37 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
                 json!({"query": format!("{WORD} export worker")}),
             )
         }),
+        ("GET", "/v1/embedder") => tuning(Reviewer, |_| get("/v1/embedder")),
+        ("POST", "/v1/embedder/preflight") => {
+            tuning(Reviewer, |_| with("/v1/embedder/preflight", json!({})))
+        }
+        ("POST", "/v1/embedder/runs") => tuning(Admin, |_| with("/v1/embedder/runs", json!({}))),
+        ("GET", "/v1/embedder/runs") => tuning(Reviewer, |_| get("/v1/embedder/runs")),
+        ("GET", "/v1/embedder/runs/{id}") => tuning(Reviewer, |_| get("/v1/embedder/runs/TUNE-1")),
+        ("POST", "/v1/embedder/runs/{id}/resume") => tuning(Admin, |_| {
+            with("/v1/embedder/runs/TUNE-1/resume", json!({}))
+        }),
+        ("POST", "/v1/embedder/cancel") => tuning(Admin, |_| {
+            with(
+                "/v1/embedder/cancel",
+                json!({"actor": "a", "confirm": true, "reason": "r"}),
+            )
+        }),
+        ("GET", "/v1/embedder/checkpoints") => {
+            tuning(Reviewer, |_| get("/v1/embedder/checkpoints"))
+        }
+        ("POST", "/v1/embedder/checkpoints/{id}/activate") => tuning(Admin, |_| {
+            with(
+                "/v1/embedder/checkpoints/CKPT-1/activate",
+                json!({"actor": "a", "confirm": true, "reason": "r"}),
+            )
+        }),
+        ("POST", "/v1/embedder/rollback") => tuning(Admin, |_| {
+            with(
+                "/v1/embedder/rollback",
+                json!({"to": "base", "actor": "a", "confirm": true, "reason": "r"}),
+            )
+        }),
         ("POST", "/v1/decisions") => row(Reviewer, false, |_| {
             with(
                 "/v1/decisions",
@@ -577,6 +620,19 @@ fn tool_row(name: &str) -> Option<Row> {
             with("", json!({"query": format!("{WORD} export worker")}))
         }),
         "list_knowledge" => row(Agent, true, |_| with("", json!({}))),
+        "embedder_status" => tuning(Reviewer, |_| with("", json!({}))),
+        "embedder_runs" => tuning(Reviewer, |_| with("", json!({}))),
+        "embedder_preflight" => tuning(Reviewer, |_| with("", json!({}))),
+        "embedder_train" => tuning(Role::Admin, |_| with("", json!({}))),
+        "embedder_resume" => tuning(Role::Admin, |_| with("", json!({"run_id": "TUNE-1"}))),
+        "embedder_activate" | "embedder_rollback" | "embedder_cancel" => {
+            tuning(Role::Admin, |_| {
+                with(
+                    "",
+                    json!({"target": "base", "actor": "a", "confirm": true, "reason": "r"}),
+                )
+            })
+        }
         "recall_decisions" => row(Agent, true, |_| {
             with("", json!({"query": format!("{WORD} export refund")}))
         }),
@@ -658,6 +714,14 @@ impl Tally {
                 if in_scope { "in scope" } else { "out of scope" }
             )
         };
+        if row.reach == Reach::Unrestricted {
+            if ok || !unchanged {
+                self.escapes.push(fail(
+                    "a scoped token was served or wrote the embedder's tuning",
+                ));
+            }
+            return;
+        }
         if !allowed_role && (ok || !unchanged) {
             self.escapes
                 .push(fail("a role below the minimum was served or wrote"));

@@ -1,0 +1,218 @@
+//! Where a store keeps the embedder's tuning: the runs that trained an adapter, the checkpoints
+//! they left, and which checkpoint recall uses (seed 002's fine-tune lifecycle).
+//!
+//! An adapter is a square matrix applied to the base embedder's vectors. Its checkpoint names
+//! the fitted base embedder it was trained on, so it is never applied to another one, and it
+//! carries its held-out evaluation, so activation can refuse an adapter that does not beat the
+//! base. The store only keeps these records; training and evaluating live in `lore-recall` and
+//! the lifecycle in the Engine. A store without the tables answers [`crate::Error::Unsupported`]
+//! from [`crate::ports::store::Store::tuning`].
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::id::{CheckpointId, TuneRunId};
+use crate::model::AuditEntry;
+use crate::ports::embed::EmbedderId;
+
+/// How an adapter is trained; every field has a default and a bound.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TunePlan {
+    /// Passes over the training pairs.
+    pub epochs: usize,
+    /// The step size of stochastic gradient descent.
+    pub learning_rate: f64,
+    /// How far a helpful lesson must score above a negative one before the pair stops teaching.
+    pub margin: f64,
+    /// The pull back towards the identity map, per step: it keeps the adapter close to the base
+    /// embedder where the feedback says nothing.
+    pub regularization: f64,
+    /// Negative lessons drawn per helpful pair, besides the suppressed ones.
+    pub negatives: usize,
+    /// The share of distinct queries kept out of training to evaluate on.
+    pub held_out: f64,
+    /// The random seed: the same pairs and plan give the same adapter.
+    pub seed: u64,
+}
+
+impl Default for TunePlan {
+    fn default() -> Self {
+        Self {
+            epochs: 20,
+            learning_rate: 0.05,
+            margin: 0.2,
+            regularization: 0.001,
+            negatives: 4,
+            held_out: 0.25,
+            seed: 7,
+        }
+    }
+}
+
+/// Where a run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TuneStatus {
+    /// Training now.
+    Running,
+    /// Trained and evaluated; it left a checkpoint.
+    Finished,
+    /// Stopped by an error; it can be resumed.
+    Failed,
+    /// Stopped by an operator; it can be resumed.
+    Cancelled,
+}
+
+impl TuneStatus {
+    /// The status as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Finished => "finished",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Ranking figures of one embedder on held-out pairs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankFigures {
+    /// The share of helpful pairs whose lesson ranks first among its candidates.
+    pub hit_at_1: f64,
+    /// The mean reciprocal rank of the helpful lesson.
+    pub mrr: f64,
+    /// The share of suppressed pairs whose lesson ranks above the query's helpful lesson.
+    pub suppressed_above: f64,
+}
+
+/// The held-out evaluation of an adapter against its base.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// Helpful pairs trained on.
+    pub train_pairs: usize,
+    /// Helpful pairs held out.
+    pub held_out_pairs: usize,
+    /// Suppressed pairs held out.
+    pub held_out_suppressed: usize,
+    /// The base embedder on the held-out pairs.
+    pub base: RankFigures,
+    /// The adapter on the same pairs.
+    pub adapter: RankFigures,
+    /// Whether the adapter may become active: it beats the base on held-out MRR, on enough
+    /// pairs to tell.
+    pub better: bool,
+}
+
+/// One tuning run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TuneRun {
+    /// Its ID.
+    pub id: TuneRunId,
+    /// Where it stands.
+    pub status: TuneStatus,
+    /// How it trains.
+    pub plan: TunePlan,
+    /// The fitted base embedder it trains on.
+    pub base: EmbedderId,
+    /// Who started it.
+    pub actor: String,
+    /// When it started (or was last resumed).
+    pub started_at: DateTime<Utc>,
+    /// When it stopped, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Epochs done so far.
+    pub epochs_done: usize,
+    /// The held-out evaluation, once trained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluation: Option<Evaluation>,
+    /// The checkpoint it left, once finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<CheckpointId>,
+    /// Why it failed or was cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A trained adapter: a `dim × dim` matrix, row-major, for one fitted base embedder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Its ID.
+    pub id: CheckpointId,
+    /// The run that trained it.
+    pub run: TuneRunId,
+    /// The fitted base embedder it applies to.
+    pub base: EmbedderId,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// Its held-out evaluation.
+    pub evaluation: Evaluation,
+    /// The matrix, `base.dim × base.dim`, row-major. Left out of listings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<f32>,
+}
+
+/// Where a store keeps tuning runs, checkpoints and the active checkpoint.
+pub trait TuningStore: Send + Sync {
+    /// Stores `run`, new or changed (by ID).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn put_run(&self, run: &TuneRun) -> Result<()>;
+
+    /// One run by ID.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn run(&self, id: &TuneRunId) -> Result<Option<TuneRun>>;
+
+    /// Runs newest first, `limit` from `offset`, and how many there are in all.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn runs(&self, limit: usize, offset: usize) -> Result<(Vec<TuneRun>, usize)>;
+
+    /// Stores a finished run and the checkpoint it left, atomically.
+    ///
+    /// # Errors
+    /// [`crate::Error::Conflict`] when the checkpoint ID is taken; nothing is written then.
+    fn finish_run(&self, run: &TuneRun, checkpoint: &Checkpoint) -> Result<()>;
+
+    /// One checkpoint by ID, with its weights.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn checkpoint(&self, id: &CheckpointId) -> Result<Option<Checkpoint>>;
+
+    /// Every checkpoint, newest first, without weights.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn checkpoints(&self) -> Result<Vec<Checkpoint>>;
+
+    /// The checkpoint recall applies, `None` for the base embedder alone.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn active_checkpoint(&self) -> Result<Option<CheckpointId>>;
+
+    /// Makes `checkpoint` the one recall applies (`None`: the base alone) and writes `audit`,
+    /// atomically.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] for an unknown checkpoint; nothing is written then.
+    fn set_active_checkpoint(
+        &self,
+        checkpoint: Option<&CheckpointId>,
+        audit: &AuditEntry,
+    ) -> Result<()>;
+
+    /// Stores `run` (cancelled by an operator) and `audit`, atomically.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails; nothing is written then.
+    fn cancel_run(&self, run: &TuneRun, audit: &AuditEntry) -> Result<()>;
+}

@@ -1,0 +1,108 @@
+//! The embedder's tuning: runs, checkpoints and the active checkpoint, or the typed "not
+//! supported" from a store without them.
+
+use chrono::{TimeZone, Utc};
+use lore_core::Error;
+use lore_core::id::{AuditId, CheckpointId, TuneRunId};
+use lore_core::model::{AuditAction, AuditEntry, RecordKind};
+use lore_core::ports::embed::EmbedderId;
+use lore_core::ports::store::Store;
+use lore_core::ports::tuning::{Checkpoint, Evaluation, TunePlan, TuneRun, TuneStatus};
+
+fn entry(subject: &str) -> AuditEntry {
+    let at = Utc.with_ymd_and_hms(2026, 11, 24, 9, 0, 0).unwrap();
+    AuditEntry {
+        id: AuditId::generate(at),
+        subject_kind: RecordKind::Embedder,
+        subject: subject.to_owned(),
+        action: AuditAction::Administered,
+        from: None,
+        to: None,
+        actor: "ops".into(),
+        at,
+        reason: "conformance".into(),
+        evidence: serde_json::Value::Null,
+    }
+}
+
+/// A run is stored and changed by ID; a finished run's checkpoint reads back with its weights
+/// bit for bit (and without them in listings); the active checkpoint is set and cleared with an
+/// audit entry, and an unknown one is refused with nothing written. A store without tuning says
+/// so with [`Error::Unsupported`].
+pub fn tuning_runs_and_checkpoints_roundtrip(store: &dyn Store) {
+    let tuning = match store.tuning() {
+        Ok(tuning) => tuning,
+        Err(Error::Unsupported(why)) => {
+            assert!(why.contains("tuning"), "{why}");
+            return;
+        }
+        Err(other) => panic!("expected a tuning store or Unsupported: {other}"),
+    };
+    let at = Utc.with_ymd_and_hms(2026, 11, 24, 9, 0, 0).unwrap();
+    let base = EmbedderId {
+        name: "test-embedder".into(),
+        dim: 2,
+    };
+    let mut run = TuneRun {
+        id: TuneRunId::generate(at),
+        status: TuneStatus::Running,
+        plan: TunePlan::default(),
+        base: base.clone(),
+        actor: "ops".into(),
+        started_at: at,
+        finished_at: None,
+        epochs_done: 0,
+        evaluation: None,
+        checkpoint: None,
+        error: None,
+    };
+    tuning.put_run(&run).unwrap();
+    assert_eq!(tuning.run(&run.id).unwrap().as_ref(), Some(&run));
+    let checkpoint = Checkpoint {
+        id: CheckpointId::generate(at),
+        run: run.id.clone(),
+        base,
+        created_at: at,
+        evaluation: Evaluation::default(),
+        weights: vec![1.0, -0.25, f32::MIN_POSITIVE, 0.1],
+    };
+    run.status = TuneStatus::Finished;
+    run.checkpoint = Some(checkpoint.id.clone());
+    tuning.finish_run(&run, &checkpoint).unwrap();
+    assert_eq!(
+        tuning.run(&run.id).unwrap().unwrap().status,
+        TuneStatus::Finished
+    );
+    assert_eq!(
+        tuning.checkpoint(&checkpoint.id).unwrap().as_ref(),
+        Some(&checkpoint)
+    );
+    let listed = tuning.checkpoints().unwrap();
+    let mine = listed.iter().find(|c| c.id == checkpoint.id).unwrap();
+    assert!(mine.weights.is_empty(), "listings leave the weights out");
+    assert!(matches!(
+        tuning.finish_run(&run, &checkpoint),
+        Err(Error::Conflict(_))
+    ));
+    let (runs, total) = tuning.runs(1000, 0).unwrap();
+    assert!(runs.iter().any(|r| r.id == run.id) && total >= 1);
+
+    let unknown = CheckpointId::parse("CKPT-unknown").unwrap();
+    let before = tuning.active_checkpoint().unwrap();
+    assert!(matches!(
+        tuning.set_active_checkpoint(Some(&unknown), &entry("CKPT-unknown")),
+        Err(Error::NotFound { .. })
+    ));
+    assert_eq!(tuning.active_checkpoint().unwrap(), before);
+    assert!(store.audit(Some("CKPT-unknown")).unwrap().is_empty());
+    tuning
+        .set_active_checkpoint(Some(&checkpoint.id), &entry(checkpoint.id.as_str()))
+        .unwrap();
+    assert_eq!(
+        tuning.active_checkpoint().unwrap(),
+        Some(checkpoint.id.clone())
+    );
+    assert_eq!(store.audit(Some(checkpoint.id.as_str())).unwrap().len(), 1);
+    tuning.set_active_checkpoint(None, &entry("base")).unwrap();
+    assert_eq!(tuning.active_checkpoint().unwrap(), None);
+}
