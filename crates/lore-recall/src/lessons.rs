@@ -357,7 +357,14 @@ impl RecallIndex {
         statuses: &[LessonStatus],
         adapter: Option<Arc<Adapter>>,
     ) -> Result<Self> {
-        Self::build_reporting(store, configured, statuses, adapter, CHECKPOINT, &mut |_| {})
+        Self::build_reporting(
+            store,
+            configured,
+            statuses,
+            adapter,
+            CHECKPOINT,
+            &mut |_| {},
+        )
     }
 
     /// [`RecallIndex::build_with`], saving after every `every` lessons and calling `progress`

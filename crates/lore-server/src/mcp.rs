@@ -847,7 +847,6 @@ mod tests {
                 "correct",
                 "decision_sequence",
                 "define_eval_set",
-                "eval_trends",
                 "embedder_activate",
                 "embedder_cancel",
                 "embedder_preflight",
@@ -856,6 +855,7 @@ mod tests {
                 "embedder_runs",
                 "embedder_status",
                 "embedder_train",
+                "eval_trends",
                 "export_causal_graph",
                 "find_anti_patterns",
                 "find_patterns",
@@ -885,7 +885,6 @@ mod tests {
                 "run_evals",
                 "search_memory",
                 "similar_decisions",
-                "what_if"
             ]
         );
         // The Engine's tool definitions of every strategy are what this server publishes.

@@ -559,6 +559,9 @@ impl Store for SqliteStore {
     }
 
     fn evals(&self) -> Result<&dyn lore_core::ports::knowledge::EvalStore> {
+        Ok(self)
+    }
+
     fn tuning(&self) -> Result<&dyn lore_core::ports::tuning::TuningStore> {
         Ok(self)
     }
