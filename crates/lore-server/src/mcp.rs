@@ -885,6 +885,7 @@ mod tests {
                 "run_evals",
                 "search_memory",
                 "similar_decisions",
+                "what_if",
             ]
         );
         // The Engine's tool definitions of every strategy are what this server publishes.

@@ -1,4 +1,4 @@
-//! Which tools a connection sees: all 49 by default, or a subset named by tool or by group.
+//! Which tools a connection sees: all 50 by default, or a subset named by tool or by group.
 //!
 //! A model choosing among many tools chooses worse and pays tokens for every description, so a
 //! client that only runs the loop can ask for `loop` alone: `lore mcp --tools loop`, or
