@@ -20,10 +20,18 @@ pub struct SkillPath {
     slash: usize,
 }
 
-fn check_segment(raw: &str, segment: &str, which: &str) -> Result<()> {
-    let bad = |why: String| Err(Error::invalid("skill path", format!("{raw:?}: {why}")));
+/// Checks one plain name: a segment of a skill path (`field` "skill path") or a name a scope
+/// gives alone (a domain, a role, a department: `field` is that name), so the error names what
+/// the caller wrote.
+fn check_segment(raw: &str, segment: &str, which: &str, field: &str) -> Result<()> {
+    let bad = |why: String| Err(Error::invalid(field, format!("{raw:?}: {why}")));
     if segment.is_empty() {
-        return bad(format!("the {which} is empty; use `domain/skill`"));
+        let hint = if field == "skill path" {
+            "; use `domain/skill`"
+        } else {
+            ""
+        };
+        return bad(format!("the {which} is empty{hint}"));
     }
     if segment == "." || segment == ".." {
         return bad(format!(
@@ -73,7 +81,7 @@ fn check_name(what: &str, domain: &str) -> Result<()> {
             format!("{domain:?}: a {what} is one name, without '/' or '\\'"),
         ));
     }
-    check_segment(domain, domain, what)
+    check_segment(domain, domain, what, what)
 }
 
 impl SkillPath {
@@ -99,8 +107,8 @@ impl SkillPath {
             }
             return bad("expected exactly two segments, `domain/skill`");
         }
-        check_segment(raw, domain, "domain")?;
-        check_segment(raw, skill, "skill name")?;
+        check_segment(raw, domain, "domain", "skill path")?;
+        check_segment(raw, skill, "skill name", "skill path")?;
         Ok(Self {
             full: raw.to_owned(),
             slash: domain.len(),
@@ -229,6 +237,26 @@ impl Scope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_role_department_or_domain_is_refused_under_its_own_name() {
+        for (what, name) in [("role", "Ops Team"), ("department", ".."), ("domain", "")] {
+            let err = if what == "domain" {
+                check_domain(name)
+            } else {
+                check_org_name(what, name)
+            }
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains(what), "{err}");
+            assert!(!err.contains("skill path"), "{err}");
+        }
+        let err = SkillPath::parse("hr/").unwrap_err().to_string();
+        assert!(
+            err.contains("skill path") && err.contains("domain/skill"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn parses_domain_and_skill() {
