@@ -221,18 +221,7 @@ fn recall(paths: &Paths, args: KnowledgeRecallArgs, json: bool) -> Result<()> {
 }
 
 pub fn context(paths: &Paths, args: ContextArgs, json: bool) -> Result<()> {
-    let tokenizer = Tiktoken::shared(Encoding::parse(&args.encoding)?)?;
-    // As with `lore recall`: no store yet is an empty context, never a new store.
-    let _scratch;
-    let engine = if paths.store_exists() {
-        paths.engine(OpenMode::Existing)?
-    } else {
-        let dir = tempfile::tempdir()?;
-        let engine = paths.engine_at(&dir.path().join("lore.db"))?;
-        _scratch = dir;
-        engine
-    }
-    .with_tokenizer(tokenizer);
+    let (engine, _scratch) = super::recall::reading_engine(paths, &args.encoding)?;
     let result = engine.context(&ContextQuery {
         text: args.query,
         skill: args.skill,

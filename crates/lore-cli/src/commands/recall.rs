@@ -1,7 +1,7 @@
 //! `lore recall QUERY`: the lessons that fit a task, packed into a token budget.
 
 use anyhow::Result;
-use lore_engine::{RecallQuery, RecallResult};
+use lore_engine::{Engine, RecallQuery, RecallResult};
 use lore_providers::tokenizer::{Encoding, Tiktoken};
 use lore_recall::{Decision, Explanation};
 use lore_sqlite::OpenMode;
@@ -10,20 +10,26 @@ use crate::cli::RecallArgs;
 use crate::config::Paths;
 use crate::output;
 
-pub fn run(paths: &Paths, args: RecallArgs, json: bool) -> Result<()> {
-    let tokenizer = Tiktoken::shared(Encoding::parse(&args.encoding)?)?;
-    // A store that does not exist yet holds no lessons: the answer is an empty context, from an
-    // empty store of its own, so that reading never creates a store in the project.
-    let _scratch;
-    let engine = if paths.store_exists() {
-        paths.engine(OpenMode::Existing)?
+/// The Engine a reading command (`lore recall`, `lore context`) uses, counting with `encoding`.
+/// A store that does not exist yet holds nothing: the answer comes from an empty store of its
+/// own, in the returned folder (kept alive by the caller), so reading never creates a store in
+/// the project.
+pub(crate) fn reading_engine(
+    paths: &Paths,
+    encoding: &str,
+) -> Result<(Engine, Option<tempfile::TempDir>)> {
+    let tokenizer = Tiktoken::shared(Encoding::parse(encoding)?)?;
+    let (engine, scratch) = if paths.store_exists() {
+        (paths.engine(OpenMode::Existing)?, None)
     } else {
         let dir = tempfile::tempdir()?;
-        let engine = paths.engine_at(&dir.path().join("lore.db"))?;
-        _scratch = dir;
-        engine
-    }
-    .with_tokenizer(tokenizer);
+        (paths.engine_at(&dir.path().join("lore.db"))?, Some(dir))
+    };
+    Ok((engine.with_tokenizer(tokenizer), scratch))
+}
+
+pub fn run(paths: &Paths, args: RecallArgs, json: bool) -> Result<()> {
+    let (engine, _scratch) = reading_engine(paths, &args.encoding)?;
     let result = engine.recall(&RecallQuery {
         text: args.query,
         skill: args.skill,
