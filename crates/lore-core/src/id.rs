@@ -6,6 +6,7 @@
 //! duplicate ID, and the Engine draws again if that ever happens. The old forms (`EXEC-…`,
 //! `CORR-003`, `REFL-003`) stay valid, so imported records keep their IDs.
 
+use std::cell::RefCell;
 use std::fmt;
 
 use chrono::{DateTime, Utc};
@@ -39,9 +40,43 @@ pub(crate) fn validate(kind: &str, raw: &str) -> Result<()> {
     Ok(())
 }
 
+thread_local! {
+    /// The generator of [`with_seeded_ids`], when one is in force on this thread.
+    static SEEDED: RefCell<Option<rand::rngs::StdRng>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with every ID generated on this thread drawn from a generator seeded with `seed`.
+///
+/// A benchmark or a replay whose decisions hash lesson IDs (holdout, exploration, ties) gives
+/// the same figures run after run only if those IDs repeat too. IDs drawn on other threads, and
+/// after `f` returns, are random as usual; the previous generator is restored even on a panic.
+pub fn with_seeded_ids<T>(seed: u64, f: impl FnOnce() -> T) -> T {
+    use rand::SeedableRng;
+    struct Restore(Option<rand::rngs::StdRng>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            SEEDED.with(|cell| *cell.borrow_mut() = previous);
+        }
+    }
+    let previous = SEEDED.with(|cell| {
+        cell.borrow_mut()
+            .replace(rand::rngs::StdRng::seed_from_u64(seed))
+    });
+    let _restore = Restore(previous);
+    f()
+}
+
+fn random_bits() -> u64 {
+    use rand::Rng;
+    SEEDED
+        .with(|cell| cell.borrow_mut().as_mut().map(|rng| rng.random::<u64>()))
+        .unwrap_or_else(rand::random::<u64>)
+}
+
 /// A fresh identifier: prefix, UTC timestamp to the second, 40 random bits.
 fn generate(prefix: &str, at: DateTime<Utc>) -> String {
-    let mut bits: u64 = rand::random::<u64>() & ((1 << 40) - 1);
+    let mut bits: u64 = random_bits() & ((1 << 40) - 1);
     let mut suffix = [0u8; 8];
     for slot in suffix.iter_mut().rev() {
         *slot = CROCKFORD[(bits & 31) as usize];
@@ -173,6 +208,28 @@ mod tests {
         let at = Utc::now();
         let ids: HashSet<_> = (0..10_000).map(|_| ExecutionId::generate(at)).collect();
         assert_eq!(ids.len(), 10_000);
+    }
+
+    #[test]
+    fn seeded_ids_repeat_per_seed_and_end_with_their_scope() {
+        let at = Utc::now();
+        let draw = || (0..50).map(|_| LessonId::generate(at)).collect::<Vec<_>>();
+        let first = with_seeded_ids(7, draw);
+        assert_eq!(first, with_seeded_ids(7, draw));
+        assert_ne!(first, with_seeded_ids(8, draw));
+        let nested = with_seeded_ids(7, || {
+            let inner = with_seeded_ids(8, || LessonId::generate(at));
+            (inner, LessonId::generate(at))
+        });
+        assert_eq!(nested.0, with_seeded_ids(8, || LessonId::generate(at)));
+        assert_eq!(
+            nested.1, first[0],
+            "the outer generator resumes where it was"
+        );
+        assert!(
+            !draw().contains(&first[0]),
+            "outside a scope IDs are random again"
+        );
     }
 
     #[test]
