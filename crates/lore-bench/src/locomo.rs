@@ -176,6 +176,7 @@ struct Latency {
 struct Report {
     embedder: String,
     split: Split,
+    turn_text: TurnText,
     conversations: usize,
     default_fusion: Fusion,
     query_embedding: Latency,
@@ -196,6 +197,19 @@ struct Question {
     evidence: Vec<String>,
 }
 
+/// What a turn's document holds, the text both indexes see. A question is still scored on the
+/// turns retrieved alone, one a slot, so the previous turn is context for matching, never a
+/// second turn counted as found (unlike the `_context` methods' neighbour spread).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnText {
+    /// `(session date) speaker: text`.
+    Alone,
+    /// The same, after the previous turn of its session as `speaker: text ||`: a reply such as
+    /// "Yes, last Tuesday" is found by the words of what it answers.
+    WithPrevious,
+}
+
 /// Evidence recall@5/10/25 of every retrieval method on the conversations in `data`.
 ///
 /// # Errors
@@ -204,14 +218,17 @@ pub fn run_bench(
     data: &Path,
     embedder: Arc<dyn Embedder>,
     split: Split,
+    turn_text: TurnText,
     json: bool,
     out: &mut Out<'_>,
 ) -> Result<()> {
     let raw =
         std::fs::read_to_string(data).with_context(|| format!("reading {}", data.display()))?;
     let samples: Vec<Value> = serde_json::from_str(&raw).context("LoCoMo JSON")?;
-    let conversations: Vec<Conversation> =
-        samples.iter().map(conversation).collect::<Result<_>>()?;
+    let conversations: Vec<Conversation> = samples
+        .iter()
+        .map(|sample| conversation(sample, turn_text))
+        .collect::<Result<_>>()?;
     let fits = embedder.fit(&["probe"]).is_some();
     let default_fusion = RecallConfig::fusion_for(embedder.semantic());
     let methods = methods(fits, default_fusion);
@@ -241,6 +258,7 @@ pub fn run_bench(
     let report = Report {
         embedder: embedder.id().to_string(),
         split,
+        turn_text,
         conversations: conversations.len(),
         default_fusion,
         query_embedding: Latency {
@@ -276,8 +294,8 @@ fn print_report(
     out: &mut Out<'_>,
 ) -> Result<()> {
     out.line(format!(
-        "LoCoMo evidence recall, {} conversations, {:?} questions, dense: {}",
-        report.conversations, report.split, report.embedder
+        "LoCoMo evidence recall, {} conversations, {:?} questions, dense: {}, turn text: {:?}",
+        report.conversations, report.split, report.embedder, report.turn_text
     ))?;
     out.line(format!(
         "query embedding: p50 {:.2} ms, p90 {:.2} ms over {} questions",
@@ -525,7 +543,7 @@ pub(crate) fn question_texts(data: &Path) -> Result<Vec<String>> {
 }
 
 /// One LoCoMo sample: its turns as memories and its questions with normalized evidence.
-fn conversation(sample: &Value) -> Result<Conversation> {
+fn conversation(sample: &Value, turn_text: TurnText) -> Result<Conversation> {
     let conv = &sample["conversation"];
     let mut turns = Vec::new();
     let mut sequences = Sequences::new();
@@ -536,16 +554,22 @@ fn conversation(sample: &Value) -> Result<Conversation> {
         let date = conv[format!("session_{n}_date_time")]
             .as_str()
             .unwrap_or_default();
+        let mut previous: Option<String> = None;
         for turn in session {
             let dia_id = normalize_dia_id(turn["dia_id"].as_str().unwrap_or_default());
-            let mut text = format!(
-                "({date}) {}: {}",
+            let mut said = format!(
+                "{}: {}",
                 turn["speaker"].as_str().unwrap_or_default(),
                 turn["text"].as_str().unwrap_or_default()
             );
             if let Some(caption) = turn.get("blip_caption").and_then(Value::as_str) {
-                text.push_str(&format!(" [shares {caption}]"));
+                said.push_str(&format!(" [shares {caption}]"));
             }
+            let text = match (turn_text, &previous) {
+                (TurnText::WithPrevious, Some(before)) => format!("{before} || ({date}) {said}"),
+                _ => format!("({date}) {said}"),
+            };
+            previous = Some(said);
             if let Some(id) = dia_id {
                 sequences.push(id.clone(), &format!("session_{n}"), turns.len() as u64);
                 turns.push((id, text));
@@ -614,6 +638,34 @@ mod tests {
         assert!(
             question(&serde_json::json!({"question": "q", "category": 3, "evidence": []}))
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn a_turn_follows_the_previous_turn_of_its_own_session_only() {
+        let sample = serde_json::json!({"conversation": {
+            "session_1_date_time": "1 May", "session_2_date_time": "2 May",
+            "session_1": [
+                {"dia_id": "D1:1", "speaker": "A", "text": "Where did you go?"},
+                {"dia_id": "D1:2", "speaker": "B", "text": "The lake.", "blip_caption": "a boat"}
+            ],
+            "session_2": [{"dia_id": "D2:1", "speaker": "A", "text": "Hi again."}]
+        }, "qa": []});
+        let texts = |turn_text| {
+            let conv = conversation(&sample, turn_text).unwrap();
+            conv.turns.into_iter().map(|(_, t)| t).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            texts(TurnText::WithPrevious),
+            [
+                "(1 May) A: Where did you go?",
+                "A: Where did you go? || (1 May) B: The lake. [shares a boat]",
+                "(2 May) A: Hi again.",
+            ]
+        );
+        assert_eq!(
+            texts(TurnText::Alone)[1],
+            "(1 May) B: The lake. [shares a boat]"
         );
     }
 

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use lore_bench::Split;
+use lore_bench::locomo::TurnText;
 use lore_core::SkillPath;
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{AuthorKind, CurationMode, LessonStatus, Outcome, SignalChannel};
@@ -580,7 +581,19 @@ pub enum BenchCommand {
         /// half) or `all`.
         #[arg(long, default_value = "all", value_parser = parse_split)]
         split: Split,
+        /// A turn's document text: `with-previous` (after the previous turn of its session, as
+        /// context for matching; still one turn a slot) or `alone`.
+        #[arg(long, default_value = "with-previous", value_parser = parse_turn_text)]
+        turn_text: TurnText,
     },
+}
+
+fn parse_turn_text(raw: &str) -> Result<TurnText, String> {
+    match raw {
+        "with-previous" => Ok(TurnText::WithPrevious),
+        "alone" => Ok(TurnText::Alone),
+        other => Err(format!("{other:?}; expected with-previous or alone")),
+    }
 }
 
 fn parse_embedder(raw: &str) -> Result<EmbedderKind, String> {

@@ -76,8 +76,10 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
                 figures
             }
         },
-        BenchCommand::Locomo { data, split } => {
-            locomo::run_bench(&data, paths.embedder()?, split, json, out)
-        }
+        BenchCommand::Locomo {
+            data,
+            split,
+            turn_text,
+        } => locomo::run_bench(&data, paths.embedder()?, split, turn_text, json, out),
     }
 }
