@@ -114,10 +114,10 @@ impl Engine {
             set("rule", json!(after.rule), json!(rule.trim()));
             after.rule = rule.trim().to_owned();
             after.tiers.action = after.rule.clone();
-            after.tiers.summary = lore_core::text::sentences(&after.rule)
-                .into_iter()
-                .next()
-                .unwrap_or_default();
+            // The steps are the rule's own sentences, as the distiller makes them; kept, they
+            // would go on showing the old rule under the new one.
+            after.tiers.steps = lore_core::text::sentences(&after.rule);
+            after.tiers.summary = after.tiers.steps.first().cloned().unwrap_or_default();
         }
         if let Some(v) = edit.applies_when {
             set("applies_when", json!(after.applies_when), json!(v));

@@ -267,6 +267,27 @@ fn an_edited_lesson_is_found_by_its_new_words_only() {
     assert_ne!(*hash, stale, "the vector was made again from the new text");
 }
 
+#[test]
+fn an_edited_rule_brings_its_steps_and_summary_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lesson = approved(0, "ops/deploy", "Roll back the deploy. Page the on-call.");
+    lesson.tiers.steps = vec!["Roll back the deploy.".into(), "Page the on-call.".into()];
+    let engine = engine(&dir, std::slice::from_ref(&lesson));
+    let edit = lore_engine::LessonEdit {
+        rule: Some("Drain the kafka queue. Then migrate.".into()),
+        ..Default::default()
+    };
+    let after = engine
+        .edit_lesson(&lesson.id, edit, None, "reworded")
+        .unwrap();
+    assert_eq!(
+        after.tiers.steps,
+        ["Drain the kafka queue.", "Then migrate."]
+    );
+    assert_eq!(after.tiers.summary, "Drain the kafka queue.");
+    assert_eq!(engine.lesson(&lesson.id).unwrap().tiers, after.tiers);
+}
+
 fn engine_vectors(dir: &tempfile::TempDir) -> Vec<(LessonId, u64)> {
     let store = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Existing).unwrap();
     store

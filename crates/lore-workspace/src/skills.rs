@@ -79,9 +79,16 @@ impl SkillLibrary {
         let dir = self.skill_dir(skill);
         let skill_md = dir.join("SKILL.md");
         if !skill_md.is_file() {
+            // Relative to the project: the message reaches REST and MCP callers, who have no
+            // business learning where the server keeps its files.
+            let shown = skill_md.strip_prefix(&self.boundary).unwrap_or(
+                skill_md
+                    .strip_prefix(&self.root)
+                    .unwrap_or(Path::new("SKILL.md")),
+            );
             return Err(Error::not_found(
                 "skill",
-                format!("{skill} (no SKILL.md at {})", skill_md.display()),
+                format!("{skill} (no SKILL.md at {})", shown.display()),
             ));
         }
         let mut skill_file = read(&skill_md)?;
@@ -225,7 +232,15 @@ mod tests {
             .load(&SkillPath::parse("hr/none").unwrap())
             .unwrap_err()
             .to_string();
-        assert!(err.contains("no SKILL.md at"), "{err}");
+        assert!(
+            err.contains("no SKILL.md at skills/hr/none/SKILL.md"),
+            "{err}"
+        );
+        let root = tmp.path().to_string_lossy();
+        assert!(
+            !err.contains(root.as_ref()),
+            "the project's path leaks: {err}"
+        );
     }
 
     #[test]

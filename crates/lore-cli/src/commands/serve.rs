@@ -74,7 +74,7 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
             .with_context(|| format!("cannot listen on {}", args.addr))?;
         let addr = listener.local_addr()?;
         output::line(format!(
-            "Lore listening on http://{addr} (REST at /v1, MCP at /mcp)"
+            "Lore listening on http://{addr} (the console at /, REST at /v1, MCP at /mcp)"
         ))?;
         let auth = match access.jwt() {
             Some(jwt) => format!(
