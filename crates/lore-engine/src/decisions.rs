@@ -264,6 +264,9 @@ impl Engine {
 }
 
 impl Item for DecisionRecord {
+    const KIND: &'static str = "decisions";
+    const STORED_VECTORS: bool = false;
+
     fn id(&self) -> &str {
         self.id.as_str()
     }
