@@ -457,7 +457,13 @@ mod tests {
         assert_eq!(loaded.slots, slots);
         assert_eq!(loaded.vectors, vectors);
         assert!(read::<Header>(&path).is_err(), "another kind's file");
-        write(&dir.path().join("lore.recall"), &header, &slots, index.graph()).unwrap();
+        write(
+            &dir.path().join("lore.recall"),
+            &header,
+            &slots,
+            index.graph(),
+        )
+        .unwrap();
         assert!(read::<Carrying>(&dir.path().join("lore.recall")).is_err());
     }
 }
