@@ -2,16 +2,19 @@
 //! store stands for a new process: the first builds the index and saves it, the next loads it
 //! without building, a changed document is caught up by the running Engine and by a new one
 //! alike, and a damaged file or another embedder's is set aside for a build from the store.
+//! Approved decisions' index is saved the same way, with their vectors.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lore_core::SkillPath;
+use lore_core::model::LessonStatus;
 use lore_engine::knowledge::{
     Chunking, IngestDocument, IngestRequest, ItemOrigin, KnowledgeQuery, KnowledgeResult,
 };
-use lore_engine::{Engine, EngineConfig};
-use lore_recall::{BuiltinEmbedder, HNSW_FROM};
+use lore_engine::{DecisionQuery, Engine, EngineConfig, NewDecision};
+use lore_recall::{BuiltinEmbedder, Embedder, EmbedderId, HNSW_FROM};
 use lore_sqlite::{OpenMode, SqliteStore};
 
 const SKILL: &str = "ops/runbooks";
@@ -210,4 +213,92 @@ fn a_file_saved_by_another_embedder_is_never_mixed_in() {
     let back = open(&db);
     assert_eq!(ids(&recall(&back, question)), ids(&expected));
     assert_eq!(origin(&back), ItemOrigin::Built);
+}
+
+/// The builtin embedder, counting the texts it embeds.
+struct Counting {
+    inner: BuiltinEmbedder,
+    texts: AtomicUsize,
+}
+
+impl Embedder for Counting {
+    fn id(&self) -> EmbedderId {
+        self.inner.id()
+    }
+
+    fn embed(&self, text: &str) -> lore_core::Result<Vec<f32>> {
+        self.texts.fetch_add(1, Ordering::Relaxed);
+        self.inner.embed(text)
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> lore_core::Result<Vec<Vec<f32>>> {
+        self.texts.fetch_add(texts.len(), Ordering::Relaxed);
+        self.inner.embed_batch(texts)
+    }
+}
+
+/// Decisions keep no vector in the store: their saved index carries them, so a new process
+/// embeds none of them again (only the question).
+#[test]
+fn approved_decisions_are_loaded_with_their_vectors_and_not_embedded_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lore.db");
+    let reviewer = open(&db).acting_as("tok_reviewer");
+    let decisions = 1100;
+    let ids: Vec<_> = (0..decisions)
+        .map(|i| {
+            reviewer
+                .record_decision(NewDecision {
+                    skill: Some(SkillPath::parse(SKILL).unwrap()),
+                    situation: format!("Host {i} of {} ran out of disk", SYSTEMS[i % 6]),
+                    action: format!("Rotate the logs of host {i}, then grow its volume"),
+                    rationale: "Growing first hides the cause.".to_owned(),
+                    outcome: None,
+                    resolves: None,
+                })
+                .unwrap()
+                .id
+        })
+        .collect();
+    for batch in ids.chunks(100) {
+        reviewer
+            .review_decisions(batch, LessonStatus::Approved, "sound")
+            .unwrap();
+    }
+    let query = DecisionQuery {
+        text: "host 421 of search is out of disk".to_owned(),
+        ..DecisionQuery::default()
+    };
+    let counted = |db: &Path| {
+        let counting = Arc::new(Counting {
+            inner: BuiltinEmbedder::default(),
+            texts: AtomicUsize::new(0),
+        });
+        (open(db).with_embedder(counting.clone()), counting)
+    };
+
+    let (first, embedded) = counted(&db);
+    let built = first.recall_decisions(&query).unwrap();
+    let info = first.decision_index_info().unwrap();
+    assert_eq!((info.origin, info.items), (ItemOrigin::Built, decisions));
+    assert_eq!(embedded.texts.load(Ordering::Relaxed), decisions + 1);
+    assert!(db.parent().unwrap().join("index/lore.decisions").is_file());
+
+    let (second, embedded) = counted(&db);
+    let loaded = second.recall_decisions(&query).unwrap();
+    assert_eq!(
+        second.decision_index_info().unwrap().origin,
+        ItemOrigin::Loaded {
+            kept: decisions,
+            dropped: 0,
+            added: 0
+        }
+    );
+    assert_eq!(
+        embedded.texts.load(Ordering::Relaxed),
+        1,
+        "the question only"
+    );
+    assert_eq!(loaded.text, built.text);
+    assert!(loaded.text.contains("host 421"), "{}", loaded.text);
 }
