@@ -81,6 +81,9 @@ struct Report {
     later_index: Option<ItemIndexInfo>,
     /// Reading every chunk with its vector from a freshly opened store.
     store_read_ms: f64,
+    /// The reader's next context after another process changed one document.
+    after_write_ms: f64,
+    after_write_index: Option<ItemIndexInfo>,
     queries: usize,
     context_p50_ms: f64,
     context_p99_ms: f64,
@@ -162,6 +165,25 @@ pub fn run_at(
         .collect::<Result<_>>()?;
     times.sort_by(f64::total_cmp);
     let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    // Another process changes one document; the reader's next context catches up with it, as
+    // a long-running server does after every write.
+    let mut changed = document(0);
+    changed
+        .text
+        .push_str("A note added after the last review of this runbook.\n");
+    engine(SqliteStore::open(&path, OpenMode::Existing)?).ingest(
+        &IngestRequest {
+            skill: request.skill.clone(),
+            roots: Vec::new(),
+            documents: vec![changed],
+            chunking: request.chunking,
+        },
+        &mut |_, _| {},
+    )?;
+    let started = Instant::now();
+    reader.context(&query(1))?;
+    let after_write_ms = started.elapsed().as_secs_f64() * 1e3;
+    let after_write_index = reader.knowledge_index_info();
     let report = Report {
         embedder: embedder.id().to_string(),
         documents: request.documents.len(),
@@ -174,6 +196,8 @@ pub fn run_at(
         later_first_context_ms,
         later_index,
         store_read_ms,
+        after_write_ms,
+        after_write_index,
         queries: times.len(),
         context_p50_ms: at(0.5),
         context_p99_ms: at(0.99),
@@ -196,7 +220,11 @@ pub fn run_at(
         Some(ItemOrigin::Loaded { kept, added, .. }) => {
             format!("saved index loaded: {kept} kept, {added} inserted")
         }
-        Some(ItemOrigin::Updated { .. }) => "index updated".to_owned(),
+        Some(ItemOrigin::Updated {
+            kept,
+            dropped,
+            added,
+        }) => format!("index updated: {kept} kept, {dropped} dropped, {added} inserted"),
         None => "no knowledge index".to_owned(),
     };
     out.line(format!(
@@ -211,6 +239,11 @@ pub fn run_at(
         report.context_p50_ms,
         report.context_p99_ms,
         report.context_mean_ms
+    ))?;
+    out.line(format!(
+        "after another process changed one document, the next context {:.0} ms ({})",
+        report.after_write_ms,
+        how(&report.after_write_index)
     ))
 }
 
