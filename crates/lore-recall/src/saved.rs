@@ -272,6 +272,9 @@ fn decode<H: Format>(bytes: &[u8]) -> Result<Loaded<H>, String> {
         _ => return Err("has an unknown graph flag".into()),
     };
     let carried = header.carried_dim().map_or(0, |dim| dim * count);
+    if carried == 0 && !rest.is_empty() {
+        return Err("has bytes after its graph".into());
+    }
     if rest.len() != 4 * carried {
         return Err("has vectors of another size than its slots".into());
     }
