@@ -172,11 +172,6 @@ impl VectorIndex {
         self.graph.as_ref()
     }
 
-    /// The graph, taken out of an index about to be dropped (to be reused by the next one).
-    pub fn into_graph(self) -> Option<Hnsw> {
-        self.graph
-    }
-
     /// The parameters a graph of this index is built with.
     pub fn params(&self) -> HnswParams {
         self.params
