@@ -374,12 +374,21 @@ pub fn prices(paths: &Paths) -> Result<PriceTable> {
         .with_context(|| format!("in {}", path.display()))
 }
 
-/// `engine` with a proposer when a model is configured; offline, the distiller alone.
-pub fn with_proposer(engine: lore_engine::Engine) -> Result<lore_engine::Engine> {
+/// The model the environment configures; `None` offline.
+pub fn configured_model() -> Result<Option<Arc<dyn Llm>>> {
     let config = LlmConfig::from_env().context("the model configuration is invalid")?;
     Ok(match config.kind {
-        lore_providers::ProviderKind::Offline => engine,
-        _ => engine.with_proposer(lore_providers::connect(&config)),
+        lore_providers::ProviderKind::Offline => None,
+        _ => Some(lore_providers::connect(&config)),
+    })
+}
+
+/// `engine` with a proposer when a model is configured; offline, the distiller alone. The
+/// same model writes digests and judges evaluation questions.
+pub fn with_proposer(engine: lore_engine::Engine) -> Result<lore_engine::Engine> {
+    Ok(match configured_model()? {
+        Some(llm) => engine.with_proposer(llm),
+        None => engine,
     })
 }
 

@@ -6,6 +6,7 @@ Usage: mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR
        mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR org LESSON_ID
        mcp_checks.py - - - org-http URL TOKEN LESSON_ID
        mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR recall-as SCOPE QUERY
+       mcp_checks.py LORE_BINARY LORE_HOME SKILLS_DIR layers SKILL
 
 Without a mode it reports what lore.toml changed: how many lessons recall_memory returned,
 whether the prompt carries the learned rules, the error core_memory_write answered (or null),
@@ -14,6 +15,7 @@ and whether an archival write went through.
 
 import asyncio
 import json
+import os
 import sys
 
 from mcp import ClientSession, StdioServerParameters
@@ -120,6 +122,38 @@ async def recall_as(binary, home, skills, scope, query):
     print(json.dumps({"lessons": [{"id": l["id"], "score": l["score"]} for l in lessons]}))
 
 
+async def layers(binary, home, skills, skill):
+    """A decision recorded and approved, the digests built and read, a set with a judged
+    question defined and run, all through `lore mcp` started with this process's environment
+    (the SDK passes only a few variables otherwise, and the model's are the point here); prints
+    each answer, or the refusal of the set."""
+    params = StdioServerParameters(
+        command=binary, args=["--home", home, "--skills", skills, "mcp"], env=dict(os.environ))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+
+            async def call(name, arguments):
+                result = await session.call_tool(name, arguments)
+                if result.is_error:
+                    return {"error": text_of(result)}
+                return result.structured_content
+
+            made = await call("record_decision", {
+                "skill": skill, "situation": "A refund asked after the deadline",
+                "action": "Refund without a fee", "rationale": "It was the customer's first order",
+            })
+            decision = made["decisions"][0]["id"]
+            await call("review_decisions", {"ids": [decision], "status": "approved", "reason": "fair"})
+            built = await call("build_digests", {})
+            digest = await call("read_digest", {"skill": skill})
+            defined = await call("define_eval_set", {"skill": skill, "name": "refunds", "questions": [
+                {"question": "A refund after the deadline?", "expected": "the money goes back, no fee",
+                 "grader": "judge"}]})
+            run = await call("run_evals", {}) if "error" not in defined else None
+    print(json.dumps({"built": built, "digest": digest, "defined": defined, "run": run}))
+
+
 async def main(binary, home, skills):
     params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
     async with stdio_client(params) as (read, write):
@@ -148,6 +182,8 @@ if __name__ == "__main__":
         asyncio.run(recall_as(*sys.argv[1:4], sys.argv[5], sys.argv[6]))
     elif len(sys.argv) > 4 and sys.argv[4] == "org-http":
         asyncio.run(org_http(sys.argv[5], sys.argv[6], sys.argv[7]))
+    elif len(sys.argv) > 4 and sys.argv[4] == "layers":
+        asyncio.run(layers(*sys.argv[1:4], sys.argv[5]))
     elif len(sys.argv) > 4 and sys.argv[4] == "extract":
         asyncio.run(extract(*sys.argv[1:4], sys.argv[5], sys.argv[6]))
     else:

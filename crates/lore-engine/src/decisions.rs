@@ -219,6 +219,16 @@ impl Engine {
         Ok(all)
     }
 
+    /// What the approved decisions' index holds; `None` before this Engine's first decision
+    /// query.
+    pub fn decision_index_info(&self) -> Option<crate::knowledge::ItemIndexInfo> {
+        self.decisions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(|index| index.info())
+    }
+
     /// The approved decisions most similar to a situation (top 5), packed into the budget.
     ///
     /// # Errors
@@ -264,6 +274,9 @@ impl Engine {
 }
 
 impl Item for DecisionRecord {
+    const KIND: &'static str = "decisions";
+    const STORED_VECTORS: bool = false;
+
     fn id(&self) -> &str {
         self.id.as_str()
     }

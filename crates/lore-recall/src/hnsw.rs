@@ -78,7 +78,7 @@ const BATCH_SHARE: usize = 32;
 const MAX_BATCH: usize = 4096;
 
 /// The graph.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Hnsw {
     params: HnswParams,
     m0: usize,

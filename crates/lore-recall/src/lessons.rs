@@ -483,6 +483,7 @@ impl RecallIndex {
             header,
             slots,
             graph,
+            ..
         } = loaded;
         let Some((embedder, state)) = stored_embedder(store, configured)? else {
             return Ok(Err("the store has no embedder state".into()));

@@ -16,10 +16,15 @@
 //! caller builds from the store instead. Writes go to a temporary file in the same folder,
 //! renamed over the old one: a reader sees the old file or the new one, never half of one, and
 //! when two processes save at once the last rename wins with a whole file.
+//!
+//! Other records' indexes (knowledge chunks, decisions) save the same way through their own
+//! [`Format`]: another magic and header, and, for records whose store keeps no vector, each
+//! slot's vector after the graph, so that a new process neither builds a graph nor embeds again.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::hnsw::{take, take_u32};
@@ -71,30 +76,87 @@ pub struct Slot {
     pub hash: u64,
 }
 
+/// What a kind of saved index puts in its header: the reader needs the slot count and the
+/// graph's parameters before it can read on, and refuses a file of another kind by its magic.
+pub trait Format: Serialize + DeserializeOwned {
+    /// The first eight bytes of the file.
+    const MAGIC: &'static [u8; 8];
+    /// Changed whenever the layout or the meaning of a field changes.
+    const VERSION: u32;
+    /// How many slots follow the header.
+    fn slots(&self) -> usize;
+    /// The HNSW graph's construction parameters.
+    fn params(&self) -> HnswParams;
+    /// The dimension of the vectors the file carries after its graph, one per slot; `None`
+    /// when it carries none (the store keeps them).
+    fn carried_dim(&self) -> Option<usize> {
+        None
+    }
+}
+
+impl Format for Header {
+    const MAGIC: &'static [u8; 8] = MAGIC;
+    const VERSION: u32 = VERSION;
+
+    fn slots(&self) -> usize {
+        self.slots
+    }
+
+    fn params(&self) -> HnswParams {
+        self.params
+    }
+}
+
 /// A file read back whole.
 #[derive(Debug)]
-pub struct Loaded {
+pub struct Loaded<H = Header> {
     /// What the index was built from.
-    pub header: Header,
+    pub header: H,
     /// One per slot, in slot order.
     pub slots: Vec<Slot>,
     /// The graph, when the index was large enough to have one.
     pub graph: Option<Hnsw>,
+    /// The carried vectors, slot-major (see [`Format::carried_dim`]); empty when none are.
+    pub vectors: Vec<f32>,
 }
 
 /// Writes the file at `path` atomically (temporary file, then rename).
 ///
 /// # Errors
 /// Any I/O failure; the old file, if any, is left as it was.
-pub fn write(
+pub fn write<H: Format>(
     path: &Path,
-    header: &Header,
+    header: &H,
     slots: &[Slot],
     graph: Option<&Hnsw>,
 ) -> std::io::Result<()> {
-    let mut out = Vec::with_capacity(slots.len() * (40 + 4 * 2 * header.params.m));
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    write_carrying(path, header, slots, graph, &[])
+}
+
+/// [`write`], with `vectors` (slot-major, [`Format::carried_dim`] components each) after the
+/// graph.
+///
+/// # Errors
+/// Any I/O failure, or vectors that do not fill the slots; the old file is left as it was.
+pub fn write_carrying<H: Format>(
+    path: &Path,
+    header: &H,
+    slots: &[Slot],
+    graph: Option<&Hnsw>,
+    vectors: &[f32],
+) -> std::io::Result<()> {
+    let carried = header.carried_dim().map_or(0, |dim| dim * slots.len());
+    if vectors.len() != carried {
+        return Err(std::io::Error::other(format!(
+            "{} vector components for {} slots",
+            vectors.len(),
+            slots.len()
+        )));
+    }
+    let mut out =
+        Vec::with_capacity(slots.len() * (40 + 4 * 2 * header.params().m) + 4 * vectors.len());
+    out.extend_from_slice(H::MAGIC);
+    out.extend_from_slice(&H::VERSION.to_le_bytes());
     let json = serde_json::to_vec(header).map_err(std::io::Error::other)?;
     out.extend_from_slice(&(json.len() as u32).to_le_bytes());
     out.extend_from_slice(&json);
@@ -109,6 +171,9 @@ pub fn write(
             graph.encode(&mut out);
         }
         None => out.push(0),
+    }
+    for v in vectors {
+        out.extend_from_slice(&v.to_le_bytes());
     }
     let crc = crc32fast::hash(&out);
     out.extend_from_slice(&crc.to_le_bytes());
@@ -139,7 +204,7 @@ fn temp_path(path: &Path) -> PathBuf {
 }
 
 /// Reads the file at `path`: `Ok(None)` when there is none, `Err(why)` when it cannot be used.
-pub fn read(path: &Path) -> Result<Option<Loaded>, String> {
+pub fn read<H: Format>(path: &Path) -> Result<Option<Loaded<H>>, String> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -148,15 +213,16 @@ pub fn read(path: &Path) -> Result<Option<Loaded>, String> {
     decode(&bytes).map(Some)
 }
 
-fn decode(bytes: &[u8]) -> Result<Loaded, String> {
-    if bytes.len() < MAGIC.len() + 4 + 4 + 1 + 4 || &bytes[..MAGIC.len()] != MAGIC {
-        return Err("is not a Lore recall index (or is truncated)".into());
+fn decode<H: Format>(bytes: &[u8]) -> Result<Loaded<H>, String> {
+    if bytes.len() < H::MAGIC.len() + 4 + 4 + 1 + 4 || &bytes[..H::MAGIC.len()] != H::MAGIC {
+        return Err("is not a Lore recall index of this kind (or is truncated)".into());
     }
     let (body, crc) = bytes.split_at(bytes.len() - 4);
     let version = u32::from_le_bytes(body[8..12].try_into().expect("4 bytes"));
-    if version != VERSION {
+    if version != H::VERSION {
         return Err(format!(
-            "has format version {version}, this build reads {VERSION}"
+            "has format version {version}, this build reads {}",
+            H::VERSION
         ));
     }
     if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
@@ -165,14 +231,15 @@ fn decode(bytes: &[u8]) -> Result<Loaded, String> {
     let mut rest = &body[12..];
     let truncated = || "ends early".to_string();
     let header_len = take_u32(&mut rest).ok_or_else(truncated)? as usize;
-    let header: Header = serde_json::from_slice(take(&mut rest, header_len).ok_or_else(truncated)?)
+    let header: H = serde_json::from_slice(take(&mut rest, header_len).ok_or_else(truncated)?)
         .map_err(|e| format!("has an unreadable header: {e}"))?;
+    let count = header.slots();
     // Each slot takes at least ten bytes: a bound before allocating for the count.
-    if header.slots > rest.len() / 10 {
+    if count > rest.len() / 10 {
         return Err(truncated());
     }
-    let mut slots = Vec::with_capacity(header.slots);
-    for _ in 0..header.slots {
+    let mut slots = Vec::with_capacity(count);
+    for _ in 0..count {
         let hash = u64::from_le_bytes(
             take(&mut rest, 8)
                 .ok_or_else(truncated)?
@@ -195,22 +262,31 @@ fn decode(bytes: &[u8]) -> Result<Loaded, String> {
     let graph = match take(&mut rest, 1).ok_or_else(truncated)? {
         [0] => None,
         [1] => {
-            let graph = Hnsw::decode(header.params, &mut rest)
+            let graph = Hnsw::decode(header.params(), &mut rest)
                 .ok_or_else(|| "has a damaged graph".to_string())?;
-            if graph.len() != header.slots {
+            if graph.len() != count {
                 return Err("has a graph of another size than its slots".into());
             }
             Some(graph)
         }
         _ => return Err("has an unknown graph flag".into()),
     };
-    if !rest.is_empty() {
+    let carried = header.carried_dim().map_or(0, |dim| dim * count);
+    if carried == 0 && !rest.is_empty() {
         return Err("has bytes after its graph".into());
     }
+    if rest.len() != 4 * carried {
+        return Err("has vectors of another size than its slots".into());
+    }
+    let vectors = rest
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+        .collect();
     Ok(Loaded {
         header,
         slots,
         graph,
+        vectors,
     })
 }
 
@@ -259,10 +335,10 @@ mod tests {
     fn a_written_file_reads_back_the_same_and_any_damage_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("index").join("lore.recall");
-        assert!(read(&path).unwrap().is_none(), "no file yet");
+        assert!(read::<Header>(&path).unwrap().is_none(), "no file yet");
         let (header, slots, index) = sample(300);
         write(&path, &header, &slots, index.graph()).unwrap();
-        let loaded = read(&path).unwrap().unwrap();
+        let loaded = read::<Header>(&path).unwrap().unwrap();
         assert_eq!(loaded.header, header);
         assert_eq!(loaded.slots, slots);
         let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -273,13 +349,19 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         for cut in [0, 5, 12, bytes.len() / 2, bytes.len() - 1] {
             std::fs::write(&path, &bytes[..cut]).unwrap();
-            assert!(read(&path).is_err(), "truncated at {cut} is refused");
+            assert!(
+                read::<Header>(&path).is_err(),
+                "truncated at {cut} is refused"
+            );
         }
         for at in [3, 20, bytes.len() / 3, bytes.len() - 2] {
             let mut bad = bytes.clone();
             bad[at] ^= 0x40;
             std::fs::write(&path, &bad).unwrap();
-            assert!(read(&path).is_err(), "a flipped byte at {at} is refused");
+            assert!(
+                read::<Header>(&path).is_err(),
+                "a flipped byte at {at} is refused"
+            );
         }
         let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap())
             .unwrap()
@@ -321,10 +403,70 @@ mod tests {
             }
             s.spawn(|| {
                 for _ in 0..60 {
-                    let loaded = read(&path).expect("never a half-written file").unwrap();
+                    let loaded = read::<Header>(&path)
+                        .expect("never a half-written file")
+                        .unwrap();
                     assert_eq!(loaded.slots.len(), 400);
                 }
             });
         });
+    }
+
+    /// Another kind of index, carrying its vectors.
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Carrying {
+        slots: usize,
+        params: HnswParams,
+        dim: usize,
+    }
+
+    impl Format for Carrying {
+        const MAGIC: &'static [u8; 8] = b"TEST-CIX";
+        const VERSION: u32 = 3;
+
+        fn slots(&self) -> usize {
+            self.slots
+        }
+
+        fn params(&self) -> HnswParams {
+            self.params
+        }
+
+        fn carried_dim(&self) -> Option<usize> {
+            Some(self.dim)
+        }
+    }
+
+    #[test]
+    fn carried_vectors_round_trip_and_another_kind_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lore.other");
+        let (header, slots, index) = sample(300);
+        let carrying = Carrying {
+            slots: slots.len(),
+            params: header.params,
+            dim: 8,
+        };
+        let vectors: Vec<f32> = (0..slots.len() as u32)
+            .flat_map(|s| index.vector(s).to_vec())
+            .collect();
+        assert!(
+            write_carrying(&path, &carrying, &slots, index.graph(), &vectors[8..]).is_err(),
+            "vectors that do not fill the slots are refused"
+        );
+        write_carrying(&path, &carrying, &slots, index.graph(), &vectors).unwrap();
+        let loaded = read::<Carrying>(&path).unwrap().unwrap();
+        assert_eq!(loaded.header, carrying);
+        assert_eq!(loaded.slots, slots);
+        assert_eq!(loaded.vectors, vectors);
+        assert!(read::<Header>(&path).is_err(), "another kind's file");
+        write(
+            &dir.path().join("lore.recall"),
+            &header,
+            &slots,
+            index.graph(),
+        )
+        .unwrap();
+        assert!(read::<Carrying>(&dir.path().join("lore.recall")).is_err());
     }
 }

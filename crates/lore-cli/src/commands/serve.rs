@@ -6,14 +6,14 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use lore_engine::Engine;
 use lore_server::Limits;
 use lore_server::auth::{Access, TokenFile};
 use lore_server::jwt::{JwtConfig, JwtVerifier};
 use lore_sqlite::OpenMode;
 
-use crate::cli::{McpArgs, ServeArgs};
-use crate::config::Paths;
-use crate::config::counting_episodes;
+use crate::cli::{McpArgs, ReformulateArgs, ServeArgs};
+use crate::config::{Paths, configured_model, counting_episodes};
 use crate::output;
 
 /// The environment variable that may hold the HS256 secret. Read here rather than through
@@ -61,13 +61,37 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
+/// The Engine a server hands every request: the CLI's, with the configured model (which
+/// proposes lessons from corrections, writes digests and judges evaluation questions, as on the
+/// command line) and episode budgets counted as the CLI counts them. Also a line saying which
+/// model answers, naming no key or address.
+fn server_engine(paths: &Paths, reformulate: &ReformulateArgs) -> Result<(Arc<Engine>, String)> {
+    let engine = reformulate.apply(paths.engine(OpenMode::Create)?)?;
+    let (engine, model) = match configured_model()? {
+        Some(llm) => {
+            let line = format!(
+                "Model: {} {} (proposes lessons from corrections, writes digests, judges \
+                 evaluation questions).",
+                llm.provider(),
+                llm.model()
+            );
+            (engine.with_proposer(llm), line)
+        }
+        None => (
+            engine,
+            "Model: none (offline): digests are extractive and judged evaluation questions are \
+             refused; LORE_LLM_PROVIDER and its key configure one."
+                .to_owned(),
+        ),
+    };
+    Ok((Arc::new(counting_episodes(engine)?), model))
+}
+
 pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
     let jwt = jwt(&args)?;
     let access = Access::new(&TokenFile::load(paths.home.join("tokens.json"))?, jwt);
     lore_server::check_bind(args.addr, &access)?;
-    let engine = Arc::new(counting_episodes(
-        args.reformulate.apply(paths.engine(OpenMode::Create)?)?,
-    )?);
+    let (engine, model) = server_engine(paths, &args.reformulate)?;
     runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
@@ -91,6 +115,7 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
                 .to_owned(),
         };
         output::line(format!("{auth} Store: {}", paths.store.describe()))?;
+        output::line(model)?;
         let mut mcp_hosts = args.mcp_hosts.clone();
         if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
             mcp_hosts.push(addr.ip().to_string());
@@ -124,9 +149,9 @@ pub fn mcp(paths: &Paths, args: McpArgs) -> Result<()> {
             std::env::current_dir()?.display()
         );
     }
-    let engine = Arc::new(counting_episodes(
-        args.reformulate.apply(paths.engine(OpenMode::Create)?)?,
-    )?);
+    let (engine, model) = server_engine(paths, &args.reformulate)?;
+    // Standard output carries the protocol: the model line goes to the log.
+    eprintln!("{model}");
     let tools = lore_server::mcp::LoreMcp::new(engine)
         .with_tools(&args.tools)
         .map_err(|why| anyhow::anyhow!("--tools: {why}"))?;

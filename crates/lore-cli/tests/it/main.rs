@@ -21,5 +21,6 @@ mod recall;
 mod reliability;
 mod review;
 pub(crate) mod serve;
+mod served_model;
 pub(crate) mod settings;
 mod utility;

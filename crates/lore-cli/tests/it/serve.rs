@@ -47,7 +47,7 @@ impl Server {
         Self::start_with(dir, &["--addr", "127.0.0.1:0"], &[])
     }
 
-    fn start_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+    pub(crate) fn start_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = lore(dir)
             .arg("serve")
             .args(args)
@@ -79,8 +79,15 @@ impl Server {
         }
     }
 
-    fn get(&self, path: &str) -> String {
+    pub(crate) fn get(&self, path: &str) -> String {
         self.get_as(path, None)
+    }
+
+    /// The next line the server printed after its banner.
+    pub(crate) fn next_line(&mut self) -> String {
+        let mut line = String::new();
+        self._stdout.read_line(&mut line).unwrap();
+        line
     }
 
     fn get_as(&self, path: &str, bearer: Option<&str>) -> String {
@@ -115,7 +122,7 @@ impl Server {
     }
 
     /// Sends SIGTERM and waits for a clean exit.
-    fn terminate(mut self) -> Duration {
+    pub(crate) fn terminate(mut self) -> Duration {
         let started = Instant::now();
         let status = Command::new("kill")
             .args(["-TERM", &self.child.0.id().to_string()])
@@ -884,7 +891,7 @@ fn sigterm_finishes_the_writes_in_flight_and_loses_none_acknowledged() {
 }
 
 /// The status code and JSON body of one loopback answer.
-fn answer(raw: &str) -> (u16, serde_json::Value) {
+pub(crate) fn answer(raw: &str) -> (u16, serde_json::Value) {
     let status = raw
         .split(' ')
         .nth(1)

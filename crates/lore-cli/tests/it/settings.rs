@@ -192,6 +192,12 @@ fn an_mcp_client_gets_the_file_settings() {
 
 /// Runs `tests/mcp_checks.py` against `lore mcp` over stdio in `p`; returns its findings.
 pub(crate) fn mcp_checks(p: &Project, extra: &[&str]) -> Value {
+    mcp_checks_with(p, extra, &[])
+}
+
+/// [`mcp_checks`] with `env` added to the script's environment (a mode that passes its own
+/// environment on to `lore mcp` hands it these too).
+pub(crate) fn mcp_checks_with(p: &Project, extra: &[&str], env: &[(&str, String)]) -> Value {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_checks.py");
     let out = Command::new("python3")
         .arg(script)
@@ -199,6 +205,7 @@ pub(crate) fn mcp_checks(p: &Project, extra: &[&str]) -> Value {
         .arg(p.path().join(".lore"))
         .arg(p.path().join("skills"))
         .args(extra)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

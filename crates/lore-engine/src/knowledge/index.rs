@@ -3,26 +3,46 @@
 //! and its searches without the Engine, so the Engine's definition can name the index without
 //! depending on the services that use it; `layer.rs` gives the Engine its part.
 //!
-//! The index is built from the store on first use and kept, shared by every handle of one
-//! Engine, until the store's revision for that kind moves, so another process's write is seen
-//! at the next query. Vectors made by another embedder than the configured one are made again
-//! in memory, never compared. Every search admits only records of skills the handle's scope
-//! (and the query's skill) allows, and each candidate is checked again for sensitive text when
-//! it becomes a pipeline entry: eligibility fails closed.
+//! The index reflects one store revision for its kind and is replaced when the revision moves,
+//! so another process's write is seen at the next query. The replacement is not a rebuild: it
+//! is assembled from the index before it (or, in a new process, from the file saved beside the
+//! store through [`lore_recall::saved`], the lesson index's format with its own magic and
+//! header): every slot whose record is still there with the same words keeps its vector and its
+//! place in the HNSW graph, the others are dropped, and only the records it lacks are inserted.
+//! Building the graph is nearly all of a build's time (half a minute at 100k chunks), so a new
+//! CLI process or a restarted server pays for the records written since the file was saved,
+//! not for all of them. A file made by another embedder, damaged, or with too many stale slots
+//! is set aside with a warning and the index is built from the store: the file can make a
+//! query faster but never change its answer.
+//!
+//! Vectors made by another embedder than the configured one are made again in memory, never
+//! compared. Every search admits only records of skills the handle's scope (and the query's
+//! skill) allows, and each candidate is checked again for sensitive text when it becomes a
+//! pipeline entry: eligibility fails closed.
 
 use std::borrow::Cow;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use serde::{Deserialize, Serialize};
+
+use lore_core::error::{Error, Result};
 use lore_core::model::ChunkVector;
 use lore_core::scope::SkillPath;
 use lore_core::sensitive;
+use lore_recall::saved::{self, Format, Loaded, Slot};
 use lore_recall::{
-    Eligibility, EmbedderId, Entries, Entry, FastMap, Hit, RankedList, Source, SparseIndex,
-    VectorIndex,
+    Eligibility, Embedder, EmbedderId, Entries, Entry, FastMap, Hit, HnswParams, RankedList,
+    Source, SparseIndex, VectorIndex, text_hash,
 };
 
 /// A record an [`ItemIndex`] can hold.
 pub(crate) trait Item: Send + Sync {
+    /// The name of its saved index beside the store, and of its kind in the file's header.
+    const KIND: &'static str;
+    /// Whether the store keeps each record's vector ([`Item::take_vector`]); when it does not,
+    /// the saved index carries them, so that a new process embeds nothing again.
+    const STORED_VECTORS: bool;
     /// Its ID, as candidate lists name it.
     fn id(&self) -> &str;
     /// Its skill, which scope checks.
@@ -41,25 +61,474 @@ pub(crate) trait Item: Send + Sync {
     }
 }
 
-/// The records of one store revision, searchable.
+/// Records inserted between two saves of a long build's progress, so that a process stopped
+/// midway resumes from there (the lesson index's figure: about a second to write the file).
+const CHECKPOINT: usize = 100_000;
+
+/// Slots inserted since the last save after which the index is saved again: inserting fewer
+/// at the next start costs less than writing the file.
+const SAVE_AFTER: usize = 1000;
+
+/// The saved index's header: what the file was made from; a load needs the kind, the embedder
+/// and the dimension to match.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ItemHeader {
+    /// [`Item::KIND`].
+    pub(crate) kind: String,
+    /// The store's revision for that kind when the file was written.
+    pub(crate) revision: u64,
+    /// The embedder that made every vector the graph links.
+    pub(crate) embedder: EmbedderId,
+    /// The HNSW graph's construction parameters.
+    pub(crate) params: HnswParams,
+    /// The vectors' dimension.
+    pub(crate) dim: usize,
+    /// How many slots follow the header.
+    pub(crate) slots: usize,
+    /// Whether each slot's vector follows the graph.
+    pub(crate) carries_vectors: bool,
+}
+
+impl Format for ItemHeader {
+    const MAGIC: &'static [u8; 8] = b"LORE-KIX";
+    const VERSION: u32 = 1;
+
+    fn slots(&self) -> usize {
+        self.slots
+    }
+
+    fn params(&self) -> HnswParams {
+        self.params
+    }
+
+    fn carried_dim(&self) -> Option<usize> {
+        self.carries_vectors.then_some(self.dim)
+    }
+}
+
+/// How an [`ItemIndex`] came to be.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum ItemOrigin {
+    /// Built from the store: every record inserted.
+    Built,
+    /// Assembled from the file beside the store: `kept` saved slots still matched the store,
+    /// `dropped` did not (their record changed or left), and `added` records were inserted
+    /// because the file lacked them.
+    Loaded {
+        /// Saved slots whose record was unchanged.
+        kept: usize,
+        /// Saved slots whose record changed or left.
+        dropped: usize,
+        /// Records the file lacked.
+        added: usize,
+    },
+    /// Assembled from the index before it, after the store's revision moved; counted as
+    /// [`ItemOrigin::Loaded`].
+    Updated {
+        /// Slots whose record was unchanged.
+        kept: usize,
+        /// Slots whose record changed or left.
+        dropped: usize,
+        /// Records inserted.
+        added: usize,
+    },
+}
+
+/// What an [`ItemIndex`] holds now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ItemIndexInfo {
+    /// Built from the store, or assembled from a saved file or the index before it (`kept`,
+    /// `dropped` and `added` count its slots).
+    pub origin: ItemOrigin,
+    /// The store revision it reflects.
+    pub revision: u64,
+    /// Live records.
+    pub items: usize,
+    /// Slots, live or removed.
+    pub slots: usize,
+    /// Whether dense search walks an HNSW graph (else it scans exactly).
+    pub graph: bool,
+}
+
+/// The records of one store revision, searchable. A slot whose record left holds `None` (and
+/// stays in the graph as a waypoint) until a rebuild.
 pub(crate) struct ItemIndex<T> {
     pub(crate) revision: u64,
     pub(crate) embedder: EmbedderId,
-    pub(crate) items: Vec<T>,
+    pub(crate) items: Vec<Option<T>>,
     pub(crate) search: Vec<String>,
     pub(crate) rendered: Vec<[String; 1]>,
     pub(crate) sparse: SparseIndex,
     pub(crate) dense: VectorIndex,
     pub(crate) slot: FastMap<String, u32>,
+    hashes: Vec<u64>,
+    origin: ItemOrigin,
+    /// Slots the file beside the store holds (slots are only ever appended).
+    saved_slots: usize,
 }
 
 /// An index shared by an Engine's handles.
 pub(crate) type Shared<T> = Arc<Mutex<Option<Arc<ItemIndex<T>>>>>;
 
+/// What a new index starts from: the slots of an earlier one, in order, with its graph and,
+/// when known, its vectors (slot-major; empty when the records' stored vectors are to be used).
+pub(crate) struct Prior {
+    pub(crate) slots: Vec<Slot>,
+    pub(crate) graph: Option<lore_recall::Hnsw>,
+    pub(crate) vectors: Vec<f32>,
+    pub(crate) params: HnswParams,
+    pub(crate) saved_slots: usize,
+    /// Whether it was read from the file (else it is the index before).
+    pub(crate) from_file: bool,
+}
+
+impl Prior {
+    /// The index before this one, which stays usable by the queries holding it.
+    pub(crate) fn of<T: Item>(index: &ItemIndex<T>) -> Self {
+        let dim = index.dense.dim();
+        let mut vectors = Vec::with_capacity(index.items.len() * dim);
+        let slots = (0..index.items.len())
+            .map(|s| {
+                vectors.extend_from_slice(index.dense.vector(s as u32));
+                match &index.items[s] {
+                    Some(item) => Slot {
+                        id: item.id().to_owned(),
+                        hash: index.hashes[s],
+                    },
+                    None => Slot {
+                        id: String::new(),
+                        hash: 0,
+                    },
+                }
+            })
+            .collect();
+        Self {
+            slots,
+            graph: index.dense.graph().cloned(),
+            vectors,
+            params: index.dense.params(),
+            saved_slots: index.saved_slots,
+            from_file: false,
+        }
+    }
+
+    /// The file saved at `path` for `T` by `embedder`: `Ok(None)` when there is none,
+    /// `Err(why)` when it cannot be used.
+    pub(crate) fn read<T: Item>(
+        path: &Path,
+        embedder: &EmbedderId,
+    ) -> std::result::Result<Option<Self>, String> {
+        let Some(Loaded {
+            header,
+            slots,
+            graph,
+            vectors,
+        }) = saved::read::<ItemHeader>(path).map_err(|why| format!("the file {why}"))?
+        else {
+            return Ok(None);
+        };
+        if header.kind != T::KIND {
+            return Err(format!("the file holds {}, not {}", header.kind, T::KIND));
+        }
+        if &header.embedder != embedder || header.dim != embedder.dim {
+            return Err(format!(
+                "the file was made by {}, but recall is configured with {embedder}",
+                header.embedder
+            ));
+        }
+        if header.carries_vectors == T::STORED_VECTORS {
+            return Err("the file carries other data than this kind keeps".into());
+        }
+        Ok(Some(Self {
+            saved_slots: slots.len(),
+            slots,
+            graph,
+            vectors,
+            params: header.params,
+            from_file: true,
+        }))
+    }
+}
+
 impl<T: Item> ItemIndex<T> {
     /// The record a packed item names.
     pub(crate) fn get(&self, id: &str) -> Option<&T> {
-        self.slot.get(id).map(|s| &self.items[*s as usize])
+        self.slot
+            .get(id)
+            .and_then(|s| self.items[*s as usize].as_ref())
+    }
+
+    /// The live record in `slot`.
+    pub(crate) fn item(&self, slot: u32) -> Option<&T> {
+        self.items.get(slot as usize).and_then(Option::as_ref)
+    }
+
+    /// What the index holds now.
+    pub(crate) fn info(&self) -> ItemIndexInfo {
+        ItemIndexInfo {
+            origin: self.origin.clone(),
+            revision: self.revision,
+            items: self.sparse.len(),
+            slots: self.items.len(),
+            graph: self.dense.graph().is_some(),
+        }
+    }
+
+    /// The index of `items` at `revision`, assembled from `prior` when given and usable (a
+    /// prior too few of whose slots still match is set aside with a warning). `save` is called
+    /// with the index as it grows, after every [`CHECKPOINT`] records of a long insertion.
+    ///
+    /// # Errors
+    /// Embedder failures, or an embedder answering with vectors of the wrong number or size.
+    pub(crate) fn assemble(
+        embedder: &Arc<dyn Embedder>,
+        revision: u64,
+        items: Vec<T>,
+        prior: Option<Prior>,
+        save: &mut dyn FnMut(&mut Self),
+    ) -> Result<Self> {
+        let id = embedder.id();
+        let mut items: Vec<Option<T>> = items.into_iter().map(Some).collect();
+        let mut stored: Vec<Option<Vec<f32>>> = items
+            .iter_mut()
+            .map(|i| {
+                let i = i.as_mut().expect("all present");
+                i.take_vector()
+                    .filter(|v| v.embedder == id && v.vector.len() == id.dim)
+                    .map(|v| v.vector)
+            })
+            .collect();
+        let mut search: Vec<Option<String>> = items
+            .iter()
+            .flatten()
+            .map(|i| Some(i.search_text()))
+            .collect();
+        let mut index = Self {
+            revision,
+            embedder: id.clone(),
+            items: Vec::with_capacity(items.len()),
+            search: Vec::with_capacity(items.len()),
+            rendered: Vec::with_capacity(items.len()),
+            sparse: SparseIndex::new(),
+            dense: VectorIndex::new(id.dim),
+            slot: FastMap::default(),
+            hashes: Vec::with_capacity(items.len()),
+            origin: ItemOrigin::Built,
+            saved_slots: 0,
+        };
+        if let Some(prior) = prior
+            && let Err(why) = index.restore(prior, &mut items, &mut search, &mut stored)?
+        {
+            tracing::warn!(%why, "building the {} index from the store", T::KIND);
+        }
+        let rest: Vec<usize> = (0..items.len()).filter(|i| items[*i].is_some()).collect();
+        let missing: Vec<usize> = rest
+            .iter()
+            .copied()
+            .filter(|i| stored[*i].is_none())
+            .collect();
+        if !missing.is_empty() {
+            let texts: Vec<&str> = missing
+                .iter()
+                .map(|i| search[*i].as_deref().expect("not yet placed"))
+                .collect();
+            let made = embedder.embed_batch(&texts)?;
+            if made.len() != missing.len() || made.iter().any(|v| v.len() != id.dim) {
+                return Err(Error::invalid(
+                    "embedder",
+                    format!("{id} returned vectors of the wrong number or size"),
+                ));
+            }
+            for (i, v) in missing.into_iter().zip(made) {
+                stored[i] = Some(v);
+            }
+        }
+        if let ItemOrigin::Loaded { added, .. } | ItemOrigin::Updated { added, .. } =
+            &mut index.origin
+        {
+            *added = rest.len();
+        }
+        for batch in rest.chunks(CHECKPOINT) {
+            let vectors: Vec<Vec<f32>> = batch
+                .iter()
+                .map(|i| stored[*i].take().expect("made above"))
+                .collect();
+            for &i in batch {
+                let item = items[i].take().expect("placed once");
+                index.push(item, search[i].take().expect("placed once"));
+            }
+            index.dense.add_many(&vectors);
+            if rest.len() > CHECKPOINT {
+                save(&mut index);
+            }
+        }
+        Ok(index)
+    }
+
+    /// Places `prior`'s slots: each keeps the record with its ID and words, taken out of
+    /// `items`, and the vector it had; the rest stay as removed slots.
+    fn restore(
+        &mut self,
+        prior: Prior,
+        items: &mut [Option<T>],
+        search: &mut [Option<String>],
+        stored: &mut [Option<Vec<f32>>],
+    ) -> Result<std::result::Result<(), String>> {
+        let Prior {
+            slots,
+            graph,
+            vectors,
+            params,
+            saved_slots,
+            from_file,
+        } = prior;
+        let dim = self.dense.dim();
+        if !vectors.is_empty() && vectors.len() != slots.len() * dim {
+            return Ok(Err("its vectors do not fill its slots".into()));
+        }
+        let position: FastMap<&str, usize> = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (item.as_ref().expect("all present").id(), i))
+            .collect();
+        // A slot keeps its record only if the record is still there with the words its vector
+        // was made from, and a vector is at hand: the prior's, else the store's.
+        let mut taken = vec![false; items.len()];
+        let claimed: Vec<Option<usize>> = slots
+            .iter()
+            .map(|slot| {
+                let &i = position.get(slot.id.as_str())?;
+                let usable = !taken[i]
+                    && text_hash(search[i].as_deref()?) == slot.hash
+                    && (!vectors.is_empty() || stored[i].is_some());
+                usable.then(|| {
+                    taken[i] = true;
+                    i
+                })
+            })
+            .collect();
+        let kept = claimed.iter().flatten().count();
+        if slots.len() > 2 * kept + 1024 {
+            return Ok(Err(format!(
+                "only {kept} of its {} slots still match the store",
+                slots.len()
+            )));
+        }
+        if graph.as_ref().is_some_and(|g| g.len() != slots.len()) {
+            return Ok(Err("its graph does not fit its slots".into()));
+        }
+        let mut data = Vec::with_capacity(slots.len() * dim);
+        let mut live = Vec::with_capacity(slots.len());
+        for (s, claim) in claimed.into_iter().enumerate() {
+            match claim {
+                Some(i) => {
+                    match stored[i].take() {
+                        Some(v) if vectors.is_empty() => data.extend_from_slice(&v),
+                        _ => data.extend_from_slice(&vectors[s * dim..(s + 1) * dim]),
+                    }
+                    let item = items[i].take().expect("claimed once");
+                    self.push(item, search[i].take().expect("claimed once"));
+                }
+                None => {
+                    // A removed slot: the graph still walks through it, never returns it.
+                    data.extend(std::iter::repeat_n(0.0, dim));
+                    self.push_removed();
+                }
+            }
+            live.push(self.items[s].is_some());
+        }
+        // The graph keeps the shape it was built with; searches take this release's effort.
+        let params = HnswParams {
+            m: params.m,
+            ef_construction: params.ef_construction,
+            ..HnswParams::default()
+        };
+        self.dense = VectorIndex::restore(dim, params, data, live, graph)
+            .ok_or_else(|| Error::Incompatible("a restored index of the wrong size".into()))?;
+        self.saved_slots = saved_slots;
+        let dropped = slots.len() - kept;
+        self.origin = if from_file {
+            ItemOrigin::Loaded {
+                kept,
+                dropped,
+                added: 0,
+            }
+        } else {
+            ItemOrigin::Updated {
+                kept,
+                dropped,
+                added: 0,
+            }
+        };
+        Ok(Ok(()))
+    }
+
+    /// Adds `item` in the next slot (its vector goes in separately).
+    fn push(&mut self, item: T, search: String) {
+        let slot = self.sparse.add(&search);
+        self.slot.insert(item.id().to_owned(), slot);
+        self.rendered.push([item.render()]);
+        self.hashes.push(text_hash(&search));
+        self.search.push(search);
+        self.items.push(Some(item));
+    }
+
+    fn push_removed(&mut self) {
+        let slot = self.sparse.add("");
+        self.sparse.remove(slot);
+        self.rendered.push([String::new()]);
+        self.hashes.push(0);
+        self.search.push(String::new());
+        self.items.push(None);
+    }
+
+    /// Writes the index to `path` when at least [`SAVE_AFTER`] slots are new since the last
+    /// save; a failure only costs the next process time.
+    pub(crate) fn save_if_due(&mut self, path: &Path) {
+        if self.items.len() >= self.saved_slots + SAVE_AFTER {
+            self.save(path);
+        }
+    }
+
+    /// Writes the index to `path` when it holds something slow to make again: a graph, or
+    /// vectors its store does not keep.
+    pub(crate) fn save(&mut self, path: &Path) {
+        let worth = self.dense.graph().is_some() || (!T::STORED_VECTORS && !self.slot.is_empty());
+        if !worth {
+            return;
+        }
+        let dim = self.dense.dim();
+        let header = ItemHeader {
+            kind: T::KIND.to_owned(),
+            revision: self.revision,
+            embedder: self.embedder.clone(),
+            params: self.dense.params(),
+            dim,
+            slots: self.items.len(),
+            carries_vectors: !T::STORED_VECTORS,
+        };
+        let slots: Vec<Slot> = (0..self.items.len())
+            .map(|s| Slot {
+                id: self.items[s]
+                    .as_ref()
+                    .map_or_else(String::new, |i| i.id().to_owned()),
+                hash: self.hashes[s],
+            })
+            .collect();
+        let vectors: Vec<f32> = if T::STORED_VECTORS {
+            Vec::new()
+        } else {
+            (0..self.items.len() as u32)
+                .flat_map(|s| self.dense.vector(s).iter().copied())
+                .collect()
+        };
+        match saved::write_carrying(path, &header, &slots, self.dense.graph(), &vectors) {
+            Ok(()) => self.saved_slots = self.items.len(),
+            Err(err) => {
+                tracing::warn!(path = %path.display(), %err, "the {} index was not saved", T::KIND);
+            }
+        }
     }
 }
 
@@ -72,9 +541,11 @@ pub(crate) fn ranked<T: Item>(
         source,
         hits: hits
             .iter()
-            .map(|(s, score)| Hit {
-                id: index.items[*s as usize].id().to_owned(),
-                score: *score,
+            .filter_map(|(s, score)| {
+                Some(Hit {
+                    id: index.item(*s)?.id().to_owned(),
+                    score: *score,
+                })
             })
             .collect(),
     }
@@ -88,7 +559,7 @@ pub(crate) fn entries<T: Item>(
     let mut out = Entries::default();
     for s in slots {
         let i = s as usize;
-        let item = &index.items[i];
+        let Some(item) = index.item(s) else { continue };
         // Writes redact, but a record written by an older build or by hand is checked again
         // here: sensitive text never reaches a context.
         let eligibility = if !item.retrievable() {

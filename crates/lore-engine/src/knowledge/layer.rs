@@ -3,18 +3,18 @@
 
 use std::sync::{Arc, PoisonError};
 
-use super::index::{Item, ItemIndex, Shared, entries, ranked};
+use super::index::{Item, ItemIndex, Prior, Shared, entries, ranked};
 use crate::engine::Engine;
 use lore_core::error::{Error, Result};
 use lore_core::limits;
 use lore_core::scope::SkillPath;
-use lore_recall::{
-    FastMap, QueryShape, RecallConfig, Recalled, Source, SparseIndex, VectorIndex, run,
-};
+use lore_recall::{QueryShape, RecallConfig, Recalled, Source, run};
 
 impl Engine {
-    /// The index in `shared` if it is at `revision` and of the configured embedder, else one
-    /// built from `load()`.
+    /// The index in `shared` if it is at `revision` and of the configured embedder; else one
+    /// over the records `load()` reads, assembled from the index before it or, in a new
+    /// process, from the file saved beside the store (see [`super::index`]), and saved there
+    /// again once enough of it is new.
     pub(crate) fn cached_index<T: Item>(
         &self,
         shared: &Shared<T>,
@@ -29,60 +29,29 @@ impl Engine {
         {
             return Ok(Arc::clone(index));
         }
-        let index = Arc::new(self.build_index(revision, load()?)?);
+        let path = self.store.derived_path(T::KIND);
+        let prior = match slot.take() {
+            Some(before) if before.embedder == embedder => Some(Prior::of(&before)),
+            _ => path.as_deref().and_then(|p| {
+                Prior::read::<T>(p, &embedder).unwrap_or_else(|why| {
+                    tracing::warn!(path = %p.display(), %why, "the saved {} index is set aside", T::KIND);
+                    None
+                })
+            }),
+        };
+        let mut save = |index: &mut ItemIndex<T>| {
+            if let Some(p) = &path {
+                index.save(p);
+            }
+        };
+        let mut index =
+            ItemIndex::assemble(&self.recall.embedder, revision, load()?, prior, &mut save)?;
+        if let Some(p) = &path {
+            index.save_if_due(p);
+        }
+        let index = Arc::new(index);
         *slot = Some(Arc::clone(&index));
         Ok(index)
-    }
-
-    fn build_index<T: Item>(&self, revision: u64, mut items: Vec<T>) -> Result<ItemIndex<T>> {
-        let embedder = self.recall.embedder.id();
-        let search: Vec<String> = items.iter().map(Item::search_text).collect();
-        let mut stored: Vec<Option<Vec<f32>>> = items
-            .iter_mut()
-            .map(|i| {
-                i.take_vector()
-                    .filter(|v| v.embedder == embedder)
-                    .map(|v| v.vector)
-            })
-            .collect();
-        let stale: Vec<usize> = (0..items.len()).filter(|i| stored[*i].is_none()).collect();
-        let texts: Vec<&str> = stale.iter().map(|i| search[*i].as_str()).collect();
-        if !texts.is_empty() {
-            let fresh = self.recall.embedder.embed_batch(&texts)?;
-            for (i, v) in stale.into_iter().zip(fresh) {
-                stored[i] = Some(v);
-            }
-        }
-        let mut sparse = SparseIndex::new();
-        let mut dense = VectorIndex::new(embedder.dim);
-        let mut slot = FastMap::default();
-        for (i, vector) in stored.into_iter().enumerate() {
-            let vector = vector.unwrap_or_default();
-            if vector.len() != embedder.dim {
-                return Err(Error::invalid(
-                    "embedder",
-                    format!(
-                        "a vector of {} components, not {}",
-                        vector.len(),
-                        embedder.dim
-                    ),
-                ));
-            }
-            sparse.add(&search[i]);
-            dense.add(&vector);
-            slot.insert(items[i].id().to_owned(), i as u32);
-        }
-        let rendered = items.iter().map(|c| [c.render()]).collect();
-        Ok(ItemIndex {
-            revision,
-            embedder,
-            items,
-            search,
-            rendered,
-            sparse,
-            dense,
-            slot,
-        })
     }
 
     /// The pipeline over `index` for `text`, limited to the scope and `skill`.
@@ -94,8 +63,9 @@ impl Engine {
         config: &RecallConfig,
     ) -> Result<Recalled> {
         let allow = |slot: u32| {
-            let item = &index.items[slot as usize];
-            self.scope.allows(item.skill()) && skill.is_none_or(|s| s == item.skill())
+            index.item(slot).is_some_and(|item| {
+                self.scope.allows(item.skill()) && skill.is_none_or(|s| s == item.skill())
+            })
         };
         let allowed = (0..index.items.len() as u32).filter(|s| allow(*s)).count();
         let k = config.limit * config.pool_multiplier * 2;

@@ -27,6 +27,7 @@ use lore_core::scope::SkillPath;
 use lore_core::sensitive;
 
 pub use chunk::{Chunking, Piece, TextFormat};
+pub use index::{ItemIndexInfo, ItemOrigin};
 pub use recall::{DEFAULT_LIMIT, KnowledgeQuery, KnowledgeResult, RecalledChunk};
 
 /// The largest document ingested, in bytes: larger files are almost always generated output

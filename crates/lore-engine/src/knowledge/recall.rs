@@ -7,7 +7,7 @@
 use serde::Serialize;
 use tracing::instrument;
 
-use super::index::Item;
+use super::index::{Item, ItemIndexInfo};
 use crate::engine::Engine;
 use lore_core::error::Result;
 use lore_core::model::{ChunkVector, KnowledgeChunk};
@@ -103,6 +103,15 @@ pub(crate) fn render(chunk: &KnowledgeChunk) -> String {
 }
 
 impl Engine {
+    /// What the knowledge index holds; `None` before this Engine's first knowledge query.
+    pub fn knowledge_index_info(&self) -> Option<ItemIndexInfo> {
+        self.knowledge
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(|index| index.info())
+    }
+
     /// The knowledge chunks most relevant to `query`, packed into its budget.
     ///
     /// # Errors
@@ -156,6 +165,9 @@ impl Engine {
 }
 
 impl Item for KnowledgeChunk {
+    const KIND: &'static str = "knowledge";
+    const STORED_VECTORS: bool = true;
+
     fn id(&self) -> &str {
         &self.id
     }
