@@ -24,14 +24,17 @@
 //!   address without its password; errors from the driver are scrubbed of it as well.
 
 mod connect;
+mod digests;
 mod episodes;
 mod filter;
+mod knowledge;
 mod nearest;
 mod notify;
 mod rows;
 mod search;
 mod store;
 pub mod testing;
+mod tuning;
 
 pub use connect::{PostgresOptions, SCHEMA_VERSION, redact_url};
 pub use store::PostgresStore;
