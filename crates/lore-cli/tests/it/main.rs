@@ -22,4 +22,5 @@ mod reliability;
 mod review;
 pub(crate) mod serve;
 pub(crate) mod settings;
+mod transfer;
 mod utility;
