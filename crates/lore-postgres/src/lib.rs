@@ -5,7 +5,9 @@
 //!
 //! - **The same records as SQLite.** Each kind has a table holding the record as JSON text plus
 //!   the columns listings filter and order on (`migrations/`), so both stores read back exactly
-//!   what was written and pass the same conformance suite (`lore-store-tests`).
+//!   what was written and pass the same conformance suite (`lore-store-tests`). That holds for
+//!   seed 004's layers (knowledge, decisions, digests, evaluations) and the embedder's tuning
+//!   too, each behind its own port as in SQLite.
 //! - **Commit-ordered numbers.** Followers of the store (the recall index of every server, the
 //!   change feed behind `/v1/events`) read "everything after N". Numbers from a sequence are
 //!   drawn in start order, so a slow transaction could commit a number below one a follower
