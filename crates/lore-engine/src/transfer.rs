@@ -124,6 +124,10 @@ impl Engine {
         records: Vec<Record>,
         items: Vec<LayerItem>,
     ) -> Result<ImportReport> {
+        let items = items
+            .into_iter()
+            .map(|item| self.checked(item))
+            .collect::<Result<Vec<_>>>()?;
         for item in &items {
             match item.skill() {
                 Some(skill) => self.scope.check_write(skill)?,
@@ -163,6 +167,57 @@ impl Engine {
         report.write.written += written.written;
         report.write.skipped += written.skipped;
         Ok(report)
+    }
+
+    /// An imported item held to the rules its own door applies: a decision's texts as
+    /// recording one (one holding personal or secret data arrives `sensitive`), an evaluation
+    /// set's questions as defining one, and a chunk's text free of what an ingest redacts.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the item and the field at fault.
+    fn checked(&self, item: LayerItem) -> Result<LayerItem> {
+        let named = |err: Error| match err {
+            Error::Invalid { what, why } => Error::invalid(
+                format!("{} {}: {what}", item.kind().replace('_', " "), item.name()),
+                why,
+            ),
+            other => other,
+        };
+        match &item {
+            LayerItem::Decision(d) => {
+                let sensitive = crate::decisions::check_decision(
+                    &d.situation,
+                    &d.action,
+                    &d.rationale,
+                    d.outcome.as_deref(),
+                    d.resolves.as_deref(),
+                )
+                .map_err(named)?;
+                if sensitive && d.status != LessonStatus::Sensitive {
+                    let mut quarantined = d.clone();
+                    quarantined.status = LessonStatus::Sensitive;
+                    return Ok(LayerItem::Decision(quarantined));
+                }
+            }
+            LayerItem::EvalSet(s) => {
+                crate::evals::check_eval_set(&s.name, &s.questions, self.proposer.is_some())
+                    .map_err(named)?;
+            }
+            LayerItem::KnowledgeDocument(d) => {
+                for c in &d.chunks {
+                    lore_core::limits::text("text", &c.chunk.text).map_err(named)?;
+                    if lore_core::sensitive::redact(&c.chunk.text) != c.chunk.text {
+                        return Err(named(Error::invalid(
+                            format!("chunk {}", c.chunk.id),
+                            "it holds personal or secret data, which an ingest redacts; \
+                             ingest the document instead",
+                        )));
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(item)
     }
 
     /// Every layer item inside the scope, for export (the embedder's tuning only for an

@@ -155,3 +155,70 @@ fn a_jsonl_export_restores_the_layers_into_a_new_store() {
     q.ok(&["export", "--jsonl", "after.jsonl"]);
     assert_eq!(sorted_lines(&q, "after.jsonl"), exported);
 }
+
+/// Rewrites the first line of `kind` in an export with `change`.
+fn altered(lines: &[String], kind: &str, change: impl Fn(&mut Value)) -> String {
+    let mut done = false;
+    let mut out = String::new();
+    for line in lines {
+        let mut v: Value = serde_json::from_str(line).unwrap();
+        if !done && v["type"] == kind {
+            change(&mut v["record"]);
+            done = true;
+        }
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    assert!(done, "no {kind} line");
+    out
+}
+
+#[test]
+fn imported_layers_are_held_to_their_own_doors_rules() {
+    let p = Project::new().initialized();
+    with_layers(&p);
+    p.ok(&["export", "--jsonl", "all.jsonl"]);
+    let lines = sorted_lines(&p, "all.jsonl");
+    let q = Project::new().initialized();
+    for (kind, change, says) in [
+        (
+            "decision",
+            (|r: &mut Value| r["situation"] = "  ".into()) as fn(&mut Value),
+            "situation",
+        ),
+        (
+            "eval_set",
+            |r: &mut Value| r["questions"][0]["expected"] = "".into(),
+            "questions[0].expected",
+        ),
+        (
+            "knowledge_document",
+            |r: &mut Value| {
+                r["chunks"][0]["chunk"]["text"] = "mail ana.lopez@example.com for the key".into()
+            },
+            "personal or secret data",
+        ),
+    ] {
+        fs::write(q.path().join("bad.jsonl"), altered(&lines, kind, change)).unwrap();
+        let err = q.fails(&["import", "--jsonl", "bad.jsonl"]);
+        assert!(err.contains(says), "{kind}: {err}");
+        assert!(
+            err.contains(&kind.replace('_', " ")),
+            "the item is named: {err}"
+        );
+        let stored = q.json(&["decision", "list"]);
+        assert_eq!(
+            stored,
+            serde_json::json!([]),
+            "nothing was stored: {stored}"
+        );
+    }
+
+    let secret = altered(&lines, "decision", |r| {
+        r["rationale"] = "the customer, ana.lopez@example.com, asked twice".into()
+    });
+    fs::write(q.path().join("secret.jsonl"), secret).unwrap();
+    q.ok(&["import", "--jsonl", "secret.jsonl"]);
+    let stored = q.json(&["decision", "list"]);
+    assert_eq!(stored[0]["status"], "sensitive", "{stored}");
+}

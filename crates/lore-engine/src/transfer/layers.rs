@@ -149,6 +149,22 @@ impl LayerItem {
         }
     }
 
+    /// What names it in a message: its ID, or its skill and source or name.
+    pub fn name(&self) -> String {
+        match self {
+            LayerItem::KnowledgeDocument(d) => {
+                format!("{}:{}", d.document.skill, d.document.source)
+            }
+            LayerItem::Decision(d) => d.id.to_string(),
+            LayerItem::Digest(d) => d.id.to_string(),
+            LayerItem::EvalSet(s) => format!("{}:{}", s.skill, s.name),
+            LayerItem::EvalRun(r) => r.id.to_string(),
+            LayerItem::TuneRun(r) => r.id.to_string(),
+            LayerItem::Checkpoint(c) => c.id.to_string(),
+            LayerItem::ActiveCheckpoint(c) => c.to_string(),
+        }
+    }
+
     /// The skill it belongs to; `None` for the embedder's tuning, which is the whole store's.
     pub fn skill(&self) -> Option<&SkillPath> {
         match self {
@@ -323,7 +339,7 @@ impl<'a> Plan<'a> {
                     return Err(Error::Conflict(format!(
                         "{} {} is stored with other content; nothing was written",
                         item.kind().replace('_', " "),
-                        name(item)
+                        item.name()
                     )));
                 }
                 None => match item {
@@ -341,20 +357,6 @@ impl<'a> Plan<'a> {
             }
         }
         Ok(plan)
-    }
-}
-
-/// What names an item in a message.
-fn name(item: &LayerItem) -> String {
-    match item {
-        LayerItem::KnowledgeDocument(d) => format!("{}:{}", d.document.skill, d.document.source),
-        LayerItem::Decision(d) => d.id.to_string(),
-        LayerItem::Digest(d) => d.id.to_string(),
-        LayerItem::EvalSet(s) => format!("{}:{}", s.skill, s.name),
-        LayerItem::EvalRun(r) => r.id.to_string(),
-        LayerItem::TuneRun(r) => r.id.to_string(),
-        LayerItem::Checkpoint(c) => c.id.to_string(),
-        LayerItem::ActiveCheckpoint(c) => c.to_string(),
     }
 }
 
