@@ -321,11 +321,17 @@ fn refuse_strangers(source: &dyn Store, dest: &dyn Store, to: &StoreLocation) ->
             }
         }
     }
+    let ours = layer_lines(dest)?;
+    if ours.is_empty() {
+        // An empty destination, the usual case: the source's layers need not be read twice.
+        return Ok(());
+    }
     let theirs = layer_lines(source)?;
-    if let Some(stranger) = layer_lines(dest)?.iter().find(|l| !theirs.contains(*l)) {
+    if let Some(stranger) = ours.iter().find(|l| !theirs.contains(*l)) {
         bail!(
-            "{} holds records the source lacks (a {}, at least): migrate into an empty store, \
-             or into an earlier copy of this source to continue it; nothing was written",
+            "{} holds records the source lacks (an item of kind {}, at least): migrate into an \
+             empty store, or into an earlier copy of this source to continue it; nothing was \
+             written",
             to.describe(),
             stranger
                 .split('\t')

@@ -646,6 +646,24 @@ fn migration_to_postgres_and_back_keeps_every_record() {
         "the refused migration wrote nothing: {after}"
     );
     assert_eq!(after["counts"], there["counts"]);
+
+    // A destination holding a layer item the source lacks is refused the same way.
+    let questions = p.path().join("more.jsonl");
+    std::fs::write(&questions, "{\"question\": \"q\", \"expected\": \"a\"}\n").unwrap();
+    p.ok(&[
+        "eval",
+        "define",
+        "--skill",
+        crate::transfer::LAYER_SKILL,
+        "--name",
+        "only-there",
+        "--file",
+        questions.to_str().unwrap(),
+        "--store",
+        &pg,
+    ]);
+    let err = p.fails(&["migrate", "--from", sqlite, "--to", &pg]);
+    assert!(err.contains("an item of kind eval set"), "{err}");
 }
 
 /// The password of a `postgres://user:password@…` URL.
