@@ -128,6 +128,7 @@ impl Engine {
             .into_iter()
             .map(|item| self.checked(item))
             .collect::<Result<Vec<_>>>()?;
+        self.check_tuning(&items)?;
         for item in &items {
             match item.skill() {
                 Some(skill) => self.scope.check_write(skill)?,
@@ -218,6 +219,50 @@ impl Engine {
             _ => {}
         }
         Ok(item)
+    }
+
+    /// Imported tuning held to activation's rules: a checkpoint's weights fit its base
+    /// embedder, and only a checkpoint that beat the base on held-out pairs becomes active.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for weights of the wrong size; [`Error::Conflict`] for an active
+    /// checkpoint that did not beat the base; [`Error::NotFound`] for one neither imported nor
+    /// stored.
+    fn check_tuning(&self, items: &[LayerItem]) -> Result<()> {
+        for item in items {
+            match item {
+                LayerItem::Checkpoint(c) => {
+                    lore_recall::adapter::Adapter::new(
+                        c.id.to_string(),
+                        c.base.clone(),
+                        c.weights.clone(),
+                    )
+                    .map_err(|e| Error::invalid(format!("checkpoint {}: weights", c.id), e))?;
+                }
+                LayerItem::ActiveCheckpoint(id) => {
+                    let imported = items.iter().find_map(|i| match i {
+                        LayerItem::Checkpoint(c) if &c.id == id => Some(c.clone()),
+                        _ => None,
+                    });
+                    let checkpoint = match imported {
+                        Some(c) => c,
+                        None => self
+                            .store
+                            .tuning()?
+                            .checkpoint(id)?
+                            .ok_or_else(|| Error::not_found("checkpoint", id))?,
+                    };
+                    if !checkpoint.evaluation.better {
+                        return Err(Error::Conflict(format!(
+                            "checkpoint {id} did not beat the base embedder on its held-out \
+                             pairs; it cannot become active"
+                        )));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// Every layer item inside the scope, for export (the embedder's tuning only for an

@@ -8,8 +8,9 @@ use chrono::{TimeDelta, TimeZone, Utc};
 use lore_core::Error;
 use lore_core::id::{AuditId, CheckpointId, DecisionId, DigestId, EvalRunId, TuneRunId};
 use lore_core::model::{
-    AuditAction, AuditEntry, ChunkVector, DecisionRecord, Digest, DigestMethod, EvalRun, EvalSet,
-    EvalTrigger, KnowledgeChunk, KnowledgeDocument, LessonStatus, RecordKind,
+    AuditAction, AuditEntry, ChunkVector, DecisionRecord, Digest, DigestMethod, EvalQuestion,
+    EvalRun, EvalSet, EvalTrigger, Grader, KnowledgeChunk, KnowledgeDocument, LessonStatus,
+    RecordKind,
 };
 use lore_core::ports::embed::EmbedderId;
 use lore_core::ports::knowledge::DocumentUpdate;
@@ -130,7 +131,11 @@ fn filled(dir: &std::path::Path) -> SqliteStore {
         .put_eval_set(&EvalSet {
             skill: finance.clone(),
             name: "basics".into(),
-            questions: Vec::new(),
+            questions: vec![EvalQuestion {
+                question: "Who approves a refund above the limit?".into(),
+                expected: "a lead".into(),
+                grader: Grader::Contains,
+            }],
             defined_by: "ana".into(),
             updated_at: at,
         })
@@ -335,4 +340,48 @@ fn a_jsonl_file_carries_records_and_layers_and_a_scope_narrows_the_export() {
         ["knowledge_document", "decision", "digest", "digest"],
         "only the support domain, and no tuning: it is the whole store's"
     );
+}
+
+#[test]
+fn an_import_holds_tuning_to_activations_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = filled(dir.path());
+    let items = read_layers(&source, &Scope::unrestricted()).unwrap();
+    let fresh = |name: &str| {
+        let store = SqliteStore::open(dir.path().join(name), OpenMode::Create).unwrap();
+        lore_engine::Engine::new(std::sync::Arc::new(store), Default::default())
+    };
+    let engine = fresh("a.db");
+    // The source's active checkpoint never beat the base: it may not become active here.
+    let err = engine.import_export(Vec::new(), items.clone()).unwrap_err();
+    assert!(
+        matches!(&err, Error::Conflict(m) if m.contains("did not beat")),
+        "{err}"
+    );
+    assert!(
+        engine.export_layers().unwrap().is_empty(),
+        "nothing was written"
+    );
+
+    let with = |change: &dyn Fn(&mut Checkpoint)| -> Vec<LayerItem> {
+        let mut changed = items.clone();
+        for item in &mut changed {
+            if let LayerItem::Checkpoint(c) = item {
+                change(c);
+            }
+        }
+        changed
+    };
+    let short = with(&|c| {
+        c.evaluation.better = true;
+        c.weights.pop();
+    });
+    let err = engine.import_export(Vec::new(), short).unwrap_err();
+    assert!(err.to_string().contains("weights"), "{err}");
+
+    let better = with(&|c| c.evaluation.better = true);
+    let report = engine.import_export(Vec::new(), better).unwrap();
+    assert_eq!(report.write.written, 10, "{report:?}");
+    let active = engine.export_layers().unwrap();
+    assert!(active.iter().any(|i| i.kind() == "active_checkpoint"));
 }
