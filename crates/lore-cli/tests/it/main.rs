@@ -6,7 +6,7 @@ mod common;
 mod cli;
 mod clients;
 mod digests;
-mod embedder;
+pub(crate) mod embedder;
 mod episodes;
 mod hostile;
 mod knowledge;

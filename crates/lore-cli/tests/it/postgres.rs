@@ -666,6 +666,45 @@ fn migration_to_postgres_and_back_keeps_every_record() {
     assert!(err.contains("an item of kind eval set"), "{err}");
 }
 
+/// The embedder's tuning moves with the store: a trained and activated adapter copied into
+/// PostgreSQL is the active one there, with its runs, checkpoint and audit trail, and the copy
+/// back holds the same checksums.
+#[test]
+fn an_active_adapter_migrates_to_postgres_and_back() {
+    use crate::common::Project;
+
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let p = Project::new().initialized();
+    crate::embedder::with_feedback(&p);
+    let run = p.json(&["embedder", "train", "--by", "ops"]);
+    assert_eq!(run["evaluation"]["better"], true, "{run}");
+    let checkpoint = run["checkpoint"].as_str().unwrap().to_owned();
+    p.ok(&[
+        "embedder",
+        "activate",
+        &checkpoint,
+        "--by",
+        "ops",
+        "--confirm",
+        "--reason",
+        "it helps",
+    ]);
+    let pg = format!("postgres:{}", schema.url);
+    let there = p.json(&["migrate", "--from", "sqlite:.lore/lore.db", "--to", &pg]);
+    for kind in ["tune_run", "checkpoint", "active_checkpoint"] {
+        assert_eq!(there["layers"][kind], 1, "{kind}: {there}");
+    }
+    let active = p.json(&["embedder", "active", "--store", &pg]);
+    assert_eq!(active["checkpoint"], checkpoint.as_str(), "{active}");
+    let back = p.json(&["migrate", "--from", &pg, "--to", "sqlite:back/lore.db"]);
+    assert_eq!(back["checksums"], there["checksums"], "{back}");
+    let active = p.json(&["embedder", "active", "--store", "sqlite:back/lore.db"]);
+    assert_eq!(active["checkpoint"], checkpoint.as_str(), "{active}");
+}
+
 /// The password of a `postgres://user:password@…` URL.
 fn password_of(url: &str) -> String {
     url.split_once("://")
