@@ -256,3 +256,30 @@ pub fn decisions_follow_their_lifecycle_atomically(store: &dyn Store) {
             .is_empty()
     );
 }
+
+/// A knowledge sync and a decision each ring the change bell, so a server following the store
+/// hears another server's ingest or decision at once.
+pub fn knowledge_and_decision_writes_ring_the_change_bell(store: &dyn Store) {
+    let Some(bell) = store.change_bell() else {
+        return;
+    };
+    let f = Fixture::new();
+    let wait = |mark| bell.wait(mark, std::time::Duration::from_secs(30));
+    let mark = bell.rung();
+    let doc = f.document(&f.hr, "docs/bell.md", &["b"]);
+    store
+        .knowledge()
+        .unwrap()
+        .sync_documents(&[doc], &[])
+        .unwrap();
+    assert_ne!(wait(mark), mark, "the sync did not ring the bell");
+    let mark = bell.rung();
+    let decision = f.decision(&f.hr, 0);
+    let audit = f.audit(RecordKind::Decision, decision.id.as_str(), 0);
+    store
+        .decisions()
+        .unwrap()
+        .put_decision(&decision, &audit)
+        .unwrap();
+    assert_ne!(wait(mark), mark, "the decision did not ring the bell");
+}

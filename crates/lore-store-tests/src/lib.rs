@@ -108,6 +108,7 @@ macro_rules! conformance_tests {
             purge_erases_a_memory_and_its_search_terms,
             knowledge_documents_sync_whole_within_scope,
             decisions_follow_their_lifecycle_atomically,
+            knowledge_and_decision_writes_ring_the_change_bell,
             digests_keep_versions_and_forget_a_source,
             eval_sets_and_runs_follow_scope_and_forget_an_item,
         );
