@@ -99,26 +99,13 @@ impl Engine {
             .skill
             .ok_or_else(|| Error::invalid("skill", "a decision needs its skill, `domain/skill`"))?;
         self.scope.check_write(&skill)?;
-        for (field, text) in [
-            ("situation", &new.situation),
-            ("action", &new.action),
-            ("rationale", &new.rationale),
-        ] {
-            if text.trim().is_empty() {
-                return Err(Error::invalid(field, "it is empty"));
-            }
-            limits::text(field, text)?;
-        }
-        if let Some(outcome) = &new.outcome {
-            limits::text("outcome", outcome)?;
-        }
-        if let Some(resolves) = &new.resolves {
-            limits::name("resolves", resolves)?;
-        }
-        let sensitive = [&new.situation, &new.action, &new.rationale]
-            .into_iter()
-            .chain(new.outcome.as_ref())
-            .any(|t| !sensitive::kinds(t).is_empty());
+        let sensitive = check_decision(
+            &new.situation,
+            &new.action,
+            &new.rationale,
+            new.outcome.as_deref(),
+            new.resolves.as_deref(),
+        )?;
         let status = if sensitive {
             LessonStatus::Sensitive
         } else {
@@ -325,4 +312,38 @@ impl Item for DecisionRecord {
     fn retrievable(&self) -> bool {
         self.status == LessonStatus::Approved
     }
+}
+
+/// Checks a decision's texts as recording one does (and importing one, through the same rules);
+/// returns whether any holds personal or secret data.
+///
+/// # Errors
+/// [`Error::Invalid`] for an empty situation, action or rationale, or text over the limits.
+pub(crate) fn check_decision(
+    situation: &str,
+    action: &str,
+    rationale: &str,
+    outcome: Option<&str>,
+    resolves: Option<&str>,
+) -> Result<bool> {
+    for (field, text) in [
+        ("situation", situation),
+        ("action", action),
+        ("rationale", rationale),
+    ] {
+        if text.trim().is_empty() {
+            return Err(Error::invalid(field, "it is empty"));
+        }
+        limits::text(field, text)?;
+    }
+    if let Some(outcome) = outcome {
+        limits::text("outcome", outcome)?;
+    }
+    if let Some(resolves) = resolves {
+        limits::name("resolves", resolves)?;
+    }
+    Ok([situation, action, rationale]
+        .into_iter()
+        .chain(outcome)
+        .any(|t| !sensitive::kinds(t).is_empty()))
 }

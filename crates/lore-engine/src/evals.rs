@@ -116,25 +116,7 @@ impl Engine {
             .ok_or_else(|| Error::invalid("skill", "a set needs its skill, `domain/skill`"))?;
         self.scope.check_write(&skill)?;
         let name = new.name.trim();
-        if name.is_empty() {
-            return Err(Error::invalid("name", "it is empty"));
-        }
-        limits::name("name", name)?;
-        if name.chars().any(char::is_control) {
-            return Err(Error::invalid("name", "it holds a control character"));
-        }
-        if new.questions.is_empty() {
-            return Err(Error::invalid("questions", "give at least one question"));
-        }
-        if new.questions.len() > MAX_EVAL_QUESTIONS {
-            return Err(Error::invalid(
-                "questions",
-                format!("{} is more than {MAX_EVAL_QUESTIONS}", new.questions.len()),
-            ));
-        }
-        for (i, q) in new.questions.iter().enumerate() {
-            check_question(i, q, self.proposer.is_some())?;
-        }
+        check_eval_set(name, &new.questions, self.proposer.is_some())?;
         let set = EvalSet {
             skill,
             name: name.to_owned(),
@@ -334,6 +316,34 @@ impl Engine {
         sources.sort();
         Ok(source_hash(&sources))
     }
+}
+
+/// Checks a set's name and questions as defining one does (and importing one); `model` says
+/// whether a judge can grade.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the field at fault.
+pub(crate) fn check_eval_set(name: &str, questions: &[EvalQuestion], model: bool) -> Result<()> {
+    if name.is_empty() {
+        return Err(Error::invalid("name", "it is empty"));
+    }
+    limits::name("name", name)?;
+    if name.chars().any(char::is_control) {
+        return Err(Error::invalid("name", "it holds a control character"));
+    }
+    if questions.is_empty() {
+        return Err(Error::invalid("questions", "give at least one question"));
+    }
+    if questions.len() > MAX_EVAL_QUESTIONS {
+        return Err(Error::invalid(
+            "questions",
+            format!("{} is more than {MAX_EVAL_QUESTIONS}", questions.len()),
+        ));
+    }
+    for (i, q) in questions.iter().enumerate() {
+        check_question(i, q, model)?;
+    }
+    Ok(())
 }
 
 fn check_question(i: usize, q: &EvalQuestion, model: bool) -> Result<()> {

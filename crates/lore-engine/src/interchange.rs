@@ -533,21 +533,29 @@ pub fn read_jsonl(input: impl BufRead) -> Result<Vec<Record>> {
         if line.trim().is_empty() {
             continue;
         }
-        let parsed: Line = serde_json::from_str(&line)
-            .map_err(|e| Error::invalid(format!("line {}", n + 1), e))?;
-        out.push(match parsed {
-            Line::Execution(r) => Record::Execution(r),
-            Line::Correction(r) => Record::Correction(r),
-            Line::Lesson(r) => Record::Lesson(r),
-            Line::ErrorEvent(r) => Record::ErrorEvent(r),
-            Line::Audit(r) => Record::Audit(r),
-            Line::Memory(r) => Record::Memory(r),
-            Line::Episode(value) => {
-                Record::Episode(episode_line(value).map_err(|e| at_line(n + 1, e))?)
-            }
-        });
+        out.push(read_jsonl_line(n + 1, &line)?);
     }
     Ok(out)
+}
+
+/// Reads line `number` (1-based) of a [`write_jsonl`] file, not blank.
+///
+/// # Errors
+/// As [`read_jsonl`].
+pub fn read_jsonl_line(number: usize, line: &str) -> Result<Record> {
+    let parsed: Line =
+        serde_json::from_str(line).map_err(|e| Error::invalid(format!("line {number}"), e))?;
+    Ok(match parsed {
+        Line::Execution(r) => Record::Execution(r),
+        Line::Correction(r) => Record::Correction(r),
+        Line::Lesson(r) => Record::Lesson(r),
+        Line::ErrorEvent(r) => Record::ErrorEvent(r),
+        Line::Audit(r) => Record::Audit(r),
+        Line::Memory(r) => Record::Memory(r),
+        Line::Episode(value) => {
+            Record::Episode(episode_line(value).map_err(|e| at_line(number, e))?)
+        }
+    })
 }
 
 fn episode_line(value: Value) -> Result<Episode> {

@@ -98,6 +98,7 @@ pub use repair::FileRepair;
 pub use review::{Attribution, RelatedLesson, ReviewItem};
 pub use run::{RunOutcome, RunRequest, SkillAnswer};
 pub use transfer::ImportReport;
+pub use transfer::layers;
 pub use tuning::{ActiveEmbedder, Admin, Preflight, Switch};
 
 pub use capture::{CorrectionOutcome, NO_RULE, NewCorrection, NewExecution};

@@ -1,5 +1,7 @@
 //! Imports and exports: seed 000's `.agentura/` files and Lore's JSONL.
 
+pub mod layers;
+
 use crate::engine::Engine;
 use crate::engine::audit;
 use crate::episodes;
@@ -20,7 +22,9 @@ use lore_core::scope::Scope;
 use lore_core::scope::SkillPath;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use layers::LayerItem;
 use tracing::instrument;
 
 /// What an import did, per kind.
@@ -36,7 +40,11 @@ pub struct ImportReport {
     pub episodes: usize,
     /// Other records read (error events, audit entries).
     pub other: usize,
-    /// Newly stored and skipped-as-identical counts over all of them.
+    /// Layer items read (knowledge documents, decisions, digests, evaluation sets and runs,
+    /// the embedder's tuning), per kind.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub layers: BTreeMap<&'static str, usize>,
+    /// Newly stored and skipped-as-identical counts over all of them, layer items included.
     pub write: WriteReport,
     /// Executions stored under a new ID because another execution of the files held theirs
     /// (seed 000's IDs have one-second resolution).
@@ -99,6 +107,171 @@ impl Engine {
         let mut report = ImportReport::count(&records);
         report.write = self.import_records(&records)?;
         Ok(report)
+    }
+
+    /// Restores a whole JSONL export: its layer items, then its records, each as they are.
+    ///
+    /// Everything is checked before anything is written: the scope of every record and item
+    /// (the embedder's tuning is the whole store's, so it needs an unrestricted scope), the
+    /// records' limits, and that no item is stored with other content.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`] for anything outside the scope, [`Error::Conflict`] for a record or
+    /// item stored otherwise, [`Error::Invalid`] for a malformed one; nothing is written then.
+    #[instrument(skip_all, fields(records = records.len(), items = items.len()))]
+    pub fn import_export(
+        &self,
+        records: Vec<Record>,
+        items: Vec<LayerItem>,
+    ) -> Result<ImportReport> {
+        let items = items
+            .into_iter()
+            .map(|item| self.checked(item))
+            .collect::<Result<Vec<_>>>()?;
+        self.check_tuning(&items)?;
+        for item in &items {
+            match item.skill() {
+                Some(skill) => self.scope.check_write(skill)?,
+                None if self.scope != Scope::unrestricted() => {
+                    return Err(Error::Forbidden(format!(
+                        "a {} is the whole store's: importing it needs an unrestricted scope",
+                        item.kind().replace('_', " ")
+                    )));
+                }
+                None => {}
+            }
+        }
+        for record in &records {
+            if let Some(skill) = record_skill(record) {
+                self.scope.check_write(skill)?;
+            }
+            lore_core::limits::record(record)?;
+        }
+        let audits: Vec<_> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Audit(a) => Some(a.clone()),
+                _ => None,
+            })
+            .collect();
+        let actor = self.actor(None);
+        let by = layers::Writer {
+            actor: &actor,
+            at: self.now(),
+            audits: &audits,
+        };
+        let written = layers::write_layers(self.store.as_ref(), &items, &by)?;
+        let mut report = self.import_jsonl(records)?;
+        for item in &items {
+            *report.layers.entry(item.kind()).or_default() += 1;
+        }
+        report.write.written += written.written;
+        report.write.skipped += written.skipped;
+        Ok(report)
+    }
+
+    /// An imported item held to the rules its own door applies: a decision's texts as
+    /// recording one (one holding personal or secret data arrives `sensitive`), an evaluation
+    /// set's questions as defining one, and a chunk's text free of what an ingest redacts.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the item and the field at fault.
+    fn checked(&self, item: LayerItem) -> Result<LayerItem> {
+        let named = |err: Error| match err {
+            Error::Invalid { what, why } => Error::invalid(
+                format!("{} {}: {what}", item.kind().replace('_', " "), item.name()),
+                why,
+            ),
+            other => other,
+        };
+        match &item {
+            LayerItem::Decision(d) => {
+                let sensitive = crate::decisions::check_decision(
+                    &d.situation,
+                    &d.action,
+                    &d.rationale,
+                    d.outcome.as_deref(),
+                    d.resolves.as_deref(),
+                )
+                .map_err(named)?;
+                if sensitive && d.status != LessonStatus::Sensitive {
+                    let mut quarantined = d.clone();
+                    quarantined.status = LessonStatus::Sensitive;
+                    return Ok(LayerItem::Decision(quarantined));
+                }
+            }
+            LayerItem::EvalSet(s) => {
+                crate::evals::check_eval_set(&s.name, &s.questions, self.proposer.is_some())
+                    .map_err(named)?;
+            }
+            LayerItem::KnowledgeDocument(d) => {
+                for c in &d.chunks {
+                    lore_core::limits::text("text", &c.chunk.text).map_err(named)?;
+                    if lore_core::sensitive::redact(&c.chunk.text) != c.chunk.text {
+                        return Err(named(Error::invalid(
+                            format!("chunk {}", c.chunk.id),
+                            "it holds personal or secret data, which an ingest redacts; \
+                             ingest the document instead",
+                        )));
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(item)
+    }
+
+    /// Imported tuning held to activation's rules: a checkpoint's weights fit its base
+    /// embedder, and only a checkpoint that beat the base on held-out pairs becomes active.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for weights of the wrong size; [`Error::Conflict`] for an active
+    /// checkpoint that did not beat the base; [`Error::NotFound`] for one neither imported nor
+    /// stored.
+    fn check_tuning(&self, items: &[LayerItem]) -> Result<()> {
+        for item in items {
+            match item {
+                LayerItem::Checkpoint(c) => {
+                    lore_recall::adapter::Adapter::new(
+                        c.id.to_string(),
+                        c.base.clone(),
+                        c.weights.clone(),
+                    )
+                    .map_err(|e| Error::invalid(format!("checkpoint {}: weights", c.id), e))?;
+                }
+                LayerItem::ActiveCheckpoint(id) => {
+                    let imported = items.iter().find_map(|i| match i {
+                        LayerItem::Checkpoint(c) if &c.id == id => Some(c.clone()),
+                        _ => None,
+                    });
+                    let checkpoint = match imported {
+                        Some(c) => c,
+                        None => self
+                            .store
+                            .tuning()?
+                            .checkpoint(id)?
+                            .ok_or_else(|| Error::not_found("checkpoint", id))?,
+                    };
+                    if !checkpoint.evaluation.better {
+                        return Err(Error::Conflict(format!(
+                            "checkpoint {id} did not beat the base embedder on its held-out \
+                             pairs; it cannot become active"
+                        )));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Every layer item inside the scope, for export (the embedder's tuning only for an
+    /// unrestricted scope).
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn export_layers(&self) -> Result<Vec<LayerItem>> {
+        layers::read_layers(self.store.as_ref(), &self.scope)
     }
 
     /// Seed 000's three files: executions and corrections in scope, and the lessons that may

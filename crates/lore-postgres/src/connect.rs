@@ -10,7 +10,11 @@ use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 
 /// The migrations, in order; migration `i` brings the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_init.sql"),
+    include_str!("../migrations/0002_knowledge.sql"),
+    include_str!("../migrations/0003_tuning.sql"),
+];
 
 /// The newest schema version this build knows, the one it migrates every database to.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

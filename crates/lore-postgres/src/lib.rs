@@ -5,7 +5,9 @@
 //!
 //! - **The same records as SQLite.** Each kind has a table holding the record as JSON text plus
 //!   the columns listings filter and order on (`migrations/`), so both stores read back exactly
-//!   what was written and pass the same conformance suite (`lore-store-tests`).
+//!   what was written and pass the same conformance suite (`lore-store-tests`). That holds for
+//!   seed 004's layers (knowledge, decisions, digests, evaluations) and the embedder's tuning
+//!   too, each behind its own port as in SQLite.
 //! - **Commit-ordered numbers.** Followers of the store (the recall index of every server, the
 //!   change feed behind `/v1/events`) read "everything after N". Numbers from a sequence are
 //!   drawn in start order, so a slow transaction could commit a number below one a follower
@@ -24,14 +26,17 @@
 //!   address without its password; errors from the driver are scrubbed of it as well.
 
 mod connect;
+mod digests;
 mod episodes;
 mod filter;
+mod knowledge;
 mod nearest;
 mod notify;
 mod rows;
 mod search;
 mod store;
 pub mod testing;
+mod tuning;
 
 pub use connect::{PostgresOptions, SCHEMA_VERSION, redact_url};
 pub use store::PostgresStore;

@@ -37,8 +37,10 @@ fn searched(table: Table) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Counter {
     Audit,
+    Decisions,
     Episodes,
     Executions,
+    Knowledge,
     Lessons,
 }
 
@@ -46,8 +48,10 @@ impl Counter {
     pub(crate) fn name(self) -> &'static str {
         match self {
             Counter::Audit => "audit",
+            Counter::Decisions => "decisions",
             Counter::Episodes => "episodes",
             Counter::Executions => "executions",
+            Counter::Knowledge => "knowledge",
             Counter::Lessons => "lessons",
         }
     }

@@ -120,7 +120,7 @@ impl PostgresStore {
     }
 
     /// Runs `f` with the pool on the store's runtime and waits for its answer.
-    fn run<T, F>(&self, f: impl FnOnce(Pool) -> F) -> Result<T>
+    pub(crate) fn run<T, F>(&self, f: impl FnOnce(Pool) -> F) -> Result<T>
     where
         T: Send + 'static,
         F: Future<Output = Result<T, Fail>> + Send + 'static,
@@ -697,6 +697,26 @@ impl Store for PostgresStore {
 
     fn change_bell(&self) -> Option<&ChangeBell> {
         Some(&self.bell)
+    }
+
+    fn knowledge(&self) -> Result<&dyn lore_core::ports::knowledge::KnowledgeStore> {
+        Ok(self)
+    }
+
+    fn decisions(&self) -> Result<&dyn lore_core::ports::knowledge::DecisionStore> {
+        Ok(self)
+    }
+
+    fn digests(&self) -> Result<&dyn lore_core::ports::knowledge::DigestStore> {
+        Ok(self)
+    }
+
+    fn evals(&self) -> Result<&dyn lore_core::ports::knowledge::EvalStore> {
+        Ok(self)
+    }
+
+    fn tuning(&self) -> Result<&dyn lore_core::ports::tuning::TuningStore> {
+        Ok(self)
     }
 
     fn change_cursor(&self) -> Result<ChangeCursor> {

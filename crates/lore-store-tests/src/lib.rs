@@ -19,7 +19,9 @@
 //! }));
 //! ```
 
+mod digests;
 mod fixture;
+mod knowledge;
 mod lessons;
 mod listings;
 mod memories;
@@ -29,7 +31,9 @@ mod search;
 mod tuning;
 mod vectors;
 
+pub use digests::*;
 pub use fixture::TempStore;
+pub use knowledge::*;
 pub use lessons::*;
 pub use listings::*;
 pub use memories::*;
@@ -102,6 +106,11 @@ macro_rules! conformance_tests {
             memories_follow_scope_and_skill,
             memory_search_ranks_inside_category_and_scope,
             purge_erases_a_memory_and_its_search_terms,
+            knowledge_documents_sync_whole_within_scope,
+            decisions_follow_their_lifecycle_atomically,
+            knowledge_and_decision_writes_ring_the_change_bell,
+            digests_keep_versions_and_forget_a_source,
+            eval_sets_and_runs_follow_scope_and_forget_an_item,
         );
     };
     (@each $make:expr; $($name:ident),* $(,)?) => {

@@ -474,7 +474,8 @@ pub struct ExportArgs {
     /// The folder to write the three seed-format files into.
     #[arg(long, default_value = ".agentura-export", conflicts_with = "jsonl")]
     pub to: PathBuf,
-    /// Write every record as JSON lines to this file instead (`-` for standard output).
+    /// Write every record, knowledge document, decision, digest, evaluation and tuning run as
+    /// JSON lines to this file instead (`-` for standard output).
     #[arg(long)]
     pub jsonl: Option<PathBuf>,
 }

@@ -5,8 +5,12 @@
 //! destination's change feed keeps the source's order. An interrupted run is continued by
 //! running it again: what was copied is skipped, and a record that differs is refused by name.
 //! Lesson vectors and the recall index's state (the embedder and its frozen fit) follow, so
-//! recall on the destination needs no re-embedding. The check reads both stores back: the same
-//! counts, and per kind a SHA-256 over every record's ID and JSON, in ID order.
+//! recall on the destination needs no re-embedding. The layers beside the records (knowledge
+//! documents with their chunk vectors, decisions, digests, evaluation sets and runs, the
+//! embedder's tuning) are copied before the audit trail, so each decision and the active
+//! checkpoint are stored with their original audit entry, which the audit copy then skips. The
+//! check reads both stores back: the same counts, and per kind a SHA-256 over every record's ID
+//! and JSON, in ID order, and over every layer item's JSON.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -16,6 +20,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use lore_core::Scope;
 use lore_core::model::MemoryCategory;
 use lore_core::ports::store::{EpisodeFilter, ListFilter, OnDuplicate, Record, Store, StoreCounts};
+use lore_engine::layers::{self, LayerItem};
 use lore_recall::lessons::INDEX_STATE_KEYS;
 use lore_sqlite::OpenMode;
 use serde::Serialize;
@@ -37,6 +42,8 @@ struct Report {
     skipped: usize,
     vectors: usize,
     counts: StoreCounts,
+    /// Layer items per kind, the same in both stores.
+    layers: BTreeMap<&'static str, usize>,
     /// Per kind, the checksum both stores share.
     checksums: BTreeMap<&'static str, String>,
 }
@@ -75,6 +82,10 @@ pub fn run(paths: &Paths, args: MigrateArgs, json: bool) -> Result<()> {
         skipped: 0,
     };
     for kind in KINDS {
+        if kind == Kind::Audit {
+            copy.layers(source.as_ref())
+                .with_context(|| format!("copying the layers to {}", to.describe()))?;
+        }
         let mut offset = 0;
         loop {
             let batch = read(source.as_ref(), kind, offset, Some(BATCH))?;
@@ -132,6 +143,18 @@ pub fn run(paths: &Paths, args: MigrateArgs, json: bool) -> Result<()> {
         bail!("the lesson vectors differ after the copy (checksum {a} against {b})");
     }
     checksums.insert("vector", a);
+    let (a, b) = (
+        layers::layer_sums(source.as_ref())?,
+        layers::layer_sums(dest.as_ref())?,
+    );
+    if let Some((kind, _)) = a.iter().find(|(kind, sum)| b.get(*kind) != Some(*sum)) {
+        bail!("the {}s differ after the copy", kind.replace('_', " "));
+    }
+    let mut layer_counts = BTreeMap::new();
+    for (kind, (count, sum)) in a {
+        layer_counts.insert(kind, count);
+        checksums.insert(kind, sum);
+    }
     let report = Report {
         from: from.describe(),
         to: to.describe(),
@@ -139,14 +162,15 @@ pub fn run(paths: &Paths, args: MigrateArgs, json: bool) -> Result<()> {
         skipped,
         vectors: vectors.len(),
         counts,
+        layers: layer_counts,
         checksums,
     };
     if json {
         return output::json(&report);
     }
     output::line(format!(
-        "copied {} records ({} already there) and {} vectors from {} to {}; verified: same \
-         counts and checksums",
+        "copied {} records and layer items ({} already there) and {} vectors from {} to {}; \
+         verified: same counts and checksums",
         report.copied, report.skipped, report.vectors, report.from, report.to
     ))?;
     for (kind, sum) in &report.checksums {
@@ -251,6 +275,21 @@ struct Copy<'a> {
 }
 
 impl Copy<'_> {
+    /// Copies every layer item, with the source's audit entries for those that need one.
+    fn layers(&mut self, source: &dyn Store) -> Result<()> {
+        let items = layers::read_layers(source, &Scope::unrestricted())?;
+        let audits = source.audit(None)?;
+        let by = layers::Writer {
+            actor: "lore migrate",
+            at: chrono::Utc::now(),
+            audits: &audits,
+        };
+        let report = layers::write_layers(self.dest, &items, &by)?;
+        self.copied += report.written;
+        self.skipped += report.skipped;
+        Ok(())
+    }
+
     fn write(&mut self, batch: &[Record]) -> Result<()> {
         let report = self.dest.write(batch, OnDuplicate::SkipIdentical)?;
         self.copied += report.written;
@@ -266,23 +305,50 @@ impl Copy<'_> {
 /// holds otherwise): it is not an earlier copy of this source, and copying into it would mix
 /// two memories.
 fn refuse_strangers(source: &dyn Store, dest: &dyn Store, to: &StoreLocation) -> Result<()> {
-    if dest.counts(&Scope::unrestricted())? == StoreCounts::default() {
-        return Ok(());
-    }
-    for kind in KINDS {
-        let theirs: std::collections::BTreeSet<String> = lines(source, kind)?.into_iter().collect();
-        if let Some(stranger) = lines(dest, kind)?.iter().find(|l| !theirs.contains(*l)) {
-            let id = stranger.split('\t').next().unwrap_or_default();
-            bail!(
-                "{} holds records the source lacks (the {} {id}, at least): migrate into an \
-                 empty store, or into an earlier copy of this source to continue it; nothing \
-                 was written",
-                to.describe(),
-                kind.name()
-            );
+    if dest.counts(&Scope::unrestricted())? != StoreCounts::default() {
+        for kind in KINDS {
+            let theirs: std::collections::BTreeSet<String> =
+                lines(source, kind)?.into_iter().collect();
+            if let Some(stranger) = lines(dest, kind)?.iter().find(|l| !theirs.contains(*l)) {
+                let id = stranger.split('\t').next().unwrap_or_default();
+                bail!(
+                    "{} holds records the source lacks (the {} {id}, at least): migrate into \
+                     an empty store, or into an earlier copy of this source to continue it; \
+                     nothing was written",
+                    to.describe(),
+                    kind.name()
+                );
+            }
         }
     }
+    let ours = layer_lines(dest)?;
+    if ours.is_empty() {
+        // An empty destination, the usual case: the source's layers need not be read twice.
+        return Ok(());
+    }
+    let theirs = layer_lines(source)?;
+    if let Some(stranger) = ours.iter().find(|l| !theirs.contains(*l)) {
+        bail!(
+            "{} holds records the source lacks (an item of kind {}, at least): migrate into an \
+             empty store, or into an earlier copy of this source to continue it; nothing was \
+             written",
+            to.describe(),
+            stranger
+                .split('\t')
+                .next()
+                .unwrap_or_default()
+                .replace('_', " ")
+        );
+    }
     Ok(())
+}
+
+/// Every layer item as `KIND\tJSON`.
+fn layer_lines(store: &dyn Store) -> Result<std::collections::BTreeSet<String>> {
+    layers::read_layers(store, &Scope::unrestricted())?
+        .iter()
+        .map(|item: &LayerItem| Ok(format!("{}\t{}", item.kind(), serde_json::to_string(item)?)))
+        .collect()
 }
 
 /// SHA-256 over every record of `kind` as `ID\tJSON\n`, in ID order (hex, first 16 bytes).

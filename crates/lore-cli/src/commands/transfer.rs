@@ -6,8 +6,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use lore_engine::interchange::{
-    AgenturaBundle, CORRECTIONS_FILE, EPISODIC_FILE, REFLEXIONS_FILE, read_jsonl, write_jsonl,
+    AgenturaBundle, CORRECTIONS_FILE, EPISODIC_FILE, REFLEXIONS_FILE, write_jsonl,
 };
+use lore_engine::layers::{read_export, write_layer_lines};
 use lore_sqlite::OpenMode;
 
 use crate::cli::{ExportArgs, ImportArgs};
@@ -45,14 +46,16 @@ pub fn read_agentura(dir: &Path) -> Result<AgenturaBundle> {
 pub fn import(paths: &Paths, args: ImportArgs, json: bool) -> Result<()> {
     let report = match &args.jsonl {
         Some(file) => {
-            let records = if file.as_os_str() == "-" {
-                read_jsonl(std::io::stdin().lock())?
+            let (records, items) = if file.as_os_str() == "-" {
+                read_export(std::io::stdin().lock())?
             } else {
                 let f = fs::File::open(file)
                     .with_context(|| format!("cannot open {}", file.display()))?;
-                read_jsonl(BufReader::new(f)).with_context(|| format!("{}", file.display()))?
+                read_export(BufReader::new(f)).with_context(|| format!("{}", file.display()))?
             };
-            paths.engine(OpenMode::Create)?.import_jsonl(records)?
+            paths
+                .engine(OpenMode::Create)?
+                .import_export(records, items)?
         }
         None => {
             let bundle = read_agentura(&args.from)?;
@@ -69,8 +72,10 @@ pub fn import(paths: &Paths, args: ImportArgs, json: bool) -> Result<()> {
             r.id, r.new_id
         ))?;
     }
+    let layers: usize = report.layers.values().sum();
     output::line(format!(
-        "read {} executions, {} corrections, {} lessons, {} episodes, {} other; stored {}, already present {}",
+        "read {} executions, {} corrections, {} lessons, {} episodes, {} other, {layers} layer \
+         items; stored {}, already present {}",
         report.executions,
         report.corrections,
         report.lessons,
@@ -85,13 +90,18 @@ pub fn export(paths: &Paths, args: ExportArgs, json: bool) -> Result<()> {
     let engine = paths.engine(OpenMode::Existing)?;
     if let Some(file) = &args.jsonl {
         let records = engine.export_records()?;
+        let items = engine.export_layers()?;
         if file.as_os_str() == "-" {
-            return Ok(write_jsonl(&records, std::io::stdout().lock())?);
+            let mut out = std::io::stdout().lock();
+            write_jsonl(&records, &mut out)?;
+            return Ok(write_layer_lines(&items, out)?);
         }
         let f =
             fs::File::create(file).with_context(|| format!("cannot create {}", file.display()))?;
-        write_jsonl(&records, std::io::BufWriter::new(f))?;
-        return summary(json, records.len(), file);
+        let mut out = std::io::BufWriter::new(f);
+        write_jsonl(&records, &mut out)?;
+        write_layer_lines(&items, out)?;
+        return summary(json, records.len() + items.len(), file);
     }
     let bundle = engine.export_agentura()?;
     fs::create_dir_all(&args.to).with_context(|| format!("cannot create {}", args.to.display()))?;

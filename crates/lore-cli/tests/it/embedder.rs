@@ -12,7 +12,7 @@ const TOPICS: [&str; 4] = [
 ];
 
 /// Four lessons, and executions saying that lesson `k + 1` helped a query about topic `k`.
-fn with_feedback(p: &Project) {
+pub(crate) fn with_feedback(p: &Project) {
     let lines: String = TOPICS
         .iter()
         .map(|t| {

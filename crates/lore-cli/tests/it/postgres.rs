@@ -178,10 +178,6 @@ fn a_lesson_approved_through_one_server_is_recalled_through_another() {
         assert!(s.banner.contains("Store: postgres://"), "{}", s.banner);
         assert!(!s.banner.contains(&password), "{}", s.banner);
     }
-    // Digests and evaluation runs are SQLite's for now: PostgreSQL answers a typed 501.
-    for path in ["/v1/digests", "/v1/evals/sets", "/v1/evals/trends"] {
-        assert_eq!(a.probe(path), 501, "{path}");
-    }
 
     let skill = "support/triage";
     let query = "refund invoices currency";
@@ -561,6 +557,7 @@ fn migration_to_postgres_and_back_keeps_every_record() {
         lessons.push(made["lesson"]["id"].as_str().unwrap().to_owned());
     }
     p.ok(&["review", "reject", &lessons[2]]);
+    crate::transfer::with_layers(&p);
     let pg = format!("postgres:{}", schema.url);
     let sqlite = "sqlite:.lore/lore.db";
     let query = "currency of the invoice total";
@@ -571,9 +568,26 @@ fn migration_to_postgres_and_back_keeps_every_record() {
     assert!(there["copied"].as_u64().unwrap() > 9, "{there}");
     assert_eq!(there["counts"]["lessons"], 3, "{there}");
     assert!(there["vectors"].as_u64().unwrap() >= 2, "{there}");
+    for (kind, count) in [
+        ("knowledge_document", 2),
+        ("decision", 1),
+        // One per skill: the decision's and the approved lessons'.
+        ("digest", 2),
+        ("eval_set", 1),
+        ("eval_run", 1),
+    ] {
+        assert_eq!(there["layers"][kind], count, "{kind}: {there}");
+        assert!(there["checksums"][kind].is_string(), "{kind}: {there}");
+    }
     let again = p.json(&["migrate", "--from", sqlite, "--to", &pg]);
     assert_eq!(again["copied"], 0, "a second run copies nothing: {again}");
-    assert_eq!(again["skipped"], there["copied"], "{again}");
+    // The first run stored each decision's audit entry with its decision and then skipped the
+    // records' copy of it; the second skips everything.
+    assert_eq!(
+        again["skipped"].as_u64(),
+        Some(there["copied"].as_u64().unwrap() + there["skipped"].as_u64().unwrap()),
+        "{again}"
+    );
     assert_eq!(again["checksums"], there["checksums"]);
 
     let back = p.json(&["migrate", "--from", &pg, "--to", "sqlite:back/lore.db"]);
@@ -593,6 +607,30 @@ fn migration_to_postgres_and_back_keeps_every_record() {
     assert!(on_sqlite.contains(&lessons[0]), "{on_sqlite:?}");
     assert_eq!(recall(&pg), on_sqlite);
     assert_eq!(recall("sqlite:back/lore.db"), on_sqlite);
+    let context = |store: &str| -> Value {
+        let out = p.json(&[
+            "context",
+            "cancel after the deadline",
+            "--skill",
+            crate::transfer::LAYER_SKILL,
+            "--store",
+            store,
+        ]);
+        out["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| json!([l["layer"], l["status"], l["items"]]))
+            .collect()
+    };
+    let on_sqlite = context(sqlite);
+    assert!(on_sqlite.to_string().contains("filled"), "{on_sqlite}");
+    assert_eq!(
+        context(&pg),
+        on_sqlite,
+        "the layers answer alike on the copy"
+    );
+    assert_eq!(context("sqlite:back/lore.db"), on_sqlite);
 
     // A destination that holds other records is not a copy of the source: refused.
     let other = Project::new().initialized();
@@ -608,6 +646,63 @@ fn migration_to_postgres_and_back_keeps_every_record() {
         "the refused migration wrote nothing: {after}"
     );
     assert_eq!(after["counts"], there["counts"]);
+
+    // A destination holding a layer item the source lacks is refused the same way.
+    let questions = p.path().join("more.jsonl");
+    std::fs::write(&questions, "{\"question\": \"q\", \"expected\": \"a\"}\n").unwrap();
+    p.ok(&[
+        "eval",
+        "define",
+        "--skill",
+        crate::transfer::LAYER_SKILL,
+        "--name",
+        "only-there",
+        "--file",
+        questions.to_str().unwrap(),
+        "--store",
+        &pg,
+    ]);
+    let err = p.fails(&["migrate", "--from", sqlite, "--to", &pg]);
+    assert!(err.contains("an item of kind eval set"), "{err}");
+}
+
+/// The embedder's tuning moves with the store: a trained and activated adapter copied into
+/// PostgreSQL is the active one there, with its runs, checkpoint and audit trail, and the copy
+/// back holds the same checksums.
+#[test]
+fn an_active_adapter_migrates_to_postgres_and_back() {
+    use crate::common::Project;
+
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let p = Project::new().initialized();
+    crate::embedder::with_feedback(&p);
+    let run = p.json(&["embedder", "train", "--by", "ops"]);
+    assert_eq!(run["evaluation"]["better"], true, "{run}");
+    let checkpoint = run["checkpoint"].as_str().unwrap().to_owned();
+    p.ok(&[
+        "embedder",
+        "activate",
+        &checkpoint,
+        "--by",
+        "ops",
+        "--confirm",
+        "--reason",
+        "it helps",
+    ]);
+    let pg = format!("postgres:{}", schema.url);
+    let there = p.json(&["migrate", "--from", "sqlite:.lore/lore.db", "--to", &pg]);
+    for kind in ["tune_run", "checkpoint", "active_checkpoint"] {
+        assert_eq!(there["layers"][kind], 1, "{kind}: {there}");
+    }
+    let active = p.json(&["embedder", "active", "--store", &pg]);
+    assert_eq!(active["checkpoint"], checkpoint.as_str(), "{active}");
+    let back = p.json(&["migrate", "--from", &pg, "--to", "sqlite:back/lore.db"]);
+    assert_eq!(back["checksums"], there["checksums"], "{back}");
+    let active = p.json(&["embedder", "active", "--store", "sqlite:back/lore.db"]);
+    assert_eq!(active["checkpoint"], checkpoint.as_str(), "{active}");
 }
 
 /// The password of a `postgres://user:password@…` URL.
@@ -785,24 +880,7 @@ impl Proxy {
     /// One JSON-RPC message to `/mcp` under the name compose.yaml's servers accept, with the
     /// session when there is one: the status, the session header, and the answer's text.
     fn mcp(&self, session: Option<&str>, message: &Value) -> (u16, Option<String>, String) {
-        let mut request = ureq::post(&format!("http://{}/mcp", self.addr))
-            .config()
-            .http_status_as_error(false)
-            .build()
-            .header("host", "lore.internal")
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
-        }
-        let mut answer = request.send(message.to_string()).unwrap();
-        let status = answer.status().as_u16();
-        let session = answer
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        (status, session, answer.body_mut().read_to_string().unwrap())
+        mcp_at(self.addr, Some("lore.internal"), session, message)
     }
 }
 
@@ -957,32 +1035,198 @@ fn organization_memory_works_on_postgres_without_a_migration() {
     assert_eq!(show(&id), "approved");
 }
 
-/// PostgreSQL keeps no embedder tuning: every door answers the typed "not supported" (501
-/// `unsupported` over REST, a tool error MCP's model is told not to retry) and nothing changes.
+/// The embedder's lifecycle answers on PostgreSQL as on SQLite: the active embedder, the runs
+/// and checkpoints are listed, a rollback to the base is guarded and audited, and the command
+/// line reads the same store.
 #[test]
-fn the_embedder_lifecycle_is_not_supported_on_postgres() {
+fn the_embedder_lifecycle_answers_on_postgres() {
     let Some(server) = test_url() else {
         return;
     };
     let schema = Schema::new(&server);
     let dir = tempfile::tempdir().unwrap();
     let s = Server::start(dir.path(), &schema.url, &[]);
-    assert_eq!(s.probe("/v1/embedder"), 501);
-    assert_eq!(s.probe("/v1/embedder/runs"), 501);
-    let (status, answer) = try_post(s.addr, "/v1/embedder/runs", &json!({}));
-    assert_eq!(status, 501, "{answer}");
-    assert_eq!(answer["error"]["code"], "unsupported", "{answer}");
-    let guard = json!({"to": "base", "actor": "ops", "confirm": true, "reason": "r"});
+    for path in [
+        "/v1/embedder",
+        "/v1/embedder/runs",
+        "/v1/embedder/checkpoints",
+    ] {
+        assert_eq!(s.probe(path), 200, "{path}");
+    }
+    let (status, answer) = try_post(
+        s.addr,
+        "/v1/embedder/rollback",
+        &json!({"to": "base", "actor": "ops", "reason": "r"}),
+    );
+    assert_eq!(status, 422, "no confirmation: {answer}");
+    let guard = json!({"to": "base", "actor": "ops", "confirm": true, "reason": "back to base"});
     let (status, answer) = try_post(s.addr, "/v1/embedder/rollback", &guard);
-    assert_eq!(status, 501, "{answer}");
+    assert!(status < 300, "{status} {answer}");
     let out = crate::common::lore_command()
         .current_dir(dir.path())
         .env_remove("LORE_HOME")
         .env_remove("DATABASE_URL")
-        .args(["embedder", "active", "--store", &schema.url])
+        .args(["embedder", "active", "--json", "--store", &schema.url])
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(stderr.contains("not supported"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let active: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(active["checkpoint"].is_null(), "{active}");
+}
+
+/// One JSON-RPC message to `/mcp` at `addr` (under the name `host`, when given), with the
+/// session when there is one: the status, the session header, and the answer's text.
+fn mcp_at(
+    addr: SocketAddr,
+    host: Option<&str>,
+    session: Option<&str>,
+    message: &Value,
+) -> (u16, Option<String>, String) {
+    let mut request = ureq::post(&format!("http://{addr}/mcp"))
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(host) = host {
+        request = request.header("host", host);
+    }
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let mut answer = request.send(message.to_string()).unwrap();
+    let status = answer.status().as_u16();
+    let session = answer
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    (status, session, answer.body_mut().read_to_string().unwrap())
+}
+
+/// `mcp_at` on a server directly, expecting success.
+fn mcp(addr: SocketAddr, session: Option<&str>, message: &Value) -> (Option<String>, String) {
+    let (status, session, text) = mcp_at(addr, None, session, message);
+    assert!(status < 300, "{message}: {status} {text}");
+    (session, text)
+}
+
+/// Seed 004's layers on a PostgreSQL deployment: through server A a team ingests its runbook,
+/// records and approves a decision, builds the digest, defines and runs an evaluation; server
+/// B, on the same database, stacks all of it into `/v1/context` and the MCP `layered_context`
+/// tool, and lists the graded run.
+#[test]
+fn the_knowledge_layers_work_across_servers_on_postgres() {
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let a = Server::start(dir.path(), &schema.url, &[]);
+    let b = Server::start(dir.path(), &schema.url, &[]);
+    let skill = "support/triage";
+    let query = "customer wants to cancel after the deadline";
+    // B builds its knowledge index before anything is ingested.
+    let before = b.post("/v1/context", &json!({"query": query, "skill": skill}));
+    assert!(
+        before["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["status"] != "filled"),
+        "{before}"
+    );
+
+    let runbook = "# Cancellations\n\n## After the deadline\n\nA customer who cancels after the \
+                   deadline pays no fee on a first order.\n\n## Refunds\n\nRefuse a second \
+                   refund for the same order.\n";
+    let ingested = a.post(
+        "/v1/knowledge/documents",
+        &json!({"skill": skill, "documents": [{"source": "runbooks/cancel.md", "text": runbook}]}),
+    );
+    assert!(
+        ingested["chunks_written"].as_u64().unwrap() >= 2,
+        "{ingested}"
+    );
+    let decision = a.post(
+        "/v1/decisions",
+        &json!({"skill": skill, "situation": "A customer asked to cancel after the deadline",
+                "action": "Cancel without a fee", "rationale": "First order, polite request"}),
+    );
+    let id = decision["id"].as_str().unwrap().to_owned();
+    assert_eq!(decision["status"], "needs_review", "{decision}");
+    a.post(
+        "/v1/decisions/review",
+        &json!({"ids": [id], "status": "approved", "reason": "fair"}),
+    );
+    let built = a.post("/v1/digests/build", &json!({}));
+    assert_eq!(built["built"].as_array().unwrap().len(), 1, "{built}");
+    a.post(
+        "/v1/evals/sets",
+        &json!({"skill": skill, "name": "basics", "questions": [
+            {"question": "Can a customer cancel after the deadline?", "expected": "cancel without a fee"}]}),
+    );
+    let runs = a.post("/v1/evals/runs", &json!({"skill": skill}));
+    assert_eq!(
+        runs.to_string().matches("\"passed\":1").count(),
+        1,
+        "{runs}"
+    );
+
+    let context = b.post("/v1/context", &json!({"query": query, "skill": skill}));
+    let layer = |name: &str| {
+        context["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["layer"] == name)
+            .unwrap_or_else(|| panic!("no {name} layer in {context}"))
+            .clone()
+    };
+    for name in ["decisions", "digest", "knowledge"] {
+        assert_eq!(layer(name)["status"], "filled", "{name}: {context}");
+    }
+    assert!(layer("decisions").to_string().contains(&id), "{context}");
+    let text = context["text"].as_str().unwrap();
+    assert!(text.contains("Cancel without a fee"), "{text}");
+    assert!(
+        text.contains("runbooks/cancel.md"),
+        "the chunk keeps its provenance: {text}"
+    );
+
+    let listed = b.probe("/v1/evals/runs");
+    assert_eq!(listed, 200);
+    let (status, trends) = {
+        let mut answer = ureq::get(&format!("http://{}/v1/evals/trends", b.addr))
+            .call()
+            .unwrap();
+        (
+            answer.status().as_u16(),
+            answer.body_mut().read_to_string().unwrap(),
+        )
+    };
+    assert_eq!(status, 200);
+    assert!(trends.contains("basics"), "{trends}");
+
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "layers", "version": "1"}}});
+    let (session, _) = mcp(b.addr, None, &init);
+    let session = session.as_deref();
+    mcp(
+        b.addr,
+        session,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "layered_context", "arguments": {"query": query, "skill": skill}}});
+    let (_, answer) = mcp(b.addr, session, &call);
+    assert!(answer.contains(&id), "{answer}");
+    assert!(answer.contains("runbooks/cancel.md"), "{answer}");
+    assert!(!answer.contains("\"isError\":true"), "{answer}");
 }

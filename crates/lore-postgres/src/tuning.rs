@@ -1,0 +1,198 @@
+//! The embedder's tuning, kept as in SQLite: runs and checkpoints as JSON bodies, a
+//! checkpoint's matrix as `real[]` (f32 bit for bit), and the active checkpoint in a one-row
+//! table; every operator's change is written with its audit entry in one transaction, which
+//! announces it on the change channel like every audited write.
+
+use deadpool_postgres::GenericClient;
+use lore_core::id::{CheckpointId, TuneRunId};
+use lore_core::model::AuditEntry;
+use lore_core::ports::tuning::{Checkpoint, TuneRun, TuningStore};
+use lore_core::{Error, Result};
+use tracing::instrument;
+
+use crate::connect::Fail;
+use crate::knowledge::taken;
+use crate::rows::{self, Counter, Row, Writer, bodies, count_query, nanos, to_i64, to_json};
+use crate::store::PostgresStore;
+
+/// A run as written: its ID, status, start and body.
+type RunRow = (String, &'static str, i64, String);
+
+fn run_row(run: &TuneRun) -> Result<RunRow> {
+    Ok((
+        run.id.as_str().to_owned(),
+        run.status.as_str(),
+        nanos(run.started_at),
+        to_json(run)?,
+    ))
+}
+
+async fn put(db: &impl GenericClient, (id, status, started, body): &RunRow) -> Result<(), Fail> {
+    let stmt = db
+        .prepare_cached(
+            "INSERT INTO embedder_runs (id, status, started_at, body) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (id) DO UPDATE SET status = excluded.status, \
+             started_at = excluded.started_at, body = excluded.body",
+        )
+        .await?;
+    db.execute(&stmt, &[id, status, started, body]).await?;
+    Ok(())
+}
+
+async fn set_active(db: &impl GenericClient, checkpoint: Option<&str>) -> Result<(), Fail> {
+    if let Some(id) = checkpoint {
+        let known = db
+            .query_opt("SELECT 1 FROM embedder_checkpoints WHERE id = $1", &[&id])
+            .await?;
+        if known.is_none() {
+            return Err(Fail::Lore(Error::not_found("checkpoint", id)));
+        }
+    }
+    db.execute(
+        "INSERT INTO embedder_active (id, checkpoint) VALUES (1, $1) \
+         ON CONFLICT (id) DO UPDATE SET checkpoint = excluded.checkpoint",
+        &[&checkpoint],
+    )
+    .await?;
+    Ok(())
+}
+
+impl TuningStore for PostgresStore {
+    #[instrument(skip_all, fields(run = %run.id))]
+    fn put_run(&self, run: &TuneRun) -> Result<()> {
+        let row = run_row(run)?;
+        self.run(move |pool| async move {
+            let client = pool.get().await?;
+            put(&client, &row).await
+        })
+    }
+
+    fn run(&self, id: &TuneRunId) -> Result<Option<TuneRun>> {
+        let id = id.as_str().to_owned();
+        PostgresStore::run(self, move |pool| async move {
+            let client = pool.get().await?;
+            let found: Vec<TuneRun> = bodies(
+                &client,
+                "SELECT body FROM embedder_runs WHERE id = $1",
+                &[&id],
+            )
+            .await?;
+            Ok(found.into_iter().next())
+        })
+    }
+
+    fn runs(&self, limit: usize, offset: usize) -> Result<(Vec<TuneRun>, usize)> {
+        let (limit, offset) = (to_i64(limit), to_i64(offset));
+        PostgresStore::run(self, move |pool| async move {
+            let client = pool.get().await?;
+            let runs = bodies(
+                &client,
+                "SELECT body FROM embedder_runs ORDER BY seq DESC LIMIT $1 OFFSET $2",
+                &[&limit, &offset],
+            )
+            .await?;
+            let total = count_query(&client, "SELECT COUNT(*) FROM embedder_runs", &[]).await?;
+            Ok((runs, usize::try_from(total).unwrap_or(usize::MAX)))
+        })
+    }
+
+    #[instrument(skip_all, fields(run = %run.id, checkpoint = %checkpoint.id))]
+    fn finish_run(&self, run: &TuneRun, checkpoint: &Checkpoint) -> Result<()> {
+        let row = run_row(run)?;
+        let body = to_json(&Checkpoint {
+            weights: Vec::new(),
+            ..checkpoint.clone()
+        })?;
+        let (id, run_id, weights) = (
+            checkpoint.id.as_str().to_owned(),
+            checkpoint.run.as_str().to_owned(),
+            checkpoint.weights.clone(),
+        );
+        PostgresStore::run(self, move |pool| async move {
+            let mut client = pool.get().await?;
+            let tx = client.transaction().await?;
+            put(&tx, &row).await?;
+            tx.execute(
+                "INSERT INTO embedder_checkpoints (id, run_id, body, weights) \
+                 VALUES ($1, $2, $3, $4)",
+                &[&id, &run_id, &body, &weights],
+            )
+            .await
+            .map_err(|e| taken(e, "checkpoint", &id))?;
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+
+    fn checkpoint(&self, id: &CheckpointId) -> Result<Option<Checkpoint>> {
+        let id = id.as_str().to_owned();
+        PostgresStore::run(self, move |pool| async move {
+            let client = pool.get().await?;
+            let Some(row) = client
+                .query_opt(
+                    "SELECT body, weights FROM embedder_checkpoints WHERE id = $1",
+                    &[&id],
+                )
+                .await?
+            else {
+                return Ok(None);
+            };
+            let mut checkpoint: Checkpoint = rows::from_json(row.get::<_, &str>(0))?;
+            checkpoint.weights = row.get(1);
+            Ok(Some(checkpoint))
+        })
+    }
+
+    fn checkpoints(&self) -> Result<Vec<Checkpoint>> {
+        PostgresStore::run(self, move |pool| async move {
+            let client = pool.get().await?;
+            bodies(
+                &client,
+                "SELECT body FROM embedder_checkpoints ORDER BY seq DESC",
+                &[],
+            )
+            .await
+        })
+    }
+
+    fn active_checkpoint(&self) -> Result<Option<CheckpointId>> {
+        let raw: Option<String> = PostgresStore::run(self, move |pool| async move {
+            let client = pool.get().await?;
+            let row = client
+                .query_opt("SELECT checkpoint FROM embedder_active WHERE id = 1", &[])
+                .await?;
+            Ok(row.and_then(|r| r.get(0)))
+        })?;
+        raw.map(|raw| CheckpointId::parse(&raw)).transpose()
+    }
+
+    #[instrument(skip_all)]
+    fn set_active_checkpoint(
+        &self,
+        checkpoint: Option<&CheckpointId>,
+        audit: &AuditEntry,
+    ) -> Result<()> {
+        let checkpoint = checkpoint.map(|c| c.as_str().to_owned());
+        let audit = Row::audit(audit)?;
+        PostgresStore::run(self, move |pool| async move {
+            let mut client = pool.get().await?;
+            let mut w = Writer::begin(&mut client, [Counter::Audit]).await?;
+            set_active(&w.tx, checkpoint.as_deref()).await?;
+            rows::insert(&mut w, &audit).await?;
+            w.commit().await
+        })
+    }
+
+    #[instrument(skip_all, fields(run = %run.id))]
+    fn cancel_run(&self, run: &TuneRun, audit: &AuditEntry) -> Result<()> {
+        let row = run_row(run)?;
+        let audit = Row::audit(audit)?;
+        PostgresStore::run(self, move |pool| async move {
+            let mut client = pool.get().await?;
+            let mut w = Writer::begin(&mut client, [Counter::Audit]).await?;
+            put(&w.tx, &row).await?;
+            rows::insert(&mut w, &audit).await?;
+            w.commit().await
+        })
+    }
+}
