@@ -26,6 +26,7 @@
 mod connect;
 mod episodes;
 mod filter;
+mod members;
 mod nearest;
 mod notify;
 mod rows;

@@ -89,6 +89,7 @@ macro_rules! conformance_tests {
             search_treats_special_characters_as_words,
             empty_search_finds_nothing,
             counts_follow_scope,
+            members_come_from_marks_inside_the_scope,
             writes_from_several_threads_all_land,
             info_describes_the_store,
             lesson_revision_grows_with_every_lesson_change,
