@@ -25,6 +25,9 @@ fn plan(base: TunePlan, args: &PlanArgs) -> TunePlan {
     if let Some(seed) = args.seed {
         plan.seed = seed;
     }
+    if let Some(by) = args.held_out_by {
+        plan.held_out_by = by;
+    }
     plan
 }
 
