@@ -58,7 +58,19 @@ fn figures(e: &Evaluation) -> String {
 }
 
 fn run_line(run: &TuneRun) -> String {
-    let mut line = format!("{}  {}", run.id, run.status.as_str());
+    let mut line = format!(
+        "{}  {}  epoch {}/{}",
+        run.id,
+        run.status.as_str(),
+        run.epochs_done,
+        run.plan.epochs
+    );
+    if let Some(loss) = run.loss {
+        line.push_str(&format!("  loss {loss:.4}"));
+    }
+    if let Some(beat) = run.heartbeat_at {
+        line.push_str(&format!("  heartbeat {}", beat.format("%Y-%m-%d %H:%M:%S UTC")));
+    }
     if let Some(c) = &run.checkpoint {
         line.push_str(&format!("  checkpoint {c}"));
     }
