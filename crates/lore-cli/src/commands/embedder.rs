@@ -69,7 +69,10 @@ fn run_line(run: &TuneRun) -> String {
         line.push_str(&format!("  loss {loss:.4}"));
     }
     if let Some(beat) = run.heartbeat_at {
-        line.push_str(&format!("  heartbeat {}", beat.format("%Y-%m-%d %H:%M:%S UTC")));
+        line.push_str(&format!(
+            "  heartbeat {}",
+            beat.format("%Y-%m-%d %H:%M:%S UTC")
+        ));
     }
     if let Some(c) = &run.checkpoint {
         line.push_str(&format!("  checkpoint {c}"));
