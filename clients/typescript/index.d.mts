@@ -162,4 +162,54 @@ export class Lore {
   remember(skill: string, text: string, tags?: string[]): Promise<MemoryEntry>;
   memories(query: string, options?: { skill?: string; limit?: number }): Promise<MemoryHit[]>;
   listMemories(options?: { skill?: string; limit?: number }): Promise<MemoryHit[]>;
+  /** The organization's agents as Lore has seen them (reviewers). */
+  orgMembers(): Promise<Member[]>;
+  /** Propagates a member's own lesson to its role or department, never back to its owner. */
+  propagate(id: string, strategy?: "role" | "department"): Promise<Record<string, unknown>>;
+  /** One org pool cycle; its proposals wait for a person's approval. */
+  orgPool(options?: { dryRun?: boolean }): Promise<Record<string, unknown>>;
+  activeEmbedder(): Promise<Record<string, unknown>>;
+  tuningPreflight(plan?: TunePlan): Promise<Record<string, unknown>>;
+  /** Trains an adapter (seconds) and answers the finished run. */
+  startTuning(plan?: TunePlan, options?: { actor?: string }): Promise<TuneRun>;
+  tuningRuns(options?: { limit?: number; offset?: number }): Promise<{ runs: TuneRun[]; total: number }>;
+  tuningRun(id: string): Promise<TuneRun>;
+  /** Resumes a failed, cancelled or interrupted run after its last recorded epoch. */
+  resumeTuning(id: string): Promise<TuneRun>;
+  cancelTuning(guard: AdminGuard & { run?: string }): Promise<Record<string, unknown>>;
+  checkpoints(): Promise<Record<string, unknown>[]>;
+  activateCheckpoint(id: string, guard: AdminGuard): Promise<Record<string, unknown>>;
+  /** `to` is a checkpoint, or `base` for the base embedder alone. */
+  rollbackEmbedder(to: string, guard: AdminGuard): Promise<Record<string, unknown>>;
 }
+
+/** An agent of the organization. */
+export interface Member { agent: string; role?: string; department?: string }
+
+/** How an adapter is trained; every field has a default. */
+export interface TunePlan {
+  epochs?: number;
+  learning_rate?: number;
+  margin?: number;
+  regularization?: number;
+  negatives?: number;
+  held_out?: number;
+  seed?: number;
+  held_out_by?: "query" | "task_type";
+}
+
+/** A tuning run; `interrupted` when its process died (no heartbeat for over 120 s). */
+export interface TuneRun {
+  id: string;
+  status: "running" | "finished" | "failed" | "cancelled" | "interrupted";
+  plan: TunePlan;
+  epochs_done: number;
+  loss?: number;
+  heartbeat_at?: string;
+  checkpoint?: string;
+  error?: string;
+  evaluation?: Record<string, unknown>;
+}
+
+/** The guard of a destructive operation. */
+export interface AdminGuard { actor: string; confirm: boolean; reason: string }

@@ -171,4 +171,61 @@ export class Lore {
   async listMemories(options = {}) {
     return (await this.request("GET", "/v1/memory/archival", { query: options })).hits;
   }
+
+  // Organization memory (docs/organization.md).
+
+  async orgMembers() {
+    return (await this.request("GET", "/v1/org/members")).members;
+  }
+
+  async propagate(id, strategy) {
+    return this.request("POST", `/v1/lessons/${seg(id)}/propagate`, { body: dropUndefined({ strategy }) });
+  }
+
+  async orgPool({ dryRun = false } = {}) {
+    return this.request("POST", "/v1/org/pool", { body: { dry_run: dryRun } });
+  }
+
+  // The embedder's lifecycle (docs/embedders.md). Destructive calls take the guard: who asks,
+  // confirm: true, and why.
+
+  async activeEmbedder() {
+    return this.request("GET", "/v1/embedder");
+  }
+
+  async tuningPreflight(plan) {
+    return this.request("POST", "/v1/embedder/preflight", { body: dropUndefined({ plan }) });
+  }
+
+  async startTuning(plan, { actor } = {}) {
+    return this.request("POST", "/v1/embedder/runs", { body: dropUndefined({ plan, actor }) });
+  }
+
+  async tuningRuns(options = {}) {
+    return this.request("GET", "/v1/embedder/runs", { query: options });
+  }
+
+  async tuningRun(id) {
+    return this.request("GET", `/v1/embedder/runs/${seg(id)}`);
+  }
+
+  async resumeTuning(id) {
+    return this.request("POST", `/v1/embedder/runs/${seg(id)}/resume`);
+  }
+
+  async cancelTuning({ run, actor, confirm = false, reason }) {
+    return this.request("POST", "/v1/embedder/cancel", { body: dropUndefined({ run, actor, confirm, reason }) });
+  }
+
+  async checkpoints() {
+    return (await this.request("GET", "/v1/embedder/checkpoints")).checkpoints;
+  }
+
+  async activateCheckpoint(id, { actor, confirm = false, reason }) {
+    return this.request("POST", `/v1/embedder/checkpoints/${seg(id)}/activate`, { body: { actor, confirm, reason } });
+  }
+
+  async rollbackEmbedder(to, { actor, confirm = false, reason }) {
+    return this.request("POST", "/v1/embedder/rollback", { body: { to, actor, confirm, reason } });
+  }
 }

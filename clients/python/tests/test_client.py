@@ -184,3 +184,21 @@ def test_a_mem0_export_is_imported_with_its_identifiers() -> None:
             "Carol's team is payments",
         ]
         assert [r["memory"] for r in m.get_all(agent_id="helper")["results"]] == ["Carol's team is payments"]
+
+
+def test_organization_and_embedder_operations_reach_the_server_with_their_guards() -> None:
+    with Lore(URL, token=ADMIN) as admin, Lore(URL, token=REVIEWER) as reviewer:
+        assert isinstance(reviewer.org_members(), list)
+        assert reviewer.org_pool(dry_run=True)["dry_run"] is True
+        preflight = reviewer.tuning_preflight({"held_out_by": "task_type"})
+        assert "task_types" in preflight and preflight["problems"], preflight
+        with pytest.raises(InvalidRequestError):
+            reviewer.tuning_preflight({"held_out_by": "skill"})
+        with pytest.raises(PermissionDeniedError):
+            reviewer.start_tuning(actor="ops")
+        # No confirmation: refused before anything changes.
+        with pytest.raises(InvalidRequestError):
+            admin.cancel_tuning(actor="ops", reason="test")
+        assert admin.tuning_runs()["total"] == 0
+        with pytest.raises(NotFoundError):
+            admin.tuning_run("TUNE-20260101000000-AAAAAAAA")

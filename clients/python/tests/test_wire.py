@@ -47,7 +47,32 @@ CALLS = [
     _wire.archival_write("a/b", "text", ["t"]),
     _wire.archival_search("q", "a/b", 5),
     _wire.archival_search(None, "a/b", 5),
+    _wire.org_members(),
+    _wire.propagate("REFL-1", "role"),
+    _wire.propagate("REFL-1", None),
+    _wire.org_pool(True),
+    _wire.active_embedder(),
+    _wire.tuning_preflight({"epochs": 5, "held_out_by": "task_type"}),
+    _wire.tuning_preflight(None),
+    _wire.start_tuning({"seed": 3}, "ops"),
+    _wire.tuning_runs(10, 0),
+    _wire.tuning_run("TUNE-1"),
+    _wire.resume_tuning("TUNE-1"),
+    _wire.cancel_tuning("TUNE-1", "ops", True, "why"),
+    _wire.cancel_tuning(None, "ops", True, "why"),
+    _wire.checkpoints(),
+    _wire.activate_checkpoint("CKPT-1", "ops", True, "why"),
+    _wire.rollback_embedder("base", "ops", True, "why"),
 ]
+
+
+def test_a_plan_sends_only_fields_the_document_names() -> None:
+    plan = resolve(DOC["components"]["schemas"]["TunePlan"])
+    for call in CALLS:
+        sent = (call.body or {}).get("plan")
+        if sent:
+            unknown = set(sent) - set(plan["properties"])
+            assert not unknown, f"{call.path}: plan {unknown} not in the document"
 
 
 def test_every_call_is_an_operation_of_the_document_with_known_fields() -> None:

@@ -1,7 +1,7 @@
 // Compiled by `tsc --noEmit --strict` in the tests (never run): the declarations in index.d.mts
 // must be valid and must describe what the client is used for, so a type error here is a
 // broken promise to TypeScript users.
-import { Lore, LoreError, type CorrectionResult, type RecallResult } from "../index.mjs";
+import { Lore, LoreError, type CorrectionResult, type RecallResult, type TuneRun } from "../index.mjs";
 
 export async function loop(lore: Lore): Promise<string[]> {
   const run = await lore.record({ skill: "support/triage", input: { t: 1 }, output: {}, outcome: "rejected", latencyMs: 5 });
@@ -21,4 +21,12 @@ export async function loop(lore: Lore): Promise<string[]> {
     }
   }
   return recalled.lessons.map((l) => l.id);
+}
+
+export async function tune(lore: Lore): Promise<number> {
+  const run: TuneRun = await lore.startTuning({ held_out_by: "task_type" }, { actor: "ops" });
+  const members = await lore.orgMembers();
+  const guard = { actor: "ops", confirm: true, reason: "it beat the base" };
+  if (run.checkpoint) await lore.activateCheckpoint(run.checkpoint, guard);
+  return run.epochs_done + members.length;
 }

@@ -45,7 +45,25 @@ test("every call is an operation of the document with known fields", async () =>
   await lore.remember("a/b", "text", ["t"]);
   await lore.memories("q", { skill: "a/b", limit: 5 });
   await lore.listMemories({ skill: "a/b", limit: 5 });
-  assert.equal(sent.length, 16);
+  await lore.orgMembers();
+  await lore.propagate("REFL-1", "role");
+  await lore.orgPool({ dryRun: true });
+  await lore.activeEmbedder();
+  await lore.tuningPreflight({ epochs: 5, held_out_by: "task_type" });
+  await lore.startTuning({ seed: 3 }, { actor: "ops" });
+  await lore.tuningRuns({ limit: 10, offset: 0 });
+  await lore.tuningRun("TUNE-1");
+  await lore.resumeTuning("TUNE-1");
+  await lore.cancelTuning({ run: "TUNE-1", actor: "ops", confirm: true, reason: "why" });
+  await lore.checkpoints();
+  await lore.activateCheckpoint("CKPT-1", { actor: "ops", confirm: true, reason: "why" });
+  await lore.rollbackEmbedder("base", { actor: "ops", confirm: true, reason: "why" });
+  assert.equal(sent.length, 29);
+  const plan = resolve(doc.components.schemas.TunePlan);
+  for (const { init } of sent) {
+    const sentPlan = init.body === undefined ? undefined : JSON.parse(init.body).plan;
+    for (const key of Object.keys(sentPlan ?? {})) assert.ok(key in plan.properties, `plan.${key}`);
+  }
   for (const { url, init } of sent) {
     const op = operation(init.method, url.pathname);
     const names = new Set((op.parameters ?? []).map(resolve).filter((p) => p.in === "query").map((p) => p.name));

@@ -73,7 +73,10 @@ const KEYS: &[(&str, &[&str])] = &[
             "pool",
         ],
     ),
-    ("tuning", &["epochs", "learning_rate", "held_out", "seed"]),
+    (
+        "tuning",
+        &["epochs", "learning_rate", "held_out", "seed", "held_out_by"],
+    ),
 ];
 
 /// Where one key's value came from.
@@ -147,6 +150,7 @@ pub struct TuningKeys {
     learning_rate: Option<f64>,
     held_out: Option<f64>,
     seed: Option<u64>,
+    held_out_by: Option<lore_core::ports::tuning::HeldOutBy>,
 }
 
 /// The `[skills]` table: approved lessons as SKILL.md folders (seed 002's materialization).
@@ -459,6 +463,7 @@ impl Settings {
         plan.learning_rate = t.learning_rate.unwrap_or(plan.learning_rate);
         plan.held_out = t.held_out.unwrap_or(plan.held_out);
         plan.seed = t.seed.unwrap_or(plan.seed);
+        plan.held_out_by = t.held_out_by.unwrap_or(plan.held_out_by);
         plan
     }
 

@@ -135,7 +135,7 @@ pub fn owner(lesson: &Lesson) -> Option<String> {
 /// everything of its scope; a handle with a role or department but no agent sees what was
 /// propagated to that role or department. A broken mark: only the unrestricted person.
 pub fn visible(lesson: &Lesson, scope: &Scope) -> bool {
-    let curator = scope.agent.is_none() && scope.role.is_none() && scope.department.is_none();
+    let curator = sees_everything(scope);
     let mark = match mark(lesson) {
         Marked::Shared => return true,
         Marked::Broken => return curator,
@@ -155,6 +155,13 @@ pub fn visible(lesson: &Lesson, scope: &Scope) -> bool {
         }
         None => holds,
     }
+}
+
+/// Whether [`visible`] admits every lesson of `scope`'s domains and skills: a handle with no
+/// agent, role or department (a person curating, the local CLI). Callers use it to skip
+/// reading lessons one by one when nothing can be hidden.
+pub fn sees_everything(scope: &Scope) -> bool {
+    scope.agent.is_none() && scope.role.is_none() && scope.department.is_none()
 }
 
 /// How a lesson is propagated (seed 002's strategies).
@@ -208,6 +215,42 @@ pub struct Member {
     /// Its department, if it named one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub department: Option<String>,
+}
+
+/// The member whose own lesson this is, as its mark names it (none for a shared, org or
+/// broken one).
+pub fn owner_member(lesson: &Lesson) -> Option<Member> {
+    match mark(lesson) {
+        Marked::Mark(m) if m.reach != Reach::Org => Some(Member {
+            agent: m.owner?,
+            role: m.role,
+            department: m.department,
+        }),
+        _ => None,
+    }
+}
+
+/// The member that recorded a run, from the note under [`KEY`] in its `extra`.
+pub fn run_member(extra: &serde_json::Map<String, Value>) -> Option<Member> {
+    serde_json::from_value(extra.get(KEY)?.clone()).ok()
+}
+
+/// The organization's members from what Lore has seen, by agent name: each owner of a
+/// member's lesson, with the role and department of the first of `owners` naming it, then each
+/// agent of `runs` (oldest first), the latest run's role and department winning, since a run is
+/// the agent's own word about itself now.
+pub fn roster(
+    owners: impl IntoIterator<Item = Member>,
+    runs: impl IntoIterator<Item = Member>,
+) -> Vec<Member> {
+    let mut by_agent: std::collections::BTreeMap<String, Member> = Default::default();
+    for member in owners {
+        by_agent.entry(member.agent.clone()).or_insert(member);
+    }
+    for member in runs {
+        by_agent.insert(member.agent.clone(), member);
+    }
+    by_agent.into_values().collect()
 }
 
 /// The agents a lesson of `source` reaches under `strategy`: members sharing its role (or

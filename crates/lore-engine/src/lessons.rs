@@ -53,13 +53,12 @@ impl Engine {
         skill: Option<&SkillPath>,
         statuses: Option<BTreeSet<LessonStatus>>,
     ) -> Result<Vec<Lesson>> {
-        let mut lessons = self.store.lessons(&ListFilter {
+        let filter = ListFilter {
             skill: skill.cloned(),
             statuses,
             ..self.filter()
-        })?;
-        lessons.retain(|l| lore_core::org::visible(l, &self.scope));
-        Ok(lessons)
+        };
+        Ok(self.visible_lessons(&filter)?.0)
     }
 
     /// One lesson inside the scope.

@@ -14,7 +14,7 @@
 //!   retrievable unless it is a review decision by a person. No setting reaches this: the
 //!   configuration has no field for it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -27,7 +27,7 @@ use lore_core::error::{Error, Result};
 use lore_core::id::LessonId;
 use lore_core::model::{AuditAction, AuthorKind, Lesson, LessonStatus, LinkKind, RecordKind};
 use lore_core::org::{self, Marked, Member, OrgMark, Propagation, Reach};
-use lore_core::ports::store::{ListFilter, OnDuplicate, Record};
+use lore_core::ports::store::{ListFilter, OnDuplicate, Record, StoreCounts};
 use lore_core::supersession::{Profile, Verdict};
 
 /// What one propagation did.
@@ -133,6 +133,44 @@ impl Engine {
         self.scope.allows(&lesson.skill) && org::visible(lesson, &self.scope)
     }
 
+    /// The lessons `filter` selects, split into those this handle sees and those another
+    /// member owns: listing keeps the first, counting subtracts the second.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub(crate) fn visible_lessons(
+        &self,
+        filter: &ListFilter,
+    ) -> Result<(Vec<Lesson>, Vec<Lesson>)> {
+        Ok(self
+            .store
+            .lessons(filter)?
+            .into_iter()
+            .partition(|l| org::visible(l, &self.scope)))
+    }
+
+    /// The store's counts inside the scope, less what another member's own lessons add: the
+    /// lessons themselves, the tests they name and their audit entries. A handle that sees
+    /// everything takes the store's counts as they are, without reading a lesson.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub(crate) fn visible_counts(&self) -> Result<StoreCounts> {
+        let mut counts = self.store.counts(&self.scope)?;
+        if org::sees_everything(&self.scope) {
+            return Ok(counts);
+        }
+        let (seen, hidden) = self.visible_lessons(&self.filter())?;
+        counts.lessons = seen.len() as u64;
+        let tests: BTreeSet<&String> = seen.iter().flat_map(|l| &l.generated_test_ids).collect();
+        counts.tests = tests.len() as u64;
+        for lesson in &hidden {
+            let entries = self.store.audit(Some(lesson.id.as_str()))?.len() as u64;
+            counts.audit_entries = counts.audit_entries.saturating_sub(entries);
+        }
+        Ok(counts)
+    }
+
     /// Refuses to make an org lesson retrievable by any move but a person's approval.
     pub(crate) fn check_org_move(
         &self,
@@ -179,31 +217,7 @@ impl Engine {
     /// # Errors
     /// Store failures.
     pub fn members(&self) -> Result<Vec<Member>> {
-        let mut by_agent: BTreeMap<String, Member> = BTreeMap::new();
-        let filter = self.unmarked_filter();
-        for lesson in self.store.lessons(&filter)? {
-            if let Marked::Mark(m) = org::mark(&lesson)
-                && let Some(agent) = m.owner
-            {
-                by_agent.entry(agent.clone()).or_insert(Member {
-                    agent,
-                    role: m.role,
-                    department: m.department,
-                });
-            }
-        }
-        let mut runs = self.store.executions(&filter)?;
-        runs.sort_by_key(|e| e.timestamp);
-        for run in runs {
-            if let Some(member) = run
-                .extra
-                .get(org::KEY)
-                .and_then(|v| serde_json::from_value::<Member>(v.clone()).ok())
-            {
-                by_agent.insert(member.agent.clone(), member);
-            }
-        }
-        Ok(by_agent.into_values().collect())
+        self.store.members(&self.unmarked_filter().scope)
     }
 
     /// What a run records of the member that made it, so propagation can find it later.

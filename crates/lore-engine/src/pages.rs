@@ -98,9 +98,8 @@ impl Engine {
             statuses,
             ..self.filter()
         });
-        let mut lessons = self.store.lessons(&filter)?;
         // Another member's own lessons leave the page short rather than reach this caller.
-        lessons.retain(|l| lore_core::org::visible(l, &self.scope));
+        let (lessons, _) = self.visible_lessons(&filter)?;
         Ok(page.cut(lessons))
     }
 

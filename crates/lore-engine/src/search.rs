@@ -71,14 +71,15 @@ impl Engine {
             .collect()
     }
 
-    /// Store identity and counts inside the scope.
+    /// Store identity and counts inside the scope, of what this handle may see: another
+    /// member's own lessons are not counted, as they are not listed.
     ///
     /// # Errors
     /// Store failures.
     pub fn status(&self) -> Result<Status> {
         Ok(Status {
             store: self.store.info(),
-            counts: self.store.counts(&self.scope)?,
+            counts: self.visible_counts()?,
             curation: self.config.curation,
         })
     }

@@ -25,7 +25,7 @@ use lore_core::id::{CheckpointId, TuneRunId};
 use lore_core::model::{AuditAction, LessonStatus, RecordKind};
 use lore_core::ports::embed::{Embedder, EmbedderId};
 use lore_core::ports::tuning::{
-    Checkpoint, Evaluation, TunePlan, TuneRun, TuneStatus, TuningStore,
+    Checkpoint, Evaluation, STALE_AFTER_SECS, TunePlan, TuneRun, TuneStatus, TuningStore,
 };
 use lore_core::scope::Scope;
 use lore_recall::adapter::{self, Adapter};
@@ -82,6 +82,8 @@ pub struct Preflight {
     pub held_out_pairs: usize,
     /// Suppressed pairs.
     pub suppressed_pairs: usize,
+    /// Distinct task types among the queries (an input's `task_type`, else its text).
+    pub task_types: usize,
     /// Why a run would fail or could not be judged; empty when it can start.
     pub problems: Vec<String>,
 }
@@ -180,12 +182,15 @@ impl Engine {
             helpful_pairs: set.helpful_pairs(),
             held_out_pairs,
             suppressed_pairs: set.queries.iter().map(|q| q.suppressed.len()).sum(),
+            task_types: set.task_types(),
             problems,
         })
     }
 
-    /// Starts a tuning run and trains it to the end (seconds on a CPU): it leaves a checkpoint
-    /// with its held-out evaluation. A run another caller cancels stops after its epoch.
+    /// Starts a tuning run and trains it to the end in the call (seconds on a CPU): it leaves
+    /// a checkpoint with its held-out evaluation. After every epoch the run records its
+    /// progress (epoch, loss, heartbeat, the weights so far) and stops there if another caller
+    /// cancelled it meanwhile.
     ///
     /// # Errors
     /// [`Error::Unsupported`], [`Error::Forbidden`], [`Error::Invalid`] for a bad plan; a run
@@ -204,55 +209,89 @@ impl Engine {
             started_at: self.now(),
             finished_at: None,
             epochs_done: 0,
+            loss: None,
+            heartbeat_at: Some(self.now()),
             evaluation: None,
             checkpoint: None,
             error: None,
         };
         tuning.put_run(&run)?;
-        self.train_run(tuning, run)
+        self.train_run(tuning, run, None)
     }
 
-    /// Trains a failed or cancelled run again from its plan (training is deterministic, so a
-    /// resumed run ends where an uninterrupted one would).
+    /// Resumes a failed, cancelled or interrupted run after its last recorded epoch, from the
+    /// weights saved then (the epochs' shuffles are drawn again, so it ends with the adapter an
+    /// uninterrupted run would have made). A store that kept no weights, or a base embedder
+    /// fitted again since, trains it from the first epoch.
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Error::Conflict`] for a run that is running or finished.
     #[instrument(skip_all)]
     pub fn resume_tuning(&self, id: &TuneRunId) -> Result<TuneRun> {
         let tuning = self.tuning_store()?;
-        let mut run = tuning
-            .run(id)?
-            .ok_or_else(|| Error::not_found("tuning run", id))?;
-        if !matches!(run.status, TuneStatus::Failed | TuneStatus::Cancelled) {
+        let mut run = self.tuning_status(Some(id))?;
+        if !matches!(
+            run.status,
+            TuneStatus::Failed | TuneStatus::Cancelled | TuneStatus::Interrupted
+        ) {
             return Err(Error::Conflict(format!(
-                "run {id} is {}; only a failed or cancelled run resumes",
+                "run {id} is {}; only a failed, cancelled or interrupted run resumes",
                 run.status.as_str()
             )));
         }
-        run.base = self.fitted_base()?.id();
+        let base = self.fitted_base()?.id();
+        let saved = match tuning.progress(id)? {
+            Some((epoch, weights)) if base == run.base && epoch == run.epochs_done => {
+                Some((epoch, weights))
+            }
+            _ => None,
+        };
+        if saved.is_none() {
+            run.epochs_done = 0;
+            run.loss = None;
+        }
+        run.base = base;
         run.status = TuneStatus::Running;
         run.started_at = self.now();
+        run.heartbeat_at = Some(self.now());
         run.finished_at = None;
-        run.epochs_done = 0;
         run.error = None;
         tuning.put_run(&run)?;
-        self.train_run(tuning, run)
+        self.train_run(tuning, run, saved)
     }
 
-    fn train_run(&self, tuning: &dyn TuningStore, mut run: TuneRun) -> Result<TuneRun> {
+    fn train_run(
+        &self,
+        tuning: &dyn TuningStore,
+        mut run: TuneRun,
+        resume: Option<(usize, Vec<f32>)>,
+    ) -> Result<TuneRun> {
         let checkpoint = CheckpointId::generate(self.now());
         let result = self.tuning_pairs().and_then(|set| {
-            let mut cancelled = false;
-            let trained = adapter::train(&set, &run.plan, checkpoint.as_str(), &mut |epoch| {
-                run.epochs_done = epoch;
-                // Another process (or request) may have cancelled it meanwhile.
-                cancelled = tuning
-                    .run(&run.id)
-                    .ok()
-                    .flatten()
-                    .is_some_and(|r| r.status == TuneStatus::Cancelled);
-                !cancelled
-            })?;
+            let mut failed = None;
+            let plan = run.plan;
+            let trained = adapter::train(
+                &set,
+                &plan,
+                checkpoint.as_str(),
+                resume,
+                &mut |epoch, adapter| {
+                    run.epochs_done = epoch.done;
+                    run.loss = Some(epoch.loss);
+                    run.heartbeat_at = Some(self.now());
+                    // Recorded and checked at once: a cancellation that came meanwhile, from
+                    // another process or request, stops the run here and is kept.
+                    tuning
+                        .put_progress(&run, &adapter.weights)
+                        .unwrap_or_else(|err| {
+                            failed = Some(err);
+                            false
+                        })
+                },
+            )?;
+            if let Some(err) = failed {
+                return Err(err);
+            }
             Ok(trained.map(|a| {
                 let evaluation = adapter::evaluate(&set, &run.plan, &a);
                 (a, evaluation)
@@ -287,13 +326,24 @@ impl Engine {
         }
     }
 
+    /// A run as callers see it: one stored as running whose heartbeat is older than
+    /// [`STALE_AFTER_SECS`] died with its process, and shows as interrupted.
+    fn as_seen(&self, mut run: TuneRun) -> TuneRun {
+        let beat = run.heartbeat_at.unwrap_or(run.started_at);
+        let silent = (self.now() - beat).num_seconds();
+        if run.status == TuneStatus::Running && silent > STALE_AFTER_SECS {
+            run.status = TuneStatus::Interrupted;
+        }
+        run
+    }
+
     /// One run, or the newest when `id` is `None`.
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown run or when there is none yet.
     pub fn tuning_status(&self, id: Option<&TuneRunId>) -> Result<TuneRun> {
         let tuning = self.tuning_store()?;
-        match id {
+        let run = match id {
             Some(id) => tuning
                 .run(id)?
                 .ok_or_else(|| Error::not_found("tuning run", id)),
@@ -303,7 +353,8 @@ impl Engine {
                 .into_iter()
                 .next()
                 .ok_or_else(|| Error::not_found("tuning run", "(none yet)")),
-        }
+        }?;
+        Ok(self.as_seen(run))
     }
 
     /// Runs newest first, a page at a time, with the total.
@@ -318,7 +369,8 @@ impl Engine {
                 format!("{limit} is outside 1 to {most}"),
             ));
         }
-        self.tuning_store()?.runs(limit, offset)
+        let (runs, total) = self.tuning_store()?.runs(limit, offset)?;
+        Ok((runs.into_iter().map(|r| self.as_seen(r)).collect(), total))
     }
 
     /// Every checkpoint, newest first, without weights.
@@ -343,15 +395,12 @@ impl Engine {
         admin.check()?;
         let tuning = self.tuning_store()?;
         let run = match id {
-            Some(id) => Some(
-                tuning
-                    .run(id)?
-                    .ok_or_else(|| Error::not_found("tuning run", id))?,
-            ),
+            Some(id) => Some(self.tuning_status(Some(id))?),
             None => tuning
                 .runs(usize::MAX, 0)?
                 .0
                 .into_iter()
+                .map(|r| self.as_seen(r))
                 .find(|r| r.status == TuneStatus::Running),
         };
         let Some(mut run) = run else {

@@ -170,6 +170,8 @@ fn filled(dir: &std::path::Path) -> SqliteStore {
         started_at: at,
         finished_at: None,
         epochs_done: 0,
+        loss: None,
+        heartbeat_at: None,
         evaluation: None,
         checkpoint: None,
         error: None,

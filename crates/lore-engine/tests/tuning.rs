@@ -273,3 +273,122 @@ fn bad_plans_and_scoped_handles_are_refused_and_change_nothing() {
         Err(Error::NotFound { .. })
     ));
 }
+
+/// The weights of the checkpoint a finished run left.
+fn weights_of(p: &Project, run: &TuneRun) -> Vec<f32> {
+    let id = run
+        .checkpoint
+        .clone()
+        .expect("a finished run leaves a checkpoint");
+    p.store
+        .tuning()
+        .unwrap()
+        .checkpoint(&id)
+        .unwrap()
+        .unwrap()
+        .weights
+}
+
+#[test]
+fn a_run_cancelled_from_another_handle_stops_at_an_epoch_and_resumes_to_the_same_weights() {
+    let p = Project::new(CurationMode::Auto);
+    feedback(&p, 1, 40);
+    let plan = TunePlan {
+        epochs: 60,
+        ..TunePlan::default()
+    };
+    let whole = p.engine.start_tuning(plan, None).unwrap();
+    assert_eq!(
+        (whole.status, whole.epochs_done),
+        (TuneStatus::Finished, 60)
+    );
+    assert!(whole.loss.is_some_and(|l| l >= 0.0), "{whole:?}");
+
+    let trainer = p.engine.clone();
+    let training = std::thread::spawn(move || trainer.start_tuning(plan, None));
+    let running = loop {
+        if let Ok(run) = p.engine.tuning_status(None)
+            && run.id != whole.id
+            && run.epochs_done >= 2
+        {
+            break run;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    assert_eq!(running.status, TuneStatus::Running, "{running:?}");
+    assert!(running.heartbeat_at.is_some() && running.loss.is_some());
+    p.engine.cancel_tuning(Some(&running.id), &admin()).unwrap();
+    let stopped = training.join().unwrap().unwrap();
+    assert_eq!(stopped.status, TuneStatus::Cancelled, "{stopped:?}");
+    assert!(stopped.epochs_done < 60, "it stopped at an epoch boundary");
+    let saved = p.store.tuning().unwrap().progress(&stopped.id).unwrap();
+    assert_eq!(saved.map(|(e, _)| e), Some(stopped.epochs_done));
+
+    let resumed = p.engine.resume_tuning(&stopped.id).unwrap();
+    assert_eq!(resumed.status, TuneStatus::Finished);
+    assert_eq!(weights_of(&p, &resumed), weights_of(&p, &whole));
+}
+
+#[test]
+fn a_run_whose_process_died_shows_interrupted_and_resumes_from_its_saved_epoch() {
+    let p = Project::new(CurationMode::Auto);
+    feedback(&p, 1, 40);
+    let plan = TunePlan::default();
+    let whole = p.engine.start_tuning(plan, None).unwrap();
+
+    // What a process that died after its sixth epoch leaves behind: the run, still marked
+    // running, and the weights of that epoch.
+    let set = p.engine.tuning_pairs().unwrap();
+    let mut after_six = None;
+    lore_recall::adapter::train(&set, &plan, "x", None, &mut |e, a| {
+        after_six = Some((e.done, a.weights.clone()));
+        e.done < 6
+    })
+    .unwrap();
+    let (six, weights) = after_six.unwrap();
+    let died = TuneRun {
+        id: lore_core::id::TuneRunId::generate(p.clock_now()),
+        status: TuneStatus::Running,
+        epochs_done: six,
+        loss: Some(0.1),
+        heartbeat_at: Some(p.clock_now()),
+        checkpoint: None,
+        evaluation: None,
+        finished_at: None,
+        ..whole.clone()
+    };
+    let tuning = p.store.tuning().unwrap();
+    tuning.put_run(&died).unwrap();
+    assert!(tuning.put_progress(&died, &weights).unwrap());
+    let err = p.engine.resume_tuning(&died.id).unwrap_err();
+    assert!(
+        matches!(err, Error::Conflict(_)),
+        "a live run is not resumed: {err}"
+    );
+
+    p.clock.advance(chrono::TimeDelta::seconds(
+        lore_core::ports::tuning::STALE_AFTER_SECS + 1,
+    ));
+    let seen = p.engine.tuning_status(Some(&died.id)).unwrap();
+    assert_eq!(seen.status, TuneStatus::Interrupted);
+    assert_eq!(p.engine.cancel_tuning(None, &admin()).unwrap(), None);
+    let resumed = p.engine.resume_tuning(&died.id).unwrap();
+    assert_eq!(resumed.status, TuneStatus::Finished);
+    assert_eq!(weights_of(&p, &resumed), weights_of(&p, &whole));
+
+    // It went on from the saved weights, not from the start: other saved weights, another end.
+    let mut bent = weights.clone();
+    bent[0] += 0.5;
+    let other = TuneRun {
+        id: lore_core::id::TuneRunId::generate(p.clock_now()),
+        heartbeat_at: Some(p.clock_now()),
+        ..died
+    };
+    tuning.put_run(&other).unwrap();
+    assert!(tuning.put_progress(&other, &bent).unwrap());
+    p.clock.advance(chrono::TimeDelta::seconds(
+        lore_core::ports::tuning::STALE_AFTER_SECS + 1,
+    ));
+    let from_bent = p.engine.resume_tuning(&other.id).unwrap();
+    assert_ne!(weights_of(&p, &from_bent), weights_of(&p, &whole));
+}

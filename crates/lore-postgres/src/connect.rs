@@ -14,6 +14,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_knowledge.sql"),
     include_str!("../migrations/0003_tuning.sql"),
+    include_str!("../migrations/0004_embedder_progress.sql"),
 ];
 
 /// The newest schema version this build knows, the one it migrates every database to.

@@ -30,6 +30,7 @@ mod digests;
 mod episodes;
 mod filter;
 mod knowledge;
+mod members;
 mod nearest;
 mod notify;
 mod rows;

@@ -512,6 +512,15 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all)]
+    fn members(&self, scope: &Scope) -> Result<Vec<lore_core::org::Member>> {
+        let scope = scope.clone();
+        self.run(move |pool| async move {
+            let client = pool.get().await?;
+            crate::members::members(&client, &scope).await
+        })
+    }
+
+    #[instrument(skip_all)]
     fn counts(&self, scope: &Scope) -> Result<StoreCounts> {
         let scope = scope.clone();
         self.run(move |pool| async move {

@@ -6,7 +6,7 @@
 use deadpool_postgres::GenericClient;
 use lore_core::id::{CheckpointId, TuneRunId};
 use lore_core::model::AuditEntry;
-use lore_core::ports::tuning::{Checkpoint, TuneRun, TuningStore};
+use lore_core::ports::tuning::{Checkpoint, TuneRun, TuneStatus, TuningStore};
 use lore_core::{Error, Result};
 use tracing::instrument;
 
@@ -113,6 +113,11 @@ impl TuningStore for PostgresStore {
             let tx = client.transaction().await?;
             put(&tx, &row).await?;
             tx.execute(
+                "DELETE FROM embedder_progress WHERE run_id = $1",
+                &[&run_id],
+            )
+            .await?;
+            tx.execute(
                 "INSERT INTO embedder_checkpoints (id, run_id, body, weights) \
                  VALUES ($1, $2, $3, $4)",
                 &[&id, &run_id, &body, &weights],
@@ -121,6 +126,54 @@ impl TuningStore for PostgresStore {
             .map_err(|e| taken(e, "checkpoint", &id))?;
             tx.commit().await?;
             Ok(())
+        })
+    }
+
+    #[instrument(skip_all, fields(run = %run.id, epoch = run.epochs_done))]
+    fn put_progress(&self, run: &TuneRun, weights: &[f32]) -> Result<bool> {
+        let row = run_row(run)?;
+        let (id, epoch, weights) = (row.0.clone(), to_i64(run.epochs_done), weights.to_vec());
+        PostgresStore::run(self, move |pool| async move {
+            let mut client = pool.get().await?;
+            let tx = client.transaction().await?;
+            // The row lock orders this write against a cancellation committed by another
+            // process: whichever comes second sees the first, so a cancel is never overwritten.
+            let status = tx
+                .query_opt(
+                    "SELECT status FROM embedder_runs WHERE id = $1 FOR UPDATE",
+                    &[&id],
+                )
+                .await?;
+            if status.as_ref().map(|r| r.get::<_, &str>(0)) != Some(TuneStatus::Running.as_str()) {
+                return Ok(false);
+            }
+            put(&tx, &row).await?;
+            tx.execute(
+                "INSERT INTO embedder_progress (run_id, epoch, weights) VALUES ($1, $2, $3) \
+                 ON CONFLICT (run_id) DO UPDATE SET epoch = excluded.epoch, \
+                 weights = excluded.weights",
+                &[&id, &epoch, &weights],
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(true)
+        })
+    }
+
+    fn progress(&self, id: &TuneRunId) -> Result<Option<(usize, Vec<f32>)>> {
+        let id = id.as_str().to_owned();
+        PostgresStore::run(self, move |pool| async move {
+            let client = pool.get().await?;
+            let row = client
+                .query_opt(
+                    "SELECT epoch, weights FROM embedder_progress WHERE run_id = $1",
+                    &[&id],
+                )
+                .await?;
+            Ok(row.map(|r| {
+                let epoch: i64 = r.get(0);
+                (usize::try_from(epoch).unwrap_or(0), r.get(1))
+            }))
         })
     }
 

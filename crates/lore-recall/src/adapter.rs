@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use lore_core::error::{Error, Result};
 use lore_core::ports::embed::{Embedder, EmbedderId, normalize};
-use lore_core::ports::tuning::{Evaluation, RankFigures, TunePlan};
+use lore_core::ports::tuning::{Evaluation, HeldOutBy, RankFigures, TunePlan};
 
 /// Fewest held-out helpful pairs on which an adapter can be judged better.
 pub const MIN_HELD_OUT: usize = 5;
@@ -155,8 +155,11 @@ impl Embedder for AdaptedEmbedder {
 /// One query with its feedback: the lessons that helped it and those that were suppressed.
 #[derive(Clone, Debug)]
 pub struct Query {
-    /// The text, which decides the held-out split.
+    /// The text, which decides the held-out split by query.
     pub text: String,
+    /// Its task type, which decides the held-out split by task type (the text when the
+    /// feedback names none).
+    pub kind: String,
     /// Its base vector.
     pub vector: Vec<f32>,
     /// The group (a skill) whose lessons are its candidates.
@@ -179,14 +182,25 @@ pub struct TrainingSet {
 }
 
 impl TrainingSet {
-    /// The queries held out under `plan`: a hash of the text (salted by the seed) decides, so
-    /// the split does not depend on the order the pairs were read in.
+    /// The queries held out under `plan`: a hash of the text or of the task type (salted by
+    /// the seed) decides, so the split does not depend on the order the pairs were read in, and
+    /// by task type every query of a type falls on the same side.
     pub fn split(&self, plan: &TunePlan) -> (Vec<&Query>, Vec<&Query>) {
         let cut = (plan.held_out * u64::MAX as f64) as u64;
+        let key = |q: &Query| match plan.held_out_by {
+            HeldOutBy::Query => crate::text_hash(&q.text),
+            HeldOutBy::TaskType => crate::text_hash(&q.kind),
+        };
         self.queries
             .iter()
             .filter(|q| !q.helpful.is_empty() || !q.suppressed.is_empty())
-            .partition(|q| mix(crate::text_hash(&q.text) ^ plan.seed) >= cut)
+            .partition(|q| mix(key(q) ^ plan.seed) >= cut)
+    }
+
+    /// Distinct task types among the queries.
+    pub fn task_types(&self) -> usize {
+        let kinds: HashSet<&str> = self.queries.iter().map(|q| q.kind.as_str()).collect();
+        kinds.len()
     }
 
     /// Helpful pairs in all.
@@ -279,13 +293,13 @@ fn add_cos_grad(grad: &mut [f32], dim: usize, scale: f32, (x, a): (&[f32], &[f32
 }
 
 /// One triplet's step: when the negative scores within `margin` of the positive, moves `W` to
-/// widen the gap.
-fn step(adapter: &mut Adapter, plan: &TunePlan, q: &[f32], p: &[f32], n: &[f32]) {
+/// widen the gap. Returns the triplet's margin loss before the step.
+fn step(adapter: &mut Adapter, plan: &TunePlan, q: &[f32], p: &[f32], n: &[f32]) -> f64 {
     let dim = adapter.base.dim;
     let (wq, wp, wn) = (adapter.map(q), adapter.map(p), adapter.map(n));
     let gap = cos(&wq, &wp).0 - cos(&wq, &wn).0;
     if f64::from(gap) >= plan.margin {
-        return;
+        return 0.0;
     }
     let mut grad = vec![0.0f32; dim * dim];
     // The loss is margin − cos(q, p) + cos(q, n); each cosine depends on W through both sides.
@@ -296,6 +310,7 @@ fn step(adapter: &mut Adapter, plan: &TunePlan, q: &[f32], p: &[f32], n: &[f32])
     for (w, g) in adapter.weights.iter_mut().zip(&grad) {
         *w -= plan.learning_rate as f32 * g;
     }
+    plan.margin - f64::from(gap)
 }
 
 /// Pulls `W` a share `rate` of the way back towards the identity.
@@ -307,17 +322,32 @@ fn regularize(adapter: &mut Adapter, rate: f32) {
     }
 }
 
-/// Trains an adapter on `set`'s training queries, calling `epoch_done(n)` after each epoch;
-/// training stops early, with `Ok(None)`, when `epoch_done` returns `false` (a cancellation).
+/// Where a training run stands after an epoch: what it reports, and what a resume starts from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Epoch {
+    /// Epochs done.
+    pub done: usize,
+    /// The mean margin loss over the training triplets in that epoch (0 when none taught).
+    pub loss: f64,
+}
+
+/// Trains an adapter on `set`'s training queries, calling `epoch_done` after each epoch with
+/// the adapter as it stands; training stops early, with `Ok(None)`, when `epoch_done` returns
+/// `false` (a cancellation). With `resume = Some((k, weights))` it continues after epoch `k`
+/// from the weights saved then, and ends with the same adapter an uninterrupted run would: the
+/// shuffles of the first `k` epochs are drawn again (without training) so the generator stands
+/// where it stood.
 ///
 /// # Errors
-/// [`Error::Invalid`] for a plan out of bounds or a set without a base; [`Error::Conflict`]
-/// when there is nothing to train on.
+/// [`Error::Invalid`] for a plan out of bounds, a set without a base or a resume past the
+/// plan's epochs; [`Error::Incompatible`] for saved weights of another size;
+/// [`Error::Conflict`] when there is nothing to train on.
 pub fn train(
     set: &TrainingSet,
     plan: &TunePlan,
     checkpoint: &str,
-    epoch_done: &mut dyn FnMut(usize) -> bool,
+    resume: Option<(usize, Vec<f32>)>,
+    epoch_done: &mut dyn FnMut(&Epoch, &Adapter) -> bool,
 ) -> Result<Option<Adapter>> {
     check_plan(plan)?;
     let base = set
@@ -333,7 +363,16 @@ pub fn train(
                 .into(),
         ));
     }
-    let mut adapter = Adapter::identity(checkpoint, base);
+    let (first, mut adapter) = match resume {
+        None => (1, Adapter::identity(checkpoint, base)),
+        Some((done, _)) if done > plan.epochs => {
+            return Err(Error::invalid(
+                "resume",
+                format!("{done} epochs done, but the plan has {}", plan.epochs),
+            ));
+        }
+        Some((done, weights)) => (done + 1, Adapter::new(checkpoint, base, weights)?),
+    };
     let mut draw = Draw(plan.seed);
     let mut order: Vec<usize> = (0..triplets.len()).collect();
     for epoch in 1..=plan.epochs {
@@ -341,10 +380,14 @@ pub fn train(
         for i in (1..order.len()).rev() {
             order.swap(i, draw.below(i + 1));
         }
+        if epoch < first {
+            continue;
+        }
+        let mut loss = 0.0;
         for &t in &order {
             let (q, p, n) = triplets[t];
             let query = &train_queries[q].vector;
-            step(
+            loss += step(
                 &mut adapter,
                 plan,
                 query,
@@ -353,7 +396,11 @@ pub fn train(
             );
             regularize(&mut adapter, plan.regularization as f32);
         }
-        if !epoch_done(epoch) {
+        let progress = Epoch {
+            done: epoch,
+            loss: loss / triplets.len() as f64,
+        };
+        if !epoch_done(&progress, &adapter) {
             return Ok(None);
         }
     }
@@ -478,6 +525,7 @@ mod tests {
                 let k = i % 4;
                 Query {
                     text: format!("query {i}"),
+                    kind: format!("type {}", i % 8),
                     vector: unit(dim, &[((k + 1) % 4, 0.8), (4 + k, 0.6), (8 + i % 8, 0.2)]),
                     group: 0,
                     helpful: vec![k],
@@ -504,7 +552,7 @@ mod tests {
     fn training_on_feedback_beats_the_base_on_held_out_queries() {
         let set = crossed(16, 80);
         let plan = TunePlan::default();
-        let adapter = train(&set, &plan, "CKPT-1", &mut |_| true)
+        let adapter = train(&set, &plan, "CKPT-1", None, &mut |_, _| true)
             .unwrap()
             .unwrap();
         let eval = evaluate(&set, &plan, &adapter);
@@ -522,9 +570,59 @@ mod tests {
     fn the_same_seed_trains_the_same_adapter() {
         let set = crossed(16, 40);
         let plan = TunePlan::default();
-        let a = train(&set, &plan, "A", &mut |_| true).unwrap().unwrap();
-        let b = train(&set, &plan, "A", &mut |_| true).unwrap().unwrap();
+        let a = train(&set, &plan, "A", None, &mut |_, _| true)
+            .unwrap()
+            .unwrap();
+        let b = train(&set, &plan, "A", None, &mut |_, _| true)
+            .unwrap()
+            .unwrap();
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_resumed_training_ends_with_the_weights_of_an_uninterrupted_one() {
+        let set = crossed(16, 40);
+        let plan = TunePlan::default();
+        let whole = train(&set, &plan, "A", None, &mut |_, _| true)
+            .unwrap()
+            .unwrap();
+        let mut saved = None;
+        let mut losses = Vec::new();
+        let stopped = train(&set, &plan, "A", None, &mut |e, a| {
+            losses.push(e.loss);
+            saved = Some((e.done, a.weights.clone()));
+            e.done < 7
+        })
+        .unwrap();
+        assert!(stopped.is_none());
+        assert!(
+            losses[6] < losses[0],
+            "training lowers the loss: {losses:?}"
+        );
+        let resumed = train(&set, &plan, "A", saved, &mut |e, _| {
+            assert!(e.done > 7, "epoch {} trained again", e.done);
+            true
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(resumed, whole);
+        let err = train(&set, &plan, "A", Some((3, vec![0.0; 5])), &mut |_, _| true).unwrap_err();
+        assert!(matches!(err, Error::Incompatible(_)), "{err}");
+    }
+
+    #[test]
+    fn a_task_type_split_keeps_every_query_of_a_type_on_one_side() {
+        let set = crossed(16, 80);
+        let plan = TunePlan {
+            held_out_by: HeldOutBy::TaskType,
+            held_out: 0.4,
+            ..TunePlan::default()
+        };
+        let (train_queries, held_out) = set.split(&plan);
+        let trained: HashSet<&str> = train_queries.iter().map(|q| q.kind.as_str()).collect();
+        assert!(!held_out.is_empty() && !trained.is_empty());
+        assert!(held_out.iter().all(|q| !trained.contains(q.kind.as_str())));
+        assert_eq!(set.task_types(), 8);
     }
 
     #[test]
@@ -535,7 +633,9 @@ mod tests {
             q.vector = set.lessons[q.helpful[0]].0.clone();
         }
         let plan = TunePlan::default();
-        let adapter = train(&set, &plan, "A", &mut |_| true).unwrap().unwrap();
+        let adapter = train(&set, &plan, "A", None, &mut |_, _| true)
+            .unwrap()
+            .unwrap();
         let eval = evaluate(&set, &plan, &adapter);
         assert_eq!(eval.base.hit_at_1, 1.0);
         assert!(!eval.better, "{eval:?}");
@@ -547,9 +647,9 @@ mod tests {
     fn a_cancelled_training_stops_between_epochs() {
         let set = crossed(16, 40);
         let mut seen = 0;
-        let out = train(&set, &TunePlan::default(), "A", &mut |n| {
-            seen = n;
-            n < 3
+        let out = train(&set, &TunePlan::default(), "A", None, &mut |e, _| {
+            seen = e.done;
+            e.done < 3
         })
         .unwrap();
         assert!(out.is_none());
@@ -563,13 +663,13 @@ mod tests {
             epochs: 0,
             ..TunePlan::default()
         };
-        let err = train(&set, &plan, "A", &mut |_| true).unwrap_err();
+        let err = train(&set, &plan, "A", None, &mut |_, _| true).unwrap_err();
         assert!(err.to_string().contains("plan.epochs"), "{err}");
         let empty = TrainingSet {
             base: Some(base(16)),
             ..TrainingSet::default()
         };
-        let err = train(&empty, &TunePlan::default(), "A", &mut |_| true).unwrap_err();
+        let err = train(&empty, &TunePlan::default(), "A", None, &mut |_, _| true).unwrap_err();
         assert!(matches!(err, Error::Conflict(_)), "{err}");
     }
 

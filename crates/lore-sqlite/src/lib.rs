@@ -22,6 +22,7 @@ mod digests;
 mod episodes;
 mod filter;
 mod knowledge;
+mod members;
 mod rows;
 mod schema;
 mod search;

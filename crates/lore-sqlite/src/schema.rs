@@ -30,6 +30,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0007_decisions.sql"),
     include_str!("../migrations/0008_digests_evals.sql"),
     include_str!("../migrations/0009_embedder_runs.sql"),
+    include_str!("../migrations/0010_org_members.sql"),
+    include_str!("../migrations/0011_embedder_progress.sql"),
 ];
 
 /// The newest schema version this build knows, the one it migrates every file to.

@@ -623,6 +623,11 @@ impl Store for SqliteStore {
         })
     }
 
+    #[instrument(skip_all)]
+    fn members(&self, scope: &Scope) -> Result<Vec<lore_core::org::Member>> {
+        crate::members::members(&self.conn(), scope)
+    }
+
     #[instrument(skip_all, fields(episode = %episode.id))]
     fn put_episode(&self, episode: &Episode, replace: bool, audit: &AuditEntry) -> Result<bool> {
         let audit = Row::audit(audit)?;

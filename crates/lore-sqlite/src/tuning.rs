@@ -4,7 +4,7 @@
 
 use lore_core::id::{CheckpointId, TuneRunId};
 use lore_core::model::AuditEntry;
-use lore_core::ports::tuning::{Checkpoint, TuneRun, TuningStore};
+use lore_core::ports::tuning::{Checkpoint, TuneRun, TuneStatus, TuningStore};
 use lore_core::{Error, Result};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
@@ -114,6 +114,9 @@ impl TuningStore for SqliteStore {
         let weights = blob(&checkpoint.weights);
         self.in_transaction(|tx| {
             put(tx, run)?;
+            tx.prepare_cached("DELETE FROM embedder_progress WHERE run_id = ?")
+                .and_then(|mut s| s.execute([run.id.as_str()]))
+                .db()?;
             tx.prepare_cached(
                 "INSERT INTO embedder_checkpoints (id, run_id, body, weights) VALUES (?, ?, ?, ?)",
             )
@@ -184,6 +187,49 @@ impl TuningStore for SqliteStore {
             set_active(tx, checkpoint)?;
             rows::insert(tx, &audit)
         })
+    }
+
+    fn put_progress(&self, run: &TuneRun, weights: &[f32]) -> Result<bool> {
+        let weights = blob(weights);
+        self.in_transaction(|tx| {
+            // Read and written in one write transaction: a cancellation committed by another
+            // process either comes first (and is kept) or after.
+            let status: Option<String> = tx
+                .prepare_cached("SELECT status FROM embedder_runs WHERE id = ?")
+                .and_then(|mut s| s.query_row([run.id.as_str()], |r| r.get(0)).optional())
+                .db()?;
+            if status.as_deref() != Some(TuneStatus::Running.as_str()) {
+                return Ok(false);
+            }
+            put(tx, run)?;
+            tx.prepare_cached(
+                "INSERT INTO embedder_progress (run_id, epoch, weights) VALUES (?, ?, ?) \
+                 ON CONFLICT (run_id) DO UPDATE SET epoch = excluded.epoch, \
+                 weights = excluded.weights",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    run.id.as_str(),
+                    i64::try_from(run.epochs_done).unwrap_or(i64::MAX),
+                    weights
+                ])
+            })
+            .db()?;
+            Ok(true)
+        })
+    }
+
+    fn progress(&self, id: &TuneRunId) -> Result<Option<(usize, Vec<f32>)>> {
+        let row: Option<(i64, Vec<u8>)> = self
+            .conn()
+            .prepare_cached("SELECT epoch, weights FROM embedder_progress WHERE run_id = ?")
+            .and_then(|mut s| {
+                s.query_row([id.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
+            .db()?;
+        row.map(|(epoch, weights)| Ok((usize::try_from(epoch).unwrap_or(0), floats(&weights)?)))
+            .transpose()
     }
 
     fn cancel_run(&self, run: &TuneRun, audit: &AuditEntry) -> Result<()> {

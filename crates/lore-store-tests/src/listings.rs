@@ -355,3 +355,70 @@ pub fn counts_follow_scope(store: &dyn Store) {
     };
     assert_eq!(store.counts(&one_skill).unwrap(), expected);
 }
+
+/// The organization's members come from the marks of members' runs and lessons inside the
+/// scope: a run's note wins over a lesson's (the latest run's role over an older one's); org
+/// lessons, broken marks and runs without a note name no one.
+pub fn members_come_from_marks_inside_the_scope(store: &dyn Store) {
+    use lore_core::org::{KEY, Member, OrgMark, set_mark};
+    let f = Fixture::new();
+    let member = |agent: &str, role: &str, department: Option<&str>| Member {
+        agent: agent.into(),
+        role: Some(role.into()),
+        department: department.map(Into::into),
+    };
+    let run = |skill: &SkillPath, minutes: i64, who: Option<&Member>| {
+        let mut e = f.execution(skill, minutes);
+        if let Some(who) = who {
+            e.extra
+                .insert(KEY.into(), serde_json::to_value(who).unwrap());
+        }
+        Record::Execution(e)
+    };
+    let owned = |minutes: i64, who: &Member| {
+        let mut lesson = f.lesson(&f.hr, LessonStatus::Approved, minutes);
+        let scope = Scope {
+            agent: Some(who.agent.clone()),
+            role: who.role.clone(),
+            department: who.department.clone(),
+            ..Scope::default()
+        };
+        set_mark(&mut lesson, &OrgMark::personal(&scope));
+        Record::Lesson(lesson)
+    };
+    let mut org = f.lesson(&f.hr_other, LessonStatus::Approved, 3);
+    set_mark(&mut org, &OrgMark::org(["x".to_owned()].into()));
+    let mut broken = f.lesson(&f.hr, LessonStatus::Approved, 4);
+    broken.extra.insert(KEY.into(), json!("garbage"));
+    write(
+        store,
+        vec![
+            run(&f.hr, 0, Some(&member("a", "triage", None))),
+            run(&f.hr_other, 5, Some(&member("a", "screener", Some("hr")))),
+            run(&f.hr, 6, None),
+            owned(1, &member("b", "writer", Some("hr"))),
+            owned(2, &member("d", "x", None)),
+            run(&f.hr, 7, Some(&member("d", "y", None))),
+            run(&f.finance, 8, Some(&member("c", "auditor", None))),
+            Record::Lesson(org),
+            Record::Lesson(broken),
+        ],
+    );
+    let hr = vec![
+        member("a", "screener", Some("hr")),
+        member("b", "writer", Some("hr")),
+        member("d", "y", None),
+    ];
+    assert_eq!(store.members(&f.hr_scope()).unwrap(), hr);
+    let mut both = hr.clone();
+    both.insert(2, member("c", "auditor", None));
+    assert_eq!(store.members(&f.both_scope()).unwrap(), both);
+    let one_skill = Scope {
+        skills: Some([f.hr_other.clone()].into()),
+        ..f.hr_scope()
+    };
+    assert_eq!(
+        store.members(&one_skill).unwrap(),
+        vec![member("a", "screener", Some("hr"))]
+    );
+}

@@ -52,6 +52,8 @@ pub fn tuning_runs_and_checkpoints_roundtrip(store: &dyn Store) {
         started_at: at,
         finished_at: None,
         epochs_done: 0,
+        loss: None,
+        heartbeat_at: None,
         evaluation: None,
         checkpoint: None,
         error: None,
@@ -105,4 +107,61 @@ pub fn tuning_runs_and_checkpoints_roundtrip(store: &dyn Store) {
     assert_eq!(store.audit(Some(checkpoint.id.as_str())).unwrap().len(), 1);
     tuning.set_active_checkpoint(None, &entry("base")).unwrap();
     assert_eq!(tuning.active_checkpoint().unwrap(), None);
+}
+
+/// A running run's progress is recorded with its weights after each epoch, and a run an
+/// operator cancelled meanwhile is left cancelled: the progress is refused, nothing written. A
+/// store may keep no weights (a resume then trains from the first epoch), but the ones it keeps
+/// are those of the last epoch recorded.
+pub fn tuning_progress_never_overwrites_a_cancellation(store: &dyn Store) {
+    let Ok(tuning) = store.tuning() else {
+        return;
+    };
+    let at = Utc.with_ymd_and_hms(2026, 11, 24, 10, 0, 0).unwrap();
+    let mut run = TuneRun {
+        id: TuneRunId::generate(at),
+        status: TuneStatus::Running,
+        plan: TunePlan::default(),
+        base: EmbedderId {
+            name: "test-embedder".into(),
+            dim: 2,
+        },
+        actor: "ops".into(),
+        started_at: at,
+        finished_at: None,
+        epochs_done: 0,
+        loss: None,
+        heartbeat_at: Some(at),
+        evaluation: None,
+        checkpoint: None,
+        error: None,
+    };
+    tuning.put_run(&run).unwrap();
+    for epoch in 1..=2 {
+        run.epochs_done = epoch;
+        run.loss = Some(0.5 / epoch as f64);
+        run.heartbeat_at = Some(at + chrono::TimeDelta::seconds(epoch as i64));
+        let weights = vec![epoch as f32, 0.0, 0.0, 1.0];
+        assert!(tuning.put_progress(&run, &weights).unwrap());
+        assert_eq!(tuning.run(&run.id).unwrap().as_ref(), Some(&run));
+        let kept = tuning.progress(&run.id).unwrap();
+        assert_eq!(
+            kept,
+            Some((epoch, weights)),
+            "every store keeps a run's progress"
+        );
+    }
+    let mut cancelled = run.clone();
+    cancelled.status = TuneStatus::Cancelled;
+    cancelled.error = Some("cancelled: test".into());
+    let entry = entry(run.id.as_str());
+    tuning.cancel_run(&cancelled, &entry).unwrap();
+    run.epochs_done = 3;
+    assert!(!tuning.put_progress(&run, &[3.0, 0.0, 0.0, 1.0]).unwrap());
+    assert_eq!(tuning.run(&run.id).unwrap().as_ref(), Some(&cancelled));
+    let (epoch, _) = tuning
+        .progress(&run.id)
+        .unwrap()
+        .expect("the last epoch's weights");
+    assert_eq!(epoch, 2, "the refused epoch left no weights");
 }

@@ -173,3 +173,61 @@ def archival_write(skill: str, text: str, tags: Iterable[str]) -> Call:
 
 def archival_search(query: Optional[str], skill: Optional[str], limit: int) -> Call:
     return Call("GET", "/v1/memory/archival", params=_drop_none({"q": query, "skill": skill, "limit": limit}))
+
+
+def org_members() -> Call:
+    return Call("GET", "/v1/org/members")
+
+
+def propagate(lesson_id: str, strategy: Optional[str]) -> Call:
+    return Call("POST", f"/v1/lessons/{_id(lesson_id)}/propagate", body=_drop_none({"strategy": strategy}))
+
+
+def org_pool(dry_run: bool) -> Call:
+    return Call("POST", "/v1/org/pool", body={"dry_run": dry_run})
+
+
+def active_embedder() -> Call:
+    return Call("GET", "/v1/embedder")
+
+
+def tuning_preflight(plan: Optional[Json]) -> Call:
+    return Call("POST", "/v1/embedder/preflight", body=_drop_none({"plan": plan}))
+
+
+def start_tuning(plan: Optional[Json], actor: Optional[str]) -> Call:
+    return Call("POST", "/v1/embedder/runs", body=_drop_none({"plan": plan, "actor": actor}))
+
+
+def tuning_runs(limit: Optional[int], offset: Optional[int]) -> Call:
+    return Call("GET", "/v1/embedder/runs", params=_drop_none({"limit": limit, "offset": offset}))
+
+
+def tuning_run(run_id: str) -> Call:
+    return Call("GET", f"/v1/embedder/runs/{_id(run_id)}")
+
+
+def resume_tuning(run_id: str) -> Call:
+    return Call("POST", f"/v1/embedder/runs/{_id(run_id)}/resume")
+
+
+def _guard(actor: str, confirm: bool, reason: str) -> Json:
+    return {"actor": actor, "confirm": confirm, "reason": reason}
+
+
+def cancel_tuning(run_id: Optional[str], actor: str, confirm: bool, reason: str) -> Call:
+    body = _drop_none({"run": run_id, **_guard(actor, confirm, reason)})
+    return Call("POST", "/v1/embedder/cancel", body=body)
+
+
+def checkpoints() -> Call:
+    return Call("GET", "/v1/embedder/checkpoints")
+
+
+def activate_checkpoint(checkpoint: str, actor: str, confirm: bool, reason: str) -> Call:
+    path = f"/v1/embedder/checkpoints/{_id(checkpoint)}/activate"
+    return Call("POST", path, body=_guard(actor, confirm, reason))
+
+
+def rollback_embedder(to: str, actor: str, confirm: bool, reason: str) -> Call:
+    return Call("POST", "/v1/embedder/rollback", body={"to": to, **_guard(actor, confirm, reason)})

@@ -14,7 +14,7 @@ from typing import Any, Iterable, List, Optional, Sequence, cast
 import httpx
 
 from . import _wire
-from ._wire import Call, decode
+from ._wire import Call, Json, decode
 from .errors import ConnectionFailedError
 from .types import (
     CorrectionResult,
@@ -195,6 +195,63 @@ class Lore:
         return cast(List[MemoryHit], self._send(_wire.archival_search(None, skill, limit))["hits"])
 
 
+    # Organization memory (docs/organization.md).
+
+    def org_members(self) -> List[Json]:
+        """The organization's agents as Lore has seen them, with role and department (reviewers)."""
+        return cast(List[Json], self._send(_wire.org_members())["members"])
+
+    def propagate(self, lesson_id: str, strategy: Optional[str] = None) -> Json:
+        """Propagates a member's own lesson to its role or department (never back to its owner)."""
+        return cast(Json, self._send(_wire.propagate(lesson_id, strategy)))
+
+    def org_pool(self, *, dry_run: bool = False) -> Json:
+        """One org pool cycle; its proposals wait for a person's approval."""
+        return cast(Json, self._send(_wire.org_pool(dry_run)))
+
+    # The embedder's lifecycle (docs/embedders.md). Destructive calls take the guard: who asks,
+    # confirm=True, and why.
+
+    def active_embedder(self) -> Json:
+        """The embedder recall uses now: the fitted base and the active checkpoint, if any."""
+        return cast(Json, self._send(_wire.active_embedder()))
+
+    def tuning_preflight(self, plan: Optional[Json] = None) -> Json:
+        """What a training run would learn from, and what stands in its way."""
+        return cast(Json, self._send(_wire.tuning_preflight(plan)))
+
+    def start_tuning(self, plan: Optional[Json] = None, *, actor: Optional[str] = None) -> Json:
+        """Trains an adapter (seconds) and answers the finished run with its held-out figures."""
+        return cast(Json, self._send(_wire.start_tuning(plan, actor)))
+
+    def tuning_runs(self, *, limit: Optional[int] = None, offset: Optional[int] = None) -> Json:
+        """Runs newest first, with the total."""
+        return cast(Json, self._send(_wire.tuning_runs(limit, offset)))
+
+    def tuning_run(self, run_id: str) -> Json:
+        """One run: its status (interrupted when its process died), epoch, loss and heartbeat."""
+        return cast(Json, self._send(_wire.tuning_run(run_id)))
+
+    def resume_tuning(self, run_id: str) -> Json:
+        """Resumes a failed, cancelled or interrupted run after its last recorded epoch."""
+        return cast(Json, self._send(_wire.resume_tuning(run_id)))
+
+    def cancel_tuning(self, *, actor: str, reason: str, confirm: bool = False, run_id: Optional[str] = None) -> Json:
+        """Cancels a running run (the newest when none is named); it stops at its next epoch."""
+        return cast(Json, self._send(_wire.cancel_tuning(run_id, actor, confirm, reason)))
+
+    def checkpoints(self) -> List[Json]:
+        """Checkpoints newest first, with their held-out figures."""
+        return cast(List[Json], self._send(_wire.checkpoints())["checkpoints"])
+
+    def activate_checkpoint(self, checkpoint: str, *, actor: str, reason: str, confirm: bool = False) -> Json:
+        """Makes a checkpoint the one recall uses; refused unless it beat the base embedder."""
+        return cast(Json, self._send(_wire.activate_checkpoint(checkpoint, actor, confirm, reason)))
+
+    def rollback_embedder(self, to: str = "base", *, actor: str, reason: str, confirm: bool = False) -> Json:
+        """Rolls recall back to a checkpoint, or to the base embedder alone."""
+        return cast(Json, self._send(_wire.rollback_embedder(to, actor, confirm, reason)))
+
 class AsyncLore:
     """The asynchronous twin of :class:`Lore`: the same methods, awaited."""
 
@@ -323,3 +380,60 @@ class AsyncLore:
 
     async def list_memories(self, *, skill: Optional[str] = None, limit: int = 50) -> List[MemoryHit]:
         return cast(List[MemoryHit], (await self._send(_wire.archival_search(None, skill, limit)))["hits"])
+
+    # Organization memory (docs/organization.md).
+
+    async def org_members(self) -> List[Json]:
+        """The organization's agents as Lore has seen them, with role and department (reviewers)."""
+        return cast(List[Json], (await self._send(_wire.org_members()))["members"])
+
+    async def propagate(self, lesson_id: str, strategy: Optional[str] = None) -> Json:
+        """Propagates a member's own lesson to its role or department (never back to its owner)."""
+        return cast(Json, await self._send(_wire.propagate(lesson_id, strategy)))
+
+    async def org_pool(self, *, dry_run: bool = False) -> Json:
+        """One org pool cycle; its proposals wait for a person's approval."""
+        return cast(Json, await self._send(_wire.org_pool(dry_run)))
+
+    # The embedder's lifecycle (docs/embedders.md). Destructive calls take the guard: who asks,
+    # confirm=True, and why.
+
+    async def active_embedder(self) -> Json:
+        """The embedder recall uses now: the fitted base and the active checkpoint, if any."""
+        return cast(Json, await self._send(_wire.active_embedder()))
+
+    async def tuning_preflight(self, plan: Optional[Json] = None) -> Json:
+        """What a training run would learn from, and what stands in its way."""
+        return cast(Json, await self._send(_wire.tuning_preflight(plan)))
+
+    async def start_tuning(self, plan: Optional[Json] = None, *, actor: Optional[str] = None) -> Json:
+        """Trains an adapter (seconds) and answers the finished run with its held-out figures."""
+        return cast(Json, await self._send(_wire.start_tuning(plan, actor)))
+
+    async def tuning_runs(self, *, limit: Optional[int] = None, offset: Optional[int] = None) -> Json:
+        """Runs newest first, with the total."""
+        return cast(Json, await self._send(_wire.tuning_runs(limit, offset)))
+
+    async def tuning_run(self, run_id: str) -> Json:
+        """One run: its status (interrupted when its process died), epoch, loss and heartbeat."""
+        return cast(Json, await self._send(_wire.tuning_run(run_id)))
+
+    async def resume_tuning(self, run_id: str) -> Json:
+        """Resumes a failed, cancelled or interrupted run after its last recorded epoch."""
+        return cast(Json, await self._send(_wire.resume_tuning(run_id)))
+
+    async def cancel_tuning(self, *, actor: str, reason: str, confirm: bool = False, run_id: Optional[str] = None) -> Json:
+        """Cancels a running run (the newest when none is named); it stops at its next epoch."""
+        return cast(Json, await self._send(_wire.cancel_tuning(run_id, actor, confirm, reason)))
+
+    async def checkpoints(self) -> List[Json]:
+        """Checkpoints newest first, with their held-out figures."""
+        return cast(List[Json], (await self._send(_wire.checkpoints()))["checkpoints"])
+
+    async def activate_checkpoint(self, checkpoint: str, *, actor: str, reason: str, confirm: bool = False) -> Json:
+        """Makes a checkpoint the one recall uses; refused unless it beat the base embedder."""
+        return cast(Json, await self._send(_wire.activate_checkpoint(checkpoint, actor, confirm, reason)))
+
+    async def rollback_embedder(self, to: str = "base", *, actor: str, reason: str, confirm: bool = False) -> Json:
+        """Rolls recall back to a checkpoint, or to the base embedder alone."""
+        return cast(Json, await self._send(_wire.rollback_embedder(to, actor, confirm, reason)))

@@ -36,6 +36,7 @@ use lore_core::model::{
     AuthorKind, Lesson, LessonSource, LessonStatus, Outcome, SignalChannel, Tiers, UtilityStats,
 };
 use lore_core::ports::clock::Clock;
+use lore_core::ports::embed::Embedder;
 use lore_core::ports::store::Record;
 use lore_engine::{Engine, EngineConfig, NewCorrection, NewExecution, NewSignal, RecallQuery};
 use lore_sqlite::{OpenMode, SqliteStore};
@@ -166,10 +167,10 @@ pub struct SeedReport {
     pub contradictory_activations: Option<usize>,
     /// Activations of each planted lesson in the whole stress phase.
     pub planted_activations: [usize; 2],
-    /// The embedder adapter trained on the seed's feedback, judged on held-out pairs, and the
-    /// seconds training took.
+    /// The embedder adapter trained on the seed's feedback, judged on held-out queries and on
+    /// held-out task types, each with the seconds training took.
     #[serde(skip)]
-    pub adapter: Option<(lore_core::ports::tuning::Evaluation, f64)>,
+    pub adapter: Option<[(lore_core::ports::tuning::Evaluation, f64); 2]>,
 }
 
 /// The report over every seed.
@@ -203,8 +204,13 @@ pub struct LearningReport {
     pub phases: BTreeMap<&'static str, [f64; 2]>,
     /// Wall-clock seconds.
     pub elapsed_s: f64,
-    /// The embedder adapter trained on each seed's feedback, against the base embedder.
+    /// The embedder the adapter was trained over (`builtin`, or the one `--embedder` named).
+    pub adapter_base: String,
+    /// The embedder adapter trained on each seed's feedback, against the base embedder, judged
+    /// on held-out queries (new tasks of types it trained on).
     pub adapter: AdapterFigures,
+    /// The same, judged on held-out task types (kinds of task it never trained on).
+    pub adapter_by_task_type: AdapterFigures,
     /// Per seed.
     pub per_seed: Vec<SeedReport>,
 }
@@ -216,11 +222,12 @@ pub struct LearningReport {
 /// Store and Engine failures, an unwritable SVG file.
 pub fn run(
     seeds: usize,
+    adapter_base: Option<Arc<dyn Embedder>>,
     json: bool,
     svg_path: Option<&Path>,
     out: &mut crate::Out<'_>,
 ) -> Result<Curve> {
-    let report = measure(seeds)?;
+    let report = measure(seeds, adapter_base)?;
     if let Some(path) = svg_path {
         std::fs::write(path, svg::plot(&report))
             .with_context(|| format!("writing {}", path.display()))?;
@@ -249,8 +256,7 @@ fn summary(r: &LearningReport) -> String {
          contradictory lesson suppressed: {}/{} seeds, within {} activations\n\
          good lessons suppressed: {} of {}\n\
          retrieval precision: {:.2}\n\
-         embedder adapter, held-out MRR: {:.3} base, {:.3} adapter; hit@1 {:.3} base, {:.3} \
-         adapter ({} held-out pairs; better in {} of {} seeds, refused in {})",
+         embedder adapter over {}:\n{}\n{}",
         r.seeds,
         r.runs_per_seed,
         r.elapsed_s,
@@ -269,14 +275,9 @@ fn summary(r: &LearningReport) -> String {
         r.good_lessons_suppressed,
         r.good_lessons,
         r.retrieval_precision,
-        r.adapter.base_mrr,
-        r.adapter.adapter_mrr,
-        r.adapter.base_hit_at_1,
-        r.adapter.adapter_hit_at_1,
-        r.adapter.held_out_pairs,
-        r.adapter.better,
-        r.seeds,
-        r.adapter.refused,
+        r.adapter_base,
+        tune::line("held-out queries", &r.adapter, r.seeds),
+        tune::line("held-out task types", &r.adapter_by_task_type, r.seeds),
     )
 }
 
@@ -284,18 +285,20 @@ fn summary(r: &LearningReport) -> String {
 ///
 /// # Errors
 /// Store and Engine failures.
-pub fn measure(seeds: usize) -> Result<LearningReport> {
+pub fn measure(seeds: usize, adapter_base: Option<Arc<dyn Embedder>>) -> Result<LearningReport> {
     let started = Instant::now();
     let per_seed = (0..seeds as u64)
         .map(|s| {
             let seed = 0x5eed_0000 + s;
-            lore_core::id::with_seeded_ids(seed, || simulate(seed))
+            let base = adapter_base.clone();
+            lore_core::id::with_seeded_ids(seed, || simulate(seed, base))
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(aggregate(per_seed, started.elapsed().as_secs_f64()))
+    let base = adapter_base.map_or_else(|| "builtin".to_owned(), |e| e.id().name);
+    Ok(aggregate(per_seed, started.elapsed().as_secs_f64(), base))
 }
 
-fn aggregate(per_seed: Vec<SeedReport>, elapsed_s: f64) -> LearningReport {
+fn aggregate(per_seed: Vec<SeedReport>, elapsed_s: f64, adapter_base: String) -> LearningReport {
     let all = || per_seed.iter().flat_map(|s| &s.runs);
     let sum = |phase: Option<&str>, f: fn(&RunFigures) -> usize| -> usize {
         all()
@@ -338,10 +341,17 @@ fn aggregate(per_seed: Vec<SeedReport>, elapsed_s: f64) -> LearningReport {
         good_lessons_suppressed: per_seed.iter().map(|s| s.good_suppressed).sum(),
         good_lessons: per_seed.iter().map(|s| s.learned).sum(),
         retrieval_precision: helped as f64 / shown.max(1) as f64,
+        adapter_base,
         adapter: tune::aggregate(
             &per_seed
                 .iter()
-                .filter_map(|s| s.adapter.clone())
+                .filter_map(|s| s.adapter.clone().map(|[q, _]| q))
+                .collect::<Vec<_>>(),
+        ),
+        adapter_by_task_type: tune::aggregate(
+            &per_seed
+                .iter()
+                .filter_map(|s| s.adapter.clone().map(|[_, t]| t))
                 .collect::<Vec<_>>(),
         ),
         phases,
@@ -379,7 +389,7 @@ struct World {
 ///
 /// # Errors
 /// Store and Engine failures.
-pub fn simulate(seed: u64) -> Result<SeedReport> {
+pub fn simulate(seed: u64, adapter_base: Option<Arc<dyn Embedder>>) -> Result<SeedReport> {
     let dir = tempfile::tempdir()?;
     let store = Arc::new(SqliteStore::open(
         dir.path().join("lore.db"),
@@ -425,7 +435,7 @@ pub fn simulate(seed: u64) -> Result<SeedReport> {
         }
     }
     world.finish()?;
-    world.report.adapter = Some(tune::tune(&world.engine)?);
+    world.report.adapter = Some(tune::tune(&world.engine, adapter_base)?);
     Ok(world.report)
 }
 
@@ -505,7 +515,7 @@ impl World {
             .collect();
         let execution = self.engine.record_execution(NewExecution {
             skill: skill.clone(),
-            input: json!({ "task": task.text() }),
+            input: json!({ "task": task.text(), "task_type": task.kind() }),
             output: json!({ "commands": commands }),
             outcome: Outcome::Success,
             cost_usd: None,
@@ -699,7 +709,7 @@ mod tests {
     /// Holdout, exploration and ties hash lesson IDs, so figures repeat only if the IDs do.
     #[test]
     fn a_seed_gives_the_same_figures_every_time() {
-        let figures = || serde_json::to_value(&measure(1).unwrap().per_seed).unwrap();
+        let figures = || serde_json::to_value(&measure(1, None).unwrap().per_seed).unwrap();
         let first = figures();
         assert!(first[0]["shown"].as_u64().unwrap() > 0, "{first}");
         assert_eq!(first, figures());

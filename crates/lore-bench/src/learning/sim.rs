@@ -199,6 +199,16 @@ impl Task {
         )
     }
 
+    /// The task's type: its tool and operations, without their arguments.
+    pub fn kind(&self) -> String {
+        let ops: Vec<&str> = self
+            .steps
+            .iter()
+            .map(|(op, _)| self.tool.ops[*op].name)
+            .collect();
+        format!("{}:{}", self.tool.name, ops.join("+"))
+    }
+
     /// The whole task, in words.
     pub fn text(&self) -> String {
         let steps: Vec<String> = (0..self.steps.len()).map(|s| self.step_text(s)).collect();

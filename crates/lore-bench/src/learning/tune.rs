@@ -5,7 +5,10 @@
 
 use anyhow::{Result, bail};
 use lore_core::Error;
-use lore_core::ports::tuning::{Evaluation, TunePlan};
+use std::sync::Arc;
+
+use lore_core::ports::embed::Embedder;
+use lore_core::ports::tuning::{Evaluation, HeldOutBy, TunePlan};
 use lore_engine::{Admin, Engine};
 use serde::Serialize;
 
@@ -32,13 +35,34 @@ pub struct AdapterFigures {
     pub train_s: f64,
 }
 
-/// Trains an adapter on the seed's feedback and tries to activate it.
+/// Trains an adapter on the seed's feedback twice, holding out queries and then whole task
+/// types, over `base` when given (the lessons re-embedded with it first) or the engine's own
+/// embedder, and offers each checkpoint for activation, which must succeed exactly when it beat
+/// the base; an activated one is rolled back before the next training.
 ///
 /// # Errors
 /// Engine failures; an activation that is not refused though the adapter did not help.
-pub fn tune(engine: &Engine) -> Result<(Evaluation, f64)> {
+pub fn tune(engine: &Engine, base: Option<Arc<dyn Embedder>>) -> Result<[(Evaluation, f64); 2]> {
+    let engine = match base {
+        Some(base) => {
+            let engine = engine.clone().with_embedder(base);
+            engine.reembed(&mut |_, _| {})?;
+            engine
+        }
+        None => engine.clone(),
+    };
+    let by_query = once(&engine, HeldOutBy::Query)?;
+    let by_type = once(&engine, HeldOutBy::TaskType)?;
+    Ok([by_query, by_type])
+}
+
+fn once(engine: &Engine, held_out_by: HeldOutBy) -> Result<(Evaluation, f64)> {
+    let plan = TunePlan {
+        held_out_by,
+        ..TunePlan::default()
+    };
     let started = std::time::Instant::now();
-    let run = engine.start_tuning(TunePlan::default(), Some("bench"))?;
+    let run = engine.start_tuning(plan, Some("bench"))?;
     let elapsed = started.elapsed().as_secs_f64();
     let (Some(evaluation), Some(checkpoint)) = (run.evaluation, run.checkpoint) else {
         bail!("run {} finished without a checkpoint", run.id);
@@ -49,12 +73,31 @@ pub fn tune(engine: &Engine) -> Result<(Evaluation, f64)> {
         reason: "the learning bench judges the adapter".into(),
     };
     match engine.activate_checkpoint(&checkpoint, &admin) {
-        Ok(_) if evaluation.better => {}
+        Ok(_) if evaluation.better => {
+            engine.rollback_embedder(None, &admin)?;
+        }
         Err(Error::Conflict(_)) if !evaluation.better => {}
         Ok(_) => bail!("checkpoint {checkpoint} became active without beating the base"),
         Err(err) => return Err(err.into()),
     }
     Ok((evaluation, elapsed))
+}
+
+/// One line of the summary: a split's figures over the seeds.
+pub fn line(split: &str, f: &AdapterFigures, seeds: usize) -> String {
+    format!(
+        "  {split}: MRR {:.3} base → {:.3} adapter; hit@1 {:.3} → {:.3} ({} held-out pairs, \
+         {} trained; better in {} of {seeds} seeds, refused in {}; {:.1} s training per seed)",
+        f.base_mrr,
+        f.adapter_mrr,
+        f.base_hit_at_1,
+        f.adapter_hit_at_1,
+        f.held_out_pairs,
+        f.train_pairs,
+        f.better,
+        f.refused,
+        f.train_s
+    )
 }
 
 /// Averages the seeds' evaluations.

@@ -72,6 +72,10 @@ pub struct PlanArgs {
     /// The random seed (default 7).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// What is held out: `query` (other tasks of known types, the default) or `task_type`
+    /// (whole task types, named by an execution input's `task_type`).
+    #[arg(long, value_parser = lore_core::ports::tuning::HeldOutBy::parse)]
+    pub held_out_by: Option<lore_core::ports::tuning::HeldOutBy>,
     /// Who starts it (recorded with the run).
     #[arg(long, env = "LORE_ACTOR")]
     pub by: Option<String>,

@@ -64,7 +64,11 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             lessons::run(&data, embedder, via, json, out)
         }
         BenchCommand::Learning { seeds, svg } => {
-            let curve = learning::run(seeds, json, svg.as_deref(), out)?;
+            let base = match paths.embedder {
+                EmbedderKind::Builtin => None,
+                _ => Some(paths.embedder()?),
+            };
+            let curve = learning::run(seeds, base, json, svg.as_deref(), out)?;
             keep_for_the_console(paths, "learning", &serde_json::to_value(curve)?)
         }
         BenchCommand::Stores { lessons, postgres } => match postgres {

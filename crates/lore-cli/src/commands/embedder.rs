@@ -25,6 +25,9 @@ fn plan(base: TunePlan, args: &PlanArgs) -> TunePlan {
     if let Some(seed) = args.seed {
         plan.seed = seed;
     }
+    if let Some(by) = args.held_out_by {
+        plan.held_out_by = by;
+    }
     plan
 }
 
@@ -55,7 +58,22 @@ fn figures(e: &Evaluation) -> String {
 }
 
 fn run_line(run: &TuneRun) -> String {
-    let mut line = format!("{}  {}", run.id, run.status.as_str());
+    let mut line = format!(
+        "{}  {}  epoch {}/{}",
+        run.id,
+        run.status.as_str(),
+        run.epochs_done,
+        run.plan.epochs
+    );
+    if let Some(loss) = run.loss {
+        line.push_str(&format!("  loss {loss:.4}"));
+    }
+    if let Some(beat) = run.heartbeat_at {
+        line.push_str(&format!(
+            "  heartbeat {}",
+            beat.format("%Y-%m-%d %H:%M:%S UTC")
+        ));
+    }
     if let Some(c) = &run.checkpoint {
         line.push_str(&format!("  checkpoint {c}"));
     }

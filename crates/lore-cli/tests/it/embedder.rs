@@ -33,7 +33,7 @@ pub(crate) fn with_feedback(p: &Project) {
     for i in 0..48 {
         let k = i % 4;
         let input = format!(
-            "{{\"task\":\"ticket {i}: customer reports {} trouble\"}}",
+            "{{\"task\":\"ticket {i}: customer reports {} trouble\",\"task_type\":\"topic-{k}\"}}",
             TOPICS[k]
         );
         p.ok(&[
@@ -49,6 +49,20 @@ pub(crate) fn with_feedback(p: &Project) {
             &ids[(k + 1) % 4],
         ]);
     }
+}
+
+#[test]
+fn whole_task_types_are_held_out_on_request_and_a_bad_split_is_named() {
+    let p = Project::new().initialized();
+    with_feedback(&p);
+    let by_type = p.json(&["embedder", "preflight", "--held-out-by", "task_type"]);
+    assert_eq!(by_type["task_types"], 4, "{by_type}");
+    // Every query of a type falls on one side: 12 runs per type.
+    let held = by_type["held_out_pairs"].as_u64().unwrap();
+    assert_eq!(held % 12, 0, "{by_type}");
+    let err = p.fails(&["embedder", "train", "--held-out-by", "skill"]);
+    assert!(err.contains("query or task_type"), "{err}");
+    assert_eq!(p.json(&["embedder", "runs"])["total"], 0, "nothing ran");
 }
 
 #[test]

@@ -59,6 +59,65 @@ fn proposed(p: &Project) -> String {
         .to_owned()
 }
 
+/// The counts `lore memory status` shows `who` (none: the person at the terminal).
+fn counts(p: &Project, who: Option<&str>) -> Value {
+    let mut args = vec!["memory", "status"];
+    if let Some(who) = who {
+        args.splice(0..0, ["--as", who]);
+    }
+    p.json(&args)["counts"].clone()
+}
+
+/// How many lessons `lore lessons list` shows `who`.
+fn listed(p: &Project, who: &str) -> u64 {
+    let list = p.json(&["--as", who, "lessons", "list"]);
+    list.as_array().map_or(0, Vec::len) as u64
+}
+
+#[test]
+fn a_members_status_counts_only_the_lessons_it_can_list() {
+    let p = Project::new().initialized();
+    let own = learn(&p, "a", RULE);
+    learn(&p, "b", "Never guess the customer's region.");
+    learn(
+        &p,
+        "b",
+        "Never close a ticket the customer has not confirmed.",
+    );
+    let everyone = counts(&p, None);
+    assert_eq!(everyone["lessons"], 3, "{everyone}");
+    for (agent, own_lessons) in [("a", 1), ("b", 2)] {
+        let seen = counts(&p, Some(&member(agent)));
+        assert_eq!(seen["lessons"], own_lessons, "{agent}: {seen}");
+        assert_eq!(
+            seen["lessons"],
+            listed(&p, &member(agent)),
+            "{agent}: {seen}"
+        );
+        // Runs stay shared; the audit of the other member's lessons does not.
+        assert_eq!(seen["executions"], everyone["executions"], "{seen}");
+        assert!(
+            seen["audit_entries"].as_u64() < everyone["audit_entries"].as_u64(),
+            "{agent}: {seen} against {everyone}"
+        );
+    }
+    // Once a's lesson reaches its role, b counts it as it lists it; a stranger never does.
+    p.ok(&[
+        "--as",
+        &member("a"),
+        "org",
+        "propagate",
+        &own,
+        "--strategy",
+        "role",
+    ]);
+    assert_eq!(counts(&p, Some(&member("b")))["lessons"], 3);
+    assert_eq!(listed(&p, &member("b")), 3);
+    let stranger = counts(&p, Some("agent:z,role:billing"));
+    assert_eq!(stranger["lessons"], 0, "{stranger}");
+    assert_eq!(stranger["tests"], 0, "{stranger}");
+}
+
 #[test]
 fn members_lessons_stay_their_own_and_propagate_capped_never_back() {
     let p = Project::new().initialized();

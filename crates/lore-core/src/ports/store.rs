@@ -485,6 +485,29 @@ pub trait Store: Send + Sync {
     /// [`crate::Error::Store`] when the backend fails.
     fn counts(&self, scope: &Scope) -> Result<StoreCounts>;
 
+    /// The organization's members seen inside `scope`'s domains and skills (its agent, role
+    /// and department are ignored), by agent name, as [`crate::org::roster`] merges them: the
+    /// owners of members' lessons, then the members that recorded runs, the latest run's role
+    /// and department winning. This default reads every lesson and run of the scope; a store
+    /// answers from an index on the members' marks instead, so the cost follows the members'
+    /// records, not the store's size.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn members(&self, scope: &Scope) -> Result<Vec<crate::org::Member>> {
+        let filter = ListFilter {
+            scope: scope.clone(),
+            ..ListFilter::default()
+        };
+        let owners = self.lessons(&filter)?;
+        let mut runs = self.executions(&filter)?;
+        runs.sort_by_key(|e| e.timestamp);
+        Ok(crate::org::roster(
+            owners.iter().filter_map(crate::org::owner_member),
+            runs.iter().filter_map(|r| crate::org::run_member(&r.extra)),
+        ))
+    }
+
     /// A number that grows whenever a lesson is written, replaced or purged, by this process or
     /// any other sharing the store. Recall asks for it before every query, so it must be cheap.
     ///

@@ -35,6 +35,37 @@ pub struct TunePlan {
     pub held_out: f64,
     /// The random seed: the same pairs and plan give the same adapter.
     pub seed: u64,
+    /// What the held-out share is drawn over: query texts, or whole task types.
+    pub held_out_by: HeldOutBy,
+}
+
+/// What a plan holds out to judge an adapter on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeldOutBy {
+    /// Distinct query texts: new tasks, of types the adapter may have trained on.
+    #[default]
+    Query,
+    /// Whole task types (an execution input's `task_type`, else its query text): the figure
+    /// says whether the adapter helps on kinds of task it never saw.
+    TaskType,
+}
+
+impl HeldOutBy {
+    /// Parses `query` or `task_type`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] naming the choices.
+    pub fn parse(raw: &str) -> Result<Self> {
+        match raw {
+            "query" => Ok(Self::Query),
+            "task_type" | "task-type" => Ok(Self::TaskType),
+            _ => Err(crate::Error::invalid(
+                "plan.held_out_by",
+                format!("{raw:?}; expected query or task_type"),
+            )),
+        }
+    }
 }
 
 impl Default for TunePlan {
@@ -47,6 +78,7 @@ impl Default for TunePlan {
             negatives: 4,
             held_out: 0.25,
             seed: 7,
+            held_out_by: HeldOutBy::Query,
         }
     }
 }
@@ -63,7 +95,15 @@ pub enum TuneStatus {
     Failed,
     /// Stopped by an operator; it can be resumed.
     Cancelled,
+    /// Stored as running, but its process has written no heartbeat for longer than
+    /// [`STALE_AFTER_SECS`]: it died. Never stored, only shown; it can be resumed.
+    Interrupted,
 }
+
+/// How long a running run may go without a heartbeat before it shows as
+/// [`TuneStatus::Interrupted`]. A run beats after every epoch, and an epoch takes seconds even
+/// over MiniLM's 384 dimensions, so two minutes of silence means its process is gone.
+pub const STALE_AFTER_SECS: i64 = 120;
 
 impl TuneStatus {
     /// The status as stored.
@@ -73,6 +113,7 @@ impl TuneStatus {
             Self::Finished => "finished",
             Self::Failed => "failed",
             Self::Cancelled => "cancelled",
+            Self::Interrupted => "interrupted",
         }
     }
 }
@@ -126,6 +167,12 @@ pub struct TuneRun {
     pub finished_at: Option<DateTime<Utc>>,
     /// Epochs done so far.
     pub epochs_done: usize,
+    /// The mean margin loss over the training triplets in the last epoch done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
+    /// When its process last reported progress (at the start and after every epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat_at: Option<DateTime<Utc>>,
     /// The held-out evaluation, once trained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evaluation: Option<Evaluation>,
@@ -209,6 +256,34 @@ pub trait TuningStore: Send + Sync {
         checkpoint: Option<&CheckpointId>,
         audit: &AuditEntry,
     ) -> Result<()>;
+
+    /// Records a running run's progress (`epochs_done`, `loss`, `heartbeat_at`) with the
+    /// adapter's weights after that epoch, atomically, unless the stored run is no longer
+    /// `running` (an operator cancelled it meanwhile): then nothing is written and the answer
+    /// is `false`, so a cancellation is never overwritten. The default checks and stores the run
+    /// without the weights, so a resume on such a store trains from the first epoch again.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn put_progress(&self, run: &TuneRun, weights: &[f32]) -> Result<bool> {
+        let _ = weights;
+        match self.run(&run.id)? {
+            Some(stored) if stored.status == TuneStatus::Running => {
+                self.put_run(run)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// The epoch and weights of a run's last recorded progress, if the store keeps them.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn progress(&self, id: &TuneRunId) -> Result<Option<(usize, Vec<f32>)>> {
+        let _ = id;
+        Ok(None)
+    }
 
     /// Stores `run` (cancelled by an operator) and `audit`, atomically.
     ///

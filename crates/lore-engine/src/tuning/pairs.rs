@@ -29,6 +29,16 @@ fn query_text(input: &Value) -> Option<String> {
     (!text.trim().is_empty()).then_some(text)
 }
 
+/// A query's task type: the input's `task_type` string, when it names one.
+fn task_type(input: &Value) -> Option<String> {
+    input
+        .get("task_type")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+}
+
 impl Engine {
     /// The pairs an adapter learns from, embedded with the fitted base.
     ///
@@ -85,6 +95,7 @@ impl Engine {
             let slot = *by_text.entry((text.clone(), g)).or_insert_with(|| {
                 set.queries.push(Query {
                     vector: Vec::new(),
+                    kind: task_type(&execution.input).unwrap_or_else(|| text.clone()),
                     text,
                     group: g,
                     helpful: Vec::new(),

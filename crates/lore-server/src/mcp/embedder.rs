@@ -50,6 +50,11 @@ pub struct EmbedderPlanParams {
     /// The random seed (default 7): the same feedback and seed train the same adapter.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// What is held out to judge the adapter: `query` (new tasks of types it trained on, the
+    /// default) or `task_type` (whole task types it never saw, named by an execution input's
+    /// `task_type`).
+    #[serde(default)]
+    pub held_out_by: Option<String>,
 }
 
 /// Parameters of `embedder_resume`.
@@ -91,7 +96,7 @@ fn view(value: impl Serialize) -> Result<Json<EmbedderView>, String> {
 }
 
 /// The engine's configured plan with the call's overrides.
-fn plan(base: TunePlan, p: &EmbedderPlanParams) -> TunePlan {
+fn plan(base: TunePlan, p: &EmbedderPlanParams) -> lore_core::Result<TunePlan> {
     let mut plan = base;
     if let Some(epochs) = p.epochs {
         plan.epochs = epochs;
@@ -102,7 +107,10 @@ fn plan(base: TunePlan, p: &EmbedderPlanParams) -> TunePlan {
     if let Some(seed) = p.seed {
         plan.seed = seed;
     }
-    plan
+    if let Some(by) = &p.held_out_by {
+        plan.held_out_by = lore_core::ports::tuning::HeldOutBy::parse(by)?;
+    }
+    Ok(plan)
 }
 
 fn admin(p: &EmbedderAdminParams) -> Admin {
@@ -176,7 +184,7 @@ impl LoreMcp {
         Self::require(&ctx, Role::Reviewer)?;
         view(
             self.call(&ctx, move |e| {
-                e.tuning_preflight(&plan(e.tuning_plan(), &p))
+                e.tuning_preflight(&plan(e.tuning_plan(), &p)?)
             })
             .await?,
         )
@@ -200,7 +208,7 @@ impl LoreMcp {
         Self::require(&ctx, Role::Admin)?;
         view(
             self.call(&ctx, move |e| {
-                e.start_tuning(plan(e.tuning_plan(), &p), None)
+                e.start_tuning(plan(e.tuning_plan(), &p)?, None)
             })
             .await?,
         )

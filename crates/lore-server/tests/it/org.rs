@@ -149,6 +149,45 @@ async fn a_members_lesson_is_its_own_until_it_propagates_it_over_rest() {
     assert_eq!(body["members"][0]["role"], "triage", "{body}");
 }
 
+/// The lesson count `GET /v1/status` answers `token`.
+async fn counted(server: &Server, token: &str) -> Value {
+    let (status, body) = server
+        .send(Some(token), Method::GET, "/v1/status", None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["counts"].clone()
+}
+
+#[tokio::test]
+async fn a_members_status_counts_what_it_can_list_over_rest() {
+    let server = server();
+    let (a, b) = (member(&server, "a"), member(&server, "b"));
+    let (reviewer, _) = server.token(Role::Reviewer);
+    let lesson = learn(&server, &a, RULE).await;
+    learn(&server, &b, "Never guess the customer's region.").await;
+    assert_eq!(counted(&server, &reviewer).await["lessons"], 2);
+    for token in [&a, &b] {
+        let counts = counted(&server, token).await;
+        let (_, listed) = server
+            .send(Some(token), Method::GET, "/v1/lessons", None)
+            .await;
+        let listed = listed["items"].as_array().map_or(0, Vec::len);
+        assert_eq!(counts["lessons"], 1, "{counts}");
+        assert_eq!(counts["lessons"], listed, "{counts}");
+    }
+    let propagate = format!("/v1/lessons/{lesson}/propagate");
+    let body = json!({"strategy": "role"});
+    let (status, _) = server
+        .send(Some(&a), Method::POST, &propagate, Some(body))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(counted(&server, &b).await["lessons"], 2);
+    let stranger = server
+        .scoped_token(Role::Agent, "domain:support,agent:z,role:billing")
+        .0;
+    assert_eq!(counted(&server, &stranger).await["lessons"], 0);
+}
+
 #[tokio::test]
 async fn no_request_approves_an_org_proposal_but_a_persons_review_over_rest() {
     let server = server();
