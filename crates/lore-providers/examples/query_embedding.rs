@@ -85,6 +85,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ms.len(),
     )?;
 
+    if precision != Precision::F32 {
+        let float = MiniLm::load_with(
+            &PathBuf::from(std::env::var_os("LORE_MINILM_PATH").unwrap_or_default()),
+            EncoderSettings {
+                precision: Precision::F32,
+                split_queries,
+            },
+        )?;
+        let mut cosines = Vec::with_capacity(questions.len());
+        for q in &questions {
+            cosines.push(lore_recall::cosine(&model.embed(q)?, &float.embed(q)?));
+        }
+        cosines.sort_by(f64::total_cmp);
+        writeln!(
+            out,
+            "cosine with the f32 model's vector: min {:.5}, median {:.5}",
+            cosines[0],
+            cosines[cosines.len() / 2]
+        )?;
+    }
+
     if !turns.is_empty() {
         let refs: Vec<&str> = turns.iter().map(String::as_str).collect();
         let t = Instant::now();
