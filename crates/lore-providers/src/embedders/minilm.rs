@@ -31,22 +31,14 @@ type Embedded = (usize, Vec<Vec<f32>>);
 
 /// How the encoder runs; the defaults are what measured fastest without changing the answers
 /// beyond the reference test's tolerance (docs/embedders.md has the figures).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct EncoderSettings {
     /// How the large products' weights are stored.
     pub precision: Precision,
-    /// Whether one short input (a question) is split over two threads; on by default where
-    /// the machine has more than one core.
+    /// Whether one short input (a question) is split over two threads. Off by default: it
+    /// pays only where a second core is idle, and on a busy machine waiting for the helper to
+    /// be scheduled cost more than it saved.
     pub split_queries: bool,
-}
-
-impl Default for EncoderSettings {
-    fn default() -> Self {
-        Self {
-            precision: Precision::default(),
-            split_queries: std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
-        }
-    }
 }
 
 /// A BERT sentence-embedding model loaded from a folder.
