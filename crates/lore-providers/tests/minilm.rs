@@ -209,3 +209,24 @@ fn int8_weights_stay_close_to_the_float_model() {
         assert!(similarity > 0.99, "{text:?}: {similarity}");
     }
 }
+
+#[test]
+fn a_query_split_over_two_threads_gets_the_same_vector() {
+    let Some(dir) = model_dir() else { return };
+    let settings = |split_queries| EncoderSettings {
+        precision: Precision::F32,
+        split_queries,
+    };
+    let one = MiniLm::load_with(&dir, settings(false)).unwrap();
+    let two = MiniLm::load_with(&dir, settings(true)).unwrap();
+    for text in ["A man is eating food.", "When did Melanie paint a sunrise?"] {
+        assert_eq!(
+            one.embed(text).unwrap(),
+            two.embed(text).unwrap(),
+            "{text:?}"
+        );
+    }
+    // A batch too long to split goes the usual way, with the same numbers.
+    let long = "retry the flaky step ".repeat(20);
+    assert_eq!(one.embed(&long).unwrap(), two.embed(&long).unwrap());
+}
