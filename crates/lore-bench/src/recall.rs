@@ -44,6 +44,13 @@ struct SizeReport {
     p99_ms: f64,
     /// Median milliseconds per stage: embed the query, BM25, dense search, fuse to pack.
     stages_p50_ms: Stages,
+    /// The query embedding's 99th percentile, milliseconds (every timed question is embedded
+    /// anew: the benchmark's embedder keeps no query cache).
+    embed_p99_ms: f64,
+    /// The 1-minute load average when the timed queries started and when they ended: on a
+    /// shared machine, what the latencies were measured under.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load_average: Option<[f64; 2]>,
     /// Seconds to embed the corpus (in batches of 256).
     embed_s: f64,
     /// Seconds to build the sparse and dense indexes from the vectors.
@@ -172,15 +179,18 @@ pub fn run_bench(
     for s in &report.sizes {
         let st = &s.stages_p50_ms;
         out.line(format!(
-            "{:>8} lessons: p50 {:.2} ms, p99 {:.2} ms ({} queries; medians: embed {:.3}, \
-             bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; corpus embedded in {:.1} s, \
+            "{:>8} lessons: p50 {:.2} ms, p99 {:.2} ms ({} queries{}; medians: embed {:.3} \
+             (p99 {:.3}), bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; corpus embedded in {:.1} s, \
              index built in {:.1} s{}, {:.0} bytes a lesson); \
              {} recall@10 vs exact {}{}",
             s.lessons,
             s.p50_ms,
             s.p99_ms,
             s.queries,
+            s.load_average
+                .map_or_else(String::new, |[a, b]| format!(" at load {a:.1}..{b:.1}")),
             st.embed,
+            s.embed_p99_ms,
             st.sparse,
             st.dense,
             st.pipeline,
@@ -285,6 +295,7 @@ fn measure(
     };
     let mut total = Vec::with_capacity(QUERIES);
     let mut stages: [Vec<f64>; 4] = Default::default();
+    let load_before = load_average();
     for q in questions.timed().iter().cycle().take(QUERIES) {
         let t0 = Instant::now();
         let query = embedder.embed(q)?;
@@ -334,6 +345,8 @@ fn measure(
             s.push(ms(a, b));
         }
     }
+    let load_average = load_before.zip(load_average()).map(|(a, b)| [a, b]);
+    let embed_p99_ms = quantile(&mut stages[0].clone(), 0.99);
     let recall = |set: &[String]| ann_recall(&*embedder, &dense, set);
     let ann_recall_at_10 = AnnRecall {
         real: questions.real.map(recall).transpose()?,
@@ -356,6 +369,8 @@ fn measure(
             dense: dense_ms,
             pipeline,
         },
+        embed_p99_ms,
+        load_average,
         embed_s,
         build_s,
         build_cpu_s,
@@ -467,6 +482,16 @@ fn write_peer_data(
             .take(QUERIES)
             .map(|q| Ok(serde_json::json!({"text": q, "vector": embedder.embed(q)?}))),
     )
+}
+
+/// The 1-minute load average, from Linux's `/proc/loadavg`.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// The process's user and system CPU seconds so far, from Linux's `/proc/self/stat` (in

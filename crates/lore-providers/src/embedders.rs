@@ -15,7 +15,11 @@
 mod bert;
 mod http;
 #[cfg(feature = "minilm")]
+mod kernel;
+#[cfg(feature = "minilm")]
 mod minilm;
+#[cfg(feature = "minilm")]
+mod pair;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -26,7 +30,7 @@ pub use http::{BATCH as EMBED_BATCH, HttpEmbedder, HttpEmbedderConfig};
 use lore_core::{Error, Result};
 use lore_recall::{BuiltinEmbedder, Embedder};
 #[cfg(feature = "minilm")]
-pub use minilm::MiniLm;
+pub use minilm::{EncoderSettings, MiniLm, Precision};
 
 /// Which embedder to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

