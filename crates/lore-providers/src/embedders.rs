@@ -77,6 +77,9 @@ pub struct EmbedderConfig {
     pub kind: EmbedderKind,
     /// The model folder, for `minilm`.
     pub minilm_path: Option<PathBuf>,
+    /// Whether `minilm` splits one question over two threads: faster where a second core is
+    /// free, slower on a machine whose cores are busy (docs/embedders.md has both figures).
+    pub minilm_split_queries: bool,
     /// The service's model name, for `http`.
     pub model: Option<String>,
     /// The service's base URL, for `http` (default OpenAI's).
@@ -92,6 +95,7 @@ impl std::fmt::Debug for EmbedderConfig {
         f.debug_struct("EmbedderConfig")
             .field("kind", &self.kind)
             .field("minilm_path", &self.minilm_path)
+            .field("minilm_split_queries", &self.minilm_split_queries)
             .field("model", &self.model)
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
@@ -107,6 +111,7 @@ impl Default for EmbedderConfig {
         Self {
             kind: EmbedderKind::Builtin,
             minilm_path: None,
+            minilm_split_queries: false,
             model: None,
             base_url: OPENAI_URL.to_owned(),
             api_key: None,
@@ -133,9 +138,20 @@ impl EmbedderConfig {
             Some(raw) => EmbedderKind::parse(&raw)?,
             None => EmbedderKind::Builtin,
         };
+        let minilm_split_queries = match var("LORE_MINILM_SPLIT_QUERIES").as_deref() {
+            None | Some("false" | "0") => false,
+            Some("true" | "1") => true,
+            Some(other) => {
+                return Err(Error::invalid(
+                    "LORE_MINILM_SPLIT_QUERIES",
+                    format!("{other:?}; expected true or false"),
+                ));
+            }
+        };
         Ok(Self {
             kind,
             minilm_path: var("LORE_MINILM_PATH").map(PathBuf::from),
+            minilm_split_queries,
             model: var("LORE_EMBEDDER_MODEL"),
             base_url: var("LORE_EMBEDDER_BASE_URL").unwrap_or_else(|| OPENAI_URL.to_owned()),
             api_key: var("LORE_EMBEDDER_API_KEY").map(ApiKey::new),
@@ -167,7 +183,7 @@ pub fn connect(config: &EmbedderConfig) -> Result<Arc<dyn Embedder>> {
                      (config.json, model.safetensors, tokenizer.json)",
                 ));
             };
-            load_minilm(path)
+            load_minilm(path, config.minilm_split_queries)
         }
         EmbedderKind::Http => {
             let model = config.model.clone().ok_or_else(|| {
@@ -197,12 +213,16 @@ pub fn connect(config: &EmbedderConfig) -> Result<Arc<dyn Embedder>> {
 }
 
 #[cfg(feature = "minilm")]
-fn load_minilm(path: &std::path::Path) -> Result<Arc<dyn Embedder>> {
-    Ok(Arc::new(MiniLm::load(path)?))
+fn load_minilm(path: &std::path::Path, split_queries: bool) -> Result<Arc<dyn Embedder>> {
+    let settings = minilm::EncoderSettings {
+        split_queries,
+        ..Default::default()
+    };
+    Ok(Arc::new(MiniLm::load_with(path, settings)?))
 }
 
 #[cfg(not(feature = "minilm"))]
-fn load_minilm(_path: &std::path::Path) -> Result<Arc<dyn Embedder>> {
+fn load_minilm(_path: &std::path::Path, _split_queries: bool) -> Result<Arc<dyn Embedder>> {
     Err(Error::invalid(
         "embedder",
         "minilm is not in this build; rebuild with `--features minilm`",

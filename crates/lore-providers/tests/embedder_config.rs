@@ -100,6 +100,35 @@ fn missing_settings_name_the_variable_to_set() {
     assert!(err.contains("LORE_MINILM_PATH"), "{err}");
 }
 
+#[test]
+fn splitting_a_question_over_two_threads_is_a_yes_or_no_setting() {
+    let vars = |value: &'static str| {
+        move |name: &str| (name == "LORE_MINILM_SPLIT_QUERIES").then(|| value.to_owned())
+    };
+    assert!(
+        EmbedderConfig::from_vars(vars("true"))
+            .unwrap()
+            .minilm_split_queries
+    );
+    assert!(
+        !EmbedderConfig::from_vars(vars("0"))
+            .unwrap()
+            .minilm_split_queries
+    );
+    assert!(
+        !EmbedderConfig::from_vars(|_| None)
+            .unwrap()
+            .minilm_split_queries
+    );
+    let err = EmbedderConfig::from_vars(vars("sometimes"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("LORE_MINILM_SPLIT_QUERIES") && err.contains("sometimes"),
+        "{err}"
+    );
+}
+
 #[cfg(not(feature = "minilm"))]
 #[test]
 fn a_build_without_the_model_says_how_to_get_it() {
