@@ -200,21 +200,7 @@ impl Engine {
         adapter::check_plan(&plan)?;
         let tuning = self.tuning_store()?;
         let base = self.fitted_base()?;
-        let run = TuneRun {
-            id: TuneRunId::generate(self.now()),
-            status: TuneStatus::Running,
-            plan,
-            base: base.id(),
-            actor: self.actor(actor),
-            started_at: self.now(),
-            finished_at: None,
-            epochs_done: 0,
-            loss: None,
-            heartbeat_at: Some(self.now()),
-            evaluation: None,
-            checkpoint: None,
-            error: None,
-        };
+        let run = TuneRun::started(plan, base.id(), self.actor(actor), self.now());
         tuning.put_run(&run)?;
         self.train_run(tuning, run, None)
     }

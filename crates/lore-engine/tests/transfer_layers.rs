@@ -6,7 +6,7 @@
 
 use chrono::{TimeDelta, TimeZone, Utc};
 use lore_core::Error;
-use lore_core::id::{AuditId, CheckpointId, DecisionId, DigestId, EvalRunId, TuneRunId};
+use lore_core::id::{AuditId, CheckpointId, DecisionId, DigestId, EvalRunId};
 use lore_core::model::{
     AuditAction, AuditEntry, ChunkVector, DecisionRecord, Digest, DigestMethod, EvalQuestion,
     EvalRun, EvalSet, EvalTrigger, Grader, KnowledgeChunk, KnowledgeDocument, LessonStatus,
@@ -161,21 +161,7 @@ fn filled(dir: &std::path::Path) -> SqliteStore {
         name: "builtin".into(),
         dim: 2,
     };
-    let mut run = TuneRun {
-        id: TuneRunId::generate(at),
-        status: TuneStatus::Running,
-        plan: TunePlan::default(),
-        base: base.clone(),
-        actor: "ops".into(),
-        started_at: at,
-        finished_at: None,
-        epochs_done: 0,
-        loss: None,
-        heartbeat_at: None,
-        evaluation: None,
-        checkpoint: None,
-        error: None,
-    };
+    let mut run = TuneRun::started(TunePlan::default(), base.clone(), "ops".into(), at);
     let checkpoint = Checkpoint {
         id: CheckpointId::generate(at),
         run: run.id.clone(),

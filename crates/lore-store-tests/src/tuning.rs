@@ -3,7 +3,7 @@
 
 use chrono::{TimeZone, Utc};
 use lore_core::Error;
-use lore_core::id::{AuditId, CheckpointId, TuneRunId};
+use lore_core::id::{AuditId, CheckpointId};
 use lore_core::model::{AuditAction, AuditEntry, RecordKind};
 use lore_core::ports::embed::EmbedderId;
 use lore_core::ports::store::Store;
@@ -43,21 +43,7 @@ pub fn tuning_runs_and_checkpoints_roundtrip(store: &dyn Store) {
         name: "test-embedder".into(),
         dim: 2,
     };
-    let mut run = TuneRun {
-        id: TuneRunId::generate(at),
-        status: TuneStatus::Running,
-        plan: TunePlan::default(),
-        base: base.clone(),
-        actor: "ops".into(),
-        started_at: at,
-        finished_at: None,
-        epochs_done: 0,
-        loss: None,
-        heartbeat_at: None,
-        evaluation: None,
-        checkpoint: None,
-        error: None,
-    };
+    let mut run = TuneRun::started(TunePlan::default(), base.clone(), "ops".into(), at);
     tuning.put_run(&run).unwrap();
     assert_eq!(tuning.run(&run.id).unwrap().as_ref(), Some(&run));
     let checkpoint = Checkpoint {
@@ -118,24 +104,11 @@ pub fn tuning_progress_never_overwrites_a_cancellation(store: &dyn Store) {
         return;
     };
     let at = Utc.with_ymd_and_hms(2026, 11, 24, 10, 0, 0).unwrap();
-    let mut run = TuneRun {
-        id: TuneRunId::generate(at),
-        status: TuneStatus::Running,
-        plan: TunePlan::default(),
-        base: EmbedderId {
-            name: "test-embedder".into(),
-            dim: 2,
-        },
-        actor: "ops".into(),
-        started_at: at,
-        finished_at: None,
-        epochs_done: 0,
-        loss: None,
-        heartbeat_at: Some(at),
-        evaluation: None,
-        checkpoint: None,
-        error: None,
+    let base = EmbedderId {
+        name: "test-embedder".into(),
+        dim: 2,
     };
+    let mut run = TuneRun::started(TunePlan::default(), base, "ops".into(), at);
     tuning.put_run(&run).unwrap();
     for epoch in 1..=2 {
         run.epochs_done = epoch;

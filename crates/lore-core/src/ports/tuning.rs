@@ -184,6 +184,27 @@ pub struct TuneRun {
     pub error: Option<String>,
 }
 
+impl TuneRun {
+    /// A run that starts at `at`: `running`, no epoch done, its first heartbeat now.
+    pub fn started(plan: TunePlan, base: EmbedderId, actor: String, at: DateTime<Utc>) -> Self {
+        Self {
+            id: TuneRunId::generate(at),
+            status: TuneStatus::Running,
+            plan,
+            base,
+            actor,
+            started_at: at,
+            finished_at: None,
+            epochs_done: 0,
+            loss: None,
+            heartbeat_at: Some(at),
+            evaluation: None,
+            checkpoint: None,
+            error: None,
+        }
+    }
+}
+
 /// A trained adapter: a `dim × dim` matrix, row-major, for one fitted base embedder.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
