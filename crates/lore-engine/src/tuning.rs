@@ -211,11 +211,15 @@ impl Engine {
     /// fitted again since, trains it from the first epoch.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Conflict`] for a run that is running or finished.
+    /// [`Error::NotFound`]; [`Error::Conflict`] for a run that is running or finished, or that
+    /// another caller resumed first.
     #[instrument(skip_all)]
     pub fn resume_tuning(&self, id: &TuneRunId) -> Result<TuneRun> {
         let tuning = self.tuning_store()?;
-        let mut run = self.tuning_status(Some(id))?;
+        let seen = tuning
+            .run(id)?
+            .ok_or_else(|| Error::not_found("tuning run", id))?;
+        let mut run = self.as_seen(seen.clone());
         if !matches!(
             run.status,
             TuneStatus::Failed | TuneStatus::Cancelled | TuneStatus::Interrupted
@@ -242,7 +246,12 @@ impl Engine {
         run.heartbeat_at = Some(self.now());
         run.finished_at = None;
         run.error = None;
-        tuning.put_run(&run)?;
+        if !tuning.claim_run(&run, &seen)? {
+            return Err(Error::Conflict(format!(
+                "run {id} changed while it was being resumed (another caller resumed or \
+                 cancelled it); read its status again"
+            )));
+        }
         self.train_run(tuning, run, saved)
     }
 

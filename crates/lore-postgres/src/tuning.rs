@@ -6,7 +6,7 @@
 use deadpool_postgres::GenericClient;
 use lore_core::id::{CheckpointId, TuneRunId};
 use lore_core::model::AuditEntry;
-use lore_core::ports::tuning::{Checkpoint, TuneRun, TuneStatus, TuningStore};
+use lore_core::ports::tuning::{Checkpoint, TuneRun, TuningStore, same_attempt, unchanged_since};
 use lore_core::{Error, Result};
 use tracing::instrument;
 
@@ -133,18 +133,16 @@ impl TuningStore for PostgresStore {
     fn put_progress(&self, run: &TuneRun, weights: &[f32]) -> Result<bool> {
         let row = run_row(run)?;
         let (id, epoch, weights) = (row.0.clone(), to_i64(run.epochs_done), weights.to_vec());
+        let run = run.clone();
         PostgresStore::run(self, move |pool| async move {
             let mut client = pool.get().await?;
             let tx = client.transaction().await?;
             // The row lock orders this write against a cancellation committed by another
             // process: whichever comes second sees the first, so a cancel is never overwritten.
-            let status = tx
-                .query_opt(
-                    "SELECT status FROM embedder_runs WHERE id = $1 FOR UPDATE",
-                    &[&id],
-                )
-                .await?;
-            if status.as_ref().map(|r| r.get::<_, &str>(0)) != Some(TuneStatus::Running.as_str()) {
+            if !locked(&tx, &id)
+                .await?
+                .is_some_and(|s| same_attempt(&s, &run))
+            {
                 return Ok(false);
             }
             put(&tx, &row).await?;
@@ -237,6 +235,26 @@ impl TuningStore for PostgresStore {
     }
 
     #[instrument(skip_all, fields(run = %run.id))]
+    fn claim_run(&self, run: &TuneRun, seen: &TuneRun) -> Result<bool> {
+        let row = run_row(run)?;
+        let seen = seen.clone();
+        PostgresStore::run(self, move |pool| async move {
+            let mut client = pool.get().await?;
+            let tx = client.transaction().await?;
+            // The row lock makes the second of two resumes read the first one's claim.
+            if !locked(&tx, &row.0)
+                .await?
+                .is_some_and(|s| unchanged_since(&s, &seen))
+            {
+                return Ok(false);
+            }
+            put(&tx, &row).await?;
+            tx.commit().await?;
+            Ok(true)
+        })
+    }
+
+    #[instrument(skip_all, fields(run = %run.id))]
     fn cancel_run(&self, run: &TuneRun, audit: &AuditEntry) -> Result<()> {
         let row = run_row(run)?;
         let audit = Row::audit(audit)?;
@@ -248,4 +266,15 @@ impl TuningStore for PostgresStore {
             w.commit().await
         })
     }
+}
+
+/// The stored run `id`, its row locked until `tx` ends.
+async fn locked(tx: &impl GenericClient, id: &str) -> Result<Option<TuneRun>, Fail> {
+    let found: Vec<TuneRun> = bodies(
+        tx,
+        "SELECT body FROM embedder_runs WHERE id = $1 FOR UPDATE",
+        &[&id],
+    )
+    .await?;
+    Ok(found.into_iter().next())
 }

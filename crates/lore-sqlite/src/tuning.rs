@@ -4,7 +4,7 @@
 
 use lore_core::id::{CheckpointId, TuneRunId};
 use lore_core::model::AuditEntry;
-use lore_core::ports::tuning::{Checkpoint, TuneRun, TuneStatus, TuningStore};
+use lore_core::ports::tuning::{Checkpoint, TuneRun, TuningStore, same_attempt, unchanged_since};
 use lore_core::{Error, Result};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
@@ -194,11 +194,7 @@ impl TuningStore for SqliteStore {
         self.in_transaction(|tx| {
             // Read and written in one write transaction: a cancellation committed by another
             // process either comes first (and is kept) or after.
-            let status: Option<String> = tx
-                .prepare_cached("SELECT status FROM embedder_runs WHERE id = ?")
-                .and_then(|mut s| s.query_row([run.id.as_str()], |r| r.get(0)).optional())
-                .db()?;
-            if status.as_deref() != Some(TuneStatus::Running.as_str()) {
+            if !stored(tx, &run.id)?.is_some_and(|s| same_attempt(&s, run)) {
                 return Ok(false);
             }
             put(tx, run)?;
@@ -232,6 +228,17 @@ impl TuningStore for SqliteStore {
             .transpose()
     }
 
+    fn claim_run(&self, run: &TuneRun, seen: &TuneRun) -> Result<bool> {
+        // One write transaction: of two resumes, the second reads the first's claim.
+        self.in_transaction(|tx| {
+            if !stored(tx, &run.id)?.is_some_and(|s| unchanged_since(&s, seen)) {
+                return Ok(false);
+            }
+            put(tx, run)?;
+            Ok(true)
+        })
+    }
+
     fn cancel_run(&self, run: &TuneRun, audit: &AuditEntry) -> Result<()> {
         let audit = Row::audit(audit)?;
         self.in_transaction(|tx| {
@@ -239,4 +246,13 @@ impl TuningStore for SqliteStore {
             rows::insert(tx, &audit)
         })
     }
+}
+
+/// The stored run `id`, read inside `tx`.
+fn stored(tx: &Transaction<'_>, id: &TuneRunId) -> Result<Option<TuneRun>> {
+    let body: Option<String> = tx
+        .prepare_cached("SELECT body FROM embedder_runs WHERE id = ?")
+        .and_then(|mut s| s.query_row([id.as_str()], |r| r.get(0)).optional())
+        .db()?;
+    body.map(|b| rows::from_json(&b)).transpose()
 }

@@ -86,6 +86,7 @@ macro_rules! conformance_tests {
             changes_follow_writes_in_commit_order,
             tuning_runs_and_checkpoints_roundtrip,
             tuning_progress_never_overwrites_a_cancellation,
+            a_resume_claims_a_run_once,
             a_write_rings_the_change_bell,
             search_finds_a_lesson_by_a_rule_word,
             search_respects_statuses_and_skill,

@@ -138,3 +138,54 @@ pub fn tuning_progress_never_overwrites_a_cancellation(store: &dyn Store) {
         .expect("the last epoch's weights");
     assert_eq!(epoch, 2, "the refused epoch left no weights");
 }
+
+/// Of two callers resuming the same run from what they both read, one claims it and the other
+/// is refused with nothing written; the attempt the claim replaced can no longer record
+/// progress (its process went silent and came back), so two processes never train one run.
+pub fn a_resume_claims_a_run_once(store: &dyn Store) {
+    let Ok(tuning) = store.tuning() else {
+        return;
+    };
+    let at = Utc.with_ymd_and_hms(2026, 11, 25, 1, 0, 0).unwrap();
+    let base = EmbedderId {
+        name: "test-embedder".into(),
+        dim: 2,
+    };
+    let mut first = TuneRun::started(TunePlan::default(), base, "ops".into(), at);
+    tuning.put_run(&first).unwrap();
+    first.epochs_done = 1;
+    first.heartbeat_at = Some(at + chrono::TimeDelta::seconds(1));
+    assert!(tuning.put_progress(&first, &[1.0, 0.0, 0.0, 1.0]).unwrap());
+    let seen = tuning.run(&first.id).unwrap().expect("the stored run");
+
+    let attempt = |minutes: i64| {
+        let mut run = seen.clone();
+        run.started_at = at + chrono::TimeDelta::minutes(minutes);
+        run.heartbeat_at = Some(run.started_at);
+        run
+    };
+    let (a, b) = (attempt(5), attempt(6));
+    assert!(
+        tuning.claim_run(&a, &seen).unwrap(),
+        "the first resume claims"
+    );
+    assert!(
+        !tuning.claim_run(&b, &seen).unwrap(),
+        "the second resume read a run that has changed since"
+    );
+    assert_eq!(tuning.run(&first.id).unwrap().as_ref(), Some(&a));
+
+    first.epochs_done = 2;
+    first.heartbeat_at = Some(at + chrono::TimeDelta::minutes(7));
+    assert!(
+        !tuning.put_progress(&first, &[2.0, 0.0, 0.0, 1.0]).unwrap(),
+        "the superseded attempt records nothing"
+    );
+    assert_eq!(tuning.run(&first.id).unwrap().as_ref(), Some(&a));
+    let kept = tuning.progress(&first.id).unwrap().map(|(epoch, _)| epoch);
+    assert!(kept.is_none_or(|e| e == 1), "{kept:?}");
+
+    let mut a = a;
+    a.epochs_done = 2;
+    assert!(tuning.put_progress(&a, &[2.0, 0.0, 0.0, 1.0]).unwrap());
+}

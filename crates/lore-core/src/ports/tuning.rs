@@ -280,16 +280,36 @@ pub trait TuningStore: Send + Sync {
 
     /// Records a running run's progress (`epochs_done`, `loss`, `heartbeat_at`) with the
     /// adapter's weights after that epoch, atomically, unless the stored run is no longer
-    /// `running` (an operator cancelled it meanwhile): then nothing is written and the answer
-    /// is `false`, so a cancellation is never overwritten. The default checks and stores the run
-    /// without the weights, so a resume on such a store trains from the first epoch again.
+    /// `running` (an operator cancelled it meanwhile) or is another attempt at it (its
+    /// `started_at` differs: the run was resumed elsewhere after this process went silent):
+    /// then nothing is written and the answer is `false`, so neither a cancellation nor a newer
+    /// attempt is ever overwritten. The default checks and stores the run without the weights,
+    /// so a resume on such a store trains from the first epoch again.
     ///
     /// # Errors
     /// [`crate::Error::Store`] when the backend fails.
     fn put_progress(&self, run: &TuneRun, weights: &[f32]) -> Result<bool> {
         let _ = weights;
         match self.run(&run.id)? {
-            Some(stored) if stored.status == TuneStatus::Running => {
+            Some(stored) if same_attempt(&stored, run) => {
+                self.put_run(run)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Stores `run` (a resumed attempt) only if the stored run is still as its caller read it
+    /// (`seen`: the same status, start and heartbeat), atomically; `false`, with nothing
+    /// written, when another caller changed it meanwhile. Of two callers resuming the same run
+    /// at once, one trains it and the other is told so. The default reads and then writes, which
+    /// narrows the race without closing it; the SQL stores check and write in one transaction.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn claim_run(&self, run: &TuneRun, seen: &TuneRun) -> Result<bool> {
+        match self.run(&run.id)? {
+            Some(stored) if unchanged_since(&stored, seen) => {
                 self.put_run(run)?;
                 Ok(true)
             }
@@ -311,4 +331,17 @@ pub trait TuningStore: Send + Sync {
     /// # Errors
     /// [`crate::Error::Store`] when the backend fails; nothing is written then.
     fn cancel_run(&self, run: &TuneRun, audit: &AuditEntry) -> Result<()>;
+}
+
+/// Whether `stored` is the running attempt `run` belongs to: progress from any other attempt
+/// (one cancelled, or one superseded by a resume elsewhere) must not be written.
+pub fn same_attempt(stored: &TuneRun, run: &TuneRun) -> bool {
+    stored.status == TuneStatus::Running && stored.started_at == run.started_at
+}
+
+/// Whether `stored` is still the run a caller read as `seen`, for [`TuningStore::claim_run`].
+pub fn unchanged_since(stored: &TuneRun, seen: &TuneRun) -> bool {
+    stored.status == seen.status
+        && stored.started_at == seen.started_at
+        && stored.heartbeat_at == seen.heartbeat_at
 }
