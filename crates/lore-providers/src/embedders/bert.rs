@@ -12,6 +12,7 @@
 //! in f32, so the vectors agree with the reference implementation to about 1e-6.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pulp::{Arch, Simd, WithSimd};
 use serde_json::Value;
@@ -109,13 +110,42 @@ pub(crate) struct Bert {
     layers: Vec<Layer>,
     /// The instruction set the products and element-wise steps run with.
     arch: Arch,
-    /// Whether a short input's products are split over two threads ([`pair`]).
+    /// Whether a short input's products are shared with a helper thread ([`pair`]) while no
+    /// other pass runs.
     split_queries: bool,
 }
 
 /// Tokens up to which an input is split over two threads: a question, not a batch of lessons
 /// (which keeps the cores busy with one chunk each).
 const SPLIT_TOKENS: usize = 64;
+
+/// Forward passes under way in the process, over every loaded model.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// One forward pass counted in [`RUNNING`] while it lives. A question is split over two
+/// threads only when it is the only pass: a server answering several at once, or indexing
+/// while it answers, already has a thread per core, and a helper would only compete with them.
+struct Running {
+    others: usize,
+}
+
+impl Running {
+    fn enter() -> Self {
+        Self {
+            others: RUNNING.fetch_add(1, Ordering::AcqRel),
+        }
+    }
+
+    fn alone(&self) -> bool {
+        self.others == 0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 /// The tensors of a safetensors file, read as f32.
 struct Tensors {
@@ -319,9 +349,10 @@ impl Bert {
     /// none longer than the position table, none empty).
     pub(crate) fn embed(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, String> {
         let tokens: usize = sequences.iter().map(|q| q.len()).sum();
+        let running = Running::enter();
         SCRATCH.with(|cell| {
             let mut scratch = cell.take();
-            let out = if self.split_queries && tokens <= SPLIT_TOKENS {
+            let out = if self.split_queries && tokens <= SPLIT_TOKENS && running.alone() {
                 pair::with_pair(self.arch, |pair| {
                     self.forward(sequences, &mut scratch, Some(pair))
                 })
@@ -757,6 +788,17 @@ mod tests {
         assert!(first[0] < first[3]);
         // A constant row has no spread: it becomes the bias.
         assert!(x[4..].iter().all(|v| (v - 0.5).abs() < 1e-3));
+    }
+
+    #[test]
+    fn a_pass_is_alone_only_while_no_other_runs() {
+        let first = Running::enter();
+        assert!(first.alone());
+        let second = Running::enter();
+        assert!(!second.alone());
+        drop(first);
+        drop(second);
+        assert!(Running::enter().alone());
     }
 
     #[test]
