@@ -1,8 +1,8 @@
 //! One short query's matrix products shared between the calling thread and a helper.
 //!
 //! A batch keeps every core busy with texts of its own, but a single question leaves all cores
-//! but one idle while an agent waits. For the length of one forward pass a helper thread shares
-//! each product with the calling thread.
+//! but one idle while an agent waits. A model keeps one helper thread, started with its first
+//! shared question, that takes part of each product of a question.
 //!
 //! A product of a short query lasts about a tenth of a millisecond, less than a sleeping thread
 //! takes to wake, and on a busy machine the helper may not run for milliseconds. So the caller
@@ -11,21 +11,22 @@
 //! only what is left (or nothing). The caller waits only for chunks the helper has claimed, and
 //! only about twice as long as a chunk of its own took; past that the helper was preempted
 //! mid-chunk, and the caller computes those chunks itself and drops the helper's late answer.
-//! Whoever computes a column computes it with the same code, so the result is one thread's, bit
-//! for bit.
+//! Nor does a question wait for the helper at its end: the thread outlives it. Whoever computes
+//! a column computes it with the same code, so the result is one thread's, bit for bit.
 
 use std::cell::Cell;
 use std::ops::Range;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use pulp::Arch;
 
 use super::kernel::{LANES, Panels, pack_rows};
 
-/// How long the helper spins on its channel before it blocks.
+/// How long the helper spins on its channel before it blocks: the gap between two products of
+/// a question (attention, a norm) is shorter than waking a blocked thread.
 const SPIN: Duration = Duration::from_micros(100);
 /// Chunks a product's panels are cut into: enough that a late helper still finds some, few
 /// enough that a chunk is worth a claim.
@@ -34,12 +35,13 @@ const CHUNKS: usize = 8;
 const SLACK: Duration = Duration::from_micros(20);
 
 /// One product, offered to the helper.
-struct Job<'a> {
+struct Job {
     id: u64,
-    panels: &'a Panels,
+    panels: Arc<Panels>,
     packed: Arc<[f32]>,
     rows: usize,
     claims: Arc<AtomicUsize>,
+    reply: Sender<Done>,
 }
 
 /// The chunks the helper computed for job `id`, each `rows × its width`.
@@ -48,55 +50,72 @@ struct Done {
     chunks: Vec<(usize, Vec<f32>)>,
 }
 
-/// The calling thread's end of a pair of threads.
-pub(crate) struct Pair<'a> {
-    jobs: Sender<Job<'a>>,
-    done: Receiver<Done>,
-    next_id: Cell<u64>,
-    /// The caller's last chunk time, for a product where it computed none.
-    chunk_time: Cell<Duration>,
+/// A model's helper thread, started on first use; it ends when the model is dropped.
+pub(crate) struct Helper {
+    arch: Arch,
+    /// Sleep before each job, as a preempted helper would (tests only).
+    pause: Duration,
+    /// `None` once starting the thread has failed: questions then run on one thread.
+    jobs: OnceLock<Option<Sender<Job>>>,
 }
 
-/// Runs `f` with a helper thread for its products; the helper ends when `f` returns.
-pub(crate) fn with_pair<'a, R>(arch: Arch, f: impl FnOnce(&Pair<'a>) -> R) -> R {
-    with_pair_paused(arch, Duration::ZERO, f)
-}
+impl Helper {
+    pub(crate) fn new(arch: Arch) -> Self {
+        Self::paused(arch, Duration::ZERO)
+    }
 
-/// [`with_pair`] with a helper that sleeps `pause` before each job, as a preempted one would.
-fn with_pair_paused<'a, R>(arch: Arch, pause: Duration, f: impl FnOnce(&Pair<'a>) -> R) -> R {
-    std::thread::scope(|scope| {
-        let (jobs, inbox) = channel::<Job<'a>>();
-        let (outbox, done) = channel();
-        scope.spawn(move || {
-            while let Some(job) = wait(&inbox) {
-                if !pause.is_zero() {
-                    std::thread::sleep(pause);
-                }
-                let mut chunks = Vec::new();
-                while let Some((c, panels)) = claim(&job.claims, job.panels) {
-                    let width = columns(&panels, job.panels.outputs()).len();
-                    let mut out = vec![0f32; job.rows * width];
-                    job.panels
-                        .apply_packed(arch, &job.packed, job.rows, &mut out, width, panels);
-                    chunks.push((c, out));
-                }
-                let id = job.id;
-                if !chunks.is_empty() && outbox.send(Done { id, chunks }).is_err() {
-                    return;
-                }
-            }
+    fn paused(arch: Arch, pause: Duration) -> Self {
+        Self {
+            arch,
+            pause,
+            jobs: OnceLock::new(),
+        }
+    }
+
+    /// A question's end of the pair, or `None` where no helper thread could be started.
+    pub(crate) fn pair(&self) -> Option<Pair<'_>> {
+        let jobs = self.jobs.get_or_init(|| {
+            let (jobs, inbox) = channel();
+            let (arch, pause) = (self.arch, self.pause);
+            std::thread::Builder::new()
+                .name("lore-minilm-helper".into())
+                .spawn(move || serve(arch, pause, &inbox))
+                .ok()
+                .map(|_| jobs)
         });
-        // Dropping the pair closes the job channel, which ends the helper's loop.
-        f(&Pair {
-            jobs,
+        let (reply, done) = channel();
+        Some(Pair {
+            jobs: jobs.as_ref()?,
+            reply,
             done,
             next_id: Cell::new(0),
             chunk_time: Cell::new(Duration::from_micros(50)),
         })
-    })
+    }
 }
 
-/// The panels of each chunk of a product with `panels` panels.
+/// The helper's loop: every chunk of each job that is still unclaimed when it gets there.
+fn serve(arch: Arch, pause: Duration, inbox: &Receiver<Job>) {
+    while let Some(job) = wait(inbox) {
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
+        let mut chunks = Vec::new();
+        while let Some((c, panels)) = claim(&job.claims, &job.panels) {
+            let width = columns(&panels, job.panels.outputs()).len();
+            let mut out = vec![0f32; job.rows * width];
+            job.panels
+                .apply_packed(arch, &job.packed, job.rows, &mut out, width, panels);
+            chunks.push((c, out));
+        }
+        if !chunks.is_empty() {
+            // The question may be over (it computed these chunks itself); nothing to do then.
+            let _ = job.reply.send(Done { id: job.id, chunks });
+        }
+    }
+}
+
+/// The panels of chunk `c` of a product with `panels` panels.
 fn chunk(c: usize, panels: usize) -> Range<usize> {
     let per = panels.div_ceil(CHUNKS);
     c * per..((c + 1) * per).min(panels)
@@ -118,12 +137,22 @@ fn claim(claims: &AtomicUsize, panels: &Panels) -> Option<(usize, Range<usize>)>
     (c < chunk_count(all)).then(|| (c, chunk(c, all)))
 }
 
-impl<'a> Pair<'a> {
+/// One question's end of the pair of threads.
+pub(crate) struct Pair<'h> {
+    jobs: &'h Sender<Job>,
+    reply: Sender<Done>,
+    done: Receiver<Done>,
+    next_id: Cell<u64>,
+    /// The caller's last chunk time, for a product where it computed none.
+    chunk_time: Cell<Duration>,
+}
+
+impl Pair<'_> {
     /// `out = x Wᵀ + b` as [`Panels::apply`] computes it, shared with the helper.
     pub(crate) fn apply(
         &self,
         arch: Arch,
-        panels: &'a Panels,
+        panels: &Arc<Panels>,
         x: &[f32],
         rows: usize,
         out: &mut [f32],
@@ -138,10 +167,11 @@ impl<'a> Pair<'a> {
         // A helper that is gone (it panicked) leaves every chunk to this thread.
         let _ = self.jobs.send(Job {
             id,
-            panels,
+            panels: Arc::clone(panels),
             packed: Arc::from(&scratch[..]),
             rows,
             claims: Arc::clone(&claims),
+            reply: self.reply.clone(),
         });
         let start = Instant::now();
         let mut mine = vec![false; count];
@@ -208,11 +238,11 @@ mod tests {
     use super::super::kernel::Precision;
     use super::*;
 
-    fn case(rows: usize, k: usize, n: usize, precision: Precision) -> (Panels, Vec<f32>) {
+    fn case(rows: usize, k: usize, n: usize, precision: Precision) -> (Arc<Panels>, Vec<f32>) {
         let x: Vec<f32> = (0..rows * k).map(|i| (i as f32 * 0.37).sin()).collect();
         let w: Vec<f32> = (0..n * k).map(|i| (i as f32 * 0.11).cos()).collect();
         let b: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
-        (Panels::new(&w, b, k, precision), x)
+        (Arc::new(Panels::new(&w, b, k, precision)), x)
     }
 
     fn one_thread(panels: &Panels, x: &[f32], rows: usize) -> Vec<f32> {
@@ -224,18 +254,20 @@ mod tests {
     #[test]
     fn two_threads_give_one_threads_numbers() {
         let arch = Arch::new();
+        let helper = Helper::new(arch);
         for (rows, k, n) in [(1, 16, 16), (5, 40, 100), (15, 384, 1152), (9, 64, 33)] {
             for precision in [Precision::F32, Precision::Int8] {
                 let (panels, x) = case(rows, k, n, precision);
                 let one = one_thread(&panels, &x, rows);
-                with_pair(arch, |pair| {
-                    // Many times, so the helper takes some chunks of some products.
-                    for _ in 0..50 {
+                // Several questions of many products, so the helper takes some chunks of some.
+                for _ in 0..5 {
+                    let pair = helper.pair().expect("a helper thread");
+                    for _ in 0..10 {
                         let mut two = vec![f32::NAN; rows * n];
                         pair.apply(arch, &panels, &x, rows, &mut two, &mut Vec::new());
                         assert_eq!(one, two, "{rows}x{k}x{n} {precision:?}");
                     }
-                });
+                }
             }
         }
     }
@@ -256,21 +288,25 @@ mod tests {
         let (rows, k, n) = (12, 384, 1536);
         let (panels, x) = case(rows, k, n, Precision::F32);
         let one = one_thread(&panels, &x, rows);
-        let pause = Duration::from_millis(30);
+        // Longer than the products take on the busiest machine, so a single wait shows.
+        let pause = Duration::from_secs(3);
+        let helper = Helper::paused(arch, pause);
         let products = 6;
         let start = Instant::now();
-        with_pair_paused(arch, pause, |pair| {
+        for _ in 0..2 {
+            let pair = helper.pair().expect("a helper thread");
             for _ in 0..products {
                 let mut two = vec![f32::NAN; rows * n];
                 pair.apply(arch, &panels, &x, rows, &mut two, &mut Vec::new());
                 assert_eq!(one, two);
             }
-            // Timed before the pair ends, which waits for the sleeping helper to finish.
-            let spent = start.elapsed();
-            assert!(
-                spent < pause * 2,
-                "{products} products took {spent:?}: the caller waited on the helper"
-            );
-        });
+        }
+        // Two questions of six products each, neither waiting for the sleeping helper, at
+        // their ends either.
+        let spent = start.elapsed();
+        assert!(
+            spent < pause,
+            "{products} products took {spent:?}: the caller waited on the helper"
+        );
     }
 }
