@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! LORE_MINILM_PATH=… cargo run --release -p lore-providers --features minilm \
-//!   --example query_embedding -- …/locomo_dev.json [turns] [f32|int8] [1|2]
+//!   --example query_embedding -- …/locomo_dev.json [turns] [f32|int8] [1|2] [streams]
 //! ```
 //!
 //! Besides wall time it reports the CPU time the calling thread ran per question (from Linux's
@@ -29,6 +29,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(other) => return Err(format!("{other:?}: give f32 or int8").into()),
     };
     let split_queries = args.next().is_none_or(|n| n == "2");
+    // Questions embedded at once by as many threads, as a server answering several agents.
+    let streams: usize = args.next().map_or(Ok(1), |n| n.parse())?;
     let dir = std::env::var_os("LORE_MINILM_PATH").ok_or("set LORE_MINILM_PATH")?;
     let settings = EncoderSettings {
         precision,
@@ -67,22 +69,40 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for q in questions.iter().take(20) {
         model.embed(q)?;
     }
-    let mut ms = Vec::with_capacity(questions.len());
-    let mut cpu = Vec::with_capacity(questions.len());
-    for q in &questions {
-        let c = cpu_ms();
-        let t = Instant::now();
-        std::hint::black_box(model.embed(q)?);
-        ms.push(t.elapsed().as_secs_f64() * 1e3);
-        cpu.push(cpu_ms() - c);
-    }
+    let timed = |from: usize| -> Result<Vec<(f64, f64)>, lore_core::Error> {
+        let mut times = Vec::with_capacity(questions.len());
+        for i in 0..questions.len() {
+            let q = questions[(from + i) % questions.len()];
+            let c = cpu_ms();
+            let t = Instant::now();
+            std::hint::black_box(model.embed(q)?);
+            times.push((t.elapsed().as_secs_f64() * 1e3, cpu_ms() - c));
+        }
+        Ok(times)
+    };
+    let count = questions.len();
+    let started = Instant::now();
+    let times: Vec<(f64, f64)> = std::thread::scope(|scope| {
+        let each: Vec<_> = (0..streams)
+            .map(|s| scope.spawn(move || timed(s * count / streams)))
+            .collect();
+        each.into_iter()
+            .map(|h| h.join().expect("a stream panicked"))
+            .collect::<Result<Vec<_>, _>>()
+    })?
+    .into_iter()
+    .flatten()
+    .collect();
+    let wall = started.elapsed().as_secs_f64();
+    let (mut ms, mut cpu): (Vec<f64>, Vec<f64>) = times.into_iter().unzip();
     let (p50, p99) = quantiles(&mut ms);
     let (c50, _) = quantiles(&mut cpu);
     writeln!(
         out,
-        "query embedding ({precision:?}, split {split_queries}): {} distinct questions, p50 {p50:.3} ms, p99 {p99:.3} ms; \
-         CPU of the calling thread p50 {c50:.3} ms",
+        "query embedding ({precision:?}, split {split_queries}, {streams} at once): {} questions, p50 {p50:.3} ms, p99 {p99:.3} ms; \
+         CPU of the calling thread p50 {c50:.3} ms; {:.0} questions/s",
         ms.len(),
+        ms.len() as f64 / wall,
     )?;
 
     if precision != Precision::F32 {

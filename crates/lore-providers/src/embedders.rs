@@ -77,8 +77,8 @@ pub struct EmbedderConfig {
     pub kind: EmbedderKind,
     /// The model folder, for `minilm`.
     pub minilm_path: Option<PathBuf>,
-    /// Whether `minilm` splits one question over two threads: faster where a second core is
-    /// free, slower on a machine whose cores are busy (docs/embedders.md has both figures).
+    /// Whether `minilm` shares one question's products with a helper thread while no other
+    /// embedding runs (on by default; docs/embedders.md has the figures).
     pub minilm_split_queries: bool,
     /// The service's model name, for `http`.
     pub model: Option<String>,
@@ -111,7 +111,7 @@ impl Default for EmbedderConfig {
         Self {
             kind: EmbedderKind::Builtin,
             minilm_path: None,
-            minilm_split_queries: false,
+            minilm_split_queries: true,
             model: None,
             base_url: OPENAI_URL.to_owned(),
             api_key: None,
@@ -139,8 +139,8 @@ impl EmbedderConfig {
             None => EmbedderKind::Builtin,
         };
         let minilm_split_queries = match var("LORE_MINILM_SPLIT_QUERIES").as_deref() {
-            None | Some("false" | "0") => false,
-            Some("true" | "1") => true,
+            Some("false" | "0") => false,
+            None | Some("true" | "1") => true,
             Some(other) => {
                 return Err(Error::invalid(
                     "LORE_MINILM_SPLIT_QUERIES",

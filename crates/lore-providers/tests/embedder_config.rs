@@ -115,11 +115,13 @@ fn splitting_a_question_over_two_threads_is_a_yes_or_no_setting() {
             .unwrap()
             .minilm_split_queries
     );
+    // On unless turned off: a question shares its products only while no other embedding runs.
     assert!(
-        !EmbedderConfig::from_vars(|_| None)
+        EmbedderConfig::from_vars(|_| None)
             .unwrap()
             .minilm_split_queries
     );
+    assert!(EmbedderConfig::default().minilm_split_queries);
     let err = EmbedderConfig::from_vars(vars("sometimes"))
         .unwrap_err()
         .to_string();

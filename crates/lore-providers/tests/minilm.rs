@@ -230,3 +230,37 @@ fn a_query_split_over_two_threads_gets_the_same_vector() {
     let long = "retry the flaky step ".repeat(20);
     assert_eq!(one.embed(&long).unwrap(), two.embed(&long).unwrap());
 }
+
+#[test]
+fn questions_embedded_at_once_from_several_threads_get_their_own_vectors() {
+    let Some(dir) = model_dir() else { return };
+    let one = MiniLm::load_with(
+        &dir,
+        EncoderSettings {
+            precision: Precision::F32,
+            split_queries: false,
+        },
+    )
+    .unwrap();
+    // The default shares a lone question with a helper and keeps concurrent ones on their own
+    // threads; either way each caller gets its own question's vector.
+    let shared = MiniLm::load(&dir).unwrap();
+    let questions = [
+        "When did Caroline go to the LGBTQ support group?",
+        "What did Melanie paint recently?",
+        "How do I roll back a failed deployment?",
+        "x",
+    ];
+    let want: Vec<Vec<f32>> = questions.iter().map(|q| one.embed(q).unwrap()).collect();
+    std::thread::scope(|scope| {
+        for offset in 0..3 {
+            let (shared, want) = (&shared, &want);
+            scope.spawn(move || {
+                for round in 0..20 {
+                    let i = (offset + round) % questions.len();
+                    assert_eq!(shared.embed(questions[i]).unwrap(), want[i], "{i}");
+                }
+            });
+        }
+    });
+}

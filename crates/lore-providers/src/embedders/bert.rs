@@ -12,12 +12,14 @@
 //! in f32, so the vectors agree with the reference implementation to about 1e-6.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pulp::{Arch, Simd, WithSimd};
 use serde_json::Value;
 
 use super::kernel::{Panels, Precision};
-use super::pair::{self, Pair};
+use super::pair::{Helper, Pair};
 
 /// What the encoder needs from `config.json`.
 #[derive(Clone, Copy, Debug)]
@@ -90,11 +92,11 @@ struct Norm {
 
 struct Layer {
     /// Query, key and value stacked into one `[3h, h]` product.
-    qkv: Panels,
-    attention_out: Panels,
+    qkv: Arc<Panels>,
+    attention_out: Arc<Panels>,
     attention_norm: Norm,
-    up: Panels,
-    down: Panels,
+    up: Arc<Panels>,
+    down: Arc<Panels>,
     output_norm: Norm,
 }
 
@@ -109,13 +111,43 @@ pub(crate) struct Bert {
     layers: Vec<Layer>,
     /// The instruction set the products and element-wise steps run with.
     arch: Arch,
-    /// Whether a short input's products are split over two threads ([`pair`]).
+    /// Whether a short input's products are shared with a helper thread while no other pass
+    /// runs.
     split_queries: bool,
+    helper: Helper,
 }
 
 /// Tokens up to which an input is split over two threads: a question, not a batch of lessons
 /// (which keeps the cores busy with one chunk each).
 const SPLIT_TOKENS: usize = 64;
+
+/// Forward passes under way in the process, over every loaded model.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// One forward pass counted in [`RUNNING`] while it lives. A question is split over two
+/// threads only when it is the only pass: a server answering several at once, or indexing
+/// while it answers, already has a thread per core, and a helper would only compete with them.
+struct Running {
+    others: usize,
+}
+
+impl Running {
+    fn enter() -> Self {
+        Self {
+            others: RUNNING.fetch_add(1, Ordering::AcqRel),
+        }
+    }
+
+    fn alone(&self) -> bool {
+        self.others == 0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 /// The tensors of a safetensors file, read as f32.
 struct Tensors {
@@ -214,9 +246,9 @@ impl Tensors {
         prefix: &str,
         (inputs, outputs): (usize, usize),
         precision: Precision,
-    ) -> Result<Panels, String> {
+    ) -> Result<Arc<Panels>, String> {
         let (weight, bias) = self.linear(prefix, inputs, outputs)?;
-        Ok(Panels::new(&weight, bias, inputs, precision))
+        Ok(Arc::new(Panels::new(&weight, bias, inputs, precision)))
     }
 
     fn norm(&mut self, prefix: &str, width: usize) -> Result<Norm, String> {
@@ -283,7 +315,11 @@ impl Bert {
             let (k, kb) = t.linear(&format!("{p}.attention.self.key"), h, h)?;
             let (v, vb) = t.linear(&format!("{p}.attention.self.value"), h, h)?;
             layers.push(Layer {
-                qkv: Panels::stacked(&[(&q, qb), (&k, kb), (&v, vb)], h, precision),
+                qkv: Arc::new(Panels::stacked(
+                    &[(&q, qb), (&k, kb), (&v, vb)],
+                    h,
+                    precision,
+                )),
                 attention_out: t.panels(
                     &format!("{p}.attention.output.dense"),
                     (h, h),
@@ -312,6 +348,7 @@ impl Bert {
             layers,
             arch: Arch::new(),
             split_queries,
+            helper: Helper::new(Arch::new()),
         })
     }
 
@@ -319,15 +356,12 @@ impl Bert {
     /// none longer than the position table, none empty).
     pub(crate) fn embed(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, String> {
         let tokens: usize = sequences.iter().map(|q| q.len()).sum();
+        let running = Running::enter();
         SCRATCH.with(|cell| {
             let mut scratch = cell.take();
-            let out = if self.split_queries && tokens <= SPLIT_TOKENS {
-                pair::with_pair(self.arch, |pair| {
-                    self.forward(sequences, &mut scratch, Some(pair))
-                })
-            } else {
-                self.forward(sequences, &mut scratch, None)
-            };
+            let split = self.split_queries && tokens <= SPLIT_TOKENS && running.alone();
+            let pair = if split { self.helper.pair() } else { None };
+            let out = self.forward(sequences, &mut scratch, pair.as_ref());
             // A query's buffers are kept for the thread's next query; a large batch's are not
             // held on to.
             if scratch.floats() <= KEPT_SCRATCH {
@@ -337,11 +371,11 @@ impl Bert {
         })
     }
 
-    fn forward<'a>(
-        &'a self,
+    fn forward(
+        &self,
         sequences: &[&[u32]],
         b: &mut Scratch,
-        pair: Option<&Pair<'a>>,
+        pair: Option<&Pair<'_>>,
     ) -> Result<Vec<Vec<f32>>, String> {
         let s = self.shape;
         let h = s.hidden;
@@ -363,7 +397,7 @@ impl Bert {
         let scores = sized(&mut b.scores, longest);
         let (x, packed) = (&mut b.x, &mut b.packed);
         for layer in &self.layers {
-            let product = |panels: &'a Panels,
+            let product = |panels: &Arc<Panels>,
                            x: &[f32],
                            out: &mut [f32],
                            packed: &mut Vec<f32>| {
@@ -757,6 +791,17 @@ mod tests {
         assert!(first[0] < first[3]);
         // A constant row has no spread: it becomes the bias.
         assert!(x[4..].iter().all(|v| (v - 0.5).abs() < 1e-3));
+    }
+
+    #[test]
+    fn a_pass_is_alone_only_while_no_other_runs() {
+        let first = Running::enter();
+        assert!(first.alone());
+        let second = Running::enter();
+        assert!(!second.alone());
+        drop(first);
+        drop(second);
+        assert!(Running::enter().alone());
     }
 
     #[test]

@@ -31,14 +31,24 @@ type Embedded = (usize, Vec<Vec<f32>>);
 
 /// How the encoder runs; the defaults are what measured fastest without changing the answers
 /// beyond the reference test's tolerance (docs/embedders.md has the figures).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct EncoderSettings {
     /// How the large products' weights are stored.
     pub precision: Precision,
-    /// Whether one short input (a question) is split over two threads. Off by default: it
-    /// pays only where a second core is idle, and on a busy machine waiting for the helper to
-    /// be scheduled cost more than it saved.
+    /// Whether one short input (a question) shares its products with a helper thread while no
+    /// other embedding runs in the process. On by default: the caller never waits for work the
+    /// helper has not started, so a busy machine costs little; turn it off to keep a question on
+    /// one core.
     pub split_queries: bool,
+}
+
+impl Default for EncoderSettings {
+    fn default() -> Self {
+        Self {
+            precision: Precision::default(),
+            split_queries: true,
+        }
+    }
 }
 
 /// A BERT sentence-embedding model loaded from a folder.
@@ -136,9 +146,12 @@ impl MiniLm {
 
     /// One forward pass over `texts`: mean-pooled, normalized vectors.
     fn forward(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, String> {
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
+        // One text at a time on this thread: the tokenizer's batch call hands even a single
+        // question to a thread pool and waits for it, and batches already run a chunk per core.
+        let encodings = texts
+            .iter()
+            .map(|t| self.tokenizer.encode(*t, true))
+            .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| e.to_string())?;
         let ids: Vec<&[u32]> = encodings
             .iter()
