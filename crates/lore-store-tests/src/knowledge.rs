@@ -24,6 +24,8 @@ impl Fixture {
                 skill: skill.clone(),
                 source: source.to_owned(),
                 heading: "Runbook › Rollback".into(),
+                // A paged document's page survives the round trip; the others have none.
+                page: source.ends_with(".pdf").then_some(ordinal + 1),
                 line_start: ordinal * 10 + 1,
                 line_end: ordinal * 10 + 9,
                 ordinal,
@@ -82,7 +84,7 @@ pub fn knowledge_documents_sync_whole_within_scope(store: &dyn Store) {
     let f = Fixture::new();
     let start = knowledge.knowledge_revision().unwrap();
     let runbook = f.document(&f.hr, "docs/runbook.md", &["a", "b", "c"]);
-    let adr = f.document(&f.hr, "docs/adr-1.md", &["x"]);
+    let adr = f.document(&f.hr, "docs/adr-1.pdf", &["x"]);
     let ledger = f.document(&f.finance, "ledger.txt", &["y", "z"]);
     knowledge
         .sync_documents(&[runbook.clone(), adr.clone(), ledger.clone()], &[])

@@ -43,7 +43,10 @@ pub struct RecalledChunk {
     pub source: String,
     /// The headings above it.
     pub heading: String,
-    /// Its first line in the document.
+    /// Its page, in a paged document (a PDF).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+    /// Its first line in the document (in its page, when it has one).
     pub line_start: u32,
     /// Its last line.
     pub line_end: u32,
@@ -82,19 +85,22 @@ pub(crate) fn search_text(chunk: &KnowledgeChunk) -> String {
     }
 }
 
-/// A chunk as recall shows it: Lore's provenance line, then the document's words quoted.
+/// A chunk as recall shows it: Lore's provenance line (file, page when paged, heading, lines),
+/// then the document's words quoted.
 pub(crate) fn render(chunk: &KnowledgeChunk) -> String {
     let heading = if chunk.heading.is_empty() {
         String::new()
     } else {
         format!(" § {}", chunk.heading)
     };
+    let page = chunk.page.map_or_else(String::new, |p| format!(" p. {p}"));
     let quoted: Vec<String> = chunk.text.lines().map(|l| format!("> {l}")).collect();
     format!(
-        "- **{}** ({}; {}{}, lines {}–{})\n{}",
+        "- **{}** ({}; {}{}{}, lines {}–{})\n{}",
         chunk.id,
         chunk.skill,
         chunk.source,
+        page,
         heading,
         chunk.line_start,
         chunk.line_end,
@@ -145,6 +151,7 @@ impl Engine {
                     skill: c.skill.clone(),
                     source: c.source.clone(),
                     heading: c.heading.clone(),
+                    page: c.page,
                     line_start: c.line_start,
                     line_end: c.line_end,
                     tokens: item.tokens,
