@@ -7,7 +7,9 @@
 use serde::Serialize;
 use tracing::instrument;
 
-use super::index::{Item, ItemIndexInfo};
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::index::{Changes, Item, ItemIndexInfo};
 use crate::engine::Engine;
 use lore_core::error::Result;
 use lore_core::model::{ChunkVector, KnowledgeChunk};
@@ -131,9 +133,31 @@ impl Engine {
             self.scope.check_write(skill)?;
         }
         let store = self.store.knowledge()?;
-        let index = self.cached_index(&self.knowledge, store.knowledge_revision()?, || {
-            store.knowledge_chunks(&lore_core::Scope::unrestricted(), None)
-        })?;
+        let index = self.caught_up_index(
+            &self.knowledge,
+            store.knowledge_revision()?,
+            |since| {
+                let changes = store.knowledge_changes(since)?;
+                // Looked up by borrowed names: every held chunk is asked once.
+                let mut documents: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+                for (skill, source) in changes.documents {
+                    documents
+                        .entry(skill.to_string())
+                        .or_default()
+                        .insert(source);
+                }
+                Ok(Some(Changes {
+                    revision: changes.revision,
+                    stale: Box::new(move |c: &KnowledgeChunk| {
+                        documents
+                            .get(c.skill.as_str())
+                            .is_some_and(|sources| sources.contains(c.source.as_str()))
+                    }),
+                    added: changes.chunks,
+                }))
+            },
+            || store.knowledge_chunks(&lore_core::Scope::unrestricted(), None),
+        )?;
         let recalled = self.search_index(&index, &query.text, query.skill.as_ref(), &config)?;
         let scores: FastMap<&str, f64> = recalled
             .explain
