@@ -215,17 +215,25 @@ pub fn run_at(
         report.chunks_per_second,
         report.embedder
     ))?;
-    let how = |info: &Option<ItemIndexInfo>| match info.as_ref().map(|i| &i.origin) {
-        Some(ItemOrigin::Built) => "index built".to_owned(),
-        Some(ItemOrigin::Loaded { kept, added, .. }) => {
-            format!("saved index loaded: {kept} kept, {added} inserted")
+    let how = |info: &Option<ItemIndexInfo>| {
+        let Some(info) = info else {
+            return "no knowledge index".to_owned();
+        };
+        let read = info.read;
+        match &info.origin {
+            ItemOrigin::Built => format!("index built, {read} chunks read"),
+            ItemOrigin::Loaded { kept, added, .. } => {
+                format!("saved index loaded: {kept} kept, {added} inserted, {read} chunks read")
+            }
+            ItemOrigin::Updated {
+                kept,
+                dropped,
+                added,
+            } => format!(
+                "index updated: {kept} kept, {dropped} dropped, {added} inserted, {read} chunks \
+                 read"
+            ),
         }
-        Some(ItemOrigin::Updated {
-            kept,
-            dropped,
-            added,
-        }) => format!("index updated: {kept} kept, {dropped} dropped, {added} inserted"),
-        None => "no knowledge index".to_owned(),
     };
     out.line(format!(
         "layered context: first call of a new process {:.0} ms ({}), of the next new process \

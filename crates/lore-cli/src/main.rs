@@ -24,7 +24,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("LORE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // The PDF reader logs every flaw of a damaged file as an error; `lore ingest`
+                // reports such a file once, by name, instead.
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,lopdf=off")),
         )
         .init();
     match commands::run(cli) {

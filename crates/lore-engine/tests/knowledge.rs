@@ -8,7 +8,8 @@ use std::sync::Arc;
 use lore_core::ports::knowledge::KnowledgeStore;
 use lore_core::{Error, Scope, SkillPath, Store};
 use lore_engine::knowledge::{
-    Chunking, DocumentChange, IngestDocument, IngestReport, IngestRequest, KnowledgeQuery,
+    Chunking, DocumentChange, IngestDocument, IngestReport, IngestRequest, ItemOrigin,
+    KnowledgeQuery,
 };
 use lore_engine::{Engine, EngineConfig};
 use lore_recall::{ApproxTokenizer, Tokenizer};
@@ -348,4 +349,59 @@ fn another_process_ingest_is_seen_by_a_running_engine() {
         })
         .unwrap();
     assert!(!seen.chunks.is_empty());
+
+    // The writer changes the runbook and the glossary leaves: the running Engine reads only
+    // the runbook's chunks to catch up, and recall follows both changes.
+    let mut docs = documents(&f.root);
+    docs.retain(|d| !d.source.ends_with("glossary.txt"));
+    let runbook = docs
+        .iter_mut()
+        .find(|d| d.source.ends_with("runbook.md"))
+        .unwrap();
+    runbook.text = runbook.text.replace("canary", "bellwether");
+    let report = writer
+        .ingest(
+            &IngestRequest {
+                skill: SkillPath::parse(SKILL).unwrap(),
+                roots: vec!["docs".into()],
+                documents: docs,
+                chunking: Chunking::default(),
+            },
+            &mut |_, _| {},
+        )
+        .unwrap();
+    assert_eq!((report.updated, report.removed), (1, 1), "{report:?}");
+    let runbook_chunks = report
+        .documents
+        .iter()
+        .find(|d| d.source.ends_with("runbook.md"))
+        .unwrap()
+        .chunks;
+    let recall = |text: &str| {
+        f.engine
+            .recall_knowledge(&KnowledgeQuery {
+                text: text.to_owned(),
+                ..KnowledgeQuery::default()
+            })
+            .unwrap()
+    };
+    let found = recall("bellwether replica");
+    assert!(found.text.contains("bellwether"), "{}", found.text);
+    let info = f.engine.knowledge_index_info().unwrap();
+    assert_eq!(info.read, runbook_chunks, "{info:?}");
+    assert!(
+        matches!(info.origin, ItemOrigin::Updated { dropped, .. } if dropped > 0),
+        "{info:?}"
+    );
+    assert_eq!(info.revision, f.store.knowledge_revision().unwrap());
+    let everything = recall("glossary idempotency canary rollback checkout");
+    assert!(
+        everything
+            .chunks
+            .iter()
+            .all(|c| !c.source.ends_with("glossary.txt")),
+        "{:?}",
+        everything.chunks
+    );
+    assert!(!everything.text.contains("canary"), "{}", everything.text);
 }

@@ -143,6 +143,11 @@ fn a_new_process_loads_the_saved_index_catches_up_and_rebuilds_a_damaged_one() {
         },
         "the running process catches up without a rebuild"
     );
+    assert_eq!(
+        second.knowledge_index_info().unwrap().read,
+        SECTIONS,
+        "and reads only the changed document's chunks from the store"
+    );
     assert!(found.text.contains("quasar standby"), "{}", found.text);
     let third = open(&db);
     let again = recall(&third, changed);
@@ -155,6 +160,7 @@ fn a_new_process_loads_the_saved_index_catches_up_and_rebuilds_a_damaged_one() {
         },
         "a new process loads the older file and inserts what it lacks"
     );
+    assert_eq!(third.knowledge_index_info().unwrap().read, chunks);
     assert_eq!(ids(&again), ids(&found));
 
     // A damaged file is set aside: the next process builds from the store, answers the same,

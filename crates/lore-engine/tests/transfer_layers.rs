@@ -52,6 +52,7 @@ fn filled(dir: &std::path::Path) -> SqliteStore {
         skill: support.clone(),
         source: "docs/runbook.md".into(),
         heading: "Runbook › Rollback".into(),
+        page: None,
         line_start: 1,
         line_end: 9,
         ordinal,

@@ -15,6 +15,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0002_knowledge.sql"),
     include_str!("../migrations/0003_tuning.sql"),
     include_str!("../migrations/0004_embedder_progress.sql"),
+    include_str!("../migrations/0005_knowledge_changes.sql"),
 ];
 
 /// The newest schema version this build knows, the one it migrates every database to.

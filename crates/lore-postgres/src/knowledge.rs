@@ -12,7 +12,9 @@ use lore_core::model::{
     AuditEntry, ChunkVector, DecisionRecord, KnowledgeChunk, KnowledgeDocument,
 };
 use lore_core::ports::embed::EmbedderId;
-use lore_core::ports::knowledge::{DecisionStore, DocumentUpdate, KnowledgeStore};
+use lore_core::ports::knowledge::{
+    DecisionStore, DocumentUpdate, KnowledgeChanges, KnowledgeStore,
+};
 use lore_core::{Error, Result, Scope, SkillPath};
 use tracing::instrument;
 
@@ -67,16 +69,35 @@ impl KnowledgeStore for PostgresStore {
         self.run(move |pool| async move {
             let mut client = pool.get().await?;
             let mut w = Writer::begin(&mut client, [Counter::Knowledge]).await?;
-            w.next(Counter::Knowledge)?;
+            let revision = w.next(Counter::Knowledge)?;
             for (skill, source) in &remove {
-                delete_document(&w.tx, skill.as_str(), source).await?;
+                if delete_document(&w.tx, skill.as_str(), source).await? {
+                    w.tx.execute(
+                        "INSERT INTO knowledge_removals (skill, source, revision) \
+                         VALUES ($1, $2, $3) ON CONFLICT (skill, source) \
+                         DO UPDATE SET revision = excluded.revision",
+                        &[&skill.as_str(), source, &revision],
+                    )
+                    .await?;
+                }
             }
             for (doc, body, chunks) in &documents {
                 delete_document(&w.tx, doc.skill.as_str(), &doc.source).await?;
                 w.tx.execute(
-                    "INSERT INTO knowledge_documents (skill, domain, source, body) \
-                     VALUES ($1, $2, $3, $4)",
-                    &[&doc.skill.as_str(), &doc.skill.domain(), &doc.source, body],
+                    "DELETE FROM knowledge_removals WHERE skill = $1 AND source = $2",
+                    &[&doc.skill.as_str(), &doc.source],
+                )
+                .await?;
+                w.tx.execute(
+                    "INSERT INTO knowledge_documents (skill, domain, source, body, revision) \
+                     VALUES ($1, $2, $3, $4, $5)",
+                    &[
+                        &doc.skill.as_str(),
+                        &doc.skill.domain(),
+                        &doc.source,
+                        body,
+                        &revision,
+                    ],
                 )
                 .await?;
                 for chunk in chunks {
@@ -102,27 +123,52 @@ impl KnowledgeStore for PostgresStore {
                 w.sql()
             );
             let found = client.query(&sql, &w.params()).await?;
-            found
+            Ok(found.iter().map(chunk_of).collect::<Result<Vec<_>>>()?)
+        })
+    }
+
+    #[instrument(skip_all)]
+    fn knowledge_changes(&self, since: u64) -> Result<KnowledgeChanges> {
+        let since = i64::try_from(since).unwrap_or(i64::MAX);
+        self.run(move |pool| async move {
+            let mut client = pool.get().await?;
+            // One snapshot for the revision and the rows it covers: a sync committing meanwhile
+            // is either wholly in the answer or wholly after it.
+            let tx = client
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await?;
+            let revision = rows::counter(&tx, Counter::Knowledge).await?;
+            let documents = tx
+                .query(
+                    "SELECT skill, source FROM knowledge_documents WHERE revision > $1 \
+                     UNION SELECT skill, source FROM knowledge_removals WHERE revision > $1 \
+                     ORDER BY 1, 2",
+                    &[&since],
+                )
+                .await?
                 .iter()
-                .map(|r| {
-                    let mut chunk: KnowledgeChunk = from_json(r.get::<_, &str>(0))?;
-                    let (name, dim, vector): (
-                        Option<String>,
-                        Option<i32>,
-                        Option<pgvector::Vector>,
-                    ) = (r.get(1), r.get(2), r.get(3));
-                    if let (Some(name), Some(dim), Some(vector)) = (name, dim, vector) {
-                        chunk.vector = Some(ChunkVector {
-                            embedder: EmbedderId {
-                                name,
-                                dim: usize::try_from(dim).unwrap_or(0),
-                            },
-                            vector: vector.to_vec(),
-                        });
-                    }
-                    Ok(chunk)
-                })
-                .collect()
+                .map(|r| Ok((SkillPath::parse(r.get::<_, &str>(0))?, r.get(1))))
+                .collect::<Result<Vec<_>>>()?;
+            let chunks = tx
+                .query(
+                    "SELECT t.body, t.embedder, t.dim, t.vector FROM knowledge_chunks t \
+                     JOIN knowledge_documents d ON d.skill = t.skill AND d.source = t.source \
+                     WHERE d.revision > $1 ORDER BY t.skill, t.source, t.ordinal",
+                    &[&since],
+                )
+                .await?
+                .iter()
+                .map(chunk_of)
+                .collect::<Result<Vec<_>>>()?;
+            tx.commit().await?;
+            Ok(KnowledgeChanges {
+                revision,
+                documents,
+                chunks,
+            })
         })
     }
 
@@ -132,6 +178,23 @@ impl KnowledgeStore for PostgresStore {
             rows::counter(&client, Counter::Knowledge).await
         })
     }
+}
+
+/// A chunk read back (body, embedder, dimension, vector), with its vector.
+fn chunk_of(r: &tokio_postgres::Row) -> Result<KnowledgeChunk> {
+    let mut chunk: KnowledgeChunk = from_json(r.get::<_, &str>(0))?;
+    let (name, dim, vector): (Option<String>, Option<i32>, Option<pgvector::Vector>) =
+        (r.get(1), r.get(2), r.get(3));
+    if let (Some(name), Some(dim), Some(vector)) = (name, dim, vector) {
+        chunk.vector = Some(ChunkVector {
+            embedder: EmbedderId {
+                name,
+                dim: usize::try_from(dim).unwrap_or(0),
+            },
+            vector: vector.to_vec(),
+        });
+    }
+    Ok(chunk)
 }
 
 /// A chunk as written: the record, its body, and its vector in pgvector's form.
@@ -150,7 +213,8 @@ fn chunk_rows(chunks: &[KnowledgeChunk]) -> Result<Vec<ChunkRow>> {
         .collect()
 }
 
-async fn delete_document(db: &impl GenericClient, skill: &str, source: &str) -> Result<(), Fail> {
+/// Deletes a document with its chunks; whether it was there.
+async fn delete_document(db: &impl GenericClient, skill: &str, source: &str) -> Result<bool, Fail> {
     let chunks = db
         .prepare_cached("DELETE FROM knowledge_chunks WHERE skill = $1 AND source = $2")
         .await?;
@@ -158,8 +222,7 @@ async fn delete_document(db: &impl GenericClient, skill: &str, source: &str) -> 
     let documents = db
         .prepare_cached("DELETE FROM knowledge_documents WHERE skill = $1 AND source = $2")
         .await?;
-    db.execute(&documents, &[&skill, &source]).await?;
-    Ok(())
+    Ok(db.execute(&documents, &[&skill, &source]).await? > 0)
 }
 
 async fn write_chunk(

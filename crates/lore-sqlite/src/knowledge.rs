@@ -2,11 +2,13 @@
 //! chunks as JSON bodies with their vectors beside them, and one revision counter.
 //!
 //! A sync replaces a document's chunks wholesale inside one transaction, so a reader sees the
-//! old version or the new one and never a mix.
+//! old version or the new one and never a mix. Each document row keeps the revision that wrote
+//! it and each removal leaves a tombstone with its own (migration 0012), so a reader catches up
+//! by reading what moved after its revision.
 
 use lore_core::model::{ChunkVector, KnowledgeChunk, KnowledgeDocument};
 use lore_core::ports::embed::EmbedderId;
-use lore_core::ports::knowledge::{DocumentUpdate, KnowledgeStore};
+use lore_core::ports::knowledge::{DocumentUpdate, KnowledgeChanges, KnowledgeStore};
 use lore_core::{Error, Result, Scope, SkillPath};
 use rusqlite::types::Value;
 use rusqlite::{Connection, params, params_from_iter};
@@ -38,17 +40,27 @@ impl KnowledgeStore for SqliteStore {
             return Ok(());
         }
         self.in_transaction(|tx| {
+            let revision: i64 = tx
+                .query_row(
+                    "UPDATE knowledge_revision SET revision = revision + 1 WHERE id = 1 \
+                     RETURNING revision",
+                    [],
+                    |r| r.get(0),
+                )
+                .db()?;
             for (skill, source) in remove {
-                delete_document(tx, skill, source)?;
+                if delete_document(tx, skill, source)? {
+                    tx.prepare_cached(
+                        "INSERT INTO knowledge_removals (skill, source, revision) VALUES (?, ?, ?) \
+                         ON CONFLICT (skill, source) DO UPDATE SET revision = excluded.revision",
+                    )
+                    .and_then(|mut s| s.execute(params![skill.as_str(), source, revision]))
+                    .db()?;
+                }
             }
             for update in put {
-                write_document(tx, update)?;
+                write_document(tx, update, revision)?;
             }
-            tx.execute(
-                "UPDATE knowledge_revision SET revision = revision + 1 WHERE id = 1",
-                [],
-            )
-            .db()?;
             Ok(())
         })
     }
@@ -64,38 +76,84 @@ impl KnowledgeStore for SqliteStore {
              ORDER BY t.skill, t.source, t.ordinal",
             w.sql()
         );
-        let conn = self.conn();
-        let raw: Vec<ChunkRow> = conn
-            .prepare_cached(&sql)
-            .and_then(|mut s| {
-                s.query_map(params_from_iter(w.params().iter().cloned()), |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })?
-                .collect()
-            })
-            .db()?;
-        raw.into_iter()
-            .map(|(body, embedder, dim, blob)| {
-                let mut chunk: KnowledgeChunk = rows::from_json(&body)?;
-                chunk.vector = match (embedder, dim, blob) {
-                    (Some(name), Some(dim), Some(blob)) => {
-                        Some(decode(&chunk.id, name, dim, &blob)?)
-                    }
-                    _ => None,
-                };
-                Ok(chunk)
-            })
-            .collect()
+        chunks(&self.conn(), &sql, w.params().iter().cloned())
     }
 
     fn knowledge_revision(&self) -> Result<u64> {
-        let revision: i64 = self
-            .conn()
-            .prepare_cached("SELECT revision FROM knowledge_revision WHERE id = 1")
-            .and_then(|mut s| s.query_row([], |r| r.get(0)))
-            .db()?;
-        Ok(u64::try_from(revision).unwrap_or(0))
+        revision(&self.conn())
     }
+
+    fn knowledge_changes(&self, since: u64) -> Result<KnowledgeChanges> {
+        let since = i64::try_from(since).unwrap_or(i64::MAX);
+        let mut conn = self.conn();
+        // One read transaction: the revision and the rows it covers come from the same
+        // snapshot, whatever another process commits meanwhile.
+        let tx = conn.transaction().db()?;
+        let revision = revision(&tx)?;
+        let mut documents: Vec<(String, String)> = tx
+            .prepare_cached(
+                "SELECT skill, source FROM knowledge_documents WHERE revision > ?1 \
+                 UNION SELECT skill, source FROM knowledge_removals WHERE revision > ?1",
+            )
+            .and_then(|mut s| {
+                s.query_map([since], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect()
+            })
+            .db()?;
+        documents.sort();
+        let chunks = chunks(
+            &tx,
+            "SELECT t.body, t.embedder, t.dim, t.vector FROM knowledge_chunks t \
+             JOIN knowledge_documents d ON d.skill = t.skill AND d.source = t.source \
+             WHERE d.revision > ? ORDER BY t.skill, t.source, t.ordinal",
+            [Value::Integer(since)],
+        )?;
+        tx.finish().db()?;
+        Ok(KnowledgeChanges {
+            revision,
+            documents: documents
+                .into_iter()
+                .map(|(skill, source)| Ok((SkillPath::parse(&skill)?, source)))
+                .collect::<Result<_>>()?,
+            chunks,
+        })
+    }
+}
+
+/// The current revision.
+fn revision(conn: &Connection) -> Result<u64> {
+    let revision: i64 = conn
+        .prepare_cached("SELECT revision FROM knowledge_revision WHERE id = 1")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        .db()?;
+    Ok(u64::try_from(revision).unwrap_or(0))
+}
+
+/// The chunks `sql` selects (body, embedder, dimension, vector), with their vectors.
+fn chunks(
+    conn: &Connection,
+    sql: &str,
+    params: impl IntoIterator<Item = Value>,
+) -> Result<Vec<KnowledgeChunk>> {
+    let raw: Vec<ChunkRow> = conn
+        .prepare_cached(sql)
+        .and_then(|mut s| {
+            s.query_map(params_from_iter(params), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?
+            .collect()
+        })
+        .db()?;
+    raw.into_iter()
+        .map(|(body, embedder, dim, blob)| {
+            let mut chunk: KnowledgeChunk = rows::from_json(&body)?;
+            chunk.vector = match (embedder, dim, blob) {
+                (Some(name), Some(dim), Some(blob)) => Some(decode(&chunk.id, name, dim, &blob)?),
+                _ => None,
+            };
+            Ok(chunk)
+        })
+        .collect()
 }
 
 /// The rows inside `scope`, of `skill` when given.
@@ -116,29 +174,36 @@ fn strings(conn: &Connection, sql: &str, w: &Where) -> Result<Vec<String>> {
         .db()
 }
 
-fn delete_document(tx: &Connection, skill: &SkillPath, source: &str) -> Result<()> {
+/// Deletes a document with its chunks; whether it was there.
+fn delete_document(tx: &Connection, skill: &SkillPath, source: &str) -> Result<bool> {
     tx.prepare_cached("DELETE FROM knowledge_chunks WHERE skill = ? AND source = ?")
         .and_then(|mut s| s.execute(params![skill.as_str(), source]))
         .db()?;
-    tx.prepare_cached("DELETE FROM knowledge_documents WHERE skill = ? AND source = ?")
+    let gone = tx
+        .prepare_cached("DELETE FROM knowledge_documents WHERE skill = ? AND source = ?")
         .and_then(|mut s| s.execute(params![skill.as_str(), source]))
         .db()?;
-    Ok(())
+    Ok(gone > 0)
 }
 
-fn write_document(tx: &Connection, update: &DocumentUpdate) -> Result<()> {
+fn write_document(tx: &Connection, update: &DocumentUpdate, revision: i64) -> Result<()> {
     let doc = &update.document;
     let body = rows::to_json(doc)?;
     delete_document(tx, &doc.skill, &doc.source)?;
+    tx.prepare_cached("DELETE FROM knowledge_removals WHERE skill = ? AND source = ?")
+        .and_then(|mut s| s.execute(params![doc.skill.as_str(), doc.source]))
+        .db()?;
     tx.prepare_cached(
-        "INSERT INTO knowledge_documents (skill, domain, source, body) VALUES (?, ?, ?, ?)",
+        "INSERT INTO knowledge_documents (skill, domain, source, body, revision) \
+         VALUES (?, ?, ?, ?, ?)",
     )
     .and_then(|mut s| {
         s.execute(params![
             doc.skill.as_str(),
             doc.skill.domain(),
             doc.source,
-            body
+            body,
+            revision
         ])
     })
     .db()?;

@@ -7,7 +7,7 @@ use lore_core::id::DecisionId;
 use lore_core::model::{
     ChunkVector, DecisionRecord, KnowledgeChunk, KnowledgeDocument, LessonStatus, RecordKind,
 };
-use lore_core::ports::knowledge::DocumentUpdate;
+use lore_core::ports::knowledge::{DocumentUpdate, KnowledgeChanges};
 use lore_core::ports::store::Store;
 use lore_core::scope::{Scope, SkillPath};
 use lore_recall::EmbedderId;
@@ -24,6 +24,8 @@ impl Fixture {
                 skill: skill.clone(),
                 source: source.to_owned(),
                 heading: "Runbook › Rollback".into(),
+                // A paged document's page survives the round trip; the others have none.
+                page: source.ends_with(".pdf").then_some(ordinal + 1),
                 line_start: ordinal * 10 + 1,
                 line_end: ordinal * 10 + 9,
                 ordinal,
@@ -82,7 +84,7 @@ pub fn knowledge_documents_sync_whole_within_scope(store: &dyn Store) {
     let f = Fixture::new();
     let start = knowledge.knowledge_revision().unwrap();
     let runbook = f.document(&f.hr, "docs/runbook.md", &["a", "b", "c"]);
-    let adr = f.document(&f.hr, "docs/adr-1.md", &["x"]);
+    let adr = f.document(&f.hr, "docs/adr-1.pdf", &["x"]);
     let ledger = f.document(&f.finance, "ledger.txt", &["y", "z"]);
     knowledge
         .sync_documents(&[runbook.clone(), adr.clone(), ledger.clone()], &[])
@@ -164,6 +166,108 @@ pub fn knowledge_documents_sync_whole_within_scope(store: &dyn Store) {
         after_replace,
         "an empty sync changes nothing"
     );
+}
+
+/// What changed after a revision: the documents written or removed since (whatever the
+/// order of their writes), the current chunks of those still there with their vectors, and
+/// nothing of documents left alone; a name removed then written again comes back whole.
+pub fn knowledge_changes_name_what_moved_after_a_revision(store: &dyn Store) {
+    let knowledge = store.knowledge().expect("the store keeps knowledge");
+    let f = Fixture::new();
+    // Other tests may share the store: only this fixture's skills are looked at.
+    let mine = |changes: &KnowledgeChanges| {
+        let ours = |skill: &SkillPath| [&f.hr, &f.hr_other, &f.finance].contains(&skill);
+        let documents: Vec<(String, String)> = changes
+            .documents
+            .iter()
+            .filter(|(skill, _)| ours(skill))
+            .map(|(skill, source)| (skill.to_string(), source.clone()))
+            .collect();
+        let chunks: Vec<KnowledgeChunk> = changes
+            .chunks
+            .iter()
+            .filter(|c| ours(&c.skill))
+            .cloned()
+            .collect();
+        (documents, chunks)
+    };
+    let name = |skill: &SkillPath, source: &str| (skill.to_string(), source.to_owned());
+    let start = knowledge.knowledge_revision().unwrap();
+    let runbook = f.document(&f.hr, "docs/runbook.md", &["a", "b"]);
+    let manual = f.document(&f.hr, "docs/manual.pdf", &["m1", "m2"]);
+    let ledger = f.document(&f.finance, "ledger.txt", &["y"]);
+    knowledge
+        .sync_documents(&[runbook.clone(), manual.clone(), ledger.clone()], &[])
+        .unwrap();
+    let first = knowledge.knowledge_revision().unwrap();
+
+    let all = knowledge.knowledge_changes(start).unwrap();
+    assert!(all.revision >= first, "{} < {first}", all.revision);
+    let (documents, chunks) = mine(&all);
+    assert_eq!(
+        documents,
+        vec![
+            name(&f.finance, "ledger.txt"),
+            name(&f.hr, "docs/manual.pdf"),
+            name(&f.hr, "docs/runbook.md"),
+        ],
+        "by skill and source"
+    );
+    let expected: Vec<KnowledgeChunk> = [&ledger, &manual, &runbook]
+        .iter()
+        .flat_map(|d| d.chunks.clone())
+        .collect();
+    assert_eq!(chunks, expected, "as stored, vectors and pages included");
+
+    // The runbook changes, the ledger goes, the manual stays as it was.
+    let shorter = f.document(&f.hr, "docs/runbook.md", &["a2"]);
+    knowledge
+        .sync_documents(
+            std::slice::from_ref(&shorter),
+            &[(f.finance.clone(), "ledger.txt".into())],
+        )
+        .unwrap();
+    let second = knowledge.knowledge_revision().unwrap();
+    let since_first = knowledge.knowledge_changes(first).unwrap();
+    assert!(since_first.revision >= second);
+    let (documents, chunks) = mine(&since_first);
+    assert_eq!(
+        documents,
+        vec![
+            name(&f.finance, "ledger.txt"),
+            name(&f.hr, "docs/runbook.md")
+        ],
+        "the changed and the removed document, not the one left alone"
+    );
+    assert_eq!(chunks, shorter.chunks, "only the new version's chunks");
+    let (documents, chunks) = mine(&knowledge.knowledge_changes(second).unwrap());
+    assert!(documents.is_empty() && chunks.is_empty(), "{documents:?}");
+
+    // Removing what is not there leaves no record; a removed name written again comes back.
+    knowledge
+        .sync_documents(&[], &[(f.hr_other.clone(), "never.md".into())])
+        .unwrap();
+    let back = f.document(&f.finance, "ledger.txt", &["y2"]);
+    knowledge
+        .sync_documents(std::slice::from_ref(&back), &[])
+        .unwrap();
+    let (documents, chunks) = mine(&knowledge.knowledge_changes(second).unwrap());
+    assert_eq!(documents, vec![name(&f.finance, "ledger.txt")]);
+    assert_eq!(chunks, back.chunks);
+    let (documents, _) = mine(&knowledge.knowledge_changes(first).unwrap());
+    assert_eq!(
+        documents,
+        vec![
+            name(&f.finance, "ledger.txt"),
+            name(&f.hr, "docs/runbook.md")
+        ]
+    );
+
+    // A revision at or past the store's names nothing and says where the store is.
+    let now = knowledge.knowledge_revision().unwrap();
+    let ahead = knowledge.knowledge_changes(now + 100).unwrap();
+    assert!(ahead.documents.is_empty() && ahead.chunks.is_empty());
+    assert!(ahead.revision >= now && ahead.revision < now + 100);
 }
 
 /// A decision is stored with its audit entry, refused under a taken ID, replaced only against

@@ -110,6 +110,7 @@ macro_rules! conformance_tests {
             memory_search_ranks_inside_category_and_scope,
             purge_erases_a_memory_and_its_search_terms,
             knowledge_documents_sync_whole_within_scope,
+            knowledge_changes_name_what_moved_after_a_revision,
             decisions_follow_their_lifecycle_atomically,
             knowledge_and_decision_writes_ring_the_change_bell,
             digests_keep_versions_and_forget_a_source,

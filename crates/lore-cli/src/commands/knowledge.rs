@@ -11,40 +11,73 @@ use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use lore_engine::knowledge::{
     Chunking, DocumentChange, IngestDocument, IngestReport, IngestRequest, KnowledgeQuery,
+    SkippedDocument,
 };
 use lore_engine::{ContextQuery, LayerStatus};
 use lore_providers::tokenizer::{Encoding, Tiktoken};
 use lore_sqlite::OpenMode;
 
+use super::pdf;
 use crate::cli::{ContextArgs, IngestArgs, KnowledgeCommand, KnowledgeRecallArgs};
 use crate::config::Paths;
 use crate::output;
 
-/// The extensions a folder walk ingests; a file named on the command line is read whatever
-/// its extension.
+/// The extensions a folder walk ingests (besides `.pdf`); a file named on the command line is
+/// read whatever its extension.
 const TEXT_EXTENSIONS: [&str; 7] = ["md", "markdown", "mdx", "txt", "text", "rst", "adoc"];
+
+/// What a walk found: the documents read, and those found but not readable.
+#[derive(Default)]
+struct Found {
+    documents: Vec<IngestDocument>,
+    skipped: Vec<SkippedDocument>,
+}
+
+impl Found {
+    /// Reads the file at `path`: a PDF through [`pdf::text`], anything else as UTF-8. A file
+    /// that cannot be read is skipped (the report names it and why), unless `strict` (a text file
+    /// named on the command line, where a typo should stop the command).
+    fn read(&mut self, path: &Path, cwd: &Path, strict: bool) -> Result<()> {
+        let source = source_name(path, cwd);
+        let text = if pdf::is_pdf(path) {
+            pdf::text(path)
+        } else {
+            match std::fs::read_to_string(path) {
+                Ok(text) => Ok(text),
+                Err(_) if strict => bail!("{} is not UTF-8 text", path.display()),
+                Err(_) => Err("it is not UTF-8 text".to_owned()),
+            }
+        };
+        match text {
+            Ok(text) => self.documents.push(IngestDocument { source, text }),
+            Err(reason) => self.skipped.push(SkippedDocument { source, reason }),
+        }
+        Ok(())
+    }
+}
 
 pub fn ingest(paths: &Paths, args: IngestArgs, json: bool) -> Result<()> {
     let cwd = std::env::current_dir()?;
-    let mut documents = Vec::new();
+    let mut found = Found::default();
     let mut roots = Vec::new();
     for path in &args.paths {
         let meta =
             std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
         roots.push(source_name(path, &cwd));
         if meta.is_dir() {
-            walk(path, &cwd, &mut documents)?;
+            walk(path, &cwd, &mut found)?;
         } else {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("{} is not UTF-8 text", path.display()))?;
-            documents.push(IngestDocument {
-                source: source_name(path, &cwd),
-                text,
-            });
+            found.read(path, &cwd, true)?;
         }
     }
+    let Found {
+        mut documents,
+        mut skipped,
+    } = found;
     documents.sort_by(|a, b| a.source.cmp(&b.source));
     documents.dedup_by(|a, b| a.source == b.source);
+    skipped.sort_by(|a, b| a.source.cmp(&b.source));
+    skipped.dedup_by(|a, b| a.source == b.source);
     let engine = paths.engine(OpenMode::Create)?;
     let request = IngestRequest {
         skill: args.skill,
@@ -63,7 +96,7 @@ pub fn ingest(paths: &Paths, args: IngestArgs, json: bool) -> Result<()> {
         );
         bar
     });
-    let report = engine.ingest(&request, &mut |done, _| {
+    let report = engine.ingest_skipping(&request, skipped, &mut |done, _| {
         if let Some(bar) = &bar {
             bar.set_position(done as u64);
         }
@@ -77,9 +110,9 @@ pub fn ingest(paths: &Paths, args: IngestArgs, json: bool) -> Result<()> {
     print_report(&report)
 }
 
-/// Walks `dir` for text documents, skipping hidden entries and symbolic links (which could
-/// loop); a file that is not UTF-8 is skipped with a warning rather than failing the walk.
-fn walk(dir: &Path, cwd: &Path, out: &mut Vec<IngestDocument>) -> Result<()> {
+/// Walks `dir` for text and PDF documents, skipping hidden entries and symbolic links (which
+/// could loop); a file that cannot be read is skipped by name rather than failing the walk.
+fn walk(dir: &Path, cwd: &Path, out: &mut Found) -> Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read {}", dir.display()))?
         .collect::<std::io::Result<_>>()?;
@@ -92,14 +125,8 @@ fn walk(dir: &Path, cwd: &Path, out: &mut Vec<IngestDocument>) -> Result<()> {
         }
         if kind.is_dir() {
             walk(&path, cwd, out)?;
-        } else if is_text(&path) {
-            match std::fs::read_to_string(&path) {
-                Ok(text) => out.push(IngestDocument {
-                    source: source_name(&path, cwd),
-                    text,
-                }),
-                Err(err) => tracing::warn!(path = %path.display(), %err, "skipped: not UTF-8 text"),
-            }
+        } else if is_text(&path) || pdf::is_pdf(&path) {
+            out.read(&path, cwd, false)?;
         }
     }
     Ok(())
@@ -145,8 +172,20 @@ fn print_report(report: &IngestReport) -> Result<()> {
             doc.source, doc.chunks
         ))?;
     }
+    for doc in &report.skipped {
+        output::line(format!("  skipped  {}: {}", doc.source, doc.reason))?;
+    }
+    let skipped = if report.skipped.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", {} skipped (any stored version kept)",
+            report.skipped.len()
+        )
+    };
     output::line(format!(
-        "{}: {} added, {} updated, {} unchanged, {} removed; {} chunks written, {} removed",
+        "{}: {} added, {} updated, {} unchanged, {} removed{skipped}; {} chunks written, {} \
+         removed",
         report.skill,
         report.added,
         report.updated,

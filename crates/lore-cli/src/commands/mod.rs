@@ -11,6 +11,7 @@ mod lessons;
 mod memory;
 mod migrate;
 mod org;
+mod pdf;
 mod recall;
 mod reembed;
 pub mod review;

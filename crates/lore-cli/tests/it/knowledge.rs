@@ -237,3 +237,147 @@ fn decisions_are_recorded_reviewed_and_recalled_from_the_command_line() {
     assert!(err.contains("situation"), "{err}");
     assert_eq!(p.json(&["decision", "list"]).as_array().unwrap().len(), 1);
 }
+
+/// A PDF made by Chromium from the HTML beside it in `tests/fixtures/pdf`.
+fn pdf_fixture(name: &str) -> Vec<u8> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pdf");
+    fs::read(dir.join(name)).unwrap()
+}
+
+fn skipped(report: &Value) -> Vec<(String, String)> {
+    report["skipped"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no skipped list in {report}"))
+        .iter()
+        .map(|d| {
+            (
+                d["source"].as_str().unwrap().to_owned(),
+                d["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[cfg(feature = "pdf")]
+#[test]
+fn pdfs_are_ingested_by_page_kept_in_step_and_unreadable_ones_skipped() {
+    let p = Project::new().initialized();
+    let dir = p.path().join("manuals");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("deploy.pdf"), pdf_fixture("deploy-runbook.pdf")).unwrap();
+    fs::write(dir.join("oncall.pdf"), pdf_fixture("oncall.pdf")).unwrap();
+    fs::write(dir.join("scanned.pdf"), pdf_fixture("scanned.pdf")).unwrap();
+    let first = p.json(&["ingest", "manuals", "--skill", "ops/deploy"]);
+    assert_eq!(change(&first, "manuals/deploy.pdf"), "added");
+    assert_eq!(change(&first, "manuals/oncall.pdf"), "added");
+    let skips = skipped(&first);
+    assert_eq!(skips.len(), 1, "{first}");
+    assert_eq!(skips[0].0, "manuals/scanned.pdf");
+    assert!(skips[0].1.contains("no text"), "{skips:?}");
+    let listed = sources(&p);
+    let deploy = listed
+        .iter()
+        .find(|(s, ..)| s == "manuals/deploy.pdf")
+        .unwrap();
+    assert_eq!(deploy.1, 3, "one chunk for each of its three pages");
+
+    let recall = |query: &str| {
+        p.json(&[
+            "knowledge",
+            "recall",
+            query,
+            "--skill",
+            "ops/deploy",
+            "-n",
+            "1",
+        ])
+    };
+    let found = recall("roll back when the error rate climbs after a deploy");
+    let chunk = &found["chunks"][0];
+    assert_eq!(chunk["source"], "manuals/deploy.pdf", "{found}");
+    assert_eq!(chunk["page"], 2, "{found}");
+    assert_eq!(
+        chunk["line_start"].as_u64(),
+        Some(3),
+        "lines of the page: {found}"
+    );
+    let text = found["text"].as_str().unwrap();
+    assert!(text.contains("manuals/deploy.pdf p. 2, lines 3–"), "{text}");
+    assert!(
+        text.contains("> If the error rate climbs after a deploy, roll back at once"),
+        "{text}"
+    );
+    let first_page = recall("freeze the payment schema migrations before the deploy");
+    assert_eq!(first_page["chunks"][0]["page"], 1, "{first_page}");
+
+    // One changes, one is deleted, and a damaged file (a PDF cut short) appears.
+    fs::write(dir.join("deploy.pdf"), pdf_fixture("deploy-runbook-v2.pdf")).unwrap();
+    fs::remove_file(dir.join("oncall.pdf")).unwrap();
+    let whole = pdf_fixture("oncall.pdf");
+    fs::write(dir.join("broken.pdf"), &whole[..whole.len() / 2]).unwrap();
+    let second = p.json(&["ingest", "manuals", "--skill", "ops/deploy"]);
+    assert_eq!(change(&second, "manuals/deploy.pdf"), "updated");
+    assert_eq!(change(&second, "manuals/oncall.pdf"), "removed");
+    let skips = skipped(&second);
+    assert_eq!(
+        skips.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(),
+        ["manuals/broken.pdf", "manuals/scanned.pdf"]
+    );
+    assert!(skips[0].1.contains("PDF"), "{skips:?}");
+    let text = recall("roll back when the error rate climbs after a deploy")["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        text.contains("> If the error rate climbs after a deploy, drain the checkout queue first"),
+        "{text}"
+    );
+    assert!(!text.contains("roll back at once"), "{text}");
+    let listed = sources(&p);
+    assert_eq!(
+        listed.iter().map(|(s, ..)| s.as_str()).collect::<Vec<_>>(),
+        ["manuals/deploy.pdf"]
+    );
+
+    // A stored PDF damaged in place is skipped by name, the others still ingest, and what
+    // was stored for it stays; the human output says so with a zero exit.
+    let v2 = pdf_fixture("deploy-runbook-v2.pdf");
+    fs::write(dir.join("deploy.pdf"), &v2[..v2.len() - 200]).unwrap();
+    fs::write(
+        dir.join("notes.txt"),
+        "Drain the queue before a rollback.\n",
+    )
+    .unwrap();
+    let shown = p.ok(&["ingest", "manuals", "--skill", "ops/deploy"]);
+    assert!(shown.contains("skipped  manuals/deploy.pdf: "), "{shown}");
+    assert!(shown.contains("added    manuals/notes.txt"), "{shown}");
+    assert!(
+        shown.contains("3 skipped (any stored version kept)"),
+        "{shown}"
+    );
+    let after = sources(&p);
+    assert!(after.contains(&listed[0]), "{after:?}");
+    assert_eq!(after.len(), 2);
+
+    // Named on the command line, an unreadable PDF is skipped too, never an error.
+    let named = p.json(&["ingest", "manuals/broken.pdf", "--skill", "ops/deploy"]);
+    assert_eq!(skipped(&named)[0].0, "manuals/broken.pdf");
+    assert_eq!(sources(&p), after);
+}
+
+#[cfg(not(feature = "pdf"))]
+#[test]
+fn without_the_pdf_feature_a_pdf_is_skipped_naming_the_feature() {
+    let p = Project::new().initialized();
+    fs::create_dir_all(p.path().join("manuals")).unwrap();
+    fs::write(
+        p.path().join("manuals/oncall.pdf"),
+        pdf_fixture("oncall.pdf"),
+    )
+    .unwrap();
+    let report = p.json(&["ingest", "manuals", "--skill", "ops/deploy"]);
+    let skips = skipped(&report);
+    assert_eq!(skips[0].0, "manuals/oncall.pdf");
+    assert!(skips[0].1.contains("`pdf` cargo feature"), "{skips:?}");
+    assert!(sources(&p).is_empty());
+}

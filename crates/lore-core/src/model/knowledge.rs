@@ -41,6 +41,9 @@ pub struct KnowledgeChunk {
     pub source: String,
     /// The headings above it, outermost first, joined by ` › ` (empty before the first one).
     pub heading: String,
+    /// Its page in a paged document (a PDF), 1-based; its lines are then the page's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
     /// The first line of the document it covers, 1-based.
     pub line_start: u32,
     /// The last line it covers, inclusive.

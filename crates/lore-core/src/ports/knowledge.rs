@@ -23,6 +23,20 @@ pub struct DocumentUpdate {
     pub chunks: Vec<KnowledgeChunk>,
 }
 
+/// What changed in the knowledge store after a revision: all a reader holding that revision
+/// needs to catch up without reading every chunk again.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KnowledgeChanges {
+    /// The revision these changes bring a reader to.
+    pub revision: u64,
+    /// Every `(skill, source)` written or removed after the revision asked about, by skill and
+    /// source: a reader drops every chunk it holds of each before adding `chunks`.
+    pub documents: Vec<(SkillPath, String)>,
+    /// The chunks of the documents written after that revision, as stored now (vectors
+    /// included), by skill, source and position.
+    pub chunks: Vec<KnowledgeChunk>,
+}
+
 /// Persistence for knowledge documents and chunks.
 pub trait KnowledgeStore: Send + Sync {
     /// The documents inside `scope` (and of `skill`, when given), by source.
@@ -56,6 +70,16 @@ pub trait KnowledgeStore: Send + Sync {
     /// # Errors
     /// [`crate::Error::Store`] when the backend fails.
     fn knowledge_revision(&self) -> Result<u64>;
+
+    /// What changed after revision `since`, in every scope (callers filter), read at one
+    /// point in time: the documents written or removed since, and the chunks of those still
+    /// there. A `since` at or past the current revision yields nothing but that revision (a
+    /// reader whose revision is ahead of the store's is holding another store's data, and
+    /// should read everything again).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn knowledge_changes(&self, since: u64) -> Result<KnowledgeChanges>;
 }
 
 /// Persistence for resolved human-in-the-loop decisions.

@@ -61,6 +61,9 @@ pub enum TextFormat {
     Markdown,
     /// Anything else: paragraphs only.
     Plain,
+    /// A PDF's text: pages separated by form feeds (`\u{c}`, as PDF text extractors write
+    /// them), each page cut as plain text, its lines numbered within the page.
+    Paged,
 }
 
 impl TextFormat {
@@ -72,6 +75,8 @@ impl TextFormat {
             .any(|e| lower.ends_with(e))
         {
             TextFormat::Markdown
+        } else if lower.ends_with(".pdf") {
+            TextFormat::Paged
         } else {
             TextFormat::Plain
         }
@@ -83,6 +88,8 @@ impl TextFormat {
 pub struct Piece {
     /// The headings above it, outermost first, joined by ` › `.
     pub heading: String,
+    /// Its page, 1-based, for paged text; its lines are then numbered within the page.
+    pub page: Option<u32>,
     /// First line, 1-based.
     pub line_start: u32,
     /// Last line, inclusive.
@@ -105,6 +112,22 @@ pub fn chunk(
     chunking: Chunking,
     tokenizer: &dyn Tokenizer,
 ) -> Vec<Piece> {
+    if format == TextFormat::Paged {
+        // A reader finds a quote by its page; lines counted across pages would not help.
+        return text
+            .split('\u{c}')
+            .enumerate()
+            .flat_map(|(i, page)| {
+                let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
+                chunk(page, TextFormat::Plain, chunking, tokenizer)
+                    .into_iter()
+                    .map(move |piece| Piece {
+                        page: Some(number),
+                        ..piece
+                    })
+            })
+            .collect();
+    }
     sections(text, format)
         .into_iter()
         .flat_map(|s| split(s, chunking, tokenizer))
@@ -214,6 +237,7 @@ fn piece_of(heading: &str, units: &[(u32, String, usize)]) -> Piece {
     };
     Piece {
         heading: heading.to_owned(),
+        page: None,
         line_start: units.first().map_or(0, |u| u.0),
         line_end: units.last().map_or(0, |u| u.0),
         text: units
@@ -343,6 +367,36 @@ mod tests {
         );
         assert_eq!(pieces.len(), 1);
         assert_eq!(pieces[0].heading, "");
+    }
+
+    #[test]
+    fn paged_text_numbers_pages_and_counts_lines_within_each() {
+        let text =
+            "Deploy guide\n\nFreeze migrations.\n\u{c}\u{c}Rolling back\nUse the previous tag.\n";
+        assert_eq!(TextFormat::of("docs/Guide.PDF"), TextFormat::Paged);
+        let pieces = chunk(
+            text,
+            TextFormat::Paged,
+            Chunking::default(),
+            &ApproxTokenizer,
+        );
+        let at: Vec<(Option<u32>, u32, u32)> = pieces
+            .iter()
+            .map(|p| (p.page, p.line_start, p.line_end))
+            .collect();
+        // The empty second page makes no piece, and the third keeps its number.
+        assert_eq!(at, [(Some(1), 1, 3), (Some(3), 1, 2)]);
+        assert!(pieces[1].text.starts_with("Rolling back"), "{pieces:?}");
+        assert_eq!(
+            chunk(
+                text,
+                TextFormat::Plain,
+                Chunking::default(),
+                &ApproxTokenizer
+            )[0]
+            .page,
+            None
+        );
     }
 
     #[test]

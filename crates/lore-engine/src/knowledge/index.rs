@@ -3,8 +3,12 @@
 //! and its searches without the Engine, so the Engine's definition can name the index without
 //! depending on the services that use it; `layer.rs` gives the Engine its part.
 //!
-//! The index reflects one store revision for its kind and is replaced when the revision moves,
-//! so another process's write is seen at the next query. The replacement is not a rebuild: it
+//! The index reflects one store revision for its kind and catches up when the revision moves,
+//! so another process's write is seen at the next query. Where the store can say what changed
+//! after a revision (knowledge can), the index is updated in place ([`ItemIndex::apply`]):
+//! only the changed records are read, their old slots dropped and the new ones inserted, so a
+//! change costs what it touches rather than a read of every record. Otherwise the index is
+//! replaced, which is not a rebuild either: it
 //! is assembled from the index before it (or, in a new process, from the file saved beside the
 //! store through [`lore_recall::saved`], the lesson index's format with its own magic and
 //! header): every slot whose record is still there with the same words keeps its vector and its
@@ -143,6 +147,9 @@ pub struct ItemIndexInfo {
     pub origin: ItemOrigin,
     /// The store revision it reflects.
     pub revision: u64,
+    /// Records read from the store to make it: every one for a build or a load, only the
+    /// changed ones for an update in place.
+    pub read: usize,
     /// Live records.
     pub items: usize,
     /// Slots, live or removed.
@@ -164,12 +171,23 @@ pub(crate) struct ItemIndex<T> {
     pub(crate) slot: FastMap<String, u32>,
     hashes: Vec<u64>,
     origin: ItemOrigin,
+    read: usize,
     /// Slots the file beside the store holds (slots are only ever appended).
     saved_slots: usize,
 }
 
 /// An index shared by an Engine's handles.
 pub(crate) type Shared<T> = Arc<Mutex<Option<Arc<ItemIndex<T>>>>>;
+
+/// What changed in the store after an index's revision, as the store reports it.
+pub(crate) struct Changes<T> {
+    /// The revision the changes bring the index to.
+    pub(crate) revision: u64,
+    /// Whether a held record was replaced or removed (its slot leaves).
+    pub(crate) stale: Box<dyn Fn(&T) -> bool>,
+    /// The records written, as stored now.
+    pub(crate) added: Vec<T>,
+}
 
 /// What a new index starts from: the slots of an earlier one, in order, with its graph and,
 /// when known, its vectors (slot-major; empty when the records' stored vectors are to be used).
@@ -269,6 +287,7 @@ impl<T: Item> ItemIndex<T> {
         ItemIndexInfo {
             origin: self.origin.clone(),
             revision: self.revision,
+            read: self.read,
             items: self.sparse.len(),
             slots: self.items.len(),
             graph: self.dense.graph().is_some(),
@@ -315,6 +334,7 @@ impl<T: Item> ItemIndex<T> {
             slot: FastMap::default(),
             hashes: Vec::with_capacity(items.len()),
             origin: ItemOrigin::Built,
+            read: items.len(),
             saved_slots: 0,
         };
         if let Some(prior) = prior
@@ -328,22 +348,12 @@ impl<T: Item> ItemIndex<T> {
             .copied()
             .filter(|i| stored[*i].is_none())
             .collect();
-        if !missing.is_empty() {
-            let texts: Vec<&str> = missing
-                .iter()
-                .map(|i| search[*i].as_deref().expect("not yet placed"))
-                .collect();
-            let made = embedder.embed_batch(&texts)?;
-            if made.len() != missing.len() || made.iter().any(|v| v.len() != id.dim) {
-                return Err(Error::invalid(
-                    "embedder",
-                    format!("{id} returned vectors of the wrong number or size"),
-                ));
-            }
-            for (i, v) in missing.into_iter().zip(made) {
-                stored[i] = Some(v);
-            }
-        }
+        embed_missing(
+            embedder,
+            &missing,
+            |i| search[i].as_deref().expect("not yet placed"),
+            &mut stored,
+        )?;
         if let ItemOrigin::Loaded { added, .. } | ItemOrigin::Updated { added, .. } =
             &mut index.origin
         {
@@ -464,6 +474,124 @@ impl<T: Item> ItemIndex<T> {
         Ok(Ok(()))
     }
 
+    /// Applies `changes` in place. A stale slot whose record comes back with the same ID and
+    /// words keeps its place, vector and graph links, taking the new record (its lines may have
+    /// moved); every other stale slot leaves (staying in the graph as a waypoint, as after a
+    /// restore), and the remaining records are inserted with their stored vectors, the others
+    /// embedded first, so a failing embedder leaves the index as it was.
+    ///
+    /// # Errors
+    /// Embedder failures, or an embedder answering with vectors of the wrong number or size.
+    pub(crate) fn apply(
+        &mut self,
+        embedder: &Arc<dyn Embedder>,
+        changes: Changes<T>,
+    ) -> Result<()> {
+        let Changes {
+            revision,
+            stale,
+            mut added,
+        } = changes;
+        let id = embedder.id();
+        let read = added.len();
+        let mut vectors: Vec<Option<Vec<f32>>> = added
+            .iter_mut()
+            .map(|i| {
+                i.take_vector()
+                    .filter(|v| v.embedder == id && v.vector.len() == id.dim)
+                    .map(|v| v.vector)
+            })
+            .collect();
+        let search: Vec<String> = added.iter().map(Item::search_text).collect();
+        let position: FastMap<&str, usize> = added
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (item.id(), i))
+            .collect();
+        // Each stale slot, and the added record that takes it over, if any.
+        let mut reused = vec![None; added.len()];
+        let plan: Vec<(usize, Option<usize>)> = (0..self.items.len())
+            .filter(|s| self.items[*s].as_ref().is_some_and(&stale))
+            .map(|s| {
+                let item = self.items[s].as_ref().expect("filtered");
+                let heir = position
+                    .get(item.id())
+                    .copied()
+                    .filter(|&i| reused[i].is_none() && text_hash(&search[i]) == self.hashes[s]);
+                if let Some(i) = heir {
+                    reused[i] = Some(s);
+                }
+                (s, heir)
+            })
+            .collect();
+        drop(position);
+        let missing: Vec<usize> = (0..added.len())
+            .filter(|i| reused[*i].is_none() && vectors[*i].is_none())
+            .collect();
+        embed_missing(embedder, &missing, |i| search[i].as_str(), &mut vectors)?;
+        let mut dropped = 0;
+        for &(s, heir) in &plan {
+            if heir.is_none() {
+                self.remove_slot(s);
+                dropped += 1;
+            }
+        }
+        let mut inserted = Vec::new();
+        let mut fresh = Vec::new();
+        for ((item, search), (vector, slot)) in added
+            .into_iter()
+            .zip(search)
+            .zip(vectors.into_iter().zip(reused))
+        {
+            if let Some(s) = slot {
+                self.rendered[s] = [item.render()];
+                self.items[s] = Some(item);
+                continue;
+            }
+            // A record written again under another document would otherwise hold two slots.
+            if let Some(&s) = self.slot.get(item.id())
+                && self.items[s as usize].is_some()
+            {
+                self.remove_slot(s as usize);
+                dropped += 1;
+            }
+            inserted.push((item, search));
+            fresh.push(vector.expect("stored or made above"));
+        }
+        let kept = self.sparse.len();
+        let count = inserted.len();
+        for (item, search) in inserted {
+            self.push(item, search);
+        }
+        self.dense.add_many(&fresh);
+        self.revision = revision;
+        self.read = read;
+        self.origin = ItemOrigin::Updated {
+            kept,
+            dropped,
+            added: count,
+        };
+        Ok(())
+    }
+
+    /// Whether so many slots hold removed records that building afresh beats walking past them
+    /// (the bound a restore refuses a prior at).
+    pub(crate) fn worn(&self) -> bool {
+        self.items.len() > 2 * self.sparse.len() + 1024
+    }
+
+    fn remove_slot(&mut self, s: usize) {
+        if let Some(item) = self.items[s].take() {
+            self.slot.remove(item.id());
+        }
+        let slot = u32::try_from(s).expect("fewer than 2^32 slots");
+        self.sparse.remove(slot);
+        self.dense.remove(slot);
+        self.search[s] = String::new();
+        self.rendered[s] = [String::new()];
+        self.hashes[s] = 0;
+    }
+
     /// Adds `item` in the next slot (its vector goes in separately).
     fn push(&mut self, item: T, search: String) {
         let slot = self.sparse.add(&search);
@@ -530,6 +658,35 @@ impl<T: Item> ItemIndex<T> {
             }
         }
     }
+}
+
+/// Embeds, in one batch, the text of each record in `missing` into its place in `vectors`.
+///
+/// # Errors
+/// Embedder failures, or an embedder answering with vectors of the wrong number or size;
+/// `vectors` is unchanged then.
+fn embed_missing<'a>(
+    embedder: &Arc<dyn Embedder>,
+    missing: &[usize],
+    text: impl Fn(usize) -> &'a str,
+    vectors: &mut [Option<Vec<f32>>],
+) -> Result<()> {
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let id = embedder.id();
+    let texts: Vec<&str> = missing.iter().map(|i| text(*i)).collect();
+    let made = embedder.embed_batch(&texts)?;
+    if made.len() != missing.len() || made.iter().any(|v| v.len() != id.dim) {
+        return Err(Error::invalid(
+            "embedder",
+            format!("{id} returned vectors of the wrong number or size"),
+        ));
+    }
+    for (&i, v) in missing.iter().zip(made) {
+        vectors[i] = Some(v);
+    }
+    Ok(())
 }
 
 pub(crate) fn ranked<T: Item>(

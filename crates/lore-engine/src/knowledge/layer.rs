@@ -2,8 +2,9 @@
 //! the store, its searches limited to the handle's scope, and its recall configuration.
 
 use std::sync::{Arc, PoisonError};
+use std::time::{Duration, Instant};
 
-use super::index::{Item, ItemIndex, Prior, Shared, entries, ranked};
+use super::index::{Changes, Item, ItemIndex, Prior, Shared, entries, ranked};
 use crate::engine::Engine;
 use lore_core::error::{Error, Result};
 use lore_core::limits;
@@ -21,6 +22,21 @@ impl Engine {
         revision: u64,
         load: impl FnOnce() -> Result<Vec<T>>,
     ) -> Result<Arc<ItemIndex<T>>> {
+        self.caught_up_index(shared, revision, |_| Ok(None), load)
+    }
+
+    /// [`Engine::cached_index`] for a kind whose store says what changed after a revision:
+    /// `changes(since)` is asked first when this Engine holds an index behind the store, and
+    /// when it answers, the index is updated in place with what it names (see
+    /// [`ItemIndex::apply`]). Every record is read again only in a new process, after another
+    /// embedder, when a query still holds the index, or when removed slots have piled up.
+    pub(crate) fn caught_up_index<T: Item>(
+        &self,
+        shared: &Shared<T>,
+        revision: u64,
+        changes: impl FnOnce(u64) -> Result<Option<Changes<T>>>,
+        load: impl FnOnce() -> Result<Vec<T>>,
+    ) -> Result<Arc<ItemIndex<T>>> {
         let embedder = self.recall.embedder.id();
         let mut slot = shared.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(index) = slot.as_ref()
@@ -30,6 +46,22 @@ impl Engine {
             return Ok(Arc::clone(index));
         }
         let path = self.store.derived_path(T::KIND);
+        if let Some(held) = slot.as_mut()
+            && held.embedder == embedder
+            && held.revision < revision
+            && let Some(changes) = changes(held.revision)?
+            // A store whose revision went back is another store's data: read it all.
+            && changes.revision >= held.revision
+            && let Some(index) = exclusive(held)
+        {
+            index.apply(&self.recall.embedder, changes)?;
+            if !index.worn() {
+                if let Some(p) = &path {
+                    index.save_if_due(p);
+                }
+                return Ok(Arc::clone(held));
+            }
+        }
         let prior = match slot.take() {
             Some(before) if before.embedder == embedder => Some(Prior::of(&before)),
             _ => path.as_deref().and_then(|p| {
@@ -124,4 +156,18 @@ impl Engine {
         config.max_per_session = None;
         Ok(config)
     }
+}
+
+/// The index in `held` to change in place, once the queries still reading it are done. New
+/// queries wait on the lock the caller holds, so the count only falls; a query that keeps its
+/// handle longer than a moment leaves the index to be replaced instead.
+fn exclusive<T>(held: &mut Arc<ItemIndex<T>>) -> Option<&mut ItemIndex<T>> {
+    let deadline = Instant::now() + Duration::from_millis(200);
+    while Arc::strong_count(held) > 1 {
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    Arc::get_mut(held)
 }

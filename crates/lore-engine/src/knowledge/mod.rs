@@ -92,6 +92,16 @@ pub struct IngestedDocument {
     pub redacted: usize,
 }
 
+/// A document its door found but could not read (a damaged or encrypted PDF, one with no
+/// text, a file that is not UTF-8): whatever is stored for it stays as it was.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SkippedDocument {
+    /// Its source path.
+    pub source: String,
+    /// Why it could not be read.
+    pub reason: String,
+}
+
 /// What an ingest did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct IngestReport {
@@ -111,6 +121,8 @@ pub struct IngestReport {
     pub chunks_removed: usize,
     /// Every document, by source.
     pub documents: Vec<IngestedDocument>,
+    /// Documents found but not read, by source; their stored versions were kept.
+    pub skipped: Vec<SkippedDocument>,
 }
 
 impl Engine {
@@ -129,7 +141,33 @@ impl Engine {
         request: &IngestRequest,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<IngestReport> {
+        self.ingest_skipping(request, Vec::new(), progress)
+    }
+
+    /// [`Engine::ingest`], when the door found documents under the request's roots that it
+    /// could not read: each is reported, and its stored version (if any) is kept rather than
+    /// removed as vanished, so a file damaged since the last ingest loses nothing.
+    ///
+    /// # Errors
+    /// As [`Engine::ingest`]; [`Error::Invalid`] also for a skipped source the request lists
+    /// as read.
+    pub fn ingest_skipping(
+        &self,
+        request: &IngestRequest,
+        mut skipped: Vec<SkippedDocument>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<IngestReport> {
         self.scope.check_write(&request.skill)?;
+        if let Some(both) = skipped
+            .iter()
+            .find(|k| request.documents.iter().any(|d| d.source == k.source))
+        {
+            return Err(Error::invalid(
+                "source",
+                format!("{} is listed both as read and as skipped", both.source),
+            ));
+        }
+        skipped.sort_by(|a, b| a.source.cmp(&b.source));
         request.chunking.check()?;
         check_documents(&request.documents)?;
         let store = self.store.knowledge()?;
@@ -140,6 +178,7 @@ impl Engine {
             .collect();
         let mut report = IngestReport {
             skill: request.skill.to_string(),
+            skipped,
             ..IngestReport::default()
         };
         let total = request.documents.len();
@@ -268,6 +307,7 @@ impl Engine {
             .documents
             .iter()
             .map(|d| d.source.as_str())
+            .chain(report.skipped.iter().map(|k| k.source.as_str()))
             .collect();
         let gone: Vec<&KnowledgeDocument> = stored
             .values()
@@ -362,6 +402,7 @@ fn to_chunk(skill: &SkillPath, source: &str, ordinal: usize, piece: Piece) -> Kn
         skill: skill.clone(),
         source: source.to_owned(),
         heading: piece.heading,
+        page: piece.page,
         line_start: piece.line_start,
         line_end: piece.line_end,
         ordinal,

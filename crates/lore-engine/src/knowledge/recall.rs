@@ -7,7 +7,9 @@
 use serde::Serialize;
 use tracing::instrument;
 
-use super::index::{Item, ItemIndexInfo};
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::index::{Changes, Item, ItemIndexInfo};
 use crate::engine::Engine;
 use lore_core::error::Result;
 use lore_core::model::{ChunkVector, KnowledgeChunk};
@@ -43,7 +45,10 @@ pub struct RecalledChunk {
     pub source: String,
     /// The headings above it.
     pub heading: String,
-    /// Its first line in the document.
+    /// Its page, in a paged document (a PDF).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+    /// Its first line in the document (in its page, when it has one).
     pub line_start: u32,
     /// Its last line.
     pub line_end: u32,
@@ -82,19 +87,22 @@ pub(crate) fn search_text(chunk: &KnowledgeChunk) -> String {
     }
 }
 
-/// A chunk as recall shows it: Lore's provenance line, then the document's words quoted.
+/// A chunk as recall shows it: Lore's provenance line (file, page when paged, heading, lines),
+/// then the document's words quoted.
 pub(crate) fn render(chunk: &KnowledgeChunk) -> String {
     let heading = if chunk.heading.is_empty() {
         String::new()
     } else {
         format!(" § {}", chunk.heading)
     };
+    let page = chunk.page.map_or_else(String::new, |p| format!(" p. {p}"));
     let quoted: Vec<String> = chunk.text.lines().map(|l| format!("> {l}")).collect();
     format!(
-        "- **{}** ({}; {}{}, lines {}–{})\n{}",
+        "- **{}** ({}; {}{}{}, lines {}–{})\n{}",
         chunk.id,
         chunk.skill,
         chunk.source,
+        page,
         heading,
         chunk.line_start,
         chunk.line_end,
@@ -125,9 +133,31 @@ impl Engine {
             self.scope.check_write(skill)?;
         }
         let store = self.store.knowledge()?;
-        let index = self.cached_index(&self.knowledge, store.knowledge_revision()?, || {
-            store.knowledge_chunks(&lore_core::Scope::unrestricted(), None)
-        })?;
+        let index = self.caught_up_index(
+            &self.knowledge,
+            store.knowledge_revision()?,
+            |since| {
+                let changes = store.knowledge_changes(since)?;
+                // Looked up by borrowed names: every held chunk is asked once.
+                let mut documents: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+                for (skill, source) in changes.documents {
+                    documents
+                        .entry(skill.to_string())
+                        .or_default()
+                        .insert(source);
+                }
+                Ok(Some(Changes {
+                    revision: changes.revision,
+                    stale: Box::new(move |c: &KnowledgeChunk| {
+                        documents
+                            .get(c.skill.as_str())
+                            .is_some_and(|sources| sources.contains(c.source.as_str()))
+                    }),
+                    added: changes.chunks,
+                }))
+            },
+            || store.knowledge_chunks(&lore_core::Scope::unrestricted(), None),
+        )?;
         let recalled = self.search_index(&index, &query.text, query.skill.as_ref(), &config)?;
         let scores: FastMap<&str, f64> = recalled
             .explain
@@ -145,6 +175,7 @@ impl Engine {
                     skill: c.skill.clone(),
                     source: c.source.clone(),
                     heading: c.heading.clone(),
+                    page: c.page,
                     line_start: c.line_start,
                     line_end: c.line_end,
                     tokens: item.tokens,
