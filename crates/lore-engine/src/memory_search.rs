@@ -27,7 +27,7 @@ use lore_core::model::{MemoryCategory, MemoryEntry};
 use lore_core::ports::store::ListFilter;
 use lore_core::scope::{Scope, SkillPath};
 use lore_recall::{
-    Embedder, Entries, Hit, QueryShape, RankedList, RecallConfig, Source, SparseIndex, VectorIndex,
+    Embedder, Entries, Hit, QueryShape, RankedList, RecallConfig, Source, SparseIndex, cosine,
     rank, text_hash,
 };
 
@@ -59,7 +59,7 @@ struct LogIndex {
     /// Each document's text hash, which tells whether its vector can be kept.
     documents: Vec<u64>,
     sparse: SparseIndex,
-    dense: VectorIndex,
+    dense: Vectors,
     /// The speaker and text of each session's newest entry, the context of its next one.
     last_said: HashMap<String, String>,
 }
@@ -76,7 +76,10 @@ impl LogIndex {
             hashes: Vec::new(),
             documents: Vec::new(),
             sparse: SparseIndex::new(),
-            dense: VectorIndex::new(dim),
+            dense: Vectors {
+                dim,
+                data: Vec::new(),
+            },
             last_said: HashMap::new(),
         }
     }
@@ -105,7 +108,7 @@ impl LogIndex {
 
     fn push(&mut self, entry: MemoryEntry, document: &str, vector: &[f32]) {
         self.sparse.add(document);
-        self.dense.add(vector);
+        self.dense.data.extend_from_slice(vector);
         self.hashes.push(text_hash(&entry.text));
         self.documents.push(text_hash(document));
         self.entries.push(entry);
@@ -122,6 +125,33 @@ impl LogIndex {
             Some(before) => format!("{before} || {own}"),
             None => own,
         }
+    }
+}
+
+/// The entries' vectors, one after the other. A log is searched exactly, every entry scored:
+/// no graph to build, and a skill's log is small next to a store's lessons.
+struct Vectors {
+    dim: usize,
+    data: Vec<f32>,
+}
+
+impl Vectors {
+    fn get(&self, slot: usize) -> &[f32] {
+        &self.data[slot * self.dim..(slot + 1) * self.dim]
+    }
+
+    /// Every slot `admits` lets in, by similarity to `query`, best first (ties: earlier slot).
+    fn ranked(&self, query: &[f32], admits: impl Fn(u32) -> bool) -> Vec<(u32, f64)> {
+        let mut scored: Vec<(u32, f64)> = self
+            .data
+            .chunks_exact(self.dim.max(1))
+            .enumerate()
+            .map(|(slot, v)| (slot as u32, v))
+            .filter(|(slot, _)| admits(*slot))
+            .map(|(slot, v)| (slot, cosine(query, v)))
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored
     }
 }
 
@@ -168,7 +198,7 @@ impl Engine {
         };
         let sparse = list(Source::Sparse, index.sparse.search(query, all, admits));
         let vector = index.embedder.embed(query)?;
-        let dense = list(Source::Dense, index.dense.exact(&vector, all, admits));
+        let dense = list(Source::Dense, index.dense.ranked(&vector, admits));
         // Every entry gets the same reliability and age (none), so the order is the fused text
         // relevance alone, as the benchmark measures it; a log is not ranked by recency.
         let scored = rank(
@@ -281,7 +311,7 @@ fn reuse_vectors(old: &LogIndex, log: &[MemoryEntry], texts: &[&str]) -> Result<
             .get(&entry.id)
             .filter(|&&slot| old.documents[slot] == text_hash(text));
         match kept {
-            Some(&slot) => out.push(Some(old.dense.vector(slot as u32).to_vec())),
+            Some(&slot) => out.push(Some(old.dense.get(slot).to_vec())),
             None => {
                 missing.push(i);
                 out.push(None);
