@@ -264,7 +264,11 @@ impl Engine {
             && log.len() >= 2 * index.fitted_over.max(1);
         if index.is_prefix_of(&log) && !refit {
             let added = log[index.entries.len()..].to_vec();
-            index.append(added)?;
+            if let Err(err) = index.append(added) {
+                // The sessions' last entries already moved on: start again at the next query.
+                *index = LogIndex::empty(self.recall.embedder.clone(), index.fits);
+                return Err(err);
+            }
         } else {
             *index = self.rebuilt(index, log)?;
         }
