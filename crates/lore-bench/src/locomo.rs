@@ -11,6 +11,10 @@
 //! Engine does not (see [`Feedback`]). `pipeline` runs the whole of [`run`] (MMR λ 0.7 over a pool of 75) with caps and budget off,
 //! since every turn is in scope and a session cap would hide evidence by design.
 //!
+//! `conversation_log` is not built here: it writes each conversation into Lore's own
+//! conversation log and asks the Engine (see `log.rs`), so it measures what an agent using the
+//! log gets; it always finds an entry after the one before it, whatever `--turn-text` says.
+//!
 //! `--split dev` asks every other question of each conversation (from the first), `heldout` the
 //! rest: defaults are chosen on `dev` and reported on both.
 
@@ -30,6 +34,9 @@ use serde_json::Value;
 
 use crate::Out;
 use crate::Split;
+
+mod log;
+use log::ConversationLog;
 
 const KS: [usize; 3] = [5, 10, 25];
 
@@ -72,6 +79,11 @@ fn methods(fits: bool, default: Fusion) -> Vec<(&'static str, Method)> {
         methods.insert(12, ("linear_0.5_unfitted", linear(0.5, Unfitted)));
         methods.insert(13, ("linear_0.8_unfitted", linear(0.8, Unfitted)));
     }
+    let after_default = methods
+        .iter()
+        .position(|(n, _)| *n == "default")
+        .map_or(0, |i| i + 1);
+    methods.insert(after_default, ("conversation_log", Method::ConversationLog));
     methods
 }
 
@@ -114,6 +126,9 @@ enum Method {
     FusedFeedback(Fusion, Dense),
     /// The Engine's whole pipeline with this fusion.
     Pipeline(Fusion),
+    /// Lore's own conversation log: every turn written with [`Engine::recall_write`] into a
+    /// SQLite store, every question asked with [`Engine::recall_read`].
+    ConversationLog,
 }
 
 /// Which copy of the embedder makes the dense list.
@@ -178,6 +193,8 @@ struct Report {
     split: Split,
     turn_text: TurnText,
     conversations: usize,
+    /// Turns the conversation log refused to store (sensitive data), never found then.
+    conversation_log_refused: usize,
     default_fusion: Fusion,
     query_embedding: Latency,
     methods: BTreeMap<&'static str, MethodReport>,
@@ -186,9 +203,22 @@ struct Report {
 /// One conversation's memories and questions.
 struct Conversation {
     turns: Vec<(String, String)>,
+    /// Every turn as said, for the conversation log.
+    said: Vec<Said>,
     /// Each turn's session and place in it.
     sequences: Sequences,
     questions: Vec<Question>,
+}
+
+/// A turn as an agent would log it.
+struct Said {
+    /// `None` for the few turns LoCoMo gives no usable ID (never evidence).
+    dia_id: Option<String>,
+    session: usize,
+    date: String,
+    speaker: String,
+    /// The text with its image caption, as in the documents.
+    text: String,
 }
 
 struct Question {
@@ -235,13 +265,20 @@ pub fn run_bench(
     let mut sums: Vec<(Sums, HashMap<u64, Sums>)> =
         methods.iter().map(|_| Default::default()).collect();
     let mut embed_ms = Vec::new();
-    for conv in &conversations {
+    let log = ConversationLog::open(embedder.clone())?;
+    let mut refused = 0;
+    for (n, conv) in conversations.iter().enumerate() {
         let index = ConversationIndex::build(conv, &embedder)?;
+        let logged = log.write(n, conv)?;
+        refused += logged.refused;
         let asked = conv.questions.iter().enumerate();
         for (_, q) in asked.filter(|(i, _)| split.keeps(*i)) {
             let query = index.query(&q.text, &mut embed_ms)?;
             for ((_, method), (all, by_cat)) in methods.iter().zip(sums.iter_mut()) {
-                let ranking = index.ranking(&query, *method)?;
+                let ranking = match method {
+                    Method::ConversationLog => log.ranking(&logged, &q.text)?,
+                    method => index.ranking(&query, *method)?,
+                };
                 let scores = KS.map(|k| evidence_recall(&ranking, &q.evidence, k));
                 all.add(scores);
                 by_cat.entry(q.category).or_default().add(scores);
@@ -260,6 +297,7 @@ pub fn run_bench(
         split,
         turn_text,
         conversations: conversations.len(),
+        conversation_log_refused: refused,
         default_fusion,
         query_embedding: Latency {
             queries: embed_ms.len(),
@@ -302,6 +340,10 @@ fn print_report(
         report.query_embedding.p50_ms,
         report.query_embedding.p90_ms,
         report.query_embedding.queries
+    ))?;
+    out.line(format!(
+        "conversation log: every turn written with recall_write, {} refused as sensitive",
+        report.conversation_log_refused
     ))?;
     out.line(format!(
         "{:<20} {:<12} {:>9} {:>6} {:>6} {:>6}",
@@ -487,6 +529,7 @@ impl ConversationIndex {
                 }
                 scored.into_iter().map(|s| s.fused.id).collect()
             }
+            Method::ConversationLog => unreachable!("asked through the Engine"),
             Method::Pipeline(fusion) => {
                 let config = config(fusion)
                     .limit(KS[2])
@@ -546,6 +589,7 @@ pub(crate) fn question_texts(data: &Path) -> Result<Vec<String>> {
 fn conversation(sample: &Value, turn_text: TurnText) -> Result<Conversation> {
     let conv = &sample["conversation"];
     let mut turns = Vec::new();
+    let mut said_turns = Vec::new();
     let mut sequences = Sequences::new();
     for n in 1.. {
         let Some(session) = conv.get(format!("session_{n}")).and_then(Value::as_array) else {
@@ -562,9 +606,18 @@ fn conversation(sample: &Value, turn_text: TurnText) -> Result<Conversation> {
                 turn["speaker"].as_str().unwrap_or_default(),
                 turn["text"].as_str().unwrap_or_default()
             );
+            let mut logged = turn["text"].as_str().unwrap_or_default().to_owned();
             if let Some(caption) = turn.get("blip_caption").and_then(Value::as_str) {
                 said.push_str(&format!(" [shares {caption}]"));
+                logged.push_str(&format!(" [shares {caption}]"));
             }
+            said_turns.push(Said {
+                dia_id: dia_id.clone(),
+                session: n,
+                date: date.to_owned(),
+                speaker: turn["speaker"].as_str().unwrap_or_default().to_owned(),
+                text: logged,
+            });
             let text = match (turn_text, &previous) {
                 (TurnText::WithPrevious, Some(before)) => format!("{before} || ({date}) {said}"),
                 _ => format!("({date}) {said}"),
@@ -582,6 +635,7 @@ fn conversation(sample: &Value, turn_text: TurnText) -> Result<Conversation> {
         .unwrap_or_default();
     Ok(Conversation {
         turns,
+        said: said_turns,
         sequences,
         questions,
     })

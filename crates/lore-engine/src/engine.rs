@@ -53,6 +53,8 @@ pub struct Engine {
     /// Whether the caller is a person or an agent, as a server's credential says; see
     /// [`Engine::as_author`].
     pub(crate) author: Option<lore_core::model::AuthorKind>,
+    /// The conversation logs' search indexes, shared by every handle of one Engine.
+    pub(crate) logs: Arc<crate::memory_search::LogIndexes>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -112,6 +114,7 @@ impl Engine {
             decisions: Arc::default(),
             learned: None,
             author: None,
+            logs: Arc::default(),
         }
     }
 

@@ -34,6 +34,7 @@ mod maintain;
 mod materialize;
 mod measure;
 mod memory;
+mod memory_search;
 mod org;
 mod pages;
 pub mod prompt;

@@ -256,7 +256,9 @@ impl Engine {
     }
 
     /// Reads the recall log: the last `limit` entries of a session (oldest first), or, with a
-    /// query, the best matches across the skill's conversations.
+    /// query, the best matches across the skill's conversations (or in `session` alone), each
+    /// found by its own words and those of the entry before it in its session
+    /// (see the `memory_search` module).
     ///
     /// # Errors
     /// As [`Engine::archival_search`].
@@ -268,15 +270,10 @@ impl Engine {
         limit: usize,
     ) -> Result<Vec<MemoryHit>> {
         check_limit(limit)?;
-        if let Some(q) = query.filter(|q| !q.trim().is_empty()) {
-            let hits = self.search_category(Some(skill), MemoryCategory::Recall, q, MAX_RESULTS)?;
-            return Ok(hits
-                .into_iter()
-                .filter(|h| session.is_none_or(|s| h.entry.session.as_deref() == Some(s)))
-                .take(limit)
-                .collect());
-        }
         self.check_read(skill)?;
+        if let Some(q) = query.filter(|q| !q.trim().is_empty()) {
+            return self.search_log(skill, session, q, limit);
+        }
         let entries = self.store.memories(
             &ListFilter::skill(&self.scope, skill),
             MemoryCategory::Recall,

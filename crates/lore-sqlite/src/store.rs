@@ -607,6 +607,15 @@ impl Store for SqliteStore {
         search::search_memories(&self.conn(), query, filter, category, limit)
     }
 
+    fn memory_revision(&self) -> Result<Option<u64>> {
+        let revision: i64 = self
+            .conn()
+            .prepare_cached("SELECT revision FROM memory_revision WHERE id = 1")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .db()?;
+        Ok(Some(u64::try_from(revision).unwrap_or(0)))
+    }
+
     #[instrument(skip_all)]
     fn counts(&self, scope: &Scope) -> Result<StoreCounts> {
         let conn = self.conn();

@@ -434,6 +434,17 @@ pub trait Store: Send + Sync {
         limit: usize,
     ) -> Result<Vec<(MemoryEntry, f64)>>;
 
+    /// A number that grows whenever a memory entry is written or purged, by this process or
+    /// any other sharing the store; `None` (the default) from a store that cannot tell, whose
+    /// conversation-log searches then read the log every time. Asked before each search, so it
+    /// must be cheap.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn memory_revision(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
     /// Stores an episode, adds its contribution to the causal graph
     /// ([`crate::graph::Contribution`]) and appends `audit` (which is what followers of the
     /// store's changes see), atomically. With `replace`, an episode stored under the same ID is

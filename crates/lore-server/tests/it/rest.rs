@@ -626,6 +626,72 @@ async fn agents_keep_core_archival_and_recall_memory() {
     );
 }
 
+/// The log's search finds an answer by the words of the question before it, and another
+/// handle's write on the same file is found at the next query.
+#[tokio::test]
+async fn the_conversation_log_finds_an_answer_by_the_question_it_answers() {
+    let home = Home::new();
+    let app = app(&home);
+    let said = [
+        ("chat-2", "user", "Can you reset my portal password?"),
+        ("chat-2", "agent", "Done, a link went to your inbox."),
+        ("chat-2", "user", "The printer upstairs is jammed."),
+        ("chat-2", "agent", "Facilities will look today."),
+        ("chat-1", "user", "Which cluster hosts our payment gateway?"),
+        ("chat-1", "agent", "Frankfurt, since March."),
+    ];
+    for (session, speaker, text) in said {
+        let body = json!({"skill": SKILL, "session": session, "speaker": speaker, "text": text});
+        let (status, _) = send(&app, Method::POST, "/v1/memory/recall", Some(body)).await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    let uri = format!("/v1/memory/recall?skill={SKILL}&q=which+cluster+hosts+payment+gateway");
+    let (status, found) = send(&app, Method::GET, &format!("{uri}&limit=2"), None).await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    let mut texts: Vec<&str> = found["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["entry"]["text"].as_str())
+        .collect();
+    texts.sort_unstable();
+    assert_eq!(
+        texts,
+        [
+            "Frankfurt, since March.",
+            "Which cluster hosts our payment gateway?"
+        ],
+        "{found}"
+    );
+    let (_, chatter) = send(&app, Method::GET, &format!("{uri}&session=chat-2"), None).await;
+    let hits = chatter["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 4, "{chatter}");
+    assert!(hits.iter().all(|h| h["entry"]["session"] == "chat-2"));
+    let (status, _) = send(&app, Method::GET, &format!("{uri}&limit=0"), None).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    // Another process on the same file writes; this server's index follows at the next query.
+    let other = lore_sqlite::SqliteStore::open(
+        home.dir.path().join(".lore/lore.db"),
+        lore_sqlite::OpenMode::Existing,
+    )
+    .unwrap();
+    lore_engine::Engine::new(std::sync::Arc::new(other), Default::default())
+        .recall_write(
+            &lore_core::SkillPath::parse(SKILL).unwrap(),
+            "chat-3",
+            Some("user"),
+            "Is the kestrel rollout done?",
+        )
+        .unwrap();
+    let uri = format!("/v1/memory/recall?skill={SKILL}&q=kestrel&limit=1");
+    let (_, found) = send(&app, Method::GET, &uri, None).await;
+    assert_eq!(
+        found["hits"][0]["entry"]["text"], "Is the kestrel rollout done?",
+        "{found}"
+    );
+}
+
 #[tokio::test]
 async fn oversized_bodies_are_refused_before_parsing() {
     let home = Home::new();
