@@ -20,6 +20,12 @@ use super::quant::{Codes, QueryCode};
 /// Live vectors from which the graph is used.
 pub const HNSW_FROM: usize = 4096;
 
+/// Live vectors up to which a search uses its parameters' beams as they are.
+pub const EFFORT_FROM: usize = 100_000;
+
+/// Beyond [`EFFORT_FROM`], the beams grow as `(live / EFFORT_FROM) ^ EFFORT_GROWTH`.
+const EFFORT_GROWTH: f64 = 0.0;
+
 /// A restricted search scans exactly when fewer than this share of the live vectors qualify.
 const EXACT_SHARE: f64 = 0.1;
 
@@ -34,6 +40,8 @@ pub struct VectorIndex {
     live_count: usize,
     graph: Option<Hnsw>,
     params: HnswParams,
+    /// Beams that replace the ones grown from `params` (a benchmark's sweep).
+    effort: Option<(usize, usize)>,
 }
 
 impl VectorIndex {
@@ -52,6 +60,7 @@ impl VectorIndex {
             live_count: 0,
             graph: None,
             params,
+            effort: None,
         }
     }
 
@@ -160,6 +169,7 @@ impl VectorIndex {
             live_count,
             graph,
             params,
+            effort: None,
         };
         if index.graph.is_none() && live_count >= HNSW_FROM {
             index.build_graph();
@@ -175,6 +185,25 @@ impl VectorIndex {
     /// The parameters a graph of this index is built with.
     pub fn params(&self) -> HnswParams {
         self.params
+    }
+
+    /// Sets the search's beams (on layer 1 and on layer 0) as they are, whatever the size,
+    /// or back to the ones grown from the parameters with `None`; the graph does not depend
+    /// on them, so that one graph can be searched with several efforts.
+    pub fn set_search_effort(&mut self, effort: Option<(usize, usize)>) {
+        self.effort = effort;
+    }
+
+    /// The beams (on layer 1 and on layer 0) a search uses now: the parameters' up to
+    /// [`EFFORT_FROM`] live vectors, growing with the graph beyond.
+    pub fn search_effort(&self) -> (usize, usize) {
+        self.effort.unwrap_or_else(|| {
+            let grow = (self.live_count as f64 / EFFORT_FROM as f64)
+                .max(1.0)
+                .powf(EFFORT_GROWTH);
+            let beam = |ef: usize| (ef as f64 * grow).round() as usize;
+            (beam(self.params.ef_entry), beam(self.params.ef_search))
+        })
     }
 
     /// Builds the graph over every slot now, whatever the size (the benchmark's choice).
@@ -213,9 +242,10 @@ impl VectorIndex {
                 let ok = |slot: u32| self.live[slot as usize] && allow(slot);
                 // A filter that rejects some slots needs a wider beam to still find k.
                 let share = (allowed as f64 / self.live_count.max(1) as f64).max(EXACT_SHARE);
-                let ef = ((self.params.ef_search.max(k) as f64) / share).ceil() as usize;
+                let (ef_entry, ef_search) = self.search_effort();
+                let ef = ((ef_search.max(k) as f64) / share).ceil() as usize;
                 let code = QueryCode::of(query);
-                let efs = (self.params.ef_entry, ef);
+                let efs = (ef_entry, ef);
                 let found = graph.search(&self.codes, code.code(), efs, ok);
                 self.refine(query, found, k)
             }
