@@ -68,6 +68,21 @@ struct SizeReport {
     /// LanceDB on the same corpus, vectors and questions, when `--peer` names its script.
     #[serde(skip_serializing_if = "Option::is_none")]
     peer: Option<Peer>,
+    /// The same graph searched with each of `--sweep`'s efforts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    sweep: Vec<Effort>,
+}
+
+/// One search effort over the built graph: its recall and the dense search's median.
+#[derive(Serialize)]
+struct Effort {
+    ef_entry: usize,
+    ef_search: usize,
+    ann_recall_at_10: AnnRecall,
+    /// Median milliseconds of the dense search alone (the question already embedded).
+    dense_p50_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load_average: Option<[f64; 2]>,
 }
 
 /// ANN recall@10 against an exact scan, for LoCoMo's real questions (when given) and for the
@@ -112,6 +127,9 @@ pub struct Bench<'a> {
     pub peer_data: Option<&'a Path>,
     /// The peer's script (LanceDB's), run with [`PEER_PYTHON`] or `python3` on that data.
     pub peer: Option<&'a Path>,
+    /// `(ef_entry, ef_search)` pairs to search each size's graph with after the timed run, so
+    /// that efforts are compared on one graph built once.
+    pub sweep: Vec<(usize, usize)>,
 }
 
 /// The variable naming the Python that has the peer's packages.
@@ -215,6 +233,22 @@ pub fn run_bench(
                 None => String::new(),
             },
         ))?;
+        for e in &s.sweep {
+            out.line(format!(
+                "{:>8} lessons, ef_entry {} ef_search {}: recall@10 vs exact {}{:.3} synthetic, \
+                 dense p50 {:.3} ms{}",
+                s.lessons,
+                e.ef_entry,
+                e.ef_search,
+                e.ann_recall_at_10
+                    .real
+                    .map_or_else(String::new, |r| format!("{r:.3} real, ")),
+                e.ann_recall_at_10.synthetic,
+                e.dense_p50_ms,
+                e.load_average
+                    .map_or_else(String::new, |[a, b]| format!(" at load {a:.1}..{b:.1}")),
+            ))?;
+        }
     }
     Ok(())
 }
@@ -352,6 +386,7 @@ fn measure(
         real: questions.real.map(recall).transpose()?,
         synthetic: recall(questions.synthetic)?,
     };
+    let sweep = sweep(&*embedder, &mut dense, questions, &bench.sweep)?;
     let [embed, sparse_ms, dense_ms, pipeline] = stages.map(|mut s| quantile(&mut s, 0.5));
     let p50_ms = quantile(&mut total, 0.5);
     let peer = match (bench.peer, &peer_dir) {
@@ -378,8 +413,81 @@ fn measure(
         ann: dense.graph().is_some(),
         vector_bytes_per_lesson: dense.heap_bytes() as f64 / size as f64,
         peer,
+        sweep,
     };
     Ok((report, id.to_string()))
+}
+
+/// Searches `dense`'s graph with each of `efforts` as they are, then puts its own back.
+fn sweep(
+    embedder: &dyn Embedder,
+    dense: &mut VectorIndex,
+    questions: Questions<'_>,
+    efforts: &[(usize, usize)],
+) -> Result<Vec<Effort>> {
+    if efforts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let timed: Vec<Vec<f32>> = questions
+        .timed()
+        .iter()
+        .take(QUERIES)
+        .map(|q| embedder.embed(q))
+        .collect::<Result<_, _>>()?;
+    // The exact top 10 once: at a million vectors each is a scan of a gigabyte.
+    let exact = |set: &[String]| -> Result<Vec<(Vec<f32>, Vec<u32>)>> {
+        set.iter()
+            .take(RECALL_QUESTIONS)
+            .map(|q| {
+                let v = embedder.embed(q)?;
+                let top = dense.exact(&v, 10, |_| true).iter().map(|h| h.0).collect();
+                Ok((v, top))
+            })
+            .collect()
+    };
+    let real = questions.real.map(exact).transpose()?;
+    let synthetic = exact(questions.synthetic)?;
+    let mut rows = Vec::with_capacity(efforts.len());
+    for &(ef_entry, ef_search) in efforts {
+        dense.set_search_effort(Some((ef_entry, ef_search)));
+        let load_before = load_average();
+        let config = RecallConfig::default();
+        let pool = config.limit * config.pool_multiplier;
+        let mut ms: Vec<f64> = timed
+            .iter()
+            .cycle()
+            .take(QUERIES)
+            .map(|query| {
+                let t = Instant::now();
+                std::hint::black_box(dense.search(query, pool, dense.len(), |_| true));
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        let load_average = load_before.zip(load_average()).map(|(a, b)| [a, b]);
+        let recall = |set: &[(Vec<f32>, Vec<u32>)]| {
+            let found: usize = set
+                .iter()
+                .map(|(v, top)| {
+                    let approx = dense.search(v, 10, dense.len(), |_| true);
+                    approx.iter().filter(|h| top.contains(&h.0)).count()
+                })
+                .sum();
+            let wanted: usize = set.iter().map(|(_, top)| top.len()).sum();
+            found as f64 / wanted.max(1) as f64
+        };
+        rows.push(Effort {
+            ef_entry,
+            ef_search,
+            ann_recall_at_10: AnnRecall {
+                real: real.as_deref().map(recall),
+                synthetic: recall(&synthetic),
+            },
+            dense_p50_ms: quantile(&mut ms, 0.5),
+            load_average,
+        });
+    }
+    dense.set_search_effort(None);
+    Ok(rows)
 }
 
 /// Questions whose ANN recall is measured per set.

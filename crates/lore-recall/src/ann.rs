@@ -20,8 +20,26 @@ use super::quant::{Codes, QueryCode};
 /// Live vectors from which the graph is used.
 pub const HNSW_FROM: usize = 4096;
 
+/// Live vectors up to which a search uses its parameters' beams as they are.
+pub const EFFORT_FROM: usize = 100_000;
+
+/// Beyond [`EFFORT_FROM`], the beams grow as `(live / EFFORT_FROM) ^ EFFORT_GROWTH`: twice as
+/// wide at a million. With the same graph at a million lessons (docs/BENCHMARKS.md), the
+/// 100k beams (128 / 192) found 0.888 of the exact top 10 for LoCoMo's real questions and
+/// twice those 0.967; four times found 0.978 for half again the time of twice.
+const EFFORT_GROWTH: f64 = std::f64::consts::LOG10_2;
+
 /// A restricted search scans exactly when fewer than this share of the live vectors qualify.
 const EXACT_SHARE: f64 = 0.1;
+
+/// The beams (on layer 1 and on layer 0) for a graph of `live` vectors built with `params`.
+fn grown(params: HnswParams, live: usize) -> (usize, usize) {
+    let grow = (live as f64 / EFFORT_FROM as f64)
+        .max(1.0)
+        .powf(EFFORT_GROWTH);
+    let beam = |ef: usize| (ef as f64 * grow).round() as usize;
+    (beam(params.ef_entry), beam(params.ef_search))
+}
 
 /// Vectors by slot, searched exactly or through an HNSW graph.
 #[derive(Debug)]
@@ -34,6 +52,8 @@ pub struct VectorIndex {
     live_count: usize,
     graph: Option<Hnsw>,
     params: HnswParams,
+    /// Beams that replace the ones grown from `params` (a benchmark's sweep).
+    effort: Option<(usize, usize)>,
 }
 
 impl VectorIndex {
@@ -52,6 +72,7 @@ impl VectorIndex {
             live_count: 0,
             graph: None,
             params,
+            effort: None,
         }
     }
 
@@ -160,6 +181,7 @@ impl VectorIndex {
             live_count,
             graph,
             params,
+            effort: None,
         };
         if index.graph.is_none() && live_count >= HNSW_FROM {
             index.build_graph();
@@ -175,6 +197,20 @@ impl VectorIndex {
     /// The parameters a graph of this index is built with.
     pub fn params(&self) -> HnswParams {
         self.params
+    }
+
+    /// Sets the search's beams (on layer 1 and on layer 0) as they are, whatever the size,
+    /// or back to the ones grown from the parameters with `None`; the graph does not depend
+    /// on them, so that one graph can be searched with several efforts.
+    pub fn set_search_effort(&mut self, effort: Option<(usize, usize)>) {
+        self.effort = effort;
+    }
+
+    /// The beams (on layer 1 and on layer 0) a search uses now: the parameters' up to
+    /// [`EFFORT_FROM`] live vectors, growing with the graph beyond.
+    pub fn search_effort(&self) -> (usize, usize) {
+        self.effort
+            .unwrap_or_else(|| grown(self.params, self.live_count))
     }
 
     /// Builds the graph over every slot now, whatever the size (the benchmark's choice).
@@ -213,9 +249,10 @@ impl VectorIndex {
                 let ok = |slot: u32| self.live[slot as usize] && allow(slot);
                 // A filter that rejects some slots needs a wider beam to still find k.
                 let share = (allowed as f64 / self.live_count.max(1) as f64).max(EXACT_SHARE);
-                let ef = ((self.params.ef_search.max(k) as f64) / share).ceil() as usize;
+                let (ef_entry, ef_search) = self.search_effort();
+                let ef = ((ef_search.max(k) as f64) / share).ceil() as usize;
                 let code = QueryCode::of(query);
-                let efs = (self.params.ef_entry, ef);
+                let efs = (ef_entry, ef);
                 let found = graph.search(&self.codes, code.code(), efs, ok);
                 self.refine(query, found, k)
             }
@@ -305,6 +342,27 @@ mod tests {
         );
         assert!(index.search(&[0.0; 16], 3, 49, |_| true).is_empty());
         assert_eq!(dot(&vs[3], &vs[4]), dot(&vs[4], &vs[3]));
+    }
+
+    #[test]
+    fn search_effort_grows_beyond_effort_from_and_a_set_effort_replaces_it() {
+        let p = HnswParams::default();
+        let base = (p.ef_entry, p.ef_search);
+        assert_eq!(grown(p, 1), base);
+        assert_eq!(grown(p, EFFORT_FROM), base);
+        let (entry, search) = grown(p, 10 * EFFORT_FROM);
+        assert_eq!((entry, search), (2 * base.0, 2 * base.1));
+        let half = grown(p, 5 * EFFORT_FROM);
+        assert!(half.1 > base.1 && half.1 < search, "{half:?}");
+        let mut index = VectorIndex::new(16);
+        for i in 0..10 {
+            index.add(&unit(i, 16));
+        }
+        assert_eq!(index.search_effort(), base);
+        index.set_search_effort(Some((3, 7)));
+        assert_eq!(index.search_effort(), (3, 7));
+        index.set_search_effort(None);
+        assert_eq!(index.search_effort(), base);
     }
 
     /// A LoCoMo-like corpus (`(date) speaker: sentence`, from small word lists) and questions

@@ -29,7 +29,6 @@
 use std::cell::RefCell;
 use std::collections::BinaryHeap;
 
-use super::near::Near;
 use super::quant::{Code, Codes};
 
 /// The graph's shape and effort.
@@ -60,6 +59,11 @@ impl Default for HnswParams {
     /// entry beam of 64 alone raised 0.81 to 0.92; m 16 with an entry beam of 128 and a beam of
     /// 192 reaches 0.98 for about a third of a millisecond more than the old search. A wider
     /// construction beam (m 32 / 200) reached 0.99 but took ten times as long to build.
+    /// These are the beams up to 100k vectors: beyond, the search widens both as the graph
+    /// grows ([`super::ann::VectorIndex::search_effort`]), because at a million lessons the
+    /// same beams found only 0.888 of the exact top 10 and twice as wide found 0.967. The
+    /// construction beam stays at 64 because the million-lesson build is at its time budget
+    /// (about three minutes on two free cores).
     fn default() -> Self {
         Self {
             m: 16,
@@ -95,46 +99,79 @@ pub struct Hnsw {
     rng: u64,
 }
 
-/// Marks of visited nodes, reused across searches on one thread: a generation number instead
-/// of clearing, so a search costs what it visits, not the graph's size.
+/// Nodes a walk has visited, one bit each, reused across walks on one thread: at a million
+/// nodes the bits fit in a core's cache where a word per node did not, and each walk clears
+/// only the words it touched, so it costs what it visits, not the graph's size.
 struct Visited {
-    marks: Vec<u32>,
-    generation: u32,
+    bits: Vec<u64>,
+    touched: Vec<u32>,
 }
 
 thread_local! {
     static VISITED: RefCell<Visited> = const {
         RefCell::new(Visited {
-            marks: Vec::new(),
-            generation: 0,
+            bits: Vec::new(),
+            touched: Vec::new(),
         })
     };
 }
 
 impl Visited {
     fn start(&mut self, nodes: usize) {
-        if self.marks.len() < nodes {
-            self.marks.resize(nodes, 0);
+        for &w in &self.touched {
+            self.bits[w as usize] = 0;
         }
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            self.marks.iter_mut().for_each(|m| *m = 0);
-            self.generation = 1;
+        self.touched.clear();
+        if self.bits.len() < nodes.div_ceil(64) {
+            self.bits.resize(nodes.div_ceil(64), 0);
         }
     }
 
     /// Marks `node`; whether it was new.
+    #[inline]
     fn first(&mut self, node: u32) -> bool {
-        let mark = &mut self.marks[node as usize];
-        let new = *mark != self.generation;
-        *mark = self.generation;
-        new
+        let (word, bit) = (node as usize / 64, 1u64 << (node % 64));
+        let w = &mut self.bits[word];
+        if *w & bit != 0 {
+            return false;
+        }
+        if *w == 0 {
+            self.touched.push(word as u32);
+        }
+        *w |= bit;
+        true
+    }
+}
+
+/// A node and its similarity to the walk's question by their codes, ordered worst first
+/// (lowest similarity, then latest slot) for a bounded beam; single precision because the
+/// codes carry no more, and a smaller heap entry is a cheaper walk.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Cand {
+    sim: f32,
+    slot: u32,
+}
+
+impl Eq for Cand {}
+
+impl Ord for Cand {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other
+            .sim
+            .total_cmp(&self.sim)
+            .then(self.slot.cmp(&other.slot))
+    }
+}
+
+impl PartialOrd for Cand {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
 /// The best candidate first (a max-heap by similarity).
 #[derive(Clone, Copy, PartialEq)]
-struct Best(Near);
+struct Best(Cand);
 
 impl Eq for Best {}
 
@@ -151,7 +188,7 @@ impl PartialOrd for Best {
 }
 
 /// The paper's neighbour heuristic over `found` (best first), topped up to `max`.
-fn select(codes: &Codes, found: &[Near], max: usize) -> Vec<u32> {
+fn select(codes: &Codes, found: &[Cand], max: usize) -> Vec<u32> {
     let mut kept: Vec<u32> = Vec::with_capacity(max);
     let mut rejected = Vec::new();
     for c in found {
@@ -159,7 +196,7 @@ fn select(codes: &Codes, found: &[Near], max: usize) -> Vec<u32> {
             break;
         }
         let code = codes.code(c.slot);
-        if kept.iter().all(|&k| f64::from(codes.sim(code, k)) < c.sim) {
+        if kept.iter().all(|&k| codes.sim(code, k) < c.sim) {
             kept.push(c.slot);
         } else {
             rejected.push(c.slot);
@@ -190,10 +227,10 @@ fn relink(
         return links;
     }
     let base = codes.code(node);
-    let mut scored: Vec<Near> = links
+    let mut scored: Vec<Cand> = links
         .iter()
-        .map(|&slot| Near {
-            sim: f64::from(codes.sim(base, slot)),
+        .map(|&slot| Cand {
+            sim: codes.sim(base, slot),
             slot,
         })
         .collect();
@@ -516,17 +553,17 @@ impl Hnsw {
         ef: usize,
         layer: usize,
         ok: impl Fn(u32) -> bool,
-    ) -> Vec<Near> {
+    ) -> Vec<Cand> {
         VISITED.with(|visited| {
             let mut visited = visited.borrow_mut();
             visited.start(self.len());
             let mut frontier: BinaryHeap<Best> = BinaryHeap::new();
             // Worst on top, so the beam drops its worst member.
-            let mut results: BinaryHeap<Near> = BinaryHeap::with_capacity(ef + 1);
+            let mut results: BinaryHeap<Cand> = BinaryHeap::with_capacity(ef + 1);
             for &e in entries {
                 if visited.first(e) {
-                    let near = Near {
-                        sim: f64::from(codes.sim(q, e)),
+                    let near = Cand {
+                        sim: codes.sim(q, e),
                         slot: e,
                     };
                     frontier.push(Best(near));
@@ -546,10 +583,10 @@ impl Hnsw {
                     if !visited.first(n) {
                         continue;
                     }
-                    let sim = f64::from(codes.sim(q, n));
-                    let worst = results.peek().map_or(f64::NEG_INFINITY, |w| w.sim);
+                    let sim = codes.sim(q, n);
+                    let worst = results.peek().map_or(f32::NEG_INFINITY, |w| w.sim);
                     if results.len() < ef || sim > worst {
-                        let near = Near { sim, slot: n };
+                        let near = Cand { sim, slot: n };
                         frontier.push(Best(near));
                         if ok(n) {
                             results.push(near);

@@ -38,12 +38,13 @@ impl QueryCode {
     }
 }
 
-/// Codes by slot, `dim` bytes each, with one scale per slot.
+/// Codes by slot: each slot's `dim` bytes followed by its scale's four bytes, so that one
+/// similarity reads one stretch of memory (a walk at a million vectors waits on memory, and a
+/// scale kept apart cost a second miss per node).
 #[derive(Clone, Debug)]
 pub(crate) struct Codes {
     dim: usize,
     bytes: Vec<i8>,
-    scales: Vec<f32>,
 }
 
 impl Codes {
@@ -51,8 +52,7 @@ impl Codes {
     pub(crate) fn of(dim: usize, data: &[f32]) -> Self {
         let mut codes = Self {
             dim,
-            bytes: Vec::with_capacity(data.len()),
-            scales: Vec::with_capacity(data.len() / dim.max(1)),
+            bytes: Vec::with_capacity(data.len() / dim.max(1) * (dim + 4)),
         };
         for v in data.chunks_exact(dim.max(1)) {
             codes.push(v);
@@ -63,28 +63,37 @@ impl Codes {
     /// Appends the code of `vector`.
     pub(crate) fn push(&mut self, vector: &[f32]) {
         let scale = encode(vector, &mut self.bytes);
-        self.scales.push(scale);
+        self.bytes
+            .extend(scale.to_le_bytes().map(|b| b.cast_signed()));
     }
 
     /// Bytes held, for the memory a lesson costs.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.bytes.capacity() + 4 * self.scales.capacity()
+        self.bytes.capacity()
     }
 
     /// The code of `slot`.
+    #[inline]
     pub(crate) fn code(&self, slot: u32) -> Code<'_> {
-        let at = slot as usize * self.dim;
+        let stride = self.dim + 4;
+        let at = slot as usize * stride;
+        let (bytes, scale) = self.bytes[at..at + stride].split_at(self.dim);
         Code {
-            bytes: &self.bytes[at..at + self.dim],
-            scale: self.scales[slot as usize],
+            bytes,
+            scale: f32::from_le_bytes([
+                scale[0].cast_unsigned(),
+                scale[1].cast_unsigned(),
+                scale[2].cast_unsigned(),
+                scale[3].cast_unsigned(),
+            ]),
         }
     }
 
     /// The approximate similarity of `q` and `slot`.
+    #[inline]
     pub(crate) fn sim(&self, q: Code<'_>, slot: u32) -> f32 {
-        let at = slot as usize * self.dim;
-        let dot = dot_i8(q.bytes, &self.bytes[at..at + self.dim]);
-        dot as f32 * q.scale * self.scales[slot as usize]
+        let c = self.code(slot);
+        dot_i8(q.bytes, c.bytes) as f32 * q.scale * c.scale
     }
 }
 

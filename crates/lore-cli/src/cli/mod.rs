@@ -529,6 +529,11 @@ pub enum BenchCommand {
         /// greedy descent).
         #[arg(long, default_value_t = HnswParams::default().ef_entry)]
         ef_entry: usize,
+        /// Also search each size's graph, once built, with these efforts
+        /// (`EF_ENTRY:EF_SEARCH`, comma-separated), printing recall and the dense search's p50
+        /// for each, so that efforts are compared on one graph.
+        #[arg(long, value_delimiter = ',', value_parser = parse_effort, value_name = "ENTRY:SEARCH")]
+        sweep: Vec<(usize, usize)>,
         /// Also write each size's corpus and questions with their vectors to
         /// `DIR/{size}/corpus.jsonl` and `queries.jsonl`, so that a peer (LanceDB's script in
         /// the benchmark data) searches exactly the same data.
@@ -644,4 +649,15 @@ fn parse_human_corrections(raw: &str) -> Result<HumanCorrections, String> {
 
 fn parse_status(raw: &str) -> Result<LessonStatus, String> {
     LessonStatus::parse(raw).map_err(|e| e.to_string())
+}
+
+/// `ENTRY:SEARCH`, two beam widths of at least 1.
+fn parse_effort(raw: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("expected ENTRY:SEARCH, two beam widths of at least 1, got {raw:?}");
+    let (entry, search) = raw.split_once(':').ok_or_else(bad)?;
+    let width = |w: &str| w.trim().parse::<usize>().ok().filter(|&w| w >= 1);
+    Ok((
+        width(entry).ok_or_else(bad)?,
+        width(search).ok_or_else(bad)?,
+    ))
 }

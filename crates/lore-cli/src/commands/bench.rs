@@ -41,6 +41,7 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             ef_construction,
             ef_search,
             ef_entry,
+            sweep,
             peer_data,
             peer,
         } => {
@@ -53,6 +54,7 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
                 },
                 peer_data: peer_data.as_deref(),
                 peer: peer.as_deref(),
+                sweep,
             };
             recall::run_bench(&paths.embedder()?, sizes, data.as_deref(), bench, json, out)
         }

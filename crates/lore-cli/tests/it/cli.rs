@@ -931,6 +931,37 @@ fn bench_recall_reports_latency_per_size_and_ann_recall() {
     let err = p.fails(&["bench", "recall", "--sizes", "ten"]);
     assert!(err.contains("ten"), "{err}");
 
+    // A sweep searches one built graph with each effort; a wider beam finds no less.
+    let args = [
+        "bench",
+        "recall",
+        "--sizes",
+        "5000",
+        "--sweep",
+        "1:10,64:128",
+    ];
+    let report = p.json(&args);
+    let size = &report["sizes"][0];
+    assert_eq!(size["ann"], true, "{size}");
+    let sweep = size["sweep"].as_array().unwrap();
+    let efforts: Vec<_> = sweep
+        .iter()
+        .map(|e| (e["ef_entry"].clone(), e["ef_search"].clone()))
+        .collect();
+    assert_eq!(efforts, [(1.into(), 10.into()), (64.into(), 128.into())]);
+    let recall = |e: &serde_json::Value| e["ann_recall_at_10"]["synthetic"].as_f64().unwrap();
+    assert!(recall(&sweep[0]) <= recall(&sweep[1]), "{size}");
+    assert!(recall(&sweep[1]) > 0.9, "{size}");
+    assert!(
+        sweep
+            .iter()
+            .all(|e| e["dense_p50_ms"].as_f64().unwrap() > 0.0)
+    );
+    for bad in ["0:5", "12", "8:x"] {
+        let err = p.fails(&["bench", "recall", "--sizes", "300", "--sweep", bad]);
+        assert!(err.contains("ENTRY:SEARCH") && err.contains(bad), "{err}");
+    }
+
     // The peer's copy holds the corpus and questions with the vectors searched.
     let peer = p.path().join("peer");
     let args = ["bench", "recall", "--sizes", "300", "--peer-data"];
