@@ -16,12 +16,14 @@ use serde_json::{Map, Value, json};
 
 use crate::config::InjectionStrategy;
 use crate::engine::Engine;
+use crate::memory_search::LogSearch;
 use lore_core::error::{Error, Result};
 use lore_core::id::MemoryId;
 use lore_core::model::{MemoryCategory, MemoryEntry};
 use lore_core::ports::store::{ListFilter, OnDuplicate, Record};
 use lore_core::scope::SkillPath;
 use lore_core::sensitive;
+use lore_recall::RecallConfig;
 
 /// Longest entry text, in bytes.
 const MAX_TEXT: usize = 16 * 1024;
@@ -528,5 +530,37 @@ pub fn memory_tools(strategy: InjectionStrategy) -> Vec<ToolDefinition> {
                 &["skill", "session", "text"],
             ),
         ],
+    }
+}
+
+impl Engine {
+    /// The entries of `skill`'s conversation log that best match `query` (of `session` only,
+    /// when given), best first, at most `limit`; callers have checked the scope and the limit.
+    ///
+    /// # Errors
+    /// Store and embedder failures.
+    fn search_log(
+        &self,
+        skill: &SkillPath,
+        session: Option<&str>,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<MemoryHit>> {
+        let mut config = self.recall.config.clone();
+        if !self.recall.configured {
+            config.fusion = RecallConfig::fusion_for(self.recall.embedder.semantic());
+        }
+        let with = LogSearch {
+            store: &*self.store,
+            embedder: &self.recall.embedder,
+            config: &config,
+            scope: &self.scope,
+        };
+        Ok(self
+            .logs
+            .search(&with, skill, session, query, limit)?
+            .into_iter()
+            .map(|(entry, score)| MemoryHit { entry, score })
+            .collect())
     }
 }

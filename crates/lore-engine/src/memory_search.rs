@@ -24,15 +24,21 @@ use std::sync::{Arc, Mutex, PoisonError};
 use lore_core::error::Result;
 use lore_core::id::MemoryId;
 use lore_core::model::{MemoryCategory, MemoryEntry};
-use lore_core::ports::store::ListFilter;
+use lore_core::ports::store::{ListFilter, Store};
 use lore_core::scope::{Scope, SkillPath};
 use lore_recall::{
     Embedder, Entries, Hit, QueryShape, RankedList, RecallConfig, Source, SparseIndex, cosine,
     rank, text_hash,
 };
 
-use crate::engine::Engine;
-use crate::memory::MemoryHit;
+/// What a log search asks of the Engine: where the log is, the embedder and fusion recall uses,
+/// and whose scope filters the hits.
+pub(crate) struct LogSearch<'a> {
+    pub(crate) store: &'a dyn Store,
+    pub(crate) embedder: &'a Arc<dyn Embedder>,
+    pub(crate) config: &'a RecallConfig,
+    pub(crate) scope: &'a Scope,
+}
 
 /// The per-skill indexes of one Engine, shared by its scoped handles.
 #[derive(Default)]
@@ -163,26 +169,27 @@ fn said(entry: &MemoryEntry) -> String {
     }
 }
 
-impl Engine {
+impl LogIndexes {
     /// The entries of `skill`'s conversation log that best match `query` (of `session` only,
     /// when given), best first, at most `limit`; callers have checked the scope and the limit.
     ///
     /// # Errors
     /// Store and embedder failures.
-    pub(crate) fn search_log(
+    pub(crate) fn search(
         &self,
+        with: &LogSearch<'_>,
         skill: &SkillPath,
         session: Option<&str>,
         query: &str,
         limit: usize,
-    ) -> Result<Vec<MemoryHit>> {
-        let shared = self.log_index(skill);
+    ) -> Result<Vec<(MemoryEntry, f64)>> {
+        let shared = self.log_index(with.embedder, skill);
         let mut index = shared.lock().unwrap_or_else(PoisonError::into_inner);
-        self.bring_up_to_date(&mut index, skill)?;
+        bring_up_to_date(with, &mut index, skill)?;
         let index = &*index;
         let admits = |slot: u32| {
             let entry = &index.entries[slot as usize];
-            self.scope.allows(&entry.skill)
+            with.scope.allows(&entry.skill)
                 && session.is_none_or(|s| entry.session.as_deref() == Some(s))
         };
         let all = index.entries.len();
@@ -205,97 +212,84 @@ impl Engine {
             &[sparse, dense],
             &Entries::default(),
             QueryShape::default(),
-            &self.log_config(),
+            with.config,
         );
         Ok(scored
             .into_iter()
             .take(limit)
             .filter_map(|s| {
                 let slot: usize = s.fused.id.parse().ok()?;
-                Some(MemoryHit {
-                    entry: index.entries.get(slot)?.clone(),
-                    score: s.fused.text,
-                })
+                Some((index.entries.get(slot)?.clone(), s.fused.text))
             })
             .collect())
     }
 
-    /// The recall configuration with the fusion recall would use.
-    fn log_config(&self) -> RecallConfig {
-        let mut config = self.recall.config.clone();
-        if !self.recall.configured {
-            config.fusion = RecallConfig::fusion_for(self.recall.embedder.semantic());
-        }
-        config
-    }
-
-    fn log_index(&self, skill: &SkillPath) -> Arc<Mutex<LogIndex>> {
-        let key = (self.recall.embedder.id().to_string(), skill.clone());
-        let mut map = self
-            .logs
-            .by_skill
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+    fn log_index(&self, embedder: &Arc<dyn Embedder>, skill: &SkillPath) -> Arc<Mutex<LogIndex>> {
+        let key = (embedder.id().to_string(), skill.clone());
+        let mut map = self.by_skill.lock().unwrap_or_else(PoisonError::into_inner);
         map.entry(key)
             .or_insert_with(|| {
-                let embedder = self.recall.embedder.clone();
+                let embedder = embedder.clone();
                 let fits = embedder.fit(&["probe"]).is_some();
                 Arc::new(Mutex::new(LogIndex::empty(embedder, fits)))
             })
             .clone()
     }
+}
 
-    /// Brings `index` to the store's memory revision: appends what was added after it, or
-    /// rebuilds it when an entry changed or the fit is due.
-    fn bring_up_to_date(&self, index: &mut LogIndex, skill: &SkillPath) -> Result<()> {
-        // Read before the entries, so a write landing in between is read again next time.
-        let revision = self.store.memory_revision()?;
-        if revision.is_some() && revision == index.revision {
-            return Ok(());
-        }
-        // Every handle allowed on the skill sees all of its log (memory scopes go by domain and
-        // skill), so one index serves them all; each search checks the scope again.
-        let log = self.store.memories(
-            &ListFilter::skill(&Scope::unrestricted(), skill),
-            MemoryCategory::Recall,
-        )?;
-        let refit = index.fits
-            && log.len() > index.entries.len()
-            && log.len() >= 2 * index.fitted_over.max(1);
-        if index.is_prefix_of(&log) && !refit {
-            let added = log[index.entries.len()..].to_vec();
-            if let Err(err) = index.append(added) {
-                // The sessions' last entries already moved on: start again at the next query.
-                *index = LogIndex::empty(self.recall.embedder.clone(), index.fits);
-                return Err(err);
-            }
-        } else {
-            *index = self.rebuilt(index, log)?;
-        }
-        index.revision = revision;
-        Ok(())
+/// Brings `index` to the store's memory revision: appends what was added after it, or
+/// rebuilds it when an entry changed or the fit is due.
+fn bring_up_to_date(with: &LogSearch<'_>, index: &mut LogIndex, skill: &SkillPath) -> Result<()> {
+    // Read before the entries, so a write landing in between is read again next time.
+    let revision = with.store.memory_revision()?;
+    if revision.is_some() && revision == index.revision {
+        return Ok(());
     }
+    // Every handle allowed on the skill sees all of its log (memory scopes go by domain and
+    // skill), so one index serves them all; each search checks the scope again.
+    let log = with.store.memories(
+        &ListFilter::skill(&Scope::unrestricted(), skill),
+        MemoryCategory::Recall,
+    )?;
+    let refit =
+        index.fits && log.len() > index.entries.len() && log.len() >= 2 * index.fitted_over.max(1);
+    if index.is_prefix_of(&log) && !refit {
+        let added = log[index.entries.len()..].to_vec();
+        if let Err(err) = index.append(added) {
+            // The sessions' last entries already moved on: start again at the next query.
+            *index = LogIndex::empty(with.embedder.clone(), index.fits);
+            return Err(err);
+        }
+    } else {
+        *index = rebuilt(with.embedder, index, log)?;
+    }
+    index.revision = revision;
+    Ok(())
+}
 
-    /// A new index of `log`, fitted to it, keeping the vectors `old` made with the same fit.
-    fn rebuilt(&self, old: &LogIndex, log: Vec<MemoryEntry>) -> Result<LogIndex> {
-        let configured = self.recall.embedder.clone();
-        let mut fresh = LogIndex::empty(configured.clone(), old.fits);
-        let documents: Vec<String> = log.iter().map(|e| fresh.document(e)).collect();
-        let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
-        let (embedder, vectors) = if old.fits {
-            let fitted = configured.fit(&texts).unwrap_or(configured);
-            let vectors = fitted.embed_batch(&texts)?;
-            (fitted, vectors)
-        } else {
-            (configured, reuse_vectors(old, &log, &texts)?)
-        };
-        fresh.embedder = embedder;
-        fresh.fitted_over = log.len();
-        for ((entry, document), vector) in log.into_iter().zip(&documents).zip(vectors) {
-            fresh.push(entry, document, &vector);
-        }
-        Ok(fresh)
+/// A new index of `log`, fitted to it, keeping the vectors `old` made with the same fit.
+fn rebuilt(
+    configured: &Arc<dyn Embedder>,
+    old: &LogIndex,
+    log: Vec<MemoryEntry>,
+) -> Result<LogIndex> {
+    let configured = configured.clone();
+    let mut fresh = LogIndex::empty(configured.clone(), old.fits);
+    let documents: Vec<String> = log.iter().map(|e| fresh.document(e)).collect();
+    let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
+    let (embedder, vectors) = if old.fits {
+        let fitted = configured.fit(&texts).unwrap_or(configured);
+        let vectors = fitted.embed_batch(&texts)?;
+        (fitted, vectors)
+    } else {
+        (configured, reuse_vectors(old, &log, &texts)?)
+    };
+    fresh.embedder = embedder;
+    fresh.fitted_over = log.len();
+    for ((entry, document), vector) in log.into_iter().zip(&documents).zip(vectors) {
+        fresh.push(entry, document, &vector);
     }
+    Ok(fresh)
 }
 
 /// Vectors for `texts` (the documents of `log`), taken from `old` where its entry and document
