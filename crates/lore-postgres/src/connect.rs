@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0003_tuning.sql"),
     include_str!("../migrations/0004_embedder_progress.sql"),
     include_str!("../migrations/0005_knowledge_changes.sql"),
+    include_str!("../migrations/0006_memory_revision.sql"),
 ];
 
 /// The newest schema version this build knows, the one it migrates every database to.

@@ -444,6 +444,16 @@ impl Store for PostgresStore {
         })
     }
 
+    fn memory_revision(&self) -> Result<Option<u64>> {
+        self.run(move |pool| async move {
+            let client = pool.get().await?;
+            let row = client
+                .query_one("SELECT revision FROM memory_revision WHERE id = 1", &[])
+                .await?;
+            Ok(Some(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0)))
+        })
+    }
+
     #[instrument(skip_all, fields(episode = %episode.id))]
     fn put_episode(&self, episode: &Episode, replace: bool, audit: &AuditEntry) -> Result<bool> {
         let audit = Row::audit(audit)?;

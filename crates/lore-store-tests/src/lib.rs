@@ -106,6 +106,7 @@ macro_rules! conformance_tests {
             nearest_stored_finds_the_nearest_of_one_embedder,
             index_state_roundtrips,
             memories_roundtrip_by_category_oldest_first,
+            memory_revision_grows_with_every_memory_write,
             memories_follow_scope_and_skill,
             memory_search_ranks_inside_category_and_scope,
             purge_erases_a_memory_and_its_search_terms,

@@ -122,3 +122,28 @@ pub fn memory_search_ranks_inside_category_and_scope(store: &dyn Store) {
             .is_empty()
     );
 }
+
+/// A store that keeps a memory revision raises it with every memory write and leaves it alone
+/// on reads, so a process holding a conversation log's index knows when to read it again.
+pub fn memory_revision_grows_with_every_memory_write(store: &dyn Store) {
+    let Some(before) = store.memory_revision().unwrap() else {
+        return;
+    };
+    let f = Fixture::new();
+    let first = f.memory(
+        &f.hr,
+        MemoryCategory::Recall,
+        "user: where is the ledger?",
+        1,
+    );
+    write(store, vec![Record::Memory(first)]);
+    let after_one = store.memory_revision().unwrap().expect("still kept");
+    assert!(after_one > before, "{before} -> {after_one}");
+    let filter = ListFilter::skill(&f.hr_scope(), &f.hr);
+    store.memories(&filter, MemoryCategory::Recall).unwrap();
+    assert_eq!(store.memory_revision().unwrap(), Some(after_one), "a read");
+    let second = f.memory(&f.hr, MemoryCategory::Recall, "agent: in the vault", 2);
+    write(store, vec![Record::Memory(second)]);
+    let after_two = store.memory_revision().unwrap().expect("still kept");
+    assert!(after_two > after_one, "{after_one} -> {after_two}");
+}
