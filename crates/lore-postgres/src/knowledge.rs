@@ -134,12 +134,7 @@ impl KnowledgeStore for PostgresStore {
             let mut client = pool.get().await?;
             // One snapshot for the revision and the rows it covers: a sync committing meanwhile
             // is either wholly in the answer or wholly after it.
-            let tx = client
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .await?;
+            let tx = rows::snapshot(&mut client).await?;
             let revision = rows::counter(&tx, Counter::Knowledge).await?;
             let documents = tx
                 .query(

@@ -505,6 +505,19 @@ pub(crate) async fn after_seq<T: DeserializeOwned>(
         .collect()
 }
 
+/// A read-only transaction on one snapshot (repeatable read), for a counter and the rows it
+/// covers: a write committing meanwhile is either wholly in what is read or wholly after it.
+pub(crate) async fn snapshot(
+    client: &mut deadpool_postgres::Client,
+) -> Result<deadpool_postgres::Transaction<'_>, Fail> {
+    Ok(client
+        .build_transaction()
+        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .await?)
+}
+
 /// The committed value of a counter.
 pub(crate) async fn counter(db: &impl GenericClient, counter: Counter) -> Result<u64, Fail> {
     let stmt = db

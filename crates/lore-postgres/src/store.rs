@@ -492,12 +492,7 @@ impl Store for PostgresStore {
         self.run(move |pool| async move {
             let mut client = pool.get().await?;
             // One snapshot, so counts and members are of the same moment.
-            let tx = client
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .await?;
+            let tx = rows::snapshot(&mut client).await?;
             let graph = episodes::graph(&tx, &scope).await?;
             tx.commit().await?;
             Ok(graph)
@@ -564,12 +559,7 @@ impl Store for PostgresStore {
             let mut client = pool.get().await?;
             // One snapshot, so the revision and the rows are of the same moment; revisions are
             // drawn in commit order, so the snapshot holds every revision up to the one read.
-            let tx = client
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .await?;
+            let tx = rows::snapshot(&mut client).await?;
             let upto = rows::counter(&tx, Counter::Lessons).await?;
             let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
             w.push("t.revision > $?", clamp(since));
