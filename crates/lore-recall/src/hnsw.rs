@@ -11,7 +11,9 @@
 //! The graph stores links only and measures similarity on int8 codes ([`super::quant`]) held by
 //! the caller ([`super::ann::VectorIndex`]), passed to every call, so nothing is held twice; the
 //! caller ranks a walk's candidates again with the float vectors. Layer 0's links are one flat
-//! array, `cap0` per node, because that is where a search spends its time.
+//! array, a row per node holding its link count and then room for `cap0` links, because that is
+//! where a search spends its time; a node's row is read as it joins a walk's frontier, so that
+//! it is in cache by the time the walk expands it.
 //!
 //! A node's layer-0 list may hold half again its `m0` links before it is pruned back to `m0`:
 //! pruning (the heuristic over every pair of links) cost a build far more than finding the
@@ -57,17 +59,19 @@ impl Default for HnswParams {
     /// LoCoMo's real questions (docs/BENCHMARKS.md has the figures): m 12 with one greedy
     /// descent found 0.81 of the exact top 10 with a beam of 128 and needed 512 for 0.98; an
     /// entry beam of 64 alone raised 0.81 to 0.92; m 16 with an entry beam of 128 and a beam of
-    /// 192 reaches 0.98 for about a third of a millisecond more than the old search. A wider
-    /// construction beam (m 32 / 200) reached 0.99 but took ten times as long to build.
-    /// These are the beams up to 100k vectors: beyond, the search widens both as the graph
-    /// grows ([`super::ann::VectorIndex::search_effort`]), because at a million lessons the
-    /// same beams found only 0.888 of the exact top 10 and twice as wide found 0.967. The
-    /// construction beam stays at 64 because the million-lesson build is at its time budget
-    /// (about three minutes on two free cores).
+    /// 192 reaches 0.98 for about a third of a millisecond more than the old search. These are
+    /// the beams up to 100k vectors: beyond, the search widens both as the graph grows
+    /// ([`super::ann::VectorIndex::search_effort`]).
+    ///
+    /// The construction beam decides what the graph can find at a million lessons: with 64,
+    /// no search effort got past 0.98 there (0.985 with a search beam of 2,048), since the
+    /// walk ends in a region of the graph that the rest of the exact top 10 is not linked to;
+    /// with 128 the same search finds 0.990 (192: 0.993). 128 is the one that keeps the
+    /// million-lesson build well inside three minutes on two cores (101 s).
     fn default() -> Self {
         Self {
             m: 16,
-            ef_construction: 64,
+            ef_construction: 128,
             ef_search: 192,
             ef_entry: 128,
         }
@@ -89,9 +93,9 @@ pub struct Hnsw {
     /// Layer 0's slots per node: `m0` and room for half as many again before a pruning.
     cap0: usize,
     level_mult: f64,
-    /// Layer 0: `cap0` slots per node, the first `layer0_len[node]` used.
+    /// Layer 0: a row of `1 + cap0` words per node, its link count and then its links, so
+    /// that a node's count and links are one stretch of memory (one cache miss, not two).
     layer0: Vec<u32>,
-    layer0_len: Vec<u16>,
     /// Layers above 0, per node: `upper[node][l - 1]` are its links on layer `l`.
     upper: Vec<Vec<Vec<u32>>>,
     entry: Option<u32>,
@@ -105,6 +109,11 @@ pub struct Hnsw {
 struct Visited {
     bits: Vec<u64>,
     touched: Vec<u32>,
+    /// One node's unvisited neighbours and their similarities, gathered before any is
+    /// compared: the similarities are then independent loads that the core overlaps, where
+    /// comparing each as it came made every cache miss wait on the one before.
+    fresh: Vec<u32>,
+    sims: Vec<f32>,
 }
 
 thread_local! {
@@ -112,6 +121,8 @@ thread_local! {
         RefCell::new(Visited {
             bits: Vec::new(),
             touched: Vec::new(),
+            fresh: Vec::new(),
+            sims: Vec::new(),
         })
     };
 }
@@ -130,17 +141,23 @@ impl Visited {
     /// Marks `node`; whether it was new.
     #[inline]
     fn first(&mut self, node: u32) -> bool {
-        let (word, bit) = (node as usize / 64, 1u64 << (node % 64));
-        let w = &mut self.bits[word];
-        if *w & bit != 0 {
-            return false;
-        }
-        if *w == 0 {
-            self.touched.push(word as u32);
-        }
-        *w |= bit;
-        true
+        first(&mut self.bits, &mut self.touched, node)
     }
+}
+
+/// Marks `node` in `bits`, noting a word touched for the first time; whether it was new.
+#[inline]
+fn first(bits: &mut [u64], touched: &mut Vec<u32>, node: u32) -> bool {
+    let (word, bit) = (node as usize / 64, 1u64 << (node % 64));
+    let w = &mut bits[word];
+    if *w & bit != 0 {
+        return false;
+    }
+    if *w == 0 {
+        touched.push(word as u32);
+    }
+    *w |= bit;
+    true
 }
 
 /// A node and its similarity to the walk's question by their codes, ordered worst first
@@ -226,13 +243,12 @@ fn relink(
     if links.len() <= cap {
         return links;
     }
-    let base = codes.code(node);
+    let mut sims = Vec::with_capacity(links.len());
+    codes.sims(codes.code(node), &links, &mut sims);
     let mut scored: Vec<Cand> = links
         .iter()
-        .map(|&slot| Cand {
-            sim: codes.sim(base, slot),
-            slot,
-        })
+        .zip(sims)
+        .map(|(&slot, sim)| Cand { sim, slot })
         .collect();
     scored.sort();
     select(codes, &scored, max)
@@ -274,7 +290,6 @@ impl Hnsw {
             cap0: 3 * m,
             level_mult: 1.0 / (m as f64).ln(),
             layer0: Vec::new(),
-            layer0_len: Vec::new(),
             upper: Vec::new(),
             entry: None,
             top: 0,
@@ -285,12 +300,12 @@ impl Hnsw {
 
     /// Nodes in the graph.
     pub fn len(&self) -> usize {
-        self.layer0_len.len()
+        self.upper.len()
     }
 
     /// Whether the graph is empty.
     pub fn is_empty(&self) -> bool {
-        self.layer0_len.is_empty()
+        self.upper.is_empty()
     }
 
     /// Bytes of links held, for the memory a lesson costs.
@@ -300,10 +315,7 @@ impl Hnsw {
             .iter()
             .map(|u| 24 * u.capacity() + u.iter().map(|l| 4 * l.capacity()).sum::<usize>())
             .sum();
-        4 * self.layer0.capacity()
-            + 2 * self.layer0_len.capacity()
-            + 24 * self.upper.capacity()
-            + upper
+        4 * self.layer0.capacity() + 24 * self.upper.capacity() + upper
     }
 
     fn random_level(&mut self) -> usize {
@@ -331,18 +343,27 @@ impl Hnsw {
 
     fn links(&self, node: u32, layer: usize) -> &[u32] {
         if layer == 0 {
-            let at = node as usize * self.cap0;
-            &self.layer0[at..at + self.layer0_len[node as usize] as usize]
+            let at = node as usize * (1 + self.cap0);
+            &self.layer0[at + 1..at + 1 + self.layer0[at] as usize]
         } else {
             &self.upper[node as usize][layer - 1]
         }
     }
 
+    /// Reads the start of `node`'s row on layer 0, so that the row is in cache by the time a
+    /// walk expands the node: a node joins the frontier well before it is expanded, and the
+    /// read costs nothing while the walk goes on (the upper layers are small, and skipped).
+    #[inline]
+    fn touch(&self, node: u32) -> u32 {
+        let at = node as usize * (1 + self.cap0);
+        self.layer0[at] ^ self.layer0.get(at + 16).copied().unwrap_or(0)
+    }
+
     fn set_links(&mut self, node: u32, layer: usize, links: &[u32]) {
         if layer == 0 {
-            let at = node as usize * self.cap0;
-            self.layer0[at..at + links.len()].copy_from_slice(links);
-            self.layer0_len[node as usize] = links.len() as u16;
+            let at = node as usize * (1 + self.cap0);
+            self.layer0[at] = links.len() as u32;
+            self.layer0[at + 1..at + 1 + links.len()].copy_from_slice(links);
         } else {
             self.upper[node as usize][layer - 1] = links.to_vec();
         }
@@ -350,8 +371,7 @@ impl Hnsw {
 
     /// Room for one more node, on layers 0 to `level`, with no links yet.
     fn grow(&mut self, level: usize) {
-        self.layer0.resize(self.layer0.len() + self.cap0, 0);
-        self.layer0_len.push(0);
+        self.layer0.resize(self.layer0.len() + 1 + self.cap0, 0);
         self.upper.push(vec![Vec::new(); level]);
     }
 
@@ -485,20 +505,18 @@ impl Hnsw {
     /// Adds the layer-0 links `pairs` (`(target, source)`, sorted), each target pruned once;
     /// targets are split into ranges, one per thread, each owning its part of the array.
     fn relink_layer0(&mut self, codes: &Codes, pairs: &[(u32, u32)], threads: usize) {
-        let (bounds, cap0, n) = (self.bounds(0), self.cap0, self.len());
+        let (bounds, n) = (self.bounds(0), self.len());
+        let row = 1 + self.cap0;
         let per = n.div_ceil(threads.max(1)).max(1);
         let mut rest_links = self.layer0.as_mut_slice();
-        let mut rest_lens = self.layer0_len.as_mut_slice();
         let mut rest_pairs = pairs;
         std::thread::scope(|s| {
             let mut base = 0;
             while base < n {
                 let end = (base + per).min(n);
                 let (links, more) =
-                    std::mem::take(&mut rest_links).split_at_mut((end - base) * cap0);
+                    std::mem::take(&mut rest_links).split_at_mut((end - base) * row);
                 rest_links = more;
-                let (lens, more) = std::mem::take(&mut rest_lens).split_at_mut(end - base);
-                rest_lens = more;
                 let cut = rest_pairs.partition_point(|p| (p.0 as usize) < end);
                 let (mine, more) = rest_pairs.split_at(cut);
                 rest_pairs = more;
@@ -507,11 +525,13 @@ impl Hnsw {
                     for group in mine.chunk_by(|a, b| a.0 == b.0) {
                         let target = group[0].0;
                         let at = target as usize - from;
-                        let row = &mut links[at * cap0..(at + 1) * cap0];
+                        let (len, row) = links[at * row..(at + 1) * row]
+                            .split_first_mut()
+                            .expect("a row starts with its count");
                         let new: Vec<u32> = group.iter().map(|p| p.1).collect();
-                        let joined = relink(codes, target, &row[..lens[at] as usize], &new, bounds);
+                        let joined = relink(codes, target, &row[..*len as usize], &new, bounds);
                         row[..joined.len()].copy_from_slice(&joined);
-                        lens[at] = joined.len() as u16;
+                        *len = joined.len() as u32;
                     }
                 };
                 if end == n {
@@ -575,15 +595,25 @@ impl Hnsw {
             while results.len() > ef {
                 results.pop();
             }
+            let Visited {
+                bits,
+                touched,
+                fresh,
+                sims,
+            } = &mut *visited;
             while let Some(Best(current)) = frontier.pop() {
                 if results.len() >= ef && results.peek().is_some_and(|w| current.sim < w.sim) {
                     break;
                 }
+                fresh.clear();
                 for &n in self.links(current.slot, layer) {
-                    if !visited.first(n) {
-                        continue;
+                    if first(bits, touched, n) {
+                        fresh.push(n);
                     }
-                    let sim = codes.sim(q, n);
+                }
+                sims.clear();
+                codes.sims(q, fresh, sims);
+                for (&n, &sim) in fresh.iter().zip(sims.iter()) {
                     let worst = results.peek().map_or(f32::NEG_INFINITY, |w| w.sim);
                     if results.len() < ef || sim > worst {
                         let near = Cand { sim, slot: n };
@@ -595,6 +625,18 @@ impl Hnsw {
                             }
                         }
                     }
+                }
+                // The rows of the nodes that joined the frontier, read together so that their
+                // misses overlap, as the codes' do.
+                if layer == 0 {
+                    let worst = results.peek().map_or(f32::NEG_INFINITY, |w| w.sim);
+                    let mut ahead = 0u32;
+                    for (&n, &sim) in fresh.iter().zip(sims.iter()) {
+                        if sim >= worst {
+                            ahead ^= self.touch(n);
+                        }
+                    }
+                    std::hint::black_box(ahead);
                 }
             }
             results.into_sorted_vec()
@@ -680,12 +722,10 @@ impl Hnsw {
         if n as usize > bytes.len() / 3 {
             return None;
         }
-        graph.layer0 = vec![0; n as usize * graph.cap0];
-        graph.layer0_len = Vec::with_capacity(n as usize);
+        graph.layer0 = vec![0; n as usize * (1 + graph.cap0)];
         graph.upper = Vec::with_capacity(n as usize);
         for node in 0..n {
             let zero = links(bytes, graph.cap0)?;
-            graph.layer0_len.push(0);
             graph.set_links(node, 0, &zero);
             let levels = *take(bytes, 1)?.first()? as usize;
             let upper = (0..levels)

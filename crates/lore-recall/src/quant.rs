@@ -7,6 +7,13 @@
 //! the similarity's error near a percent of the gaps a walk compares. The codes only steer the
 //! walk: the candidates it ends on are ranked again with the float vectors
 //! ([`super::ann::VectorIndex::search`]), so the results and their scores are the exact ones.
+//!
+//! A walk asks for a node's neighbours' similarities together ([`Codes::sims`]): their codes'
+//! cache lines are all read first, so that the misses are waited for once, not one code after
+//! another, and the products run with AVX2 where the CPU has it (the build's baseline is SSE2).
+//! Both together made a million-lesson build and a search there about twice as fast.
+
+use pulp::{Arch, Simd, WithSimd};
 
 /// One vector's code: components times `1 / scale`, rounded.
 #[derive(Clone, Copy, Debug)]
@@ -45,6 +52,9 @@ impl QueryCode {
 pub(crate) struct Codes {
     dim: usize,
     bytes: Vec<i8>,
+    /// The widest instructions the CPU has, chosen once: similarities are computed with AVX2
+    /// where it exists, which more than halves a build spent mostly in them.
+    arch: Arch,
 }
 
 impl Codes {
@@ -53,6 +63,7 @@ impl Codes {
         let mut codes = Self {
             dim,
             bytes: Vec::with_capacity(data.len() / dim.max(1) * (dim + 4)),
+            arch: Arch::new(),
         };
         for v in data.chunks_exact(dim.max(1)) {
             codes.push(v);
@@ -73,7 +84,7 @@ impl Codes {
     }
 
     /// The code of `slot`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn code(&self, slot: u32) -> Code<'_> {
         let stride = self.dim + 4;
         let at = slot as usize * stride;
@@ -92,8 +103,65 @@ impl Codes {
     /// The approximate similarity of `q` and `slot`.
     #[inline]
     pub(crate) fn sim(&self, q: Code<'_>, slot: u32) -> f32 {
-        let c = self.code(slot);
-        dot_i8(q.bytes, c.bytes) as f32 * q.scale * c.scale
+        self.arch.dispatch(Sims {
+            codes: self,
+            q,
+            slots: &[slot],
+            out: None,
+        })
+    }
+
+    /// The approximate similarities of `q` and each of `slots`, appended to `out`: one
+    /// dispatch for a node's neighbours.
+    pub(crate) fn sims(&self, q: Code<'_>, slots: &[u32], out: &mut Vec<f32>) {
+        self.arch.dispatch(Sims {
+            codes: self,
+            q,
+            slots,
+            out: Some(out),
+        });
+    }
+}
+
+/// Similarities of one code to several slots, compiled for the CPU's widest instructions;
+/// without `out`, the similarity to the only slot is returned.
+struct Sims<'a> {
+    codes: &'a Codes,
+    q: Code<'a>,
+    slots: &'a [u32],
+    out: Option<&'a mut Vec<f32>>,
+}
+
+impl WithSimd for Sims<'_> {
+    type Output = f32;
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _simd: S) -> f32 {
+        let sim = |slot: u32| {
+            let c = self.codes.code(slot);
+            dot_i8(self.q.bytes, c.bytes) as f32 * self.q.scale * c.scale
+        };
+        match self.out {
+            Some(out) => {
+                // Each code is a few cache lines scattered over a graph's worth of memory, so a
+                // walk waits on memory: reading one byte of every line first puts all the
+                // misses in flight at once, where a dot product per code took them in turn.
+                let stride = self.codes.dim + 4;
+                let mut touched = 0i8;
+                for &s in self.slots {
+                    let at = s as usize * stride;
+                    for line in self.codes.bytes[at..at + stride].iter().step_by(64) {
+                        touched ^= *line;
+                    }
+                }
+                std::hint::black_box(touched);
+                for &s in self.slots {
+                    out.push(sim(s));
+                }
+                0.0
+            }
+            None => self.slots.first().map_or(0.0, |&s| sim(s)),
+        }
     }
 }
 
@@ -114,7 +182,9 @@ fn encode(vector: &[f32], out: &mut Vec<i8>) -> f32 {
 }
 
 /// The integer dot product, in sixteen lanes of 16-bit products (a product of two codes fits
-/// in 15 bits) so that the compiler vectorizes it.
+/// in 15 bits) so that the compiler vectorizes it; inlined into [`Sims`] so that it is
+/// compiled with that dispatch's instructions.
+#[inline(always)]
 fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     let mut acc = [0i32; 16];
     let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
@@ -169,6 +239,31 @@ mod tests {
                 let self_sim = codes.sim(codes.code(slot), slot);
                 assert!((self_sim - 1.0).abs() < 0.01, "{self_sim}");
             }
+        }
+    }
+
+    #[test]
+    fn similarities_of_many_slots_are_each_slots_own_and_the_integer_product() {
+        // 300 components: a whole number of 16- and 32-lane blocks and a remainder.
+        let dim = 300;
+        let data: Vec<f32> = (0..64).flat_map(|i| unit(i + 7, dim)).collect();
+        let codes = Codes::of(dim, &data);
+        let qc = QueryCode::of(&unit(5, dim));
+        let slots: Vec<u32> = (0..64).rev().step_by(3).collect();
+        let mut many = vec![-9.0];
+        codes.sims(qc.code(), &slots, &mut many);
+        assert_eq!(many.len(), 1 + slots.len(), "appended after what was there");
+        for (&slot, &sim) in slots.iter().zip(&many[1..]) {
+            let c = codes.code(slot);
+            let plain: i32 = qc
+                .code()
+                .bytes
+                .iter()
+                .zip(c.bytes)
+                .map(|(a, b)| i32::from(*a) * i32::from(*b))
+                .sum();
+            assert_eq!(sim, plain as f32 * qc.code().scale * c.scale, "{slot}");
+            assert_eq!(sim, codes.sim(qc.code(), slot), "{slot}");
         }
     }
 
