@@ -13,6 +13,7 @@
 //!
 //! Figures and how they were measured are in `docs/BENCHMARKS.md`.
 
+mod corpus;
 pub mod episodes;
 pub mod ingest;
 pub mod knowledge;

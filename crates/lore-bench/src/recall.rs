@@ -51,8 +51,11 @@ struct SizeReport {
     /// shared machine, what the latencies were measured under.
     #[serde(skip_serializing_if = "Option::is_none")]
     load_average: Option<[f64; 2]>,
-    /// Seconds to embed the corpus (in batches of 256).
+    /// Seconds to embed the corpus (in batches of 256), or to read what an earlier run kept.
     embed_s: f64,
+    /// Lessons whose vectors were read from `--vectors` rather than embedded.
+    #[serde(skip_serializing_if = "is_zero")]
+    corpus_kept: usize,
     /// Seconds to build the sparse and dense indexes from the vectors.
     build_s: f64,
     /// CPU seconds of the whole process over the build (all threads), which a loaded machine
@@ -180,6 +183,12 @@ pub struct Bench<'a> {
     /// `(ef_entry, ef_search)` pairs to search each size's graph with after the timed run, so
     /// that efforts are compared on one graph built once.
     pub sweep: Vec<(usize, usize)>,
+    /// A folder that keeps each size's embedded corpus between runs, if any.
+    pub vectors: Option<&'a Path>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The variable naming the Python that has the peer's packages.
@@ -248,7 +257,7 @@ pub fn run_bench(
         let st = &s.stages_p50_ms;
         out.line(format!(
             "{:>8} lessons: p50 {:.2} ms, p99 {:.2} ms ({} queries{}; medians: embed {:.3} \
-             (p99 {:.3}), bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; corpus embedded in {:.1} s, \
+             (p99 {:.3}), bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; corpus embedded in {:.1} s{}, \
              index built in {:.1} s{}, {:.0} bytes a lesson); \
              {} recall@10 vs exact {}{}",
             s.lessons,
@@ -263,6 +272,11 @@ pub fn run_bench(
             st.dense,
             st.pipeline,
             s.embed_s,
+            if s.corpus_kept > 0 {
+                format!(" ({} of its vectors read from --vectors)", s.corpus_kept)
+            } else {
+                String::new()
+            },
             s.build_s,
             s.build_cpu_s
                 .map_or_else(String::new, |cpu| format!(" ({cpu:.1} s of CPU)")),
@@ -322,15 +336,14 @@ fn measure(
     let embedder = configured.fit(&refs).unwrap_or_else(|| configured.clone());
     let id = embedder.id();
     let start = Instant::now();
-    let mut vectors = Vec::with_capacity(size);
-    for chunk in refs.chunks(EMBED_BATCH) {
-        vectors.extend(embedder.embed_batch(chunk)?);
+    let embedded = crate::corpus::embed(&*embedder, &refs, EMBED_BATCH, bench.vectors, |done| {
         // A model takes minutes over a large corpus: say how far it got, on stderr.
-        if size >= 10 * EMBED_BATCH && vectors.len().is_multiple_of(40 * EMBED_BATCH) {
+        if size >= 10 * EMBED_BATCH && done.is_multiple_of(40 * EMBED_BATCH) {
             let mut err = std::io::stderr().lock();
-            let _ = writeln!(err, "embedded {}/{size} lessons", vectors.len());
+            let _ = writeln!(err, "embedded {done}/{size} lessons");
         }
-    }
+    })?;
+    let (vectors, corpus_kept) = (embedded.vectors, embedded.from_disk);
     let embed_s = start.elapsed().as_secs_f64();
     let scratch = match (bench.peer_data, bench.peer) {
         (None, Some(_)) if size <= PEER_MAX => Some(tempfile::tempdir()?),
@@ -448,6 +461,7 @@ fn measure(
         embed_p99_ms,
         load_average,
         embed_s,
+        corpus_kept,
         build_s,
         build_cpu_s,
         ann_recall_at_10,

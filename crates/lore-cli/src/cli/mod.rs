@@ -544,6 +544,11 @@ pub enum BenchCommand {
         /// ratio; `LORE_PEER_PYTHON` names a Python that has its packages.
         #[arg(long, value_name = "SCRIPT")]
         peer: Option<PathBuf>,
+        /// Keep each size's embedded corpus in this folder and read it back on the next run
+        /// with the same embedder (a model takes over an hour for a million lessons); a run
+        /// stopped midway resumes where it got.
+        #[arg(long, value_name = "DIR")]
+        vectors: Option<PathBuf>,
     },
     /// Real lessons: load agents' self-reflections as corrections of failed runs, then ask
     /// recall with each task; hit@1/3/5 per skill against plain BM25 over the same texts.

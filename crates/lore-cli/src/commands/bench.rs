@@ -44,6 +44,7 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             sweep,
             peer_data,
             peer,
+            vectors,
         } => {
             let bench = recall::Bench {
                 params: HnswParams {
@@ -55,6 +56,7 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
                 peer_data: peer_data.as_deref(),
                 peer: peer.as_deref(),
                 sweep,
+                vectors: vectors.as_deref(),
             };
             recall::run_bench(&paths.embedder()?, sizes, data.as_deref(), bench, json, out)
         }

@@ -983,6 +983,25 @@ fn bench_recall_reports_latency_per_size_and_ann_recall() {
         assert!(v.len() == 256 && (norm - 1.0).abs() < 1e-3, "{row}");
         assert!(row["text"].as_str().is_some_and(|t| !t.is_empty()));
     }
+
+    // A kept corpus is read back by the next run, which measures the same index over it.
+    let kept = p.path().join("vectors");
+    let args = ["bench", "recall", "--sizes", "300,600", "--vectors"];
+    let args = [&args[..], &[kept.to_str().unwrap()]].concat();
+    let first = p.json(&args);
+    let second = p.json(&args);
+    for (a, b) in first["sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(second["sizes"].as_array().unwrap())
+    {
+        assert!(a.get("corpus_kept").is_none(), "{a}");
+        assert_eq!(b["corpus_kept"], b["lessons"], "{b}");
+        assert_eq!(a["ann_recall_at_10"], b["ann_recall_at_10"]);
+        assert_eq!(a["vector_bytes_per_lesson"], b["vector_bytes_per_lesson"]);
+    }
+    assert_eq!(fs::read_dir(&kept).unwrap().count(), 2, "a file per size");
 }
 
 #[test]
