@@ -2,18 +2,19 @@
 //! question it answers, filters and the limit hold, the index follows writes made through
 //! another handle on the same file, and an entry is embedded once per process.
 
+#[path = "embedders/counting.rs"]
+mod counting;
 #[path = "curation/support.rs"]
 mod support;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, TimeZone, Utc};
+use counting::Counting;
 use lore_core::model::CurationMode;
 use lore_core::ports::clock::Clock;
 use lore_core::{Error, Scope, SkillPath};
 use lore_engine::{Engine, EngineConfig, MemoryHit};
-use lore_recall::{BuiltinEmbedder, Embedder, EmbedderId};
 use lore_sqlite::{OpenMode, SqliteStore};
 use support::{Project, SKILL};
 
@@ -178,35 +179,14 @@ fn the_index_follows_writes_made_through_another_handle_on_the_same_file() {
     );
 }
 
-/// The builtin embedder without its fit, counting the texts it embeds: an embedder that learns
-/// nothing from its corpus, as a model is.
-struct Counting {
-    inner: BuiltinEmbedder,
-    texts: AtomicUsize,
-}
-
-impl Embedder for Counting {
-    fn id(&self) -> EmbedderId {
-        self.inner.id()
-    }
-
-    fn embed(&self, text: &str) -> lore_core::Result<Vec<f32>> {
-        self.texts.fetch_add(1, Ordering::SeqCst);
-        self.inner.embed(text)
-    }
-}
-
 #[test]
 fn each_entry_is_embedded_once_per_process() {
     let p = Project::new(CurationMode::Auto);
     let s = skill();
-    let counting = Arc::new(Counting {
-        inner: BuiltinEmbedder::default(),
-        texts: AtomicUsize::new(0),
-    });
+    let counting = Arc::new(Counting::new());
     let engine = p.engine.clone().with_embedder(counting.clone());
     write_chat(&engine, &s);
-    let embedded = || counting.texts.load(Ordering::SeqCst);
+    let embedded = || counting.texts();
     let query = Some("payment gateway");
     engine.recall_read(&s, None, query, 5).unwrap();
     let entries = CHATTER.len() + 3;

@@ -4,17 +4,20 @@
 //! alike, and a damaged file or another embedder's is set aside for a build from the store.
 //! Approved decisions' index is saved the same way, with their vectors.
 
+#[path = "embedders/counting.rs"]
+mod counting;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
+use counting::Counting;
 use lore_core::SkillPath;
 use lore_core::model::LessonStatus;
 use lore_engine::knowledge::{
     Chunking, IngestDocument, IngestRequest, ItemOrigin, KnowledgeQuery, KnowledgeResult,
 };
 use lore_engine::{DecisionQuery, Engine, EngineConfig, NewDecision};
-use lore_recall::{BuiltinEmbedder, Embedder, EmbedderId, HNSW_FROM};
+use lore_recall::{BuiltinEmbedder, HNSW_FROM};
 use lore_sqlite::{OpenMode, SqliteStore};
 
 const SKILL: &str = "ops/runbooks";
@@ -221,28 +224,6 @@ fn a_file_saved_by_another_embedder_is_never_mixed_in() {
     assert_eq!(origin(&back), ItemOrigin::Built);
 }
 
-/// The builtin embedder, counting the texts it embeds.
-struct Counting {
-    inner: BuiltinEmbedder,
-    texts: AtomicUsize,
-}
-
-impl Embedder for Counting {
-    fn id(&self) -> EmbedderId {
-        self.inner.id()
-    }
-
-    fn embed(&self, text: &str) -> lore_core::Result<Vec<f32>> {
-        self.texts.fetch_add(1, Ordering::Relaxed);
-        self.inner.embed(text)
-    }
-
-    fn embed_batch(&self, texts: &[&str]) -> lore_core::Result<Vec<Vec<f32>>> {
-        self.texts.fetch_add(texts.len(), Ordering::Relaxed);
-        self.inner.embed_batch(texts)
-    }
-}
-
 /// Decisions keep no vector in the store: their saved index carries them, so a new process
 /// embeds none of them again (only the question).
 #[test]
@@ -276,10 +257,7 @@ fn approved_decisions_are_loaded_with_their_vectors_and_not_embedded_again() {
         ..DecisionQuery::default()
     };
     let counted = |db: &Path| {
-        let counting = Arc::new(Counting {
-            inner: BuiltinEmbedder::default(),
-            texts: AtomicUsize::new(0),
-        });
+        let counting = Arc::new(Counting::new());
         (open(db).with_embedder(counting.clone()), counting)
     };
 
@@ -287,7 +265,7 @@ fn approved_decisions_are_loaded_with_their_vectors_and_not_embedded_again() {
     let built = first.recall_decisions(&query).unwrap();
     let info = first.decision_index_info().unwrap();
     assert_eq!((info.origin, info.items), (ItemOrigin::Built, decisions));
-    assert_eq!(embedded.texts.load(Ordering::Relaxed), decisions + 1);
+    assert_eq!(embedded.texts(), decisions + 1);
     assert!(db.parent().unwrap().join("index/lore.decisions").is_file());
 
     let (second, embedded) = counted(&db);
@@ -300,11 +278,7 @@ fn approved_decisions_are_loaded_with_their_vectors_and_not_embedded_again() {
             added: 0
         }
     );
-    assert_eq!(
-        embedded.texts.load(Ordering::Relaxed),
-        1,
-        "the question only"
-    );
+    assert_eq!(embedded.texts(), 1, "the question only");
     assert_eq!(loaded.text, built.text);
     assert!(loaded.text.contains("host 421"), "{}", loaded.text);
 }
