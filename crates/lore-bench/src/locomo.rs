@@ -203,6 +203,9 @@ struct Report {
 /// One conversation's memories and questions.
 struct Conversation {
     turns: Vec<(String, String)>,
+    /// Per turn, what the turn before the previous one of its session said, which BM25 indexes
+    /// at reduced weight beside the document ([`SparseIndex::add_turn`]); `None` alone.
+    earlier: Vec<Option<String>>,
     /// Every turn as said, for the conversation log.
     said: Vec<Said>,
     /// Each turn's session and place in it.
@@ -236,7 +239,8 @@ pub enum TurnText {
     /// `(session date) speaker: text`.
     Alone,
     /// The same, after the previous turn of its session as `speaker: text ||`: a reply such as
-    /// "Yes, last Tuesday" is found by the words of what it answers.
+    /// "Yes, last Tuesday" is found by the words of what it answers. BM25 also indexes the turn
+    /// before that at half weight, for the answer to a follow-up ("What's it about?").
     WithPrevious,
 }
 
@@ -443,8 +447,8 @@ impl ConversationIndex {
     fn build(conv: &Conversation, embedder: &Arc<dyn Embedder>) -> Result<Self> {
         let mut bm25 = SparseIndex::new();
         let mut slot_ids = Vec::with_capacity(conv.turns.len());
-        for (dia_id, text) in &conv.turns {
-            bm25.add(text);
+        for ((dia_id, text), earlier) in conv.turns.iter().zip(&conv.earlier) {
+            bm25.add_turn(text, earlier.as_deref());
             slot_ids.push(dia_id.clone());
         }
         let texts: Vec<&str> = conv.turns.iter().map(|(_, t)| t.as_str()).collect();
@@ -589,6 +593,7 @@ pub(crate) fn question_texts(data: &Path) -> Result<Vec<String>> {
 fn conversation(sample: &Value, turn_text: TurnText) -> Result<Conversation> {
     let conv = &sample["conversation"];
     let mut turns = Vec::new();
+    let mut earlier_turns = Vec::new();
     let mut said_turns = Vec::new();
     let mut sequences = Sequences::new();
     for n in 1.. {
@@ -598,7 +603,7 @@ fn conversation(sample: &Value, turn_text: TurnText) -> Result<Conversation> {
         let date = conv[format!("session_{n}_date_time")]
             .as_str()
             .unwrap_or_default();
-        let mut previous: Option<String> = None;
+        let (mut previous, mut earlier): (Option<String>, Option<String>) = (None, None);
         for turn in session {
             let dia_id = normalize_dia_id(turn["dia_id"].as_str().unwrap_or_default());
             let mut said = format!(
@@ -622,10 +627,15 @@ fn conversation(sample: &Value, turn_text: TurnText) -> Result<Conversation> {
                 (TurnText::WithPrevious, Some(before)) => format!("{before} || ({date}) {said}"),
                 _ => format!("({date}) {said}"),
             };
-            previous = Some(said);
+            let before_previous = match turn_text {
+                TurnText::WithPrevious => earlier.take(),
+                TurnText::Alone => None,
+            };
+            earlier = previous.replace(said);
             if let Some(id) = dia_id {
                 sequences.push(id.clone(), &format!("session_{n}"), turns.len() as u64);
                 turns.push((id, text));
+                earlier_turns.push(before_previous);
             }
         }
     }
@@ -635,6 +645,7 @@ fn conversation(sample: &Value, turn_text: TurnText) -> Result<Conversation> {
         .unwrap_or_default();
     Ok(Conversation {
         turns,
+        earlier: earlier_turns,
         said: said_turns,
         sequences,
         questions,
@@ -701,7 +712,8 @@ mod tests {
             "session_1_date_time": "1 May", "session_2_date_time": "2 May",
             "session_1": [
                 {"dia_id": "D1:1", "speaker": "A", "text": "Where did you go?"},
-                {"dia_id": "D1:2", "speaker": "B", "text": "The lake.", "blip_caption": "a boat"}
+                {"dia_id": "D1:2", "speaker": "B", "text": "The lake.", "blip_caption": "a boat"},
+                {"dia_id": "D1:3", "speaker": "A", "text": "Nice."}
             ],
             "session_2": [{"dia_id": "D2:1", "speaker": "A", "text": "Hi again."}]
         }, "qa": []});
@@ -709,11 +721,13 @@ mod tests {
             let conv = conversation(&sample, turn_text).unwrap();
             conv.turns.into_iter().map(|(_, t)| t).collect::<Vec<_>>()
         };
+        let earlier = |turn_text| conversation(&sample, turn_text).unwrap().earlier;
         assert_eq!(
             texts(TurnText::WithPrevious),
             [
                 "(1 May) A: Where did you go?",
                 "A: Where did you go? || (1 May) B: The lake. [shares a boat]",
+                "B: The lake. [shares a boat] || (1 May) A: Nice.",
                 "(2 May) A: Hi again.",
             ]
         );
@@ -721,6 +735,11 @@ mod tests {
             texts(TurnText::Alone)[1],
             "(1 May) B: The lake. [shares a boat]"
         );
+        assert_eq!(
+            earlier(TurnText::WithPrevious),
+            [None, None, Some("A: Where did you go?".to_owned()), None]
+        );
+        assert!(earlier(TurnText::Alone).iter().all(Option::is_none));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! A reply rarely repeats the words of what it answers ("Yes, last Tuesday"), so an entry is
 //! found by a document that puts the entry before it in the same session first:
-//! `speaker: text || (date) speaker: text`, the form `lore bench locomo` chose on its dev half.
+//! `speaker: text || (date) speaker: text`, the form `lore bench locomo` chose on its dev half;
+//! BM25 also indexes the entry before that one at half weight ([`SparseIndex::add_turn`]).
 //! Both candidate lists come from the components lesson recall uses, BM25 over stems
 //! ([`SparseIndex`]) and the configured embedder with exact dense search, and are fused by the
 //! same [`rank`] with the Engine's fusion; what a search returns is still the entry itself.
@@ -66,8 +67,16 @@ struct LogIndex {
     documents: Vec<u64>,
     sparse: SparseIndex,
     dense: Vectors,
-    /// The speaker and text of each session's newest entry, the context of its next one.
-    last_said: HashMap<String, String>,
+    /// The speaker and text of each session's newest entry and of the one before it, the
+    /// context of its next one.
+    last_said: HashMap<String, (String, Option<String>)>,
+}
+
+/// What an entry is found by: the text both indexes see, and the session's entry before the
+/// previous one, which BM25 alone adds at reduced weight.
+struct Document {
+    text: String,
+    earlier: Option<String>,
 }
 
 impl LogIndex {
@@ -103,8 +112,8 @@ impl LogIndex {
 
     /// Indexes `added` after the entries held, embedding them in one batch.
     fn append(&mut self, added: Vec<MemoryEntry>) -> Result<()> {
-        let documents: Vec<String> = added.iter().map(|e| self.document(e)).collect();
-        let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
+        let documents: Vec<Document> = added.iter().map(|e| self.document(e)).collect();
+        let texts: Vec<&str> = documents.iter().map(|d| d.text.as_str()).collect();
         let vectors = self.embedder.embed_batch(&texts)?;
         for ((entry, document), vector) in added.into_iter().zip(&documents).zip(vectors) {
             self.push(entry, document, &vector);
@@ -112,25 +121,34 @@ impl LogIndex {
         Ok(())
     }
 
-    fn push(&mut self, entry: MemoryEntry, document: &str, vector: &[f32]) {
-        self.sparse.add(document);
+    fn push(&mut self, entry: MemoryEntry, document: &Document, vector: &[f32]) {
+        self.sparse
+            .add_turn(&document.text, document.earlier.as_deref());
         self.dense.data.extend_from_slice(vector);
         self.hashes.push(text_hash(&entry.text));
-        self.documents.push(text_hash(document));
+        self.documents.push(text_hash(&document.text));
         self.entries.push(entry);
     }
 
     /// The text `entry` is found by, after the session's entry before it; records `entry` as
     /// that session's newest.
-    fn document(&mut self, entry: &MemoryEntry) -> String {
+    fn document(&mut self, entry: &MemoryEntry) -> Document {
         let said = said(entry);
         let date = entry.timestamp.format("%-I:%M %P on %-d %B, %Y");
         let own = format!("({date}) {said}");
         let session = entry.session.clone().unwrap_or_default();
-        match self.last_said.insert(session, said) {
+        let (previous, earlier) = self
+            .last_said
+            .remove(&session)
+            .map_or((None, None), |(previous, earlier)| {
+                (Some(previous), earlier)
+            });
+        let text = match &previous {
             Some(before) => format!("{before} || {own}"),
             None => own,
-        }
+        };
+        self.last_said.insert(session, (said, previous));
+        Document { text, earlier }
     }
 }
 
@@ -275,8 +293,8 @@ fn rebuilt(
 ) -> Result<LogIndex> {
     let configured = configured.clone();
     let mut fresh = LogIndex::empty(configured.clone(), old.fits);
-    let documents: Vec<String> = log.iter().map(|e| fresh.document(e)).collect();
-    let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
+    let documents: Vec<Document> = log.iter().map(|e| fresh.document(e)).collect();
+    let texts: Vec<&str> = documents.iter().map(|d| d.text.as_str()).collect();
     let (embedder, vectors) = if old.fits {
         let fitted = configured.fit(&texts).unwrap_or(configured);
         let vectors = fitted.embed_batch(&texts)?;
@@ -324,4 +342,58 @@ fn reuse_vectors(old: &LogIndex, log: &[MemoryEntry], texts: &[&str]) -> Result<
         out[i] = Some(vector);
     }
     Ok(out.into_iter().flatten().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+    use lore_recall::BuiltinEmbedder;
+
+    fn entry(session: &str, speaker: &str, text: &str) -> MemoryEntry {
+        MemoryEntry {
+            id: MemoryId::generate(Utc::now()),
+            skill: SkillPath::parse("team/chat").unwrap(),
+            category: MemoryCategory::Recall,
+            block: None,
+            text: text.to_owned(),
+            tags: Vec::new(),
+            session: Some(session.to_owned()),
+            author: Some(speaker.to_owned()),
+            timestamp: Utc::now(),
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_follow_up_answer_is_found_by_the_entry_two_before_it_in_its_session() {
+        let mut index = LogIndex::empty(Arc::new(BuiltinEmbedder::default()), false);
+        index
+            .append(vec![
+                entry("a", "ann", "I finished my first screenplay"),
+                entry("b", "bob", "The printer is jammed again"),
+                entry("a", "cy", "Wow! What is it about?"),
+                entry("b", "dee", "Facilities will fix it"),
+                entry("a", "ann", "A mix of drama and romance."),
+            ])
+            .unwrap();
+        let found: Vec<&str> = index
+            .sparse
+            .search("what genre is the screenplay", 5, |_| true)
+            .into_iter()
+            .map(|(slot, _)| index.entries[slot as usize].text.as_str())
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "I finished my first screenplay",
+                "Wow! What is it about?",
+                "A mix of drama and romance.",
+            ]
+        );
+        // The other session's entries never become context of this one's.
+        let printer = index.sparse.search("printer", 5, |_| true);
+        let printer: Vec<u32> = printer.into_iter().map(|(slot, _)| slot).collect();
+        assert_eq!(printer, [1, 3]);
+    }
 }
