@@ -214,13 +214,19 @@ impl Profile {
         let none = BTreeSet::new();
         let actions: BTreeSet<String> = content_words(&lesson.rule, &none);
         let negated = actions.iter().any(|w| NEGATIONS.contains(&w.as_str()));
+        let triggers: BTreeSet<String> = lesson.triggers.iter().map(|t| normalize(t)).collect();
         let mut conditions = content_words(&lesson.applies_when, &skill);
-        conditions.extend(lesson.triggers.iter().map(|t| normalize(t)));
-        // A distilled rule repeats its condition clause; the action is what is left.
-        let actions: BTreeSet<String> = actions.difference(&conditions).cloned().collect();
+        conditions.extend(triggers.iter().cloned());
+        // A distilled rule repeats its condition clause; the action is what is left. Only the
+        // stated condition is taken off: the task's words list the whole case the lesson was
+        // learned on, and a task of two steps names both operations, so taking them off would
+        // leave two lessons about different operations differing by one flag: a conflict.
+        let mut stated = content_words(crate::text::stated_condition(&lesson.applies_when), &skill);
+        stated.extend(triggers.iter().cloned());
+        let actions: BTreeSet<String> = actions.difference(&stated).cloned().collect();
         Self {
             rule: normalize(&lesson.rule),
-            triggers: lesson.triggers.iter().map(|t| normalize(t)).collect(),
+            triggers,
             rule_words: tokens(&lesson.rule).collect(),
             conditions,
             actions: actions
@@ -397,6 +403,38 @@ mod tests {
         );
         let unsure = lesson(&new.rule, OUTAGE, 0.7);
         assert!(!matches!(verdict(&unsure, &old), Verdict::Full { .. }));
+    }
+
+    /// Two lessons learned on one task of two steps list the same task words, which name both
+    /// operations; their rules differ in the operation as well as the flag, so they coexist.
+    #[test]
+    fn lessons_about_two_steps_of_one_task_do_not_conflict() {
+        let task = "Tasks about: gridtool, keep, rows, country, above, group, count, filter.";
+        let filter = lesson(
+            "To keep only the rows where X is above 100 with gridtool, use `gridtool filter \
+             --where=gt:100 X` instead of `gridtool filter --where=>100 X`.",
+            &format!("To keep only the rows where X is above 100 with gridtool. {task}"),
+            0.9,
+        );
+        let group = |flag: &str| {
+            lesson(
+                &format!(
+                    "To group the rows by X and count them with gridtool, use `gridtool group \
+                     --{flag} X` instead of `gridtool group --by X`."
+                ),
+                &format!("To group the rows by X and count them with gridtool. {task}"),
+                0.9,
+            )
+        };
+        let conflict = |new: &Lesson, old: &Lesson| {
+            let v = verdict(new, old);
+            (matches!(v, Verdict::Conflict { .. }), v)
+        };
+        let (yes, v) = conflict(&group("key"), &filter);
+        assert!(!yes, "{v:?}");
+        // The same operation with another flag, learned on that task, still conflicts.
+        let (yes, v) = conflict(&group("using"), &group("key"));
+        assert!(yes, "{v:?}");
     }
 
     #[test]
