@@ -714,4 +714,23 @@ mod tests {
         assert!(first[0]["shown"].as_u64().unwrap() > 0, "{first}");
         assert_eq!(first, figures());
     }
+
+    /// The loop's own guard: on two seeds, memory removes the repeated errors on a new tool,
+    /// the planted harmful and contradictory lessons are suppressed, no good lesson is, and most
+    /// lessons shown are used. A change in how lessons are distilled, related or recalled that
+    /// costs any of these fails here rather than in a benchmark read later.
+    #[test]
+    fn the_loop_learns_and_its_gates_keep_the_good_lessons() {
+        let r = measure(2, None).unwrap();
+        let why: Vec<&String> = r
+            .per_seed
+            .iter()
+            .flat_map(|s| &s.good_suppressed_why)
+            .collect();
+        assert_eq!(r.good_lessons_suppressed, 0, "{why:#?}");
+        assert!(r.good_lessons >= 2 * 6, "{}", r.good_lessons);
+        assert_eq!((r.harmful_suppressed, r.contradictory_suppressed), (2, 2));
+        assert!(r.recurrence_reduction >= 0.9, "{}", r.recurrence_reduction);
+        assert!(r.retrieval_precision >= 0.8, "{}", r.retrieval_precision);
+    }
 }
