@@ -1048,10 +1048,12 @@ fn a_lesson_that_surely_helps_is_rarely_held_out() {
     lesson.utility.helped = 1;
     let suspect = share(&lesson);
     assert!((0.45..0.55).contains(&suspect), "{suspect}");
-    // One failure is not a pattern, and a lesson whose runs mostly succeed keeps the usual share.
-    for (hurt, helped) in [(1, 0), (3, 5)] {
+    // One failure is not a pattern, a lesson whose runs mostly succeed keeps the usual share,
+    // and so does one that helps a task which still fails often (its lower bound above zero).
+    for (hurt, helped, lower) in [(1, 0, -0.6), (3, 5, -0.6), (6, 1, 0.05)] {
         lesson.utility.hurt = hurt;
         lesson.utility.helped = helped;
+        lesson.utility.bounds = Some([lower, 0.6]);
         let usual = share(&lesson);
         assert!((0.12..0.18).contains(&usual), "{hurt}/{helped}: {usual}");
     }

@@ -92,14 +92,17 @@ impl Engine {
     /// Once the bound says for sure that it helps (lower bound above [`SETTLED_MARGIN`]), the
     /// share falls to [`SETTLED_HOLDOUT_SHARE`]: the control has spoken, and every further
     /// held-out run is a failure an agent need not have had. While most of its matched runs
-    /// failed (at least two), the share rises to [`SUSPECT_HOLDOUT_SHARE`]: without runs that
-    /// succeeded without it, a lesson shown only where its task fails anyway cannot be told from
-    /// one that makes it fail.
+    /// failed (at least two) and its bound does not say it helps, the share rises to
+    /// [`SUSPECT_HOLDOUT_SHARE`]: without runs that succeeded without it, a lesson shown only
+    /// where its task fails anyway cannot be told from one that makes it fail.
     pub fn held_out(lesson: &Lesson, key: &str) -> bool {
         let live = matches!(lesson.status, LessonStatus::Trial | LessonStatus::Approved);
         let u = &lesson.utility;
         let settled = u.helped + u.hurt >= SETTLED_AFTER;
-        let suspect = u.hurt >= 2 && u.hurt > u.helped;
+        // A lesson whose bound already says it helps (a lower bound above zero) is no suspect
+        // however often its hard task still fails.
+        let helps = u.bounds.is_some_and(|[lower, _]| lower > 0.0);
+        let suspect = u.hurt >= 2 && u.hurt > u.helped && !helps;
         let share = match u.bounds {
             Some([lower, _]) if lower > SETTLED_MARGIN => SETTLED_HOLDOUT_SHARE,
             _ if suspect => SUSPECT_HOLDOUT_SHARE,
