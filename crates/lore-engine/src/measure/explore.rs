@@ -33,11 +33,6 @@ pub const HOLDOUT_SHARE: f64 = 0.15;
 /// Share of runs in which a lesson the bound says helps is still held out: enough to notice the
 /// world changing under it, few enough that knowing costs little.
 pub const SETTLED_HOLDOUT_SHARE: f64 = 0.03;
-/// Share of runs in which a lesson whose matched runs mostly failed is held out while its bound
-/// has not spoken: as likely the cause of those failures as a cure that did not take, so half of
-/// its runs go to the control, which is the split that settles a comparison soonest. A harmful
-/// lesson then costs half as many runs, and is found in fewer.
-pub const SUSPECT_HOLDOUT_SHARE: f64 = 0.5;
 /// How clearly the bound must speak to settle a verdict: a lesson helps for sure when the lower
 /// bound of its difference is above this, hurts for sure when the upper bound is below minus
 /// this. A suppression on evidence that clear is not explored again.
@@ -91,21 +86,12 @@ impl Engine {
     ///
     /// Once the bound says for sure that it helps (lower bound above [`SETTLED_MARGIN`]), the
     /// share falls to [`SETTLED_HOLDOUT_SHARE`]: the control has spoken, and every further
-    /// held-out run is a failure an agent need not have had. While most of its matched runs
-    /// failed (at least two) and its bound does not say it helps, the share rises to
-    /// [`SUSPECT_HOLDOUT_SHARE`]: without runs that succeeded without it, a lesson shown only
-    /// where its task fails anyway cannot be told from one that makes it fail.
+    /// held-out run is a failure an agent need not have had.
     pub fn held_out(lesson: &Lesson, key: &str) -> bool {
         let live = matches!(lesson.status, LessonStatus::Trial | LessonStatus::Approved);
-        let u = &lesson.utility;
-        let settled = u.helped + u.hurt >= SETTLED_AFTER;
-        // A lesson whose bound already says it helps (a lower bound above zero) is no suspect
-        // however often its hard task still fails.
-        let helps = u.bounds.is_some_and(|[lower, _]| lower > 0.0);
-        let suspect = u.hurt >= 2 && u.hurt > u.helped && !helps;
-        let share = match u.bounds {
+        let settled = lesson.utility.helped + lesson.utility.hurt >= SETTLED_AFTER;
+        let share = match lesson.utility.bounds {
             Some([lower, _]) if lower > SETTLED_MARGIN => SETTLED_HOLDOUT_SHARE,
-            _ if suspect => SUSPECT_HOLDOUT_SHARE,
             _ => HOLDOUT_SHARE,
         };
         live && !settled && draw(&format!("hold:{key}"), &lesson.id) < share
