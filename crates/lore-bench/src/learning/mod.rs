@@ -178,6 +178,9 @@ pub struct SeedReport {
 pub struct LearningReport {
     /// Seeds run.
     pub seeds: usize,
+    /// Whether every recall named its run's key (`--keyed`), as an agent that passes
+    /// `lore recall --run` does: lessons still being measured are then held out of some runs.
+    pub keyed: bool,
     /// Runs per seed.
     pub runs_per_seed: usize,
     /// 1 − recurrent errors with memory / without, on the new tool (phase B).
@@ -223,11 +226,12 @@ pub struct LearningReport {
 pub fn run(
     seeds: usize,
     adapter_base: Option<Arc<dyn Embedder>>,
+    keyed: bool,
     json: bool,
     svg_path: Option<&Path>,
     out: &mut crate::Out<'_>,
 ) -> Result<Curve> {
-    let report = measure(seeds, adapter_base)?;
+    let report = measure(seeds, adapter_base, keyed)?;
     if let Some(path) = svg_path {
         std::fs::write(path, svg::plot(&report))
             .with_context(|| format!("writing {}", path.display()))?;
@@ -249,7 +253,7 @@ fn summary(r: &LearningReport) -> String {
         })
         .collect();
     format!(
-        "seeds: {}  runs/seed: {}  ({:.1} s)\n{}\n\
+        "seeds: {}  runs/seed: {}{}  ({:.1} s)\n{}\n\
          recurrence reduction (new tool): {:.0}%   (all phases: {:.0}%)\n\
          retention regression: {:+.3} errors/run\n\
          harmful lesson suppressed: {}/{} seeds, within {} activations\n\
@@ -259,6 +263,11 @@ fn summary(r: &LearningReport) -> String {
          embedder adapter over {}:\n{}\n{}",
         r.seeds,
         r.runs_per_seed,
+        if r.keyed {
+            "  (keyed: every recall names its run)"
+        } else {
+            ""
+        },
         r.elapsed_s,
         phases.join("\n"),
         r.recurrence_reduction * 100.0,
@@ -285,17 +294,23 @@ fn summary(r: &LearningReport) -> String {
 ///
 /// # Errors
 /// Store and Engine failures.
-pub fn measure(seeds: usize, adapter_base: Option<Arc<dyn Embedder>>) -> Result<LearningReport> {
+pub fn measure(
+    seeds: usize,
+    adapter_base: Option<Arc<dyn Embedder>>,
+    keyed: bool,
+) -> Result<LearningReport> {
     let started = Instant::now();
     let per_seed = (0..seeds as u64)
         .map(|s| {
             let seed = 0x5eed_0000 + s;
             let base = adapter_base.clone();
-            lore_core::id::with_seeded_ids(seed, || simulate(seed, base))
+            lore_core::id::with_seeded_ids(seed, || simulate(seed, base, keyed))
         })
         .collect::<Result<Vec<_>>>()?;
     let base = adapter_base.map_or_else(|| "builtin".to_owned(), |e| e.id().name);
-    Ok(aggregate(per_seed, started.elapsed().as_secs_f64(), base))
+    let mut report = aggregate(per_seed, started.elapsed().as_secs_f64(), base);
+    report.keyed = keyed;
+    Ok(report)
 }
 
 fn aggregate(per_seed: Vec<SeedReport>, elapsed_s: f64, adapter_base: String) -> LearningReport {
@@ -329,6 +344,7 @@ fn aggregate(per_seed: Vec<SeedReport>, elapsed_s: f64, adapter_base: String) ->
     let shown: usize = per_seed.iter().map(|s| s.shown).sum();
     let helped: usize = per_seed.iter().map(|s| s.helped).sum();
     LearningReport {
+        keyed: false,
         seeds: per_seed.len(),
         runs_per_seed: per_seed.first().map_or(0, |s| s.runs.len()),
         recurrence_reduction: reduction(Some("B")),
@@ -377,6 +393,8 @@ struct World {
     agent: Agent,
     /// Fingerprints seen, per arm: `[with memory, without]`.
     seen: [BTreeSet<String>; 2],
+    /// Whether each recall names its run's key (the Engine then holds out and explores).
+    keyed: bool,
     /// Lessons the agent's corrections and recurring errors made.
     learned: BTreeSet<LessonId>,
     /// Rules by lesson, for judging what a shown lesson did.
@@ -389,7 +407,11 @@ struct World {
 ///
 /// # Errors
 /// Store and Engine failures.
-pub fn simulate(seed: u64, adapter_base: Option<Arc<dyn Embedder>>) -> Result<SeedReport> {
+pub fn simulate(
+    seed: u64,
+    adapter_base: Option<Arc<dyn Embedder>>,
+    keyed: bool,
+) -> Result<SeedReport> {
     let dir = tempfile::tempdir()?;
     let store = Arc::new(SqliteStore::open(
         dir.path().join("lore.db"),
@@ -409,6 +431,7 @@ pub fn simulate(seed: u64, adapter_base: Option<Arc<dyn Embedder>>) -> Result<Se
             flaky: FLAKY,
         },
         seen: Default::default(),
+        keyed,
         learned: BTreeSet::new(),
         rules: HashMap::new(),
         report: SeedReport {
@@ -457,16 +480,22 @@ impl World {
         let mut with = Vec::new();
         let mut without = Vec::new();
         for step in 0..task.steps.len() {
+            let key = format!("{seed}-{index}-{step}");
             let query = RecallQuery {
                 text: task.step_text(step),
                 skill: Some(skill.clone()),
                 limit: Some(RECALL_LIMIT),
+                explore: self.keyed.then(|| key.clone()),
                 ..RecallQuery::default()
             };
             let recalled = self.engine.recall(&query)?;
-            let explored = self
-                .engine
-                .exploration(&query, &format!("{seed}-{index}-{step}"))?;
+            // A keyed recall places the explored lessons in its own text; unkeyed, the bench
+            // asks for them beside it, so both protocols explore.
+            let explored = if self.keyed {
+                Vec::new()
+            } else {
+                self.engine.exploration(&query, &key)?
+            };
             let mut text = recalled.text.clone();
             if let Some(extra) = lore_engine::prompt::render_learned_rules(&explored) {
                 text.push('\n');
@@ -709,10 +738,21 @@ mod tests {
     /// Holdout, exploration and ties hash lesson IDs, so figures repeat only if the IDs do.
     #[test]
     fn a_seed_gives_the_same_figures_every_time() {
-        let figures = || serde_json::to_value(&measure(1, None).unwrap().per_seed).unwrap();
+        let figures = || serde_json::to_value(&measure(1, None, false).unwrap().per_seed).unwrap();
         let first = figures();
         assert!(first[0]["shown"].as_u64().unwrap() > 0, "{first}");
         assert_eq!(first, figures());
+    }
+
+    /// A keyed run names each recall's run, so the Engine holds lessons out of some runs: the
+    /// figures differ from the unkeyed protocol's, and the report says which protocol ran.
+    #[test]
+    fn a_keyed_run_holds_lessons_out_and_says_so() {
+        let plain = measure(1, None, false).unwrap();
+        let keyed = measure(1, None, true).unwrap();
+        assert!(keyed.keyed && !plain.keyed);
+        let shown = |r: &LearningReport| (r.per_seed[0].shown, r.per_seed[0].helped);
+        assert_ne!(shown(&keyed), shown(&plain));
     }
 
     /// The loop's own guard: on two seeds, memory removes the repeated errors on a new tool,
@@ -721,7 +761,7 @@ mod tests {
     /// costs any of these fails here rather than in a benchmark read later.
     #[test]
     fn the_loop_learns_and_its_gates_keep_the_good_lessons() {
-        let r = measure(2, None).unwrap();
+        let r = measure(2, None, false).unwrap();
         let why: Vec<&String> = r
             .per_seed
             .iter()

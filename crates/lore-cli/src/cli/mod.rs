@@ -571,6 +571,11 @@ pub enum BenchCommand {
         /// Also write a plot of errors per run, with and without memory, to this SVG file.
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
+        /// Every recall names its run's key, as `lore recall --run` does: lessons still being
+        /// measured are held out of some runs and suppressed ones explored inside the recall.
+        /// The console keeps only the unkeyed figures.
+        #[arg(long)]
+        keyed: bool,
     },
     /// SQLite beside PostgreSQL through the same Engine: recording throughput (one writer and
     /// four), writing approved lessons, and recall latency over them. Each store is fresh: a

@@ -67,12 +67,16 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             };
             lessons::run(&data, embedder, via, json, out)
         }
-        BenchCommand::Learning { seeds, svg } => {
+        BenchCommand::Learning { seeds, svg, keyed } => {
             let base = match paths.embedder {
                 EmbedderKind::Builtin => None,
                 _ => Some(paths.embedder()?),
             };
-            let curve = learning::run(seeds, base, json, svg.as_deref(), out)?;
+            let curve = learning::run(seeds, base, keyed, json, svg.as_deref(), out)?;
+            // The console shows the shipped protocol's figures; a keyed run is a study beside it.
+            if keyed {
+                return Ok(());
+            }
             keep_for_the_console(paths, "learning", &serde_json::to_value(curve)?)
         }
         BenchCommand::Stores { lessons, postgres } => match postgres {

@@ -863,6 +863,14 @@ fn bench_learning_keeps_its_curve_only_in_a_project_with_a_store() {
     );
     assert_eq!(kept["retrieval_precision"], report["retrieval_precision"]);
     assert_eq!(kept["phases"][0], serde_json::json!(["A", 0]));
+
+    // A keyed run says so and leaves the kept curve alone.
+    let keyed = p.json(&["bench", "learning", "--seeds", "1", "--keyed"]);
+    assert_eq!(keyed["keyed"], true);
+    assert_eq!(report["keyed"], false);
+    assert_ne!(keyed["retrieval_precision"], report["retrieval_precision"]);
+    let kept_after = engine.report("learning").unwrap().unwrap();
+    assert_eq!(kept_after, kept);
 }
 
 #[test]
