@@ -308,12 +308,20 @@ pub fn measure(
         })
         .collect::<Result<Vec<_>>>()?;
     let base = adapter_base.map_or_else(|| "builtin".to_owned(), |e| e.id().name);
-    let mut report = aggregate(per_seed, started.elapsed().as_secs_f64(), base);
-    report.keyed = keyed;
-    Ok(report)
+    Ok(aggregate(
+        per_seed,
+        started.elapsed().as_secs_f64(),
+        base,
+        keyed,
+    ))
 }
 
-fn aggregate(per_seed: Vec<SeedReport>, elapsed_s: f64, adapter_base: String) -> LearningReport {
+fn aggregate(
+    per_seed: Vec<SeedReport>,
+    elapsed_s: f64,
+    adapter_base: String,
+    keyed: bool,
+) -> LearningReport {
     let all = || per_seed.iter().flat_map(|s| &s.runs);
     let sum = |phase: Option<&str>, f: fn(&RunFigures) -> usize| -> usize {
         all()
@@ -344,7 +352,7 @@ fn aggregate(per_seed: Vec<SeedReport>, elapsed_s: f64, adapter_base: String) ->
     let shown: usize = per_seed.iter().map(|s| s.shown).sum();
     let helped: usize = per_seed.iter().map(|s| s.helped).sum();
     LearningReport {
-        keyed: false,
+        keyed,
         seeds: per_seed.len(),
         runs_per_seed: per_seed.first().map_or(0, |s| s.runs.len()),
         recurrence_reduction: reduction(Some("B")),
