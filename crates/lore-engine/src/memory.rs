@@ -27,6 +27,11 @@ use lore_recall::RecallConfig;
 
 /// Longest entry text, in bytes.
 const MAX_TEXT: usize = 16 * 1024;
+
+/// How many times a core write is computed again when other writers store a version of its
+/// block first; each lost attempt means another writer's version was stored, so only a block
+/// under that many simultaneous writes ever answers a conflict.
+pub const CORE_WRITE_ATTEMPTS: usize = 64;
 pub use lore_core::limits::MAX_RESULTS;
 
 /// How a core write changes its block.
@@ -82,25 +87,10 @@ impl Engine {
     /// [`Error::Forbidden`] outside the scope; store failures.
     pub fn core_memory(&self, skill: &SkillPath) -> Result<CoreMemory> {
         self.check_read(skill)?;
-        let versions = self
-            .store
-            .memories(&ListFilter::skill(&self.scope, skill), MemoryCategory::Core)?;
-        let mut by_name: BTreeMap<String, (MemoryEntry, usize)> = BTreeMap::new();
-        for entry in versions {
-            let name = entry.block.clone().unwrap_or_default();
-            let count = by_name.get(&name).map_or(0, |(_, n)| *n);
-            by_name.insert(name, (entry, count + 1));
-        }
-        let blocks: Vec<CoreBlock> = by_name
-            .into_iter()
-            .filter(|(_, (e, _))| !e.text.is_empty())
-            .map(|(name, (e, versions))| CoreBlock {
-                name,
-                text: e.text,
-                id: e.id,
-                updated_at: e.timestamp,
-                versions,
-            })
+        let blocks: Vec<CoreBlock> = self
+            .core_versions(skill)?
+            .into_values()
+            .filter(|b| !b.text.is_empty())
             .collect();
         let tokens = self.core_tokens(&blocks);
         Ok(CoreMemory {
@@ -111,12 +101,38 @@ impl Engine {
         })
     }
 
+    /// Every core block of the skill by name, newest version of each, empty ones included.
+    fn core_versions(&self, skill: &SkillPath) -> Result<BTreeMap<String, CoreBlock>> {
+        let versions = self
+            .store
+            .memories(&ListFilter::skill(&self.scope, skill), MemoryCategory::Core)?;
+        let mut by_name: BTreeMap<String, CoreBlock> = BTreeMap::new();
+        for e in versions {
+            let name = e.block.clone().unwrap_or_default();
+            let versions = by_name.get(&name).map_or(0, |b| b.versions) + 1;
+            let block = CoreBlock {
+                name: name.clone(),
+                text: e.text,
+                id: e.id,
+                updated_at: e.timestamp,
+                versions,
+            };
+            by_name.insert(name, block);
+        }
+        Ok(by_name)
+    }
+
     /// Writes a new version of one core block and returns the core memory after it.
+    ///
+    /// The new version is computed from the newest one and stored only while that is still
+    /// the newest ([`lore_core::Store::write_core_version`]); when another writer came first,
+    /// it is computed again from theirs, so an acknowledged append is never overwritten.
     ///
     /// # Errors
     /// [`Error::Forbidden`] outside the scope or when core writes are off; [`Error::Invalid`]
     /// for a malformed block name, an oversized or secret-holding text, an empty append, or a
-    /// write that would take the blocks past the core budget. Nothing is stored then.
+    /// write that would take the blocks past the core budget; [`Error::Conflict`] when other
+    /// writers won every one of [`CORE_WRITE_ATTEMPTS`] attempts. Nothing is stored then.
     pub fn write_core_memory(
         &self,
         skill: &SkillPath,
@@ -131,15 +147,38 @@ impl Engine {
             return Err(Error::invalid("text", "nothing to append"));
         }
         check_text(text)?;
-        let mut core = self.core_memory(skill)?;
-        let current = core.blocks.iter().find(|b| b.name == block);
-        let new_text = match (edit, current) {
-            (CoreEdit::Append, Some(b)) => format!("{}\n{text}", b.text),
+        for _ in 0..CORE_WRITE_ATTEMPTS {
+            if self.try_write_core(skill, block, text, edit)? {
+                return self.core_memory(skill);
+            }
+        }
+        Err(Error::Conflict(format!(
+            "core block {block:?} of {skill} changed under each of {CORE_WRITE_ATTEMPTS} \
+             attempts; try again"
+        )))
+    }
+
+    /// One attempt of [`Engine::write_core_memory`]: `false` when another version came first.
+    fn try_write_core(
+        &self,
+        skill: &SkillPath,
+        block: &str,
+        text: &str,
+        edit: CoreEdit,
+    ) -> Result<bool> {
+        self.check_read(skill)?;
+        let mut blocks = self.core_versions(skill)?;
+        let current = blocks.remove(block);
+        let new_text = match (edit, &current) {
+            (CoreEdit::Append, Some(b)) if !b.text.is_empty() => format!("{}\n{text}", b.text),
             _ => text.to_owned(),
         };
         check_text(&new_text)?;
-        core.blocks.retain(|b| b.name != block);
-        let at = self.now();
+        // Never older than the version it follows, so it sorts after it whatever the clocks
+        // of the writers sharing the store say.
+        let at = current
+            .as_ref()
+            .map_or(self.now(), |b| b.updated_at.max(self.now()));
         let entry = MemoryEntry {
             id: MemoryId::generate(at),
             skill: skill.clone(),
@@ -152,8 +191,12 @@ impl Engine {
             timestamp: at,
             extra: Map::new(),
         };
+        let mut kept: Vec<CoreBlock> = blocks
+            .into_values()
+            .filter(|b| !b.text.is_empty())
+            .collect();
         if !new_text.is_empty() {
-            core.blocks.push(CoreBlock {
+            kept.push(CoreBlock {
                 name: block.to_owned(),
                 text: new_text,
                 id: entry.id.clone(),
@@ -161,7 +204,7 @@ impl Engine {
                 versions: 0,
             });
         }
-        let tokens = self.core_tokens(&core.blocks);
+        let tokens = self.core_tokens(&kept);
         let budget = self.config.memory.core_budget;
         if tokens > budget {
             return Err(Error::invalid(
@@ -172,9 +215,8 @@ impl Engine {
                 ),
             ));
         }
-        self.store
-            .write(&[Record::Memory(entry)], OnDuplicate::Fail)?;
-        self.core_memory(skill)
+        let after = current.as_ref().map(|b| &b.id);
+        self.store.write_core_version(&entry, after)
     }
 
     /// Stores an archival passage.

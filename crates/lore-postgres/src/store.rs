@@ -7,7 +7,7 @@ use std::sync::{Arc, mpsc};
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Pool;
 use lore_core::graph::GraphCounts;
-use lore_core::id::{CorrectionId, EpisodeId, ExecutionId, LessonId};
+use lore_core::id::{CorrectionId, EpisodeId, ExecutionId, LessonId, MemoryId};
 use lore_core::model::{
     AuditEntry, Correction, Episode, ErrorEvent, Execution, Lesson, MemoryCategory, MemoryEntry,
 };
@@ -441,6 +441,51 @@ impl Store for PostgresStore {
         self.run(move |pool| async move {
             let client = pool.get().await?;
             search::search_memories(&client, &query, &filter, category, limit).await
+        })
+    }
+
+    #[instrument(skip_all, fields(memory = %entry.id))]
+    fn write_core_version(&self, entry: &MemoryEntry, after: Option<&MemoryId>) -> Result<bool> {
+        let block = match (&entry.category, &entry.block) {
+            (MemoryCategory::Core, Some(block)) => block.clone(),
+            _ => {
+                return Err(Error::invalid(
+                    "block",
+                    "a core version needs a core entry with a block",
+                ));
+            }
+        };
+        let Some(row) = Row::new(&Record::Memory(entry.clone()))? else {
+            unreachable!("a memory entry is a row")
+        };
+        let skill = entry.skill.as_str().to_owned();
+        let after = after.map(|a| a.as_str().to_owned());
+        self.run(move |pool| async move {
+            let mut client = pool.get().await?;
+            let mut w = Writer::begin(&mut client, []).await?;
+            // Under READ COMMITTED two transactions could both find the same newest version
+            // and both insert; a transaction-scoped lock on the block (in this schema) orders
+            // them, and the second then reads the first one's version.
+            w.tx.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(\
+                 current_schema() || chr(10) || $1 || chr(10) || $2, 0))",
+                &[&skill, &block],
+            )
+            .await?;
+            let newest =
+                w.tx.query_opt(
+                    "SELECT id FROM memories WHERE skill = $1 AND category = 'core' \
+                     AND (body::jsonb) ->> 'block' = $2 ORDER BY ts DESC, seq DESC LIMIT 1",
+                    &[&skill, &block],
+                )
+                .await?
+                .map(|r| r.get::<_, String>(0));
+            if newest != after {
+                return Ok(false);
+            }
+            let written = write_row(&mut w, &row, OnDuplicate::Fail).await?;
+            w.commit().await?;
+            Ok(written)
         })
     }
 

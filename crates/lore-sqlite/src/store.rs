@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use lore_core::graph::GraphCounts;
-use lore_core::id::{CorrectionId, EpisodeId, ExecutionId, LessonId};
+use lore_core::id::{CorrectionId, EpisodeId, ExecutionId, LessonId, MemoryId};
 use lore_core::model::{
     AuditEntry, Correction, Episode, ErrorEvent, Execution, Lesson, MemoryCategory, MemoryEntry,
 };
@@ -19,7 +19,7 @@ use lore_core::ports::store::{
 };
 use lore_core::{Error, Result, Scope, Store};
 use rusqlite::types::Value;
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 use tracing::instrument;
 
 use crate::Db;
@@ -282,6 +282,20 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")
+}
+
+/// The block of a core entry.
+///
+/// # Errors
+/// [`Error::Invalid`] for an entry of another category or without a block.
+pub(crate) fn core_block(entry: &MemoryEntry) -> Result<&str> {
+    match (&entry.category, &entry.block) {
+        (MemoryCategory::Core, Some(block)) => Ok(block),
+        _ => Err(Error::invalid(
+            "block",
+            "a core version needs a core entry with a block",
+        )),
+    }
 }
 
 /// Stores `row` unless its ID is taken; returns whether it was written (`false`: skipped).
@@ -605,6 +619,33 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<(MemoryEntry, f64)>> {
         search::search_memories(&self.conn(), query, filter, category, limit)
+    }
+
+    #[instrument(skip_all, fields(memory = %entry.id))]
+    fn write_core_version(&self, entry: &MemoryEntry, after: Option<&MemoryId>) -> Result<bool> {
+        let block = core_block(entry)?;
+        let Some(row) = Row::new(&Record::Memory(entry.clone()))? else {
+            unreachable!("a memory entry is a row")
+        };
+        // `IMMEDIATE` (see `in_transaction`) takes the write lock before the read, so no other
+        // connection, in this process or another, can add a version between the two.
+        self.in_transaction(|tx| {
+            let newest: Option<String> = tx
+                .prepare_cached(
+                    "SELECT id FROM memories WHERE skill = ?1 AND category = 'core' \
+                     AND json_extract(body, '$.block') = ?2 \
+                     ORDER BY timestamp DESC, seq DESC LIMIT 1",
+                )
+                .and_then(|mut s| {
+                    s.query_row([entry.skill.as_str(), block], |r| r.get(0))
+                        .optional()
+                })
+                .db()?;
+            if newest.as_deref() != after.map(MemoryId::as_str) {
+                return Ok(false);
+            }
+            write_row(tx, &row, OnDuplicate::Fail)
+        })
     }
 
     fn memory_revision(&self) -> Result<Option<u64>> {

@@ -108,6 +108,7 @@ macro_rules! conformance_tests {
             memories_roundtrip_by_category_oldest_first,
             memory_revision_grows_with_every_memory_write,
             memories_follow_scope_and_skill,
+            a_core_version_is_stored_only_after_the_one_it_follows,
             memory_search_ranks_inside_category_and_scope,
             purge_erases_a_memory_and_its_search_terms,
             knowledge_documents_sync_whole_within_scope,

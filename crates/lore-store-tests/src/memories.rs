@@ -147,3 +147,25 @@ pub fn memory_revision_grows_with_every_memory_write(store: &dyn Store) {
     let after_two = store.memory_revision().unwrap().expect("still kept");
     assert!(after_two > after_one, "{after_one} -> {after_two}");
 }
+
+/// A core version is stored only after the version it was computed from, so of two writers
+/// that read the same version, the second is refused and must read again.
+pub fn a_core_version_is_stored_only_after_the_one_it_follows(store: &dyn Store) {
+    let f = Fixture::new();
+    let first = f.memory(&f.hr, MemoryCategory::Core, "one", 1);
+    assert!(store.write_core_version(&first, None).unwrap());
+    let stale = f.memory(&f.hr, MemoryCategory::Core, "two (from nothing)", 2);
+    assert!(!store.write_core_version(&stale, None).unwrap());
+    let second = f.memory(&f.hr, MemoryCategory::Core, "one\ntwo", 2);
+    assert!(store.write_core_version(&second, Some(&first.id)).unwrap());
+    let late = f.memory(&f.hr, MemoryCategory::Core, "one\nthree", 3);
+    assert!(!store.write_core_version(&late, Some(&first.id)).unwrap());
+    let mut other_block = f.memory(&f.hr, MemoryCategory::Core, "persona", 4);
+    other_block.block = Some("persona".into());
+    assert!(store.write_core_version(&other_block, None).unwrap());
+    let archival = f.memory(&f.hr, MemoryCategory::Archival, "passage", 5);
+    assert!(store.write_core_version(&archival, None).is_err());
+    let filter = ListFilter::skill(&f.hr_scope(), &f.hr);
+    let core = store.memories(&filter, MemoryCategory::Core).unwrap();
+    assert_eq!(core, vec![first, second, other_block]);
+}

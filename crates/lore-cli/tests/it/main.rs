@@ -9,6 +9,7 @@ mod digests;
 pub(crate) mod embedder;
 mod episodes;
 mod hostile;
+mod integrity;
 mod knowledge;
 mod learn;
 mod llm;

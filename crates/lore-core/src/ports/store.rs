@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::graph::GraphCounts;
-use crate::id::{CorrectionId, EpisodeId, ExecutionId, LessonId};
+use crate::id::{CorrectionId, EpisodeId, ExecutionId, LessonId, MemoryId};
 use crate::model::{
     AuditEntry, Correction, Episode, EpisodeOutcome, ErrorEvent, Execution, Lesson, LessonStatus,
     MemoryCategory, MemoryEntry, RecordKind,
@@ -433,6 +433,17 @@ pub trait Store: Send + Sync {
         category: MemoryCategory,
         limit: usize,
     ) -> Result<Vec<(MemoryEntry, f64)>>;
+
+    /// Stores `entry`, a new version of its core block, only while the block's newest stored
+    /// version is still `after` (`None`: the block has no version yet); `false`, with nothing
+    /// written, when another version came first. The comparison and the write are one
+    /// transaction: an append is a read-modify-write, and two writers that both read version
+    /// `v` would otherwise each store `v` plus their own line, the first one's line lost.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] when `entry` is not a core entry with a block;
+    /// [`crate::Error::Store`] when the backend fails.
+    fn write_core_version(&self, entry: &MemoryEntry, after: Option<&MemoryId>) -> Result<bool>;
 
     /// A number that grows whenever a memory entry is written or purged, by this process or
     /// any other sharing the store; `None` (the default) from a store that cannot tell, whose

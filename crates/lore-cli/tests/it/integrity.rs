@@ -1,0 +1,197 @@
+//! The reliability suite's integrity cases (issue 31; docs/reliability.md): writes that are
+//! read-modify-writes under concurrency, write amplification, links under `skills/`, and
+//! validation that every door shares. Real `lore` processes on real SQLite files (and on the
+//! PostgreSQL test server when `LORE_TEST_POSTGRES_URL` is set), real HTTP on loopback.
+//!
+//! Each test prints its figures (`reliability: ...`); run with `--nocapture` to see them.
+
+// The figures each test prints are the suite's report (docs/reliability.md).
+#![allow(clippy::print_stdout)]
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+const SKILL: &str = "sup/t";
+
+/// Appends each client sends, by form.
+fn appends_per_client() -> usize {
+    if std::env::var("LORE_RELIABILITY").as_deref() == Ok("long") {
+        100
+    } else {
+        25
+    }
+}
+
+fn lore(dir: &Path) -> Command {
+    let mut cmd = crate::common::lore_command();
+    cmd.current_dir(dir);
+    cmd
+}
+
+/// A running `lore serve`, killed when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Self {
+        let mut child = lore(dir)
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut banner = String::new();
+        stdout.read_line(&mut banner).unwrap();
+        let addr = banner
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no address in {banner:?}"))
+            .trim_end_matches('/')
+            .parse()
+            .unwrap();
+        // Keep reading so the server never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        Self { child, addr }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sends `body` with `method` and returns the status with the answer.
+fn send(addr: SocketAddr, method: &str, path: &str, body: &Value) -> (u16, Value) {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let url = format!("http://{addr}{path}");
+    let request = match method {
+        "PUT" => agent.put(&url),
+        "PATCH" => agent.patch(&url),
+        _ => agent.post(&url),
+    };
+    let mut answer = request
+        .header("content-type", "application/json")
+        .send(body.to_string())
+        .unwrap();
+    let status = answer.status().as_u16();
+    let text = answer.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn get(addr: SocketAddr, path: &str) -> (u16, Value) {
+    let mut answer = ureq::get(&format!("http://{addr}{path}"))
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .call()
+        .unwrap();
+    let status = answer.status().as_u16();
+    let text = answer.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Three clients per server append distinct words to one shared block at once; returns the
+/// words acknowledged with a 200 and the block's lines afterwards.
+fn append_at_once(servers: &[SocketAddr]) -> (BTreeSet<String>, BTreeSet<String>) {
+    let per_client = appends_per_client();
+    let clients: Vec<(usize, SocketAddr)> =
+        (0..3).map(|c| (c, servers[c % servers.len()])).collect();
+    let acknowledged: BTreeSet<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = clients
+            .iter()
+            .map(|&(c, addr)| {
+                s.spawn(move || {
+                    let mut acked = Vec::new();
+                    for n in 0..per_client {
+                        let word = format!("w{c}n{n}");
+                        let body = json!({"skill": SKILL, "block": "shared", "text": word,
+                                          "mode": "append"});
+                        let (status, _) = send(addr, "PUT", "/v1/memory/core", &body);
+                        if status == 200 {
+                            acked.push(word);
+                        }
+                    }
+                    acked
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let (status, core) = get(servers[0], &format!("/v1/memory/core?skill={SKILL}"));
+    assert_eq!(status, 200, "{core}");
+    let text = core["blocks"]
+        .as_array()
+        .and_then(|b| b.iter().find(|b| b["name"] == "shared"))
+        .and_then(|b| b["text"].as_str())
+        .unwrap_or_default();
+    let lines = text.lines().map(str::to_owned).collect();
+    (acknowledged, lines)
+}
+
+fn assert_no_append_lost(form: &str, acknowledged: &BTreeSet<String>, lines: &BTreeSet<String>) {
+    let lost: Vec<&String> = acknowledged.difference(lines).collect();
+    println!(
+        "reliability: core appends ({form}): {} acknowledged, {} in the block, {} lost",
+        acknowledged.len(),
+        lines.len(),
+        lost.len()
+    );
+    assert_eq!(
+        acknowledged.len(),
+        3 * appends_per_client(),
+        "every append is acknowledged"
+    );
+    assert!(lost.is_empty(), "acknowledged appends lost: {lost:?}");
+}
+
+#[test]
+fn concurrent_core_appends_on_one_sqlite_server_lose_no_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let (acked, lines) = append_at_once(&[server.addr]);
+    assert_no_append_lost("one SQLite server", &acked, &lines);
+}
+
+#[test]
+fn concurrent_core_appends_through_three_servers_on_one_file_lose_no_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let running: Vec<Server> = (0..3).map(|_| Server::start(dir.path(), &[])).collect();
+    let servers: Vec<SocketAddr> = running.iter().map(|s| s.addr).collect();
+    let (acked, lines) = append_at_once(&servers);
+    assert_no_append_lost("three SQLite servers", &acked, &lines);
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn concurrent_core_appends_through_two_servers_on_postgres_lose_no_word() {
+    let Some(server) = lore_postgres::testing::test_url() else {
+        return;
+    };
+    let store = lore_postgres::testing::TestStore::new(&server).unwrap();
+    let url = lore_postgres::testing::with_schema(&server, store.schema());
+    let dir = tempfile::tempdir().unwrap();
+    let running: Vec<Server> = (0..2)
+        .map(|_| Server::start(dir.path(), &["--store", &url]))
+        .collect();
+    let servers: Vec<SocketAddr> = running.iter().map(|s| s.addr).collect();
+    let (acked, lines) = append_at_once(&servers);
+    assert_no_append_lost("two PostgreSQL servers", &acked, &lines);
+}
