@@ -208,6 +208,22 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// The normalized rule, the same for two duplicates.
+    pub fn rule(&self) -> &str {
+        &self.rule
+    }
+
+    /// Every word a verdict looks at: a lesson sharing none of them with this one can only be
+    /// [`Verdict::Partial`] (or a duplicate, which has the same [`Profile::rule`]).
+    pub fn words(&self) -> impl Iterator<Item = &str> {
+        self.rule_words
+            .iter()
+            .chain(&self.conditions)
+            .chain(&self.actions)
+            .chain(&self.triggers)
+            .map(String::as_str)
+    }
+
     /// The profile of `lesson`.
     pub fn of(lesson: &Lesson) -> Self {
         let skill: BTreeSet<String> = tokens(lesson.skill.as_str()).collect();

@@ -89,8 +89,12 @@ pub(super) enum Placement {
 impl Engine {
     /// Decides where a freshly distilled lesson goes; writes nothing.
     pub(super) fn place(&self, lesson: Lesson, correction: &Correction) -> Result<Placement> {
-        let live = self.live_lessons(&lesson.skill)?;
-        self.place_among(lesson, correction, live)
+        let live: Vec<Known> = self
+            .live_lessons(&lesson.skill)?
+            .into_iter()
+            .map(Known::new)
+            .collect();
+        self.place_among(lesson, correction, &live.iter().collect::<Vec<_>>())
     }
 
     /// [`Engine::place`] among `live`, the skill's live lessons as the caller sees them (a
@@ -99,7 +103,7 @@ impl Engine {
         &self,
         mut lesson: Lesson,
         correction: &Correction,
-        live: Vec<Lesson>,
+        live: &[&Known],
     ) -> Result<Placement> {
         self.mark_learned(&mut lesson)?;
         let mut report = CurationReport {
@@ -112,12 +116,13 @@ impl Engine {
             return Ok(new(lesson, Vec::new(), report));
         }
         let profile = Profile::of(&lesson);
-        let verdicts: Vec<(Lesson, Verdict)> = live
-            .into_iter()
+        let verdicts: Vec<(&Lesson, Verdict)> = live
+            .iter()
             .map(|old| {
-                let v = profile.verdict(&Profile::of(&old), &self.config.thresholds);
-                (old, v)
+                let v = profile.verdict(&old.profile, &self.config.thresholds);
+                (&old.lesson, v)
             })
+            .filter(|(_, v)| *v != Verdict::Partial)
             .collect();
         let same = |v: &Verdict| *v == Verdict::Duplicate;
         let near = |v: &Verdict| matches!(v, Verdict::NearDuplicate { .. });
@@ -126,14 +131,14 @@ impl Engine {
             .find(|(_, v)| same(v))
             .or_else(|| verdicts.iter().find(|(_, v)| near(v)));
         if let Some((old, _)) = twin {
-            let update = self.merge(old.clone(), &lesson, &correction.id);
+            let update = self.merge((*old).clone(), &lesson, &correction.id);
             report.merged_into = Some(old.id.clone());
             return Ok(Placement::Merged {
                 update: Box::new(update),
                 report,
             });
         }
-        let updates = self.relate(&mut lesson, verdicts, &mut report)?;
+        let updates = self.relate(&mut lesson, strongest(verdicts), &mut report)?;
         Ok(new(lesson, updates, report))
     }
 
@@ -171,12 +176,9 @@ impl Engine {
     fn relate(
         &self,
         lesson: &mut Lesson,
-        verdicts: Vec<(Lesson, Verdict)>,
+        (verdicts, conflicted): (Vec<(Lesson, Verdict)>, bool),
         report: &mut CurationReport,
     ) -> Result<Vec<LessonUpdate>> {
-        let conflicted = verdicts
-            .iter()
-            .any(|(_, v)| matches!(v, Verdict::Conflict { .. }));
         if conflicted {
             lesson.status = LessonStatus::NeedsReview;
         }
@@ -221,6 +223,62 @@ impl Engine {
         }
         Ok(updates)
     }
+}
+
+/// The most lessons a new lesson is linked with (conflicts, supersedes, near-duplicates
+/// together). Each link rewrites the older lesson and audits it; uncapped, n lessons on one
+/// subject wrote n²/2 links and audit entries (400 imported lines: 80,600 audit rows). The
+/// strongest relations are kept, the newest first among equals, so a reviewer still sees the
+/// lessons most like the new one.
+pub const MAX_RELATED: usize = 8;
+
+/// The most links an older lesson is given: one every later lesson on its subject relates to
+/// (the first approved rule of a topic, say) would otherwise gain a link, a rewrite and an
+/// audit entry per lesson ever placed after it. A new lesson that relates to a full one still
+/// goes to review when they conflict; it is linked with the next strongest instead.
+pub const MAX_LINKS_HELD: usize = 4 * MAX_RELATED;
+
+/// A live lesson with its comparison profile, computed once however many lessons are placed
+/// against it.
+#[derive(Clone, Debug)]
+pub(super) struct Known {
+    pub(super) lesson: Lesson,
+    pub(super) profile: Profile,
+}
+
+impl Known {
+    pub(super) fn new(lesson: Lesson) -> Self {
+        let profile = Profile::of(&lesson);
+        Self { lesson, profile }
+    }
+}
+
+/// The [`MAX_RELATED`] strongest relations of `verdicts` (taken oldest first), and whether any
+/// of all of them is a conflict: a conflict sends the new lesson to review even when the
+/// lesson it conflicts with is not among those linked.
+fn strongest(verdicts: Vec<(&Lesson, Verdict)>) -> (Vec<(Lesson, Verdict)>, bool) {
+    let conflicted = verdicts
+        .iter()
+        .any(|(_, v)| matches!(v, Verdict::Conflict { .. }));
+    let strength = |v: &Verdict| match v {
+        Verdict::Conflict { conditions, .. } => 3.0 + conditions,
+        Verdict::Full { actions } => 2.0 + actions,
+        Verdict::NearDuplicate { similarity } => 1.0 + similarity,
+        Verdict::Duplicate | Verdict::Partial => 0.0,
+    };
+    let mut ranked: Vec<(usize, &Lesson, Verdict)> = verdicts
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (l, _))| l.links.len() < MAX_LINKS_HELD)
+        .map(|(i, (l, v))| (i, l, v))
+        .rev()
+        .collect();
+    ranked.sort_by(|a, b| strength(&b.2).total_cmp(&strength(&a.2)));
+    ranked.truncate(MAX_RELATED);
+    // Linked in the order the lessons were made, as when every relation was kept.
+    ranked.sort_by_key(|(i, ..)| *i);
+    let kept = ranked.into_iter().map(|(_, l, v)| (l.clone(), v)).collect();
+    (kept, conflicted)
 }
 
 fn new(lesson: Lesson, updates: Vec<LessonUpdate>, report: CurationReport) -> Placement {

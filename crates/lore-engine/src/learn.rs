@@ -18,14 +18,14 @@
 //! correction and lesson (`learned_hash`): a line already learned in the scope is skipped, so
 //! the same file twice stores nothing new, and an import cut short can simply be run again.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tracing::instrument;
 
-use crate::curate::{LIVE, PLACE_ATTEMPTS, Placement, correction_recorded, lesson_created};
+use crate::curate::{Known, LIVE, PLACE_ATTEMPTS, Placement, correction_recorded, lesson_created};
 use crate::distill::holds_a_rule;
 use crate::engine::Engine;
 use lore_core::error::{Error, Result};
@@ -34,6 +34,7 @@ use lore_core::limits;
 use lore_core::model::{AuthorKind, Correction, Execution, Lesson, LessonStatus, Outcome};
 use lore_core::ports::store::{LessonUpdate, OnDuplicate, Record};
 use lore_core::scope::SkillPath;
+use lore_core::supersession::Profile;
 
 /// Lines written in one transaction.
 pub const BATCH: usize = 500;
@@ -249,7 +250,7 @@ struct Batch {
     /// Older lessons changed, by ID: the first read's `updated_at`, the state now.
     touched: BTreeMap<LessonId, LessonUpdate>,
     /// Each skill's live lessons as this batch sees them.
-    live: HashMap<SkillPath, Vec<Lesson>>,
+    live: HashMap<SkillPath, LiveSet>,
     /// Per line: merged or new, and the lesson's ID.
     placed: Vec<(usize, LineOutcome, LessonId)>,
 }
@@ -273,10 +274,88 @@ impl Batch {
     /// Makes `lesson`'s current state what later lines are compared with.
     fn see(&mut self, lesson: Lesson) {
         let live = self.live.entry(lesson.skill.clone()).or_default();
-        live.retain(|l| l.id != lesson.id);
-        if LIVE.contains(&lesson.status) {
-            live.push(lesson);
+        live.see(lesson);
+    }
+}
+
+/// The most live lessons one imported line is compared with. Comparing each line with every
+/// lesson before it made an import of n lines on one subject n²/2 comparisons; these are the
+/// lessons sharing its rarest words, the newest first, plus any with its very rule.
+pub const MAX_COMPARED: usize = 256;
+
+/// A skill's live lessons as a batch sees them, found by the words their profiles hold.
+#[derive(Default)]
+struct LiveSet {
+    /// Each lesson seen, in the order first seen; `None` once it is no longer live.
+    slots: Vec<Option<Known>>,
+    by_id: HashMap<LessonId, usize>,
+    /// The slots whose profile held a word (a slot may stay listed after its lesson changed;
+    /// candidates are compared in full, so a stale entry costs one comparison).
+    postings: HashMap<String, Vec<usize>>,
+    by_rule: HashMap<String, Vec<usize>>,
+}
+
+impl LiveSet {
+    /// Makes `lesson`'s current state what later lines are compared with.
+    fn see(&mut self, lesson: Lesson) {
+        let live = LIVE.contains(&lesson.status);
+        let slot = match self.by_id.get(&lesson.id) {
+            Some(&slot) => slot,
+            None if !live => return,
+            None => {
+                self.slots.push(None);
+                self.by_id.insert(lesson.id.clone(), self.slots.len() - 1);
+                self.slots.len() - 1
+            }
+        };
+        if !live {
+            self.slots[slot] = None;
+            return;
         }
+        let known = Known::new(lesson);
+        for word in known.profile.words() {
+            let list = self.postings.entry(word.to_owned()).or_default();
+            if list.last() != Some(&slot) {
+                list.push(slot);
+            }
+        }
+        let same = self
+            .by_rule
+            .entry(known.profile.rule().to_owned())
+            .or_default();
+        if same.last() != Some(&slot) {
+            same.push(slot);
+        }
+        self.slots[slot] = Some(known);
+    }
+
+    /// The live lessons `profile` is compared with, oldest first: every one with its rule, then
+    /// up to [`MAX_COMPARED`] sharing its words, the rarest words first, newest first in each.
+    fn candidates(&self, profile: &Profile) -> Vec<&Known> {
+        let mut chosen: BTreeSet<usize> = self
+            .by_rule
+            .get(profile.rule())
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        let mut lists: Vec<&Vec<usize>> = profile
+            .words()
+            .filter_map(|w| self.postings.get(w))
+            .collect();
+        lists.sort_by_key(|l| l.len());
+        'words: for list in lists {
+            for &slot in list.iter().rev() {
+                if chosen.len() >= MAX_COMPARED {
+                    break 'words;
+                }
+                chosen.insert(slot);
+            }
+        }
+        chosen
+            .into_iter()
+            .filter_map(|slot| self.slots[slot].as_ref())
+            .collect()
     }
 }
 
@@ -401,9 +480,11 @@ impl Engine {
             limits::lesson(&lesson).map_err(|e| at_line(line.line, e))?;
             if !batch.live.contains_key(&line.skill) {
                 let live = self.live_lessons(&line.skill)?;
-                batch.live.insert(line.skill.clone(), live);
+                let mut set = LiveSet::default();
+                live.into_iter().for_each(|l| set.see(l));
+                batch.live.insert(line.skill.clone(), set);
             }
-            let live = batch.live[&line.skill].clone();
+            let candidates = batch.live[&line.skill].candidates(&Profile::of(&lesson));
             batch.records.push(Record::Execution(execution));
             batch.records.push(correction_recorded(
                 &correction,
@@ -411,7 +492,7 @@ impl Engine {
                 at,
                 "correction recorded from a learned lesson",
             ));
-            match self.place_among(lesson, &correction, live)? {
+            match self.place_among(lesson, &correction, &candidates)? {
                 Placement::Merged { update, .. } => {
                     batch
                         .placed

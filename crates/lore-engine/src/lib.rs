@@ -57,7 +57,7 @@ pub use causal::{
     WhatIf,
 };
 pub use changes::{Change, Followed};
-pub use curate::CurationReport;
+pub use curate::{CurationReport, MAX_LINKS_HELD, MAX_RELATED};
 pub use decisions::{
     DEFAULT_DECISIONS, DecisionQuery, DecisionResult, NewDecision, RecalledDecision,
 };

@@ -195,3 +195,107 @@ fn concurrent_core_appends_through_two_servers_on_postgres_lose_no_word() {
     let (acked, lines) = append_at_once(&servers);
     assert_no_append_lost("two PostgreSQL servers", &acked, &lines);
 }
+
+/// Lines on one subject, each a near-duplicate of the others, as a bulk import sends them.
+fn similar_lines(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            json!({"skill": SKILL, "task": format!("refund ticket {i}"),
+                   "lesson": format!("When a refund exceeds {i} dollars, escalate to a supervisor variant {i}")})
+            .to_string()
+                + "\n"
+        })
+        .collect()
+}
+
+/// Lines per import, by form.
+fn import_lines() -> usize {
+    if std::env::var("LORE_RELIABILITY").as_deref() == Ok("long") {
+        2000
+    } else {
+        300
+    }
+}
+
+/// Audit rows and the most links any one lesson holds, read straight from the file.
+fn amplification(dir: &Path) -> (usize, usize, usize) {
+    let conn = rusqlite::Connection::open(dir.join(".lore/lore.db")).unwrap();
+    let audit: i64 = conn
+        .query_row("SELECT count(*) FROM audit", [], |r| r.get(0))
+        .unwrap();
+    let bodies: Vec<String> = conn
+        .prepare("SELECT body FROM lessons")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let most_links = bodies
+        .iter()
+        .map(|b| {
+            let v: Value = serde_json::from_str(b).unwrap();
+            v["links"].as_array().map_or(0, Vec::len)
+        })
+        .max()
+        .unwrap_or(0);
+    (usize::try_from(audit).unwrap(), bodies.len(), most_links)
+}
+
+/// Each imported lesson writes a bounded number of links and audit entries, however many
+/// lessons on its subject came before it (they were n²/2: 400 lines wrote 80,600 audit rows).
+fn assert_bounded(door: &str, dir: &Path, n: usize, started: std::time::Instant) {
+    let (audit, lessons, most_links) = amplification(dir);
+    println!(
+        "reliability: import amplification ({door}): {n} similar lines, {lessons} lessons, \
+         {audit} audit rows ({:.1} a line), at most {most_links} links on a lesson, {:.1} s",
+        audit as f64 / n as f64,
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(lessons, n, "each line is its own lesson");
+    let per_line = 2 + lore_engine::MAX_RELATED;
+    assert!(
+        audit <= per_line * n + 10,
+        "{audit} audit rows for {n} lines; at most {per_line} a line"
+    );
+    assert!(
+        most_links <= lore_engine::MAX_LINKS_HELD,
+        "a lesson holds {most_links} links"
+    );
+}
+
+#[test]
+fn lore_learn_of_many_similar_lines_writes_bounded_links_and_audit() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = import_lines();
+    std::fs::write(dir.path().join("lines.jsonl"), similar_lines(n)).unwrap();
+    let started = std::time::Instant::now();
+    let out = lore(dir.path())
+        .args(["learn", "--jsonl", "lines.jsonl"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_bounded("lore learn", dir.path(), n, started);
+}
+
+#[test]
+fn rest_import_of_many_similar_lines_writes_bounded_links_and_audit() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let n = import_lines();
+    let started = std::time::Instant::now();
+    let mut answer = ureq::post(&format!("http://{}/v1/lessons/import", server.addr))
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .header("content-type", "application/x-ndjson")
+        .send(similar_lines(n))
+        .unwrap();
+    let status = answer.status().as_u16();
+    let text = answer.body_mut().read_to_string().unwrap_or_default();
+    assert_eq!(status, 201, "{text}");
+    assert_bounded("POST /v1/lessons/import", dir.path(), n, started);
+}
