@@ -15,6 +15,15 @@
 //! a key ID or the word `aws` or `secret` nearby. It leans towards flagging: a false positive
 //! costs a reviewer a click, a false negative leaks a secret into every prompt — but a lesson
 //! flagged wrongly vanishes from prompts, so ordinary numbers must stay clean.
+//!
+//! Text is read as a model would read it, not as it was typed: compatibility forms are folded
+//! (NFKC: a fullwidth `ＡＫＩＡ` is `AKIA`) and invisible format characters are dropped (a key
+//! split by a zero-width space is still the key), and findings are mapped back onto the
+//! original text so that redaction removes the invisible characters with the secret.
+//! Passwords are found by what names them — an assignment (`password: hunt3r7`), a sentence
+//! (`the root password is …`), a URL's user information (`postgres://admin:S3cr3t@host`) —
+//! when the value looks like one: letters with digits or symbols, or mixed case, so that
+//! `password: required` stays clean.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -22,6 +31,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 use serde::Serialize;
+use unicode_normalization::UnicodeNormalization;
 
 use serde_json::Value;
 
@@ -45,6 +55,8 @@ pub enum SensitiveKind {
     PrivateKey,
     /// An IBAN that passes the mod-97 check.
     Iban,
+    /// A password: assigned, stated in a sentence, or in a URL's user information.
+    Password,
 }
 
 impl SensitiveKind {
@@ -58,6 +70,7 @@ impl SensitiveKind {
             SensitiveKind::BearerToken => "bearer_token",
             SensitiveKind::PrivateKey => "private_key",
             SensitiveKind::Iban => "iban",
+            SensitiveKind::Password => "password",
         }
     }
 }
@@ -129,11 +142,34 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         // An AWS secret access key: 40 characters of base64, named by its neighbours.
         pattern(ApiKey, r"[A-Za-z0-9+/]{40}", aws_secret_checks),
         // `name = value` where the name says secret, also inside a longer name
-        // (`aws_secret_access_key`, `client_secret`, `X-Api-Key`).
+        // (`aws_secret_access_key`, `client_secret`, `X-Api-Key`) and as a JSON key.
         pattern(
             ApiKey,
-            r#"(?i)\b(?:[a-z0-9]+[_-])*(?:api[_-]?key|secret(?:[_-]?access)?(?:[_-]?key)?|access[_-]?key|private[_-]?key|token|password|passwd)\s*[:=]\s*["']?[A-Za-z0-9_\-./+]{8,}"#,
-            always,
+            &format!(r#"(?i)\b{SECRET_NAME}["']?\s*[:=]\s*{VALUE}"#),
+            |t, m| keep_if(secret_value(value_of(&t[m.clone()]), 8), m),
+        ),
+        pattern(
+            Password,
+            &format!(r#"(?i)\b{PASSWORD_NAME}["']?\s*[:=]\s*{VALUE}"#),
+            |t, m| keep_if(password_value(value_of(&t[m.clone()])), m),
+        ),
+        // A sentence that names one: `the root password is Tr0ub4dor&3`.
+        pattern(
+            Password,
+            &format!(
+                r#"(?i)\b(?:{PASSWORD_NAME}|secret|token|api key|passcode)(?:\s+(?:for|of|to|on)\s+\S+)?\s+(?:is|was|will be|should be|reads)\s*[:=]?\s*{VALUE}"#
+            ),
+            |t, m| keep_if(password_value(last_word(&t[m.clone()])), m),
+        ),
+        // A URL's user information: `scheme://user:password@host`.
+        pattern(
+            Password,
+            r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]+:[^\s/?#@]+@",
+            |t, m| {
+                let run = &t[m.clone()];
+                let start = m.start + run.find("://").map_or(0, |i| i + 3);
+                keep_if(true, start..m.end - 1)
+            },
         ),
         pattern(
             Email,
@@ -147,6 +183,9 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         ),
         // Runs of digit groups joined by single spaces or dashes; `cards_in` picks the cards.
         pattern(CardNumber, r"[0-9]+(?:[ -][0-9]+)*", cards_in),
+        // Groups of four joined by dots; a dotted run is a card only whole (a version, an
+        // address or a decimal is dotted too).
+        pattern(CardNumber, r"[0-9]+(?:\.[0-9]+){3,4}", dotted_card),
         pattern(
             Phone,
             r"\+[0-9]{1,3}[ .-]?(?:\([0-9]{1,4}\)[ .-]?)?[0-9]{2,4}(?:[ .-]?[0-9]{2,4}){1,4}\b",
@@ -159,6 +198,80 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         ),
     ]
 });
+
+/// A name that says secret: `api_key`, `client_secret`, `aws_secret_access_key`, `token`.
+const SECRET_NAME: &str = r"(?:[a-z0-9]+[_-])*(?:api[_-]?key|secret(?:[_-]?access)?(?:[_-]?key)?|access[_-]?key|private[_-]?key|auth[_-]?token|token)";
+
+/// A name that says password.
+const PASSWORD_NAME: &str = r"(?:[a-z0-9]+[_-])*(?:password|passwd|passphrase)";
+
+/// An assigned value: quoted (anything but the quote and a line break) or bare.
+const VALUE: &str = r#"(?:"[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|[^\s"',;]{1,200})"#;
+
+/// The value of a `name = value` match: what follows the first `:` or `=`, unquoted.
+fn value_of(assignment: &str) -> &str {
+    let at = assignment.find([':', '=']).map_or(0, |i| i + 1);
+    unquote(assignment[at..].trim())
+}
+
+/// The value at the end of a sentence that names a password.
+fn last_word(sentence: &str) -> &str {
+    let trimmed = sentence.trim_end();
+    if let Some(body) = trimmed.strip_suffix(['"', '\'']) {
+        let quote = &trimmed[body.len()..];
+        return body.rfind(quote).map_or(body, |i| &body[i + 1..]);
+    }
+    let word = trimmed
+        .rsplit(char::is_whitespace)
+        .next()
+        .unwrap_or(trimmed);
+    word.trim_start_matches([':', '='])
+}
+
+fn unquote(value: &str) -> &str {
+    for q in ['"', '\''] {
+        if let Some(inner) = value.strip_prefix(q).and_then(|v| v.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    value
+}
+
+/// What stands for a value rather than being one: `***`, `<password>`, `${TOKEN}`, `%s`.
+fn placeholder(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    value
+        .chars()
+        .all(|c| matches!(c, '*' | 'x' | 'X' | '.' | '•' | '-' | '_'))
+        || value.starts_with('<')
+        || value.starts_with("${")
+        || value.starts_with("{{")
+        || value.starts_with('%')
+        || value.starts_with("[redacted")
+        || matches!(
+            lower.as_str(),
+            "null" | "none" | "nil" | "empty" | "redacted" | "hidden" | "true" | "false"
+        )
+}
+
+/// A secret assigned to a secret's name: long enough, and not a placeholder.
+fn secret_value(value: &str, min: usize) -> bool {
+    value.chars().count() >= min && !placeholder(value)
+}
+
+/// A value that looks like a password rather than a word: at least four characters, with letters
+/// and digits or symbols, or with upper case past the first letter.
+fn password_value(value: &str) -> bool {
+    let value = value.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
+    if value.chars().count() < 4 || placeholder(value) {
+        return false;
+    }
+    let letters = value.chars().filter(|c| c.is_alphabetic()).count();
+    let other = value.chars().filter(|c| !c.is_alphabetic()).count();
+    let inner_upper =
+        value.chars().skip(1).any(char::is_uppercase) && value.chars().any(char::is_lowercase);
+    letters > 0 && (other > 0 || inner_upper)
+}
 
 fn digits(text: &str) -> Vec<u32> {
     text.chars().filter_map(|c| c.to_digit(10)).collect()
@@ -264,6 +377,25 @@ fn cards_in(text: &str, m: Range<usize>) -> Vec<Range<usize>> {
     found
 }
 
+/// A dotted run of groups of four that is a card, and does not continue a longer number.
+fn dotted_card(text: &str, m: Range<usize>) -> Vec<Range<usize>> {
+    let before = text[..m.start].chars().next_back();
+    let after = text[m.end..].chars().next();
+    let after2 = text[m.end..].chars().nth(1);
+    let attached = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || "_.,-/:".contains(c));
+    if attached(before) || after.is_some_and(char::is_alphanumeric) {
+        return Vec::new();
+    }
+    if matches!(after, Some('.' | ',' | '-' | '/' | ':'))
+        && after2.is_some_and(|c| c.is_ascii_digit())
+    {
+        return Vec::new();
+    }
+    let run = &text[m.clone()];
+    let lengths: Vec<usize> = run.split('.').map(str::len).collect();
+    keep_if(card_shape(&lengths) && card_checks(run), m)
+}
+
 /// Whether digit groups of these lengths are written as cards are.
 fn card_shape(lengths: &[usize]) -> bool {
     let total: usize = lengths.iter().sum();
@@ -328,7 +460,23 @@ fn phone_checks(text: &str) -> bool {
 }
 
 /// Every finding in `text`, by position; overlapping hits of different kinds are all kept.
+///
+/// The text is read normalized (see the module's notes); positions are the original's.
 pub fn scan(text: &str) -> Vec<Finding> {
+    let Some(folded) = Folded::of(text) else {
+        return scan_normal(text);
+    };
+    scan_normal(&folded.text)
+        .into_iter()
+        .map(|f| Finding {
+            kind: f.kind,
+            start: folded.starts[f.start],
+            end: folded.ends[f.end - 1],
+        })
+        .collect()
+}
+
+fn scan_normal(text: &str) -> Vec<Finding> {
     let mut found: Vec<Finding> = PATTERNS
         .iter()
         .flat_map(|p| {
@@ -344,6 +492,66 @@ pub fn scan(text: &str) -> Vec<Finding> {
         .collect();
     found.sort_by_key(|f| (f.start, f.end));
     found
+}
+
+/// Text as the detector reads it: NFKC, invisible format characters dropped; for each of its
+/// bytes, where the original character it came from starts and ends.
+struct Folded {
+    text: String,
+    starts: Vec<usize>,
+    ends: Vec<usize>,
+}
+
+impl Folded {
+    /// `None` when `text` reads as it is (ASCII is already NFKC and has no format characters).
+    fn of(text: &str) -> Option<Self> {
+        if text.is_ascii() {
+            return None;
+        }
+        let mut out = Folded {
+            text: String::with_capacity(text.len()),
+            starts: Vec::with_capacity(text.len()),
+            ends: Vec::with_capacity(text.len()),
+        };
+        for (at, c) in text.char_indices() {
+            if invisible(c) {
+                continue;
+            }
+            let end = at + c.len_utf8();
+            let before = out.text.len();
+            out.text.extend(std::iter::once(c).nfkc());
+            for _ in before..out.text.len() {
+                out.starts.push(at);
+                out.ends.push(end);
+            }
+        }
+        Some(out)
+    }
+}
+
+/// Characters that show nothing (Unicode's default-ignorable code points): zero-width spaces
+/// and joiners, soft hyphens, direction marks, variation selectors, tags.
+pub fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{AD}'
+            | '\u{34F}'
+            | '\u{61C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFF8}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
 }
 
 /// The kinds of sensitive data in `text`.
@@ -413,34 +621,74 @@ pub fn redact_lesson(lesson: &Lesson) -> Lesson {
     out.extra = lesson
         .extra
         .iter()
-        .map(|(k, v)| (k.clone(), redact_json(v)))
+        .map(|(k, v)| (redact(k), redact_value_of(k, v)))
         .collect();
     out
 }
 
-/// `value` with every string in it (object keys kept) [`redact`]ed.
+/// `value` with every string in it, object keys too, [`redact`]ed; a value under a key that
+/// names a secret (`"aws_secret_access_key": "…"`) is redacted whole, whatever it looks like,
+/// since its key is all that says what it is.
 pub fn redact_json(value: &Value) -> Value {
     match value {
         Value::String(s) => Value::String(redact(s)),
         Value::Array(items) => Value::Array(items.iter().map(redact_json).collect()),
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(k, v)| (k.clone(), redact_json(v)))
+                .map(|(k, v)| (redact(k), redact_value_of(k, v)))
                 .collect(),
         ),
         other => other.clone(),
     }
 }
 
-/// A copy of `execution` with its input, output and extra details redacted.
+fn redact_value_of(key: &str, value: &Value) -> Value {
+    match value {
+        Value::String(s) if !s.is_empty() && secret_key(key) => {
+            Value::String(format!("[redacted:{}]", key_kind(key).as_str()))
+        }
+        Value::Number(_) if secret_key(key) && key_kind(key) == SensitiveKind::Password => {
+            Value::String(format!("[redacted:{}]", SensitiveKind::Password.as_str()))
+        }
+        other => redact_json(other),
+    }
+}
+
+static SECRET_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i)^(?:{SECRET_NAME}|{PASSWORD_NAME}|(?:[a-z0-9]+[_-])*(?:credentials?|authorization|cookie))$"
+    ))
+    .expect("the key pattern is valid")
+});
+
+/// Whether a JSON key names a secret (`password`, `client_secret`, `X-Api-Key`, `token`).
+pub fn secret_key(key: &str) -> bool {
+    SECRET_KEY.is_match(key.trim())
+}
+
+fn key_kind(key: &str) -> SensitiveKind {
+    let lower = key.to_ascii_lowercase();
+    if ["password", "passwd", "passphrase"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        SensitiveKind::Password
+    } else {
+        SensitiveKind::ApiKey
+    }
+}
+
+/// A copy of `execution` with its input, output, extra details, model and session redacted.
 pub fn redact_execution(execution: &Execution) -> Execution {
     let mut out = execution.clone();
     out.input = redact_json(&execution.input);
     out.output = redact_json(&execution.output);
+    out.model = execution.model.as_deref().map(redact);
+    out.session = execution.session.as_deref().map(redact);
     out.extra = execution
         .extra
         .iter()
-        .map(|(k, v)| (k.clone(), redact_json(v)))
+        .map(|(k, v)| (redact(k), redact_value_of(k, v)))
         .collect();
     out
 }
@@ -453,7 +701,7 @@ pub fn redact_correction(correction: &Correction) -> Correction {
     out.extra = correction
         .extra
         .iter()
-        .map(|(k, v)| (k.clone(), redact_json(v)))
+        .map(|(k, v)| (redact(k), redact_value_of(k, v)))
         .collect();
     out
 }
@@ -568,6 +816,66 @@ mod tests {
             ("card:4242424242424242".into(), CardNumber),
             ("19 digits 6011 0009 9013 9424 123".into(), CardNumber),
         ]
+        .into_iter()
+        .chain(evasions())
+        .collect()
+    }
+
+    /// Issue 31's detector misses, and their neighbours: dotted cards, passwords by assignment,
+    /// by sentence and in URLs, keys split by invisible characters or typed in other forms.
+    fn evasions() -> Vec<(String, SensitiveKind)> {
+        [
+            ("card 4111.1111.1111.1111 declined", CardNumber),
+            ("password: hunt3r7", Password),
+            ("password: \"p@$$w0rd!Zq\"", Password),
+            ("the root password is Tr0ub4dor&3", Password),
+            ("The root password is \"correct horse 42\".", Password),
+            ("db_password=S3cr3t!", Password),
+            ("{\"password\": \"hunt3r7\"}", Password),
+            ("postgres://admin:S3cr3t@host/db", Password),
+            ("https://bob:hunter2@example.com/x", Password),
+            ("AKIA\u{200b}IOSFODNN7EXAMPLE", ApiKey),
+            ("AKIAIOSF\u{2060}ODNN7EXAMPLE", ApiKey),
+            ("AKIA\u{AD}IOSFODNN7EXAMPLE", ApiKey),
+            ("\u{FF21}\u{FF2B}\u{FF29}\u{FF21}IOSFODNN7EXAMPLE", ApiKey),
+            ("card 4111\u{200b}1111\u{200b}1111\u{200b}1111", CardNumber),
+            ("client_secret: \"a$b%c^d&e*f(g)\"", ApiKey),
+            ("the api token was 9f8e7d6c5b4a", Password),
+        ]
+        .map(|(t, k)| (t.to_owned(), k))
+        .to_vec()
+    }
+
+    #[test]
+    fn issue_31_evasions_are_found_and_redacted_whole() {
+        let missed: Vec<_> = evasions()
+            .into_iter()
+            .filter(|(t, k)| !kinds(t).contains(k))
+            .collect();
+        assert!(missed.is_empty(), "{} missed: {missed:?}", missed.len());
+        let red = redact("key AKIA\u{200b}IOSFODNN7EXAMPLE here");
+        assert_eq!(red, "key [redacted:api_key] here");
+        let red = redact("postgres://admin:S3cr3t@host/db");
+        assert_eq!(red, "postgres://[redacted:password]@host/db");
+    }
+
+    #[test]
+    fn a_value_under_a_secret_key_is_redacted_whatever_it_looks_like() {
+        let value = serde_json::json!({
+            "aws_secret_access_key": "abc",
+            "nested": [{"password": 1234, "X-Api-Key": "short"}],
+            "AKIAIOSFODNN7EXAMPLE": "a key as a key",
+            "max_tokens": 2000,
+            "token_count": "12",
+        });
+        let red = redact_json(&value).to_string();
+        for leaked in ["\"abc\"", "1234", "short", "AKIAIOSFODNN7EXAMPLE"] {
+            assert!(!red.contains(leaked), "{leaked}: {red}");
+        }
+        assert!(
+            red.contains("\"max_tokens\":2000") && red.contains("\"token_count\":\"12\""),
+            "{red}"
+        );
     }
 
     /// Ordinary texts: nothing in them is sensitive.
@@ -595,6 +903,20 @@ mod tests {
             "Priority must be urgent when 500 errors hit 3 customers.",
             "token limits of 2000 are fine",
             "max_tokens=2000 and password policy of 12 characters",
+            // Words around passwords and tokens that hold none.
+            "password: required",
+            "Reset the password: click the link in the email",
+            "the password is required and the token is expired",
+            "the secret is to keep it simple",
+            "the token limit is 4096 and the token is valid",
+            "pwd: /home/user/project",
+            "password = <your password>",
+            "password: ${DB_PASSWORD}",
+            "token: \"[redacted:api_key]\"",
+            "postgres://localhost:5432/lore and https://example.com:8080/a@b",
+            "version 1.2.3.4 and address 10.0.0.1 and 2026.11.27.1",
+            "values 4111.1111.1111.1112 fail Luhn",
+            "\u{FF11}\u{FF12} fullwidth digits and a zero\u{200b}width space",
         ]
         .map(str::to_owned)
         .to_vec();
