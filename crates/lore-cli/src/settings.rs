@@ -77,6 +77,7 @@ const KEYS: &[(&str, &[&str])] = &[
         "tuning",
         &["epochs", "learning_rate", "held_out", "seed", "held_out_by"],
     ),
+    ("mcp", &["tools"]),
 ];
 
 /// Where one key's value came from.
@@ -119,6 +120,16 @@ pub struct Given {
     /// `[tuning]`.
     #[serde(default)]
     pub tuning: TuningKeys,
+    /// `[mcp]`.
+    #[serde(default)]
+    pub mcp: McpKeys,
+}
+
+/// The `[mcp]` table: what `lore mcp` and `/mcp` offer a connection that names no tools.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct McpKeys {
+    tools: Option<String>,
 }
 
 /// The `[org]` table: organization memory (seed 002). It has no key that approves an org
@@ -349,7 +360,21 @@ impl Settings {
                 return Err(self.refuse(key, format!("{v} is below {least}")));
             }
         }
+        if let Some(tools) = &self.given.mcp.tools {
+            lore_server::mcp::ToolSelection::parse(tools)
+                .map_err(|why| self.refuse("mcp.tools", why))?;
+        }
         self.check_fusion()
+    }
+
+    /// The tools a connection that names none gets: `mcp.tools`, or the loop.
+    pub fn mcp_tools(&self) -> lore_server::mcp::ToolSelection {
+        self.given
+            .mcp
+            .tools
+            .as_deref()
+            .and_then(|spec| lore_server::mcp::ToolSelection::parse(spec).ok())
+            .unwrap_or_default()
     }
 
     fn check_fusion(&self) -> Result<()> {
@@ -553,7 +578,7 @@ impl Layers {
                     }
                 }
                 _ => bail!(
-                    "{}: {name} is not a table; write the key under its table ([recall], [memory], [skills], [org])",
+                    "{}: {name} is not a table; write the key under its table ([recall], [memory], [skills], [org], [tuning], [mcp])",
                     path.display()
                 ),
             }

@@ -8,11 +8,13 @@
 //! spelling in the signature, so results are spelled out rather than aliased) and deliberately smaller than the
 //! REST shapes: a model pays for every token, so views carry what it acts on and no more.
 //!
-//! Corrections made through MCP are recorded as written by an agent: the model relays them, and
-//! seed 002 keeps an agent from approving its own lessons. They start on `trial` (auto curation,
-//! shown marked as such) or `needs_review` (review curation). Over HTTP the author and every
-//! audit actor is the connection's token; no tool takes a name for either.
+//! Who wrote a correction comes from the credential, as over REST: an agent token's start on
+//! `trial` (auto curation) or `needs_review`, a reviewer's or admin's are a person's. Without a
+//! credential (stdio, or a server without tokens) the caller is the machine's user, as with the
+//! CLI. Over HTTP the author and every audit actor is the connection's token; no tool takes a
+//! name for either.
 
+mod compact;
 mod decisions;
 mod digests;
 mod embedder;
@@ -58,31 +60,29 @@ pub use views::{
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordExecutionParams {
-    /// The skill or task that ran, as `domain/skill` in lowercase words joined by `-`, for
-    /// example `support/summarize-ticket`. Lessons and prompts are filed under this name.
+    /// The task's name, `domain/skill`, e.g. `support/summarize-ticket`.
     pub skill: String,
-    /// What the skill was given: any JSON value (an object with the task's fields, or a string).
+    /// What the run was given (any JSON).
     pub input: Value,
-    /// What the skill produced: any JSON value.
+    /// What it produced (any JSON).
     pub output: Value,
-    /// How the run ended: `accepted`, `rejected`, `pending_review` (the default when unsure),
-    /// `success` or `failure`.
+    /// `accepted`, `rejected`, `success`, `failure` or `pending_review` (the default).
     #[serde(default)]
     pub outcome: Option<String>,
-    /// What the run cost in US dollars, if known (zero or more).
+    /// Cost in US dollars.
     #[serde(default)]
     pub cost_usd: Option<f64>,
-    /// How long the run took in milliseconds, if known (zero or more).
+    /// Duration in milliseconds.
     #[serde(default)]
     pub latency_ms: Option<f64>,
-    /// The model that produced the output, for example `claude-sonnet-4-5`, if known.
+    /// The model that ran.
     #[serde(default)]
     pub model: Option<String>,
-    /// An ID shared by the runs of one conversation or job, if there is one.
+    /// An ID shared by one conversation's runs.
     #[serde(default)]
     pub session: Option<String>,
-    /// The IDs of the lessons that were in this run's prompt (as `recall_memory` returned
-    /// them), so Lore can measure whether they helped. Leave out when none were used.
+    /// The IDs of the lessons `recall_memory` gave this run, so Lore measures whether they
+    /// helped.
     #[serde(default)]
     pub lessons_shown: Vec<String>,
 }
@@ -93,19 +93,16 @@ pub struct RecordExecutionParams {
 pub struct ReportSignalParams {
     /// The execution's ID, as returned by `record_execution`.
     pub execution_id: String,
-    /// What kind of feedback: `hard_failure` (an exception, a non-zero exit, an API error),
-    /// `constraint_failure` (a required condition not met: wrong shape, missing field),
-    /// `progress` (how much closer to the goal; 0 or less means no progress), `efficiency`
-    /// (the steps, seconds or cost the run took) or `referee` (an independent grade of the run,
-    /// 0 worst to 1 best, from a test, a rubric or a judge model).
+    /// `hard_failure` (an error or crash), `constraint_failure` (a requirement not met),
+    /// `progress`, `efficiency` or `referee` (a grade from a test or judge).
     pub channel: String,
-    /// The error text or what went wrong, verbatim; required for the two failure channels.
+    /// The error text, verbatim; required for the two failures.
     #[serde(default)]
     pub message: Option<String>,
-    /// The number for `progress`, `efficiency` and `referee` (0 to 1); required for those three.
+    /// 0 to 1; required for `progress`, `efficiency` and `referee`.
     #[serde(default)]
     pub value: Option<f64>,
-    /// The action or command that was attempted, if any.
+    /// The command or action attempted.
     #[serde(default)]
     pub action: Option<String>,
 }
@@ -114,13 +111,12 @@ pub struct ReportSignalParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CorrectParams {
-    /// The skill of the execution being corrected, `domain/skill`, exactly as it was recorded.
+    /// The execution's skill, `domain/skill`.
     pub skill: String,
-    /// The execution's ID, as returned by `record_execution` (for example
-    /// `EXEC-20260220124341-7K3Q9M2B`).
+    /// The execution's ID, as returned by `record_execution`.
     pub execution_id: String,
-    /// What was wrong and what to do instead, in plain sentences; a rule with its condition
-    /// works best: "When a ticket reports errors for many customers, priority must be urgent."
+    /// What to do instead, as a rule with its condition: "When a ticket reports errors for
+    /// many customers, priority must be urgent."
     pub correction: String,
 }
 
@@ -128,12 +124,12 @@ pub struct CorrectParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchParams {
-    /// Plain words describing the situation, for example `checkout errors priority`.
+    /// Keywords.
     pub query: String,
-    /// Only this skill, `domain/skill`; omit to search every skill you may read.
+    /// Only this `domain/skill`.
     #[serde(default)]
     pub skill: Option<String>,
-    /// How many results, 1 to 50; 5 when omitted.
+    /// 1 to 50; 5 by default.
     #[serde(default)]
     pub limit: Option<usize>,
 }
@@ -162,10 +158,9 @@ pub struct ListLessonsParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetLessonParams {
-    /// The lesson's ID, as returned by `correct`, `list_lessons` or `search_memory`.
+    /// The lesson's ID.
     pub id: String,
-    /// For reviewers only: the text as written, private data unmasked. The read is recorded in
-    /// the audit trail. Leave it off; agents are refused.
+    /// Reviewers only: the text unmasked (audited).
     #[serde(default)]
     pub raw: bool,
 }
@@ -182,32 +177,28 @@ pub struct PromptParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallParams {
-    /// The task at hand in plain words, for example `summarize a ticket about checkout errors`.
-    /// May be empty when `error` or `tags` is given.
+    /// The task at hand in plain words.
     #[serde(default)]
     pub query: String,
-    /// Only this skill, `domain/skill`; omit to recall from every skill you may read.
+    /// Only this `domain/skill`.
     #[serde(default)]
     pub skill: Option<String>,
-    /// An error message you just hit, verbatim: lessons learned from the same error rank first.
+    /// An error you just hit, verbatim: lessons learned from it rank first.
     #[serde(default)]
     pub error: Option<String>,
-    /// Failure tags describing the problem, for example `["timeout", "billing"]`.
+    /// Failure tags, e.g. `["timeout"]`.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// How many tokens the returned context may use; the server's default when omitted.
+    /// The most tokens to return.
     #[serde(default)]
     pub budget: Option<usize>,
-    /// At most this many lessons, 1 to 50; the server's default when omitted.
+    /// The most lessons, 1 to 50.
     #[serde(default)]
     pub limit: Option<usize>,
-    /// Also return why each candidate was kept or dropped. Costs tokens; leave it off unless
-    /// the context looks wrong.
+    /// Also say why each candidate was kept or dropped (costs tokens).
     #[serde(default)]
     pub explain: bool,
-    /// An ID for this run (anything unique to it, such as your session and step). With it, Lore
-    /// now and then shows again a lesson it suppressed, marked as explored, to check that the
-    /// suppression was right; record the run with the lessons shown as usual.
+    /// An ID unique to this run: Lore may then retry a suppressed lesson, marked as explored.
     #[serde(default)]
     pub run: Option<String>,
 }
@@ -268,7 +259,7 @@ impl LoreMcp {
             engine,
             metrics: Metrics::new(),
             tool_router: Self::every_tool(),
-            tools: ToolSelection::all(),
+            tools: ToolSelection::default(),
         }
     }
 
@@ -281,17 +272,23 @@ impl LoreMcp {
             .collect()
     }
 
-    /// Only the tools `spec` names (tool names and groups, see [`select::GROUPS`]).
+    /// Only the tools `spec` names (tool names and groups, see [`select::GROUPS`]) when a
+    /// connection names none; the loop without it.
     ///
     /// # Errors
     /// A message naming an unknown tool or group.
-    pub fn with_tools(mut self, spec: &str) -> Result<Self, String> {
-        self.tools = ToolSelection::parse(spec, &self.tool_names())?;
-        Ok(self)
+    pub fn with_tools(self, spec: &str) -> Result<Self, String> {
+        Ok(self.with_selection(ToolSelection::parse(spec)?))
     }
 
-    /// The tools this request may see: the server's selection, narrowed by a `tools` parameter
-    /// in the URL of an HTTP request (`/mcp?tools=loop`).
+    /// These tools when a connection names none.
+    pub fn with_selection(mut self, tools: ToolSelection) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// The tools this request may see: those a `tools` parameter in the URL of an HTTP request
+    /// names (`/mcp?tools=loop,episodes`), else the server's.
     fn selection(
         &self,
         ctx: &RequestContext<RoleServer>,
@@ -302,11 +299,9 @@ impl LoreMcp {
             .and_then(|parts| select::from_query(parts.uri.query()));
         match query {
             None => Ok(self.tools.clone()),
-            Some(spec) => ToolSelection::parse(&spec, &self.tool_names())
-                .map(|asked| self.tools.and(&asked))
-                .map_err(|why| {
-                    rmcp::ErrorData::invalid_params(format!("/mcp?tools=: {why}"), None)
-                }),
+            Some(spec) => ToolSelection::parse(&spec).map_err(|why| {
+                rmcp::ErrorData::invalid_params(format!("/mcp?tools=: {why}"), None)
+            }),
         }
     }
 
@@ -364,9 +359,7 @@ impl LoreMcp {
         }
     }
 
-    /// Record one run of a skill: its input, its output and how it ended. Returns the
-    /// execution's ID, which `correct` needs. Call it after finishing a task you may be
-    /// corrected on.
+    /// After a task: record the run. Returns its `id` for `correct` and `report_signal`.
     #[tool(annotations(
         title = "Record an execution",
         read_only_hint = false,
@@ -402,10 +395,8 @@ impl LoreMcp {
         Ok(Json(RecordedExecution::from(&recorded)))
     }
 
-    /// Report what happened in a recorded execution, step by step: a failure (with its error
-    /// text), progress toward the goal, or what the run cost. Lore fingerprints failures so a
-    /// recurring one is recognised, and uses these signals to measure whether the lessons the
-    /// run was shown helped. Call it as soon as you see the failure or the figure.
+    /// A failure, progress or grade of a recorded run, as soon as you see it; it measures whether
+    /// the lessons shown helped.
     #[tool(annotations(
         title = "Report a signal",
         read_only_hint = false,
@@ -433,12 +424,9 @@ impl LoreMcp {
         Ok(Json(SignalView::from(&event)))
     }
 
-    /// Correct a recorded execution. Lore stores the correction and learns a lesson (a rule
-    /// and when it applies) that comes back in future prompts for the skill. Use it when the
-    /// user says an output was wrong; pass their words. A correction must say what to do
-    /// instead ("always cite the source"), not only that the output was wrong: a bare verdict
-    /// is kept as feedback on the run and makes no lesson (`lesson` is null, `lesson_skipped` says
-    /// why).
+    /// When the user says a recorded output was wrong: pass their words and Lore learns a rule
+    /// that later recalls carry. Without what to do instead no lesson is made
+    /// (`lesson_skipped` says why).
     #[tool(annotations(
         title = "Correct an execution",
         read_only_hint = false,
@@ -451,13 +439,14 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<CorrectParams>,
     ) -> Result<Json<CorrectionResult>, String> {
+        let author_kind = author_kind(&ctx);
         let result = self
             .call(&ctx, move |e| {
                 let outcome = e.correct(NewCorrection {
                     skill: SkillPath::parse(&p.skill)?,
                     execution_id: ExecutionId::parse(&p.execution_id)?,
                     text: p.correction,
-                    author_kind: AuthorKind::Agent,
+                    author_kind,
                     author: None,
                 })?;
                 let regression_test = crate::regression::write(e, &outcome);
@@ -473,8 +462,8 @@ impl LoreMcp {
         Ok(Json(result))
     }
 
-    /// Search what Lore remembers (learned lessons that may be used, and past executions) by
-    /// plain words. Use it before a task to find rules learned from earlier mistakes.
+    /// Look up lessons and past executions by keywords, as a list. For the rules that apply to a
+    /// task, call `recall_memory`.
     #[tool(annotations(
         title = "Search memory",
         read_only_hint = true,
@@ -532,8 +521,7 @@ impl LoreMcp {
         Ok(Json(LessonList::from(&page)))
     }
 
-    /// One lesson in full: its rule, when it applies, the mistake it came from, its status and
-    /// confidence. Private data in it is masked.
+    /// One lesson in full: rule, when it applies, the mistake, status, confidence.
     #[tool(annotations(title = "Get a lesson", read_only_hint = true, open_world_hint = false))]
     async fn get_lesson(
         &self,
@@ -591,9 +579,8 @@ impl LoreMcp {
         Ok(Json(StatusView::from(&status)))
     }
 
-    /// The lessons that fit a task, as one context block ready to paste into your working
-    /// notes: each rule quoted with its ID, best first, within a token budget. Prefer it to
-    /// `search_memory` before starting a task; pass the error text when recovering from one.
+    /// Before a task, or after an error: the learned rules that apply, quoted with their IDs in
+    /// one block within a token budget.
     #[tool(annotations(
         title = "Recall memory",
         read_only_hint = true,
@@ -635,7 +622,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ReviewQueueParams>,
     ) -> Result<Json<ReviewQueue>, String> {
-        Self::require(&ctx, Role::Reviewer)?;
         let limit = p.limit.unwrap_or(10);
         let items = self
             .call(&ctx, move |e| {
@@ -668,7 +654,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ReviewParams>,
     ) -> Result<Json<Reviewed>, String> {
-        Self::require(&ctx, Role::Reviewer)?;
         let moved = self
             .call(&ctx, move |e| {
                 Decide::parse(&p.decision, &p.ids, p.superseded_by.as_deref(), p.reason)?.apply(e)
@@ -682,6 +667,15 @@ impl LoreMcp {
 impl LoreMcp {
     /// The tools of every module: the loop, agents' memory, episodes, learning.
     fn every_tool() -> ToolRouter<Self> {
+        let mut router = Self::generated_tools();
+        for route in router.map.values_mut() {
+            route.attr = compact::tool(route.attr.clone());
+        }
+        router
+    }
+
+    /// The tools as the macros generate them.
+    fn generated_tools() -> ToolRouter<Self> {
         Self::tool_router()
             + Self::memory_tool_router()
             + Self::episode_tool_router()
@@ -706,11 +700,16 @@ impl ServerHandler for LoreMcp {
             return Err(rmcp::ErrorData::invalid_params(
                 format!(
                     "the tool {} is not enabled on this connection; call one that tools/list \
-                     shows (the server chose them with --tools or the URL's ?tools=)",
+                     shows (the server chose them with --tools, mcp.tools or the URL's ?tools=)",
                     request.name
                 ),
                 None,
             ));
+        }
+        // A tool error rather than a protocol error: the model reads it and stops retrying.
+        if let Some(why) = select::refusal(&request.name, grant(&context)) {
+            let text = rmcp::model::ContentBlock::text(why);
+            return Ok(rmcp::model::CallToolResult::error(vec![text]).into());
         }
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         self.tool_router.call(call).await
@@ -727,6 +726,7 @@ impl ServerHandler for LoreMcp {
             .list_all()
             .into_iter()
             .filter(|t| selection.allows(&t.name))
+            .filter(|t| select::refusal(&t.name, grant(&context)).is_none())
             .collect();
         // As rmcp's generated handler answers, cache hints included for clients that read them.
         let cache_hints = context
@@ -753,15 +753,20 @@ impl ServerHandler for LoreMcp {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("lore", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Lore is a learning memory. Before a task, call recall_memory (or memory_prompt) \
-                 to get rules learned from earlier corrections. After a task, call \
-                 record_execution; when the user says an output was wrong, call correct with \
-                 the execution ID and their words, so the next run avoids the mistake. At the \
-                 end of a session, record_episode keeps its decisions and their effects; \
-                 similar_decisions, what_if, causal_path and find_anti_patterns consult them \
-                 before a choice.",
+                "Lore is a learning memory. Before a task, call recall_memory for the rules \
+                 learned from earlier corrections. After it, call record_execution; when the \
+                 user says an output was wrong, call correct with the execution's id and their \
+                 words, so the next run avoids the mistake.",
             )
     }
+}
+
+/// Who writes a correction or a lesson: the credential's role says, as over REST. Without
+/// one (stdio, or a server without tokens) the caller is the machine's user, as with the CLI
+/// and REST on loopback, so its corrections are a person's and approved at once in auto
+/// curation. Only an org lesson's approval asks more: a person's credential (see `call`).
+fn author_kind(ctx: &RequestContext<RoleServer>) -> AuthorKind {
+    grant(ctx).map_or(AuthorKind::Human, |g| g.role.author_kind())
 }
 
 /// Whether the request came over HTTP (`/mcp`) rather than stdio.
@@ -973,5 +978,36 @@ mod tests {
             "/secret/path",
         )));
         assert!(!text.contains("/secret"), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod budget {
+    use lore_core::ports::tokenize::Tokenizer;
+    use lore_providers::tokenizer::{Encoding, Tiktoken};
+
+    use super::*;
+
+    /// The JSON of `tools/list` for `selection`, compact as it goes over the wire.
+    fn listed(selection: &ToolSelection) -> String {
+        let tools: Vec<_> = LoreMcp::every_tool()
+            .list_all()
+            .into_iter()
+            .filter(|t| selection.allows(&t.name))
+            .collect();
+        serde_json::to_string(&serde_json::json!({ "tools": tools })).unwrap()
+    }
+
+    #[test]
+    fn the_default_tool_list_fits_its_budget_and_every_tool_lists_a_model_can_afford() {
+        let cl100k = Tiktoken::new(Encoding::Cl100k).unwrap();
+        let default = listed(&ToolSelection::default());
+        let tokens = cl100k.count(&default);
+        assert!(tokens <= 2_500, "the default tools/list is {tokens} tokens");
+        // Every tool at once (20,070 tokens before the schemas were trimmed): a bound that
+        // shows when descriptions grow back.
+        let all = cl100k.count(&listed(&ToolSelection::all()));
+        assert!(all < 15_000, "all tools: {all} tokens");
+        eprintln!("tools/list: default {tokens} cl100k tokens, all {all}");
     }
 }

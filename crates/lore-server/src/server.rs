@@ -111,6 +111,9 @@ pub struct McpOptions {
     /// Every request stands alone, with no session: any of several servers behind a proxy can
     /// answer any request, where a session lives only in the process that opened it.
     pub stateless: bool,
+    /// The tools a connection gets when its URL names none (`/mcp?tools=…`); the loop by
+    /// default.
+    pub tools: crate::mcp::ToolSelection,
 }
 
 /// [`app`], with `/mcp` also answering requests whose `Host` is one of `mcp.hosts` (`name` or
@@ -127,6 +130,7 @@ pub fn app_with_hosts(
     let metrics = Metrics::new();
     let mcp_engine = Arc::clone(&engine);
     let mcp_metrics = Arc::clone(&metrics);
+    let mcp_tools = mcp.tools.clone();
     let mut config = StreamableHttpServerConfig::default();
     config.cancellation_token = shutdown.clone();
     config.allowed_hosts.extend(mcp.hosts.iter().cloned());
@@ -135,7 +139,11 @@ pub fn app_with_hosts(
         config.json_response = true;
     }
     let mcp = StreamableHttpService::new(
-        move || Ok(LoreMcp::new(Arc::clone(&mcp_engine)).with_metrics(Arc::clone(&mcp_metrics))),
+        move || {
+            Ok(LoreMcp::new(Arc::clone(&mcp_engine))
+                .with_metrics(Arc::clone(&mcp_metrics))
+                .with_selection(mcp_tools.clone()))
+        },
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -39,16 +39,13 @@ pub struct ServeArgs {
 pub struct McpArgs {
     #[command(flatten)]
     pub reformulate: ReformulateArgs,
-    /// Only these tools, comma-separated: tool names and the groups `loop` (recall_memory,
-    /// memory_prompt, record_execution, report_signal, correct), `read`, `review`, `episodes`,
-    /// `self-editing`; `all` by default. Over HTTP, `/mcp?tools=loop` does the same.
-    #[arg(
-        long,
-        env = "LORE_MCP_TOOLS",
-        value_name = "LIST",
-        default_value = "all"
-    )]
-    pub tools: String,
+    /// The tools to offer, comma-separated: tool names, the groups `loop` (recall_memory,
+    /// search_memory, get_lesson, record_execution, report_signal, correct), `lessons`,
+    /// `review`, `org`, `episodes`, `knowledge`, `memory`, `embedder`, or `all`. By default
+    /// `mcp.tools` from lore.toml (or LORE_MCP_TOOLS), else `loop`: every tool's description
+    /// costs the model tokens on every turn. Over HTTP, `/mcp?tools=loop,episodes` chooses.
+    #[arg(long, value_name = "LIST")]
+    pub tools: Option<String>,
 }
 
 /// Who decides, in the Search-and-Ask loop, whether a search found enough.

@@ -133,6 +133,7 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
         let mcp = lore_server::McpOptions {
             hosts: mcp_hosts,
             stateless: args.mcp_stateless,
+            tools: paths.settings.mcp_tools(),
         };
         lore_server::run_until_signal(listener, engine, Limits::default(), access, &mcp).await?;
         Ok(())
@@ -152,8 +153,12 @@ pub fn mcp(paths: &Paths, args: McpArgs) -> Result<()> {
     let (engine, model) = server_engine(paths, &args.reformulate)?;
     // Standard output carries the protocol: the model line goes to the log.
     eprintln!("{model}");
-    let tools = lore_server::mcp::LoreMcp::new(engine)
-        .with_tools(&args.tools)
-        .map_err(|why| anyhow::anyhow!("--tools: {why}"))?;
+    let tools = lore_server::mcp::LoreMcp::new(engine);
+    let tools = match &args.tools {
+        Some(spec) => tools
+            .with_tools(spec)
+            .map_err(|why| anyhow::anyhow!("--tools: {why}"))?,
+        None => tools.with_selection(paths.settings.mcp_tools()),
+    };
     runtime()?.block_on(lore_server::mcp::serve_stdio_with(tools))
 }

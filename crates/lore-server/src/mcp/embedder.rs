@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::LoreMcp;
-use crate::auth::Role;
 
 /// Parameters of `embedder_status`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -135,7 +134,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderStatusParams>,
     ) -> Result<Json<EmbedderView>, String> {
-        Self::require(&ctx, Role::Reviewer)?;
         let result = self
             .call(&ctx, move |e| {
                 let active = e.active_embedder()?;
@@ -160,7 +158,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderRunsParams>,
     ) -> Result<Json<EmbedderView>, String> {
-        Self::require(&ctx, Role::Reviewer)?;
         let (runs, total) = self
             .call(&ctx, move |e| {
                 e.tuning_runs(p.limit.unwrap_or(20), p.offset.unwrap_or(0))
@@ -181,7 +178,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderPlanParams>,
     ) -> Result<Json<EmbedderView>, String> {
-        Self::require(&ctx, Role::Reviewer)?;
         view(
             self.call(&ctx, move |e| {
                 e.tuning_preflight(&plan(e.tuning_plan(), &p)?)
@@ -205,7 +201,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderPlanParams>,
     ) -> Result<Json<EmbedderView>, String> {
-        Self::require(&ctx, Role::Admin)?;
         view(
             self.call(&ctx, move |e| {
                 e.start_tuning(plan(e.tuning_plan(), &p)?, None)
@@ -227,7 +222,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderResumeParams>,
     ) -> Result<Json<EmbedderView>, String> {
-        Self::require(&ctx, Role::Admin)?;
         view(
             self.call(&ctx, move |e| {
                 e.resume_tuning(&TuneRunId::parse(&p.run_id)?)
@@ -251,7 +245,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderAdminParams>,
     ) -> Result<Json<EmbedderView>, String> {
-        Self::require(&ctx, Role::Admin)?;
         let guard = admin(&p);
         view(
             self.call(&ctx, move |e| {
@@ -277,7 +270,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderAdminParams>,
     ) -> Result<Json<EmbedderView>, String> {
-        Self::require(&ctx, Role::Admin)?;
         let guard = admin(&p);
         view(
             self.call(&ctx, move |e| {
@@ -311,7 +303,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderAdminParams>,
     ) -> Result<Json<EmbedderView>, String> {
-        Self::require(&ctx, Role::Admin)?;
         let guard = admin(&p);
         let cancelled = self
             .call(&ctx, move |e| {

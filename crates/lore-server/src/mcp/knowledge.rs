@@ -14,7 +14,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::LoreMcp;
-use crate::auth::Role;
 
 /// Parameters of `recall_knowledge`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -312,7 +311,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<IngestParams>,
     ) -> Result<Json<IngestView>, String> {
-        Self::require(&ctx, Role::Reviewer)?;
         let report = self
             .call(&ctx, move |e| {
                 let request = IngestRequest {

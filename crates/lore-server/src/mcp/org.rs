@@ -15,7 +15,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::LoreMcp;
-use crate::auth::Role;
 
 /// Parameters of `org_pool`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -134,7 +133,6 @@ impl LoreMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<PoolParams>,
     ) -> Result<Json<PoolView>, String> {
-        Self::require(&ctx, Role::Reviewer)?;
         let report = self.call(&ctx, move |e| e.org_pool(p.dry_run)).await?;
         Ok(Json(PoolView::from(report)))
     }

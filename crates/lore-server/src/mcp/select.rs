@@ -1,36 +1,48 @@
-//! Which tools a connection sees: all 50 by default, or a subset named by tool or by group.
+//! Which tools a connection sees: the loop an agent runs unless it asks for more, and never a
+//! tool its credential may not call.
 //!
-//! A model choosing among many tools chooses worse and pays tokens for every description, so a
-//! client that only runs the loop can ask for `loop` alone: `lore mcp --tools loop`, or
-//! `/mcp?tools=loop` over HTTP. A tool left out is neither listed nor callable.
+//! A client pays for every tool description on every turn, and a model chooses worse among
+//! many tools, so the default is the loop alone (`loop`: recall, search, read a lesson, record,
+//! signal, correct), held under 2,500 cl100k tokens by a test. The other groups are opt-in:
+//! `lore mcp --tools loop,episodes`, `/mcp?tools=loop,episodes` over HTTP, or `mcp.tools` in
+//! `lore.toml`; `all` is every tool. A tool left out is neither listed nor callable.
+//!
+//! The role a tool needs is written here once: `tools/list` leaves out what the caller's role
+//! may not call, and a call to such a tool is refused before it reaches its handler.
 
 use std::collections::BTreeSet;
 
-/// The named groups, in the order `--help` and the docs list them.
+use lore_core::Scope;
+
+use crate::auth::{Grant, Role};
+
+/// The group a connection gets when it names none.
+pub const DEFAULT: &str = "loop";
+
+/// The named groups, in the order `--help` and the docs list them. Every tool is in exactly
+/// one (a unit test keeps it so).
 pub const GROUPS: &[(&str, &[&str])] = &[
     (
         "loop",
         &[
             "recall_memory",
-            "memory_prompt",
+            "search_memory",
+            "get_lesson",
             "record_execution",
             "report_signal",
             "correct",
         ],
     ),
     (
-        "read",
+        "lessons",
         &[
-            "search_memory",
+            "memory_prompt",
             "list_lessons",
-            "get_lesson",
             "memory_status",
+            "learn_lessons",
         ],
     ),
-    (
-        "review",
-        &["review_queue", "review_lessons", "learn_lessons"],
-    ),
+    ("review", &["review_queue", "review_lessons"]),
     ("org", &["org_pool", "propagate_lesson"]),
     (
         "episodes",
@@ -48,7 +60,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "layers",
+        "knowledge",
         &[
             "layered_context",
             "recall_knowledge",
@@ -65,6 +77,17 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "memory",
+        &[
+            "core_memory_read",
+            "core_memory_write",
+            "archival_memory_search",
+            "archival_memory_write",
+            "conversation_log_read",
+            "conversation_log_write",
+        ],
+    ),
+    (
         "embedder",
         &[
             "embedder_status",
@@ -77,22 +100,96 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "embedder_cancel",
         ],
     ),
-    (
-        "self-editing",
-        &[
-            "core_memory_read",
-            "core_memory_write",
-            "archival_memory_search",
-            "archival_memory_write",
-            "conversation_log_read",
-            "conversation_log_write",
-        ],
-    ),
 ];
 
+/// Earlier group names, still accepted so existing client configurations keep working.
+const ALIASES: &[(&str, &[&str])] = &[
+    ("read", &["lessons"]),
+    ("layers", &["knowledge"]),
+    ("self-editing", &["memory"]),
+];
+
+/// The tools a reviewer's or admin's credential needs; every other tool is an agent's.
+const REVIEWER: &[&str] = &[
+    "review_queue",
+    "review_lessons",
+    "org_pool",
+    "ingest_knowledge",
+    "record_decision",
+    "review_decisions",
+    "build_digests",
+    "define_eval_set",
+    "run_evals",
+    "embedder_status",
+    "embedder_runs",
+    "embedder_preflight",
+];
+const ADMIN: &[&str] = &[
+    "embedder_train",
+    "embedder_resume",
+    "embedder_activate",
+    "embedder_rollback",
+    "embedder_cancel",
+];
+
+/// The role `tool` needs.
+pub fn role_needed(tool: &str) -> Role {
+    if ADMIN.contains(&tool) {
+        Role::Admin
+    } else if REVIEWER.contains(&tool) {
+        Role::Reviewer
+    } else {
+        Role::Agent
+    }
+}
+
+/// Why `grant` may not call `tool`, or `None` when it may. Without a credential (stdio, or a
+/// server without tokens) the caller is the machine's user, who owns the store file anyway.
+pub fn refusal(tool: &str, grant: Option<&Grant>) -> Option<String> {
+    let grant = grant?;
+    let needed = role_needed(tool);
+    if grant.role < needed {
+        return Some(format!(
+            "This needs the {} role and this connection's token has {}. Do not retry; ask a \
+             person with a {} token.",
+            name(needed),
+            name(grant.role),
+            name(needed),
+        ));
+    }
+    // The embedder serves every scope, so tuning it is for an unrestricted credential only.
+    if tool.starts_with("embedder_") && grant.scope != Scope::unrestricted() {
+        return Some(
+            "The embedder serves every scope; this needs a token without a scope. Do not retry."
+                .to_owned(),
+        );
+    }
+    None
+}
+
+fn name(role: Role) -> &'static str {
+    match role {
+        Role::Agent => "agent",
+        Role::Reviewer => "reviewer",
+        Role::Admin => "admin",
+    }
+}
+
+/// Every tool's name, from the groups.
+pub fn every_tool() -> impl Iterator<Item = &'static str> {
+    GROUPS.iter().flat_map(|(_, tools)| tools.iter().copied())
+}
+
 /// The tools a connection may list and call; `None` is every tool.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolSelection(Option<BTreeSet<String>>);
+
+impl Default for ToolSelection {
+    /// The loop.
+    fn default() -> Self {
+        Self::parse(DEFAULT).unwrap_or_else(|_| Self::all())
+    }
+}
 
 impl ToolSelection {
     /// Every tool.
@@ -100,20 +197,29 @@ impl ToolSelection {
         Self(None)
     }
 
-    /// Parses a comma-separated list of tool names and group names (`loop`, `read`, `review`,
-    /// `episodes`, `layers`, `self-editing`, `all`), checked against the `known` tool names.
+    /// Parses a comma-separated list of tool names and group names (see [`GROUPS`]) or `all`.
     ///
     /// # Errors
     /// A message naming the unknown entry and what may be given instead.
-    pub fn parse(spec: &str, known: &[String]) -> Result<Self, String> {
+    pub fn parse(spec: &str) -> Result<Self, String> {
         let mut chosen = BTreeSet::new();
         for name in spec.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             if name == "all" {
                 return Ok(Self::all());
             }
-            if let Some((_, tools)) = GROUPS.iter().find(|(group, _)| *group == name) {
-                chosen.extend(tools.iter().map(|t| (*t).to_owned()));
-            } else if known.iter().any(|k| k == name) {
+            let named = [name];
+            let groups = ALIASES
+                .iter()
+                .find(|(alias, _)| *alias == name)
+                .map_or(&named[..], |(_, groups)| groups);
+            let tools: Vec<&str> = groups
+                .iter()
+                .filter_map(|g| GROUPS.iter().find(|(group, _)| group == g))
+                .flat_map(|(_, tools)| tools.iter().copied())
+                .collect();
+            if !tools.is_empty() {
+                chosen.extend(tools.into_iter().map(str::to_owned));
+            } else if every_tool().any(|t| t == name) {
                 chosen.insert(name.to_owned());
             } else {
                 let groups: Vec<&str> = GROUPS.iter().map(|(g, _)| *g).collect();
@@ -132,15 +238,6 @@ impl ToolSelection {
     /// Whether `tool` is selected.
     pub fn allows(&self, tool: &str) -> bool {
         self.0.as_ref().is_none_or(|set| set.contains(tool))
-    }
-
-    /// The tools both selections allow.
-    pub fn and(&self, other: &Self) -> Self {
-        match (&self.0, &other.0) {
-            (None, _) => other.clone(),
-            (_, None) => self.clone(),
-            (Some(a), Some(b)) => Self(Some(a.intersection(b).cloned().collect())),
-        }
     }
 
     /// The selected names, or `None` for all.
@@ -164,36 +261,66 @@ pub fn from_query(query: Option<&str>) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn known() -> Vec<String> {
-        GROUPS
-            .iter()
-            .flat_map(|(_, tools)| tools.iter().map(|t| (*t).to_owned()))
-            .collect()
-    }
-
     #[test]
-    fn groups_and_names_combine_and_unknown_names_are_refused() {
-        let known = known();
-        let loop_and_one = ToolSelection::parse("loop, get_lesson", &known).unwrap();
-        assert!(loop_and_one.allows("correct") && loop_and_one.allows("get_lesson"));
-        assert!(!loop_and_one.allows("what_if"));
+    fn groups_aliases_and_names_combine_and_unknown_names_are_refused() {
+        let loop_and_one = ToolSelection::parse("loop, what_if").unwrap();
+        assert!(loop_and_one.allows("correct") && loop_and_one.allows("what_if"));
+        assert!(!loop_and_one.allows("causal_path"));
         assert_eq!(
-            ToolSelection::parse("loop,all", &known).unwrap(),
+            ToolSelection::parse("loop,all").unwrap(),
             ToolSelection::all()
         );
-        let err = ToolSelection::parse("loop,recal_memory", &known).unwrap_err();
+        // The names clients were configured with before the groups were renamed.
+        let old = ToolSelection::parse("read,self-editing,layers").unwrap();
+        assert!(old.allows("list_lessons") && old.allows("core_memory_write"));
+        assert!(old.allows("layered_context") && !old.allows("correct"));
+        let err = ToolSelection::parse("loop,recal_memory").unwrap_err();
         assert!(
-            err.contains("\"recal_memory\"") && err.contains("self-editing"),
+            err.contains("\"recal_memory\"") && err.contains("memory, embedder"),
             "{err}"
         );
-        assert!(ToolSelection::parse(" , ", &known).is_err());
-        let narrowed =
-            loop_and_one.and(&ToolSelection::parse("get_lesson,what_if", &known).unwrap());
-        assert_eq!(narrowed.names(), Some(vec!["get_lesson"]));
+        assert!(ToolSelection::parse(" , ").is_err());
         assert_eq!(
             from_query(Some("a=1&tools=loop%2Cread")),
             Some("loop,read".to_owned())
         );
         assert_eq!(from_query(Some("a=1")), None);
+    }
+
+    #[test]
+    fn the_default_is_the_loop_of_at_most_eight_tools() {
+        let default = ToolSelection::default();
+        let names = default.names().unwrap();
+        assert!(names.len() <= 8, "{names:?}");
+        for tool in [
+            "recall_memory",
+            "record_execution",
+            "correct",
+            "report_signal",
+        ] {
+            assert!(default.allows(tool), "{tool}");
+        }
+        assert!(!default.allows("review_lessons") && !default.allows("embedder_train"));
+    }
+
+    #[test]
+    fn a_credential_is_refused_the_tools_above_its_role_and_scope() {
+        let grant = |role, scope| Grant {
+            token_id: "tok_1".into(),
+            role,
+            scope,
+        };
+        let agent = grant(Role::Agent, Scope::unrestricted());
+        assert!(refusal("correct", Some(&agent)).is_none());
+        let refused = refusal("review_lessons", Some(&agent)).unwrap();
+        assert!(refused.contains("reviewer role"), "{refused}");
+        let reviewer = grant(Role::Reviewer, Scope::unrestricted());
+        assert!(refusal("review_lessons", Some(&reviewer)).is_none());
+        assert!(refusal("embedder_status", Some(&reviewer)).is_none());
+        assert!(refusal("embedder_train", Some(&reviewer)).is_some());
+        let scoped = grant(Role::Admin, Scope::domains(["hr"]));
+        assert!(refusal("embedder_status", Some(&scoped)).is_some());
+        assert!(refusal("review_lessons", Some(&scoped)).is_none());
+        assert!(refusal("embedder_train", None).is_none());
     }
 }

@@ -15,35 +15,35 @@ fn wire<T: Serialize>(value: &T) -> String {
     }
 }
 
-/// The execution just recorded.
+/// The execution just recorded; its fields are named as REST's `POST /v1/executions` names them.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RecordedExecution {
-    /// Pass this to `correct` if the output turns out wrong.
-    pub execution_id: String,
+    /// The execution's ID, for `correct` and `report_signal`.
+    pub id: String,
     /// The skill it was filed under.
     pub skill: String,
     /// How it ended.
     pub outcome: String,
     /// When it was recorded (UTC, RFC 3339).
-    pub recorded_at: String,
+    pub timestamp: String,
 }
 
 impl From<&Execution> for RecordedExecution {
     fn from(e: &Execution) -> Self {
         Self {
-            execution_id: e.id.to_string(),
+            id: e.id.to_string(),
             skill: e.skill.to_string(),
             outcome: e.outcome.as_str().to_owned(),
-            recorded_at: e.timestamp.to_rfc3339(),
+            timestamp: e.timestamp.to_rfc3339(),
         }
     }
 }
 
-/// A stored feedback signal.
+/// A stored feedback signal; its fields are named as REST's answer names them.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SignalView {
     /// The signal's ID.
-    pub signal_id: String,
+    pub id: String,
     /// The normalized error, recognised when it recurs.
     pub fingerprint: String,
     /// The failure tags, inferred and given.
@@ -53,7 +53,7 @@ pub struct SignalView {
 impl From<&ErrorEvent> for SignalView {
     fn from(e: &ErrorEvent) -> Self {
         Self {
-            signal_id: e.id.to_string(),
+            id: e.id.to_string(),
             fingerprint: e.fingerprint.clone(),
             tags: e.tags.clone(),
         }

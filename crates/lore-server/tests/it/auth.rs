@@ -714,7 +714,7 @@ async fn mcp_answers_only_known_host_names() {
         CancellationToken::new(),
         &lore_server::McpOptions {
             hosts: vec!["lore.example".to_owned()],
-            stateless: false,
+            ..Default::default()
         },
     );
     let (status, body) = mcp(listed.clone(), "lore.example").await;

@@ -226,7 +226,7 @@ async fn mcp_on_stdio_answers_garbage_with_a_parse_error_and_keeps_serving() {
     send!("\u{0}\u{1}garbage again");
     assert_eq!(next!()["error"]["code"], -32700);
     send!(
-        r#"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_status", "arguments": {}}}"#
+        r#"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_memory", "arguments": {"query": "x"}}}"#
     );
     let answer = next!();
     assert_eq!(answer["id"], 2, "{answer}");
@@ -238,4 +238,110 @@ async fn mcp_on_stdio_answers_garbage_with_a_parse_error_and_keeps_serving() {
         .expect("the server stops when input ends")
         .unwrap()
         .unwrap();
+}
+
+/// Issue 33: the same act answers the same on every door. Without a credential the caller is
+/// the machine's user on REST and on MCP alike, so a correction is approved at once (auto
+/// curation); with an agent's token it is on trial on both. `record_execution` names its
+/// fields as `POST /v1/executions` does.
+#[tokio::test]
+async fn a_correction_and_a_recorded_execution_answer_alike_over_rest_and_mcp() {
+    let correction = "When a ticket reports errors for many customers, priority must be urgent.";
+    let open = Server::open();
+    let (status, rest) = open
+        .send(
+            None,
+            Method::POST,
+            "/v1/executions",
+            Some(json!({"skill": SKILL, "input": {"t": 1}, "output": {}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{rest}");
+    let (status, corrected) = open
+        .send(
+            None,
+            Method::POST,
+            "/v1/corrections",
+            Some(json!({"skill": SKILL, "execution_id": rest["id"], "correction": correction})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{corrected}");
+    assert_eq!(corrected["lesson"]["status"], "approved", "{corrected}");
+
+    let record = json!({"skill": SKILL, "input": {"t": 2}, "output": {}});
+    let recorded = open.mcp("none", "record_execution", record.clone()).await;
+    let recorded = &recorded["result"]["structuredContent"];
+    for (field, value) in recorded.as_object().unwrap() {
+        assert!(rest.get(field).is_some(), "REST has no {field:?}: {rest}");
+        if field != "id" && field != "timestamp" {
+            assert_eq!(&rest[field], value, "{field}");
+        }
+    }
+    let arguments =
+        json!({"skill": SKILL, "execution_id": recorded["id"], "correction": correction});
+    let answer = open.mcp("none", "correct", arguments).await;
+    let lesson = &answer["result"]["structuredContent"]["lesson"];
+    assert_eq!(lesson["status"], "approved", "{answer}");
+
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    let recorded = server.mcp(&agent, "record_execution", record).await;
+    let id = &recorded["result"]["structuredContent"]["id"];
+    let arguments = json!({"skill": SKILL, "execution_id": id, "correction": correction});
+    let answer = server.mcp(&agent, "correct", arguments).await;
+    let lesson = &answer["result"]["structuredContent"]["lesson"];
+    assert_eq!(lesson["status"], "trial", "{answer}");
+}
+
+/// The names `tools/list` gives a connection at `uri` with `token`.
+async fn listed(server: &Server, uri: &str, token: &str) -> Vec<String> {
+    let answer = server.mcp_at(uri, token, "tools/list", json!({})).await;
+    let tools = answer["result"]["tools"].as_array();
+    let tools = tools.unwrap_or_else(|| panic!("{answer}"));
+    tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A token lists only the tools its role may call, and the loop unless the URL asks for more.
+#[tokio::test]
+async fn a_token_lists_only_the_tools_its_role_may_call() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    let mut default = listed(&server, "/mcp", &agent).await;
+    default.sort();
+    assert_eq!(
+        default,
+        [
+            "correct",
+            "get_lesson",
+            "recall_memory",
+            "record_execution",
+            "report_signal",
+            "search_memory"
+        ]
+    );
+    let every = listed(&server, "/mcp?tools=all", &agent).await;
+    assert!(every.contains(&"propagate_lesson".to_owned()), "{every:?}");
+    for hidden in [
+        "review_queue",
+        "org_pool",
+        "ingest_knowledge",
+        "embedder_status",
+    ] {
+        assert!(!every.contains(&hidden.to_owned()), "{hidden}: {every:?}");
+    }
+    let refused = server.mcp(&agent, "review_queue", json!({})).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(refused.to_string().contains("reviewer role"), "{refused}");
+
+    let (reviewer, _) = server.token(Role::Reviewer);
+    let every = listed(&server, "/mcp?tools=all", &reviewer).await;
+    assert!(every.contains(&"review_queue".to_owned()), "{every:?}");
+    assert!(every.contains(&"embedder_status".to_owned()), "{every:?}");
+    assert!(!every.contains(&"embedder_train".to_owned()), "{every:?}");
+    let (scoped, _) = server.scoped_token(Role::Admin, "domain:support");
+    let every = listed(&server, "/mcp?tools=review,embedder", &scoped).await;
+    assert_eq!(every, ["review_lessons", "review_queue"], "{every:?}");
 }

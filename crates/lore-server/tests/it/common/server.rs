@@ -162,10 +162,16 @@ impl Server {
         self.mcp_method(token, "tools/call", params).await
     }
 
-    /// One JSON-RPC request over streamable HTTP: initialize, then `method` in that session.
+    /// One JSON-RPC request over streamable HTTP with every tool (`/mcp?tools=all`):
+    /// initialize, then `method` in that session.
     pub async fn mcp_method(&self, token: &str, method: &str, params: Value) -> Value {
+        self.mcp_at("/mcp?tools=all", token, method, params).await
+    }
+
+    /// [`Self::mcp_method`] at `uri` (`/mcp` with the connection's own query).
+    pub async fn mcp_at(&self, uri: &str, token: &str, method: &str, params: Value) -> Value {
         let post = |body: Value, session: Option<String>| {
-            let mut req = Request::post("/mcp")
+            let mut req = Request::post(uri)
                 .header(header::HOST, "localhost")
                 .header(header::AUTHORIZATION, format!("Bearer {token}"))
                 .header(header::CONTENT_TYPE, "application/json")

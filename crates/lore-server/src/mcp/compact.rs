@@ -1,0 +1,108 @@
+//! Tool definitions as a model reads them: the schemas without what only a validator uses.
+//!
+//! A client sends every listed tool to the model on every turn. The generated schemas carry a
+//! `$schema` URL, number formats (`double`, `uint`) and, in the output schemas, a sentence for
+//! every field of every result; none of it changes what the model sends, and together they were
+//! about half of the list. Input fields keep their descriptions (that is how a model learns
+//! what to send); output fields keep their names and types, which clients validate results
+//! against.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool};
+use serde_json::Value;
+
+/// `tool` with its schemas trimmed.
+pub fn tool(mut tool: Tool) -> Tool {
+    let mut input = (*tool.input_schema).clone();
+    trim(&mut input, false);
+    tool.input_schema = Arc::new(input);
+    if let Some(output) = tool.output_schema.take() {
+        let mut output = (*output).clone();
+        trim(&mut output, true);
+        tool.output_schema = Some(Arc::new(output));
+    }
+    tool
+}
+
+/// Trims one schema node and the schemas inside it; `prose` drops descriptions too.
+fn trim(node: &mut JsonObject, prose: bool) {
+    node.remove("$schema");
+    node.remove("format");
+    if prose {
+        node.remove("description");
+        node.remove("title");
+    }
+    for key in ["properties", "$defs", "definitions"] {
+        if let Some(Value::Object(children)) = node.get_mut(key) {
+            for child in children.values_mut() {
+                trim_value(child, prose);
+            }
+        }
+    }
+    for key in ["items", "additionalProperties", "not"] {
+        if let Some(child) = node.get_mut(key) {
+            trim_value(child, prose);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(children)) = node.get_mut(key) {
+            for child in children {
+                trim_value(child, prose);
+            }
+        }
+    }
+}
+
+fn trim_value(value: &mut Value, prose: bool) {
+    if let Value::Object(node) = value {
+        trim(node, prose);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_named_description_survives_and_prose_goes_from_outputs_only() {
+        let schema = |v: Value| match v {
+            Value::Object(o) => o,
+            _ => unreachable!(),
+        };
+        let input = schema(serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {"limit": {"type": "integer", "format": "uint", "description": "How many."}}
+        }));
+        let output = schema(serde_json::json!({
+            "type": "object",
+            "description": "A result.",
+            "properties": {
+                "description": {"type": "string", "description": "The text."},
+                "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}
+            },
+            "$defs": {"Item": {"type": "object", "description": "One.", "properties": {
+                "score": {"type": "number", "format": "double"}}}}
+        }));
+        let trimmed = tool(Tool::new("t", "d", input).with_raw_output_schema(Arc::new(output)));
+        let input = Value::Object((*trimmed.input_schema).clone());
+        assert_eq!(
+            input,
+            serde_json::json!({"type": "object", "properties": {
+                "limit": {"type": "integer", "description": "How many."}}})
+        );
+        let output = Value::Object((*trimmed.output_schema.unwrap()).clone());
+        assert_eq!(
+            output,
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "description": {"type": "string"},
+                    "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}
+                },
+                "$defs": {"Item": {"type": "object", "properties": {"score": {"type": "number"}}}}
+            })
+        );
+    }
+}
