@@ -1,4 +1,4 @@
-//! Which tools a connection sees: all 50 by default, or a subset named by tool or by group.
+//! Which tools a connection sees: all 51 by default, or a subset named by tool or by group.
 //!
 //! A model choosing among many tools chooses worse and pays tokens for every description, so a
 //! client that only runs the loop can ask for `loop` alone: `lore mcp --tools loop`, or
@@ -29,7 +29,12 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ),
     (
         "review",
-        &["review_queue", "review_lessons", "learn_lessons"],
+        &[
+            "review_queue",
+            "review_lessons",
+            "unlink_lessons",
+            "learn_lessons",
+        ],
     ),
     ("org", &["org_pool", "propagate_lesson"]),
     (
