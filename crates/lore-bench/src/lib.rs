@@ -1,6 +1,8 @@
 //! Lore's benchmarks, behind `lore bench`: each measures the code a user runs, through the same
 //! Engine, stores and recall pipeline, on data it makes or on a public data set given by path.
 //!
+//! - [`curation`]: people's corrections kept as meant: merge and conflict precision and recall
+//!   on correction pairs.
 //! - [`ingest`]: recording latency and import throughput.
 //! - [`knowledge`]: document ingest throughput and layered-context latency over knowledge chunks.
 //! - [`episodes`]: recording episodes and querying the causal graph.
@@ -14,6 +16,7 @@
 //! Figures and how they were measured are in `docs/BENCHMARKS.md`.
 
 mod corpus;
+pub mod curation;
 pub mod episodes;
 pub mod ingest;
 pub mod knowledge;

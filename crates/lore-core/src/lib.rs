@@ -6,6 +6,7 @@
 //! implement; the Engine (`lore-engine`) is written against them alone. Nothing here touches the
 //! file system, so the crate can be reasoned about and tested without one.
 
+pub mod directive;
 pub mod error;
 mod fingerprint;
 pub mod graph;

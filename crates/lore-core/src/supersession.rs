@@ -1,28 +1,35 @@
 //! How a new lesson relates to one a skill already has: duplicate, conflict, supersession
-//! (seed 002's CONFLICT / FULL / PARTIAL) or near-duplicate.
+//! (seed 002's CONFLICT / FULL / PARTIAL) or a rewording of it.
 //!
-//! Everything here is deterministic word-set arithmetic, so a verdict can be explained and
-//! tested, and it needs no model. Text is lower-cased and cut into alphanumeric words;
-//! [`STOPWORDS`] and the skill's own words (`When executing support/summarize-ticket` opens
-//! every distilled condition) are dropped. Rules and actions are compared with Jaccard,
-//! `|A ∩ B| / |A ∪ B|`; conditions with the overlap coefficient, `|A ∩ B| / min(|A|, |B|)`,
-//! because a lesson with no condition applies always and so overlaps every other.
+//! Everything here is deterministic word-set arithmetic over [`crate::directive`]'s reading of
+//! a rule (canonical content words, and directives each with a polarity), so a verdict can be
+//! explained and tested, and it needs no model. A lesson's *situation* is its stated condition
+//! (the "when …" clause) and triggers; the words of the task it was learned on are left out,
+//! since two corrections of different runs name different tasks while meaning one rule.
 //!
-//! Seed 002 calls a pair a CONFLICT on "high condition overlap + low action similarity". Taken
-//! literally with word sets, any two unrelated rules of a skill would conflict (their actions
-//! share no words), while "priority must be urgent" against "priority must be normal" would not
-//! (they share most words). So Lore reads it as: the conditions overlap and the actions are
-//! opposite directives on one subject — the same action (sharing at least
-//! [`Thresholds::compatible_action`]) with the other polarity (one says never/don't/avoid, the
-//! other does not), or the same statement with exactly one value swapped. Anything looser made
-//! unrelated lessons conflict (a skill's lessons share words), so everything else, unrelated
-//! actions included, is PARTIAL or a near-duplicate: both apply. CONFLICT is checked before FULL, as the seed requires, so a
-//! contradiction can never pass as a supersession.
+//! - **Rewording** (merged): the same situation and the same content words with no word asked
+//!   for by one and against by the other; one rule may add up to
+//!   [`Thresholds::rewording_slack`] words when they share many. Two rules that each name a
+//!   word the other lacks — "the invoice" / "the refund policy page", "German" / "Spanish", one
+//!   subsystem / another — name different subjects and stay two lessons, however long the
+//!   words they share.
+//! - **Conflict** (seed 002's "high condition overlap + low action similarity", read as
+//!   opposite directives): the same situation, and a directive of one asks against what a
+//!   directive of the other asks for ("always X" / "never X", "use X instead of Y" / "use Y",
+//!   "enable" / "disable"), the one's words held in the other's, so neither swaps the subject.
+//!   Two rules that add different requirements in one situation both apply, and a value swapped
+//!   for another ("reply in German" / "reply in Spanish") is another subject, not a
+//!   contradiction. CONFLICT is checked before FULL, as the seed requires, so a contradiction
+//!   can never pass as a supersession.
+//! - **Full**: the new lesson's situation holds the old one's, it says everything the old one
+//!   says and more, and it is more confident.
+//! - **Partial**: anything else; both apply.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::directive::{self, Segment};
 use crate::model::Lesson;
 
 /// Words too common to tell two rules apart. Negations are deliberately absent: they carry
@@ -86,45 +93,23 @@ pub const STOPWORDS: &[&str] = &[
     "had",
 ];
 
-/// Words that turn an action around.
-pub const NEGATIONS: &[&str] = &[
-    "never",
-    "not",
-    "no",
-    "don't",
-    "dont",
-    "avoid",
-    "without",
-    "cannot",
-    "can't",
-    "mustn't",
-    "shouldn't",
-    "doesn't",
-    "isn't",
-    "stop",
-    "refuse",
-];
-
-/// The similarity thresholds of dedup and supersession; see the module documentation.
+/// The tolerances of dedup and supersession; see the module documentation.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Thresholds {
-    /// Rule similarity at or above which two lessons are near-duplicates (default 0.8).
-    pub near_duplicate: f64,
-    /// Condition overlap at or above which two lessons apply in the same situations (0.5).
-    pub condition_overlap: f64,
-    /// Action similarity at or above which two actions are about the same thing (0.2).
-    pub same_topic: f64,
-    /// Action similarity at or above which two same-polarity actions agree (0.5).
-    pub compatible_action: f64,
+    /// Content words one rule may name beyond another and still say the same thing (1): a
+    /// rewording often adds a word ("the *full* stack trace"); a second subject is a swap, and
+    /// a swap is never a rewording.
+    pub rewording_slack: usize,
+    /// Content words two rules must share before [`Thresholds::rewording_slack`] applies (4):
+    /// in a short rule one added word is a new requirement ("the order number *and date*").
+    pub rewording_min_shared: usize,
 }
 
 impl Default for Thresholds {
     fn default() -> Self {
         Self {
-            near_duplicate: 0.8,
-            condition_overlap: 0.5,
-            same_topic: 0.2,
-            compatible_action: 0.5,
+            rewording_slack: 1,
+            rewording_min_shared: 4,
         }
     }
 }
@@ -135,22 +120,22 @@ impl Default for Thresholds {
 pub enum Verdict {
     /// The same normalized rule and triggers: merge into the existing lesson.
     Duplicate,
-    /// Overlapping conditions, contradicting actions: keep both, link, send to review.
+    /// The same situation, opposite directives on one subject: keep both, link, send to review.
     Conflict {
-        /// Condition overlap.
+        /// Overlap of the two situations (1.0 when either applies always).
         conditions: f64,
-        /// Action similarity.
+        /// Jaccard similarity of the two opposed directives.
         actions: f64,
     },
-    /// The new lesson covers the old one's conditions with an agreeing action and more
-    /// confidence: it supersedes the old one.
+    /// The new lesson covers the old one's situation and says all the old one says, and more,
+    /// with more confidence: it supersedes the old one.
     Full {
-        /// Action similarity.
+        /// Jaccard similarity of the two rules' content words.
         actions: f64,
     },
-    /// Nearly the same rule: linked and reported, both kept.
+    /// The same rule in other words: merged into the existing lesson.
     NearDuplicate {
-        /// Rule similarity.
+        /// Jaccard similarity of the two rules' content words.
         similarity: f64,
     },
     /// Anything else: both coexist.
@@ -195,15 +180,28 @@ pub fn overlap(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
     a.intersection(b).count() as f64 / smaller as f64
 }
 
+/// Whether one set holds the other: a situation or a directive that only adds to another,
+/// never one that swaps a subject for another.
+fn nested(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
+    a.is_subset(b) || b.is_subset(a)
+}
+
+/// Polarity bits of a word in a rule: named by its situation (0), asked for (1), asked against
+/// (2), or both (3).
+const FOR: u8 = 1;
+const AGAINST: u8 = 2;
+
 /// A lesson reduced to what comparisons need, computed once per lesson.
 #[derive(Clone, Debug)]
 pub struct Profile {
     rule: String,
     triggers: BTreeSet<String>,
-    rule_words: BTreeSet<String>,
-    conditions: BTreeSet<String>,
-    actions: BTreeSet<String>,
-    negated: bool,
+    /// Canonical words of the stated condition and the triggers.
+    situation: BTreeSet<String>,
+    /// The rule's directives, its condition taken off.
+    segments: Vec<Segment>,
+    /// Every content word of the rule with its polarity bits.
+    words: BTreeMap<String, u8>,
     confidence: f64,
 }
 
@@ -226,30 +224,31 @@ impl Profile {
 
     /// The profile of `lesson`.
     pub fn of(lesson: &Lesson) -> Self {
-        let skill: BTreeSet<String> = tokens(lesson.skill.as_str()).collect();
-        let none = BTreeSet::new();
-        let actions: BTreeSet<String> = content_words(&lesson.rule, &none);
-        let negated = actions.iter().any(|w| NEGATIONS.contains(&w.as_str()));
         let triggers: BTreeSet<String> = lesson.triggers.iter().map(|t| normalize(t)).collect();
-        let mut conditions = content_words(&lesson.applies_when, &skill);
-        conditions.extend(triggers.iter().cloned());
-        // A distilled rule repeats its condition clause; the action is what is left. Only the
-        // stated condition is taken off: the task's words list the whole case the lesson was
-        // learned on, and a task of two steps names both operations, so taking them off would
-        // leave two lessons about different operations differing by one flag: a conflict.
-        let mut stated = content_words(crate::text::stated_condition(&lesson.applies_when), &skill);
-        stated.extend(triggers.iter().cloned());
-        let actions: BTreeSet<String> = actions.difference(&stated).cloned().collect();
+        // Only the stated condition says where a lesson applies: the task's words list the
+        // whole case it was learned on, and two corrections of different runs name different
+        // tasks while meaning the same rule.
+        let stated = crate::text::stated_condition(&lesson.applies_when);
+        let skill: BTreeSet<String> = directive::content(lesson.skill.as_str());
+        let mut situation: BTreeSet<String> = directive::content(stated)
+            .difference(&skill)
+            .cloned()
+            .collect();
+        situation.extend(triggers.iter().cloned());
+        let segments = action_segments(&lesson.rule, stated, &situation);
+        let mut words: BTreeMap<String, u8> = situation.iter().map(|w| (w.clone(), 0)).collect();
+        for s in &segments {
+            let bit = if s.negated { AGAINST } else { FOR };
+            for w in &s.words {
+                *words.entry(w.clone()).or_insert(0) |= bit;
+            }
+        }
         Self {
             rule: normalize(&lesson.rule),
             triggers,
-            rule_words: tokens(&lesson.rule).collect(),
-            conditions,
-            actions: actions
-                .into_iter()
-                .filter(|w| !NEGATIONS.contains(&w.as_str()))
-                .collect(),
-            negated,
+            situation,
+            segments,
+            words,
             confidence: lesson.confidence,
         }
     }
@@ -264,39 +263,126 @@ impl Profile {
         if self.duplicates(old) {
             return Verdict::Duplicate;
         }
-        let conditions = overlap(&self.conditions, &old.conditions);
-        let actions = jaccard(&self.actions, &old.actions);
-        let agree = self.negated == old.negated && actions >= t.compatible_action;
-        if conditions >= t.condition_overlap && self.contradicts(old, actions, t) {
+        let same_situation = self.same_situation(old);
+        if same_situation && let Some(actions) = self.opposes(old) {
+            let conditions = overlap(&self.situation, &old.situation);
             return Verdict::Conflict {
                 conditions,
                 actions,
             };
         }
-        if agree && self.conditions.is_superset(&old.conditions) && self.confidence > old.confidence
-        {
-            return Verdict::Full { actions };
+        let (mine, theirs) = (self.content(), old.content());
+        let similarity = jaccard(&mine, &theirs);
+        if !self.agrees(old) {
+            return Verdict::Partial;
         }
-        let similarity = jaccard(&self.rule_words, &old.rule_words);
-        if similarity >= t.near_duplicate {
+        // A rewording merges before it can supersede: one lesson that gathers the evidence of
+        // both beats a chain of two that say the same.
+        if same_situation && self.rewords(&mine, &theirs, t) {
             return Verdict::NearDuplicate { similarity };
+        }
+        let wider = self.situation.is_superset(&old.situation);
+        if wider && mine.is_superset(&theirs) && mine != theirs && self.confidence > old.confidence
+        {
+            return Verdict::Full {
+                actions: similarity,
+            };
         }
         Verdict::Partial
     }
 
-    /// Opposite directives on one subject: the same action with the other polarity ("always
-    /// X" against "never X"), or the same statement with one value swapped ("priority must be
-    /// urgent" against "… normal"). Two rules that merely share a few words (two unrelated
-    /// lessons of one skill always do) never contradict.
-    fn contradicts(&self, old: &Profile, actions: f64, t: &Thresholds) -> bool {
-        if self.negated != old.negated {
-            return actions >= t.compatible_action;
-        }
-        let mine = self.actions.difference(&old.actions).count();
-        let theirs = old.actions.difference(&self.actions).count();
-        let shared = self.actions.intersection(&old.actions).count();
-        mine == 1 && theirs == 1 && shared >= 1 && actions >= t.same_topic
+    fn content(&self) -> BTreeSet<String> {
+        self.words.keys().cloned().collect()
     }
+
+    /// Both apply in one situation: one's condition holds the other's (no condition holds
+    /// every other), and triggers, when both have some, share one. Conditions that name
+    /// different things ("when billing fails" / "when search fails") are two situations.
+    fn same_situation(&self, old: &Profile) -> bool {
+        let triggers_meet = self.triggers.is_empty()
+            || old.triggers.is_empty()
+            || !self.triggers.is_disjoint(&old.triggers);
+        triggers_meet && nested(&self.situation, &old.situation)
+    }
+
+    /// Opposite directives on one subject: a directive of one asks for what a directive of the
+    /// other asks against, and neither names a subject the other lacks in its place. Returns
+    /// the similarity of the two directives.
+    fn opposes(&self, old: &Profile) -> Option<f64> {
+        let mut best: Option<f64> = None;
+        for a in &self.segments {
+            for b in old.segments.iter().filter(|b| b.negated != a.negated) {
+                let (small, large) = if a.words.len() <= b.words.len() {
+                    (&a.words, &b.words)
+                } else {
+                    (&b.words, &a.words)
+                };
+                // A one-word directive is weak evidence unless the other is as short: "instead
+                // of spaces" does not oppose "two spaces for YAML indentation".
+                let enough = small.len() >= 2 || large.len() <= 2;
+                if enough && small.is_subset(large) {
+                    let s = jaccard(&a.words, &b.words);
+                    best = Some(best.map_or(s, |b: f64| b.max(s)));
+                }
+            }
+        }
+        best
+    }
+
+    /// No word that one asks for, the other asks against.
+    fn agrees(&self, old: &Profile) -> bool {
+        self.words.iter().all(|(w, mine)| match old.words.get(w) {
+            Some(theirs) => *mine == 0 || *theirs == 0 || mine & theirs != 0,
+            None => true,
+        })
+    }
+
+    /// The same content words, up to [`Thresholds::rewording_slack`] added on one side when
+    /// they share at least [`Thresholds::rewording_min_shared`]. Two rules that each name a
+    /// word the other lacks name different subjects.
+    fn rewords(&self, mine: &BTreeSet<String>, theirs: &BTreeSet<String>, t: &Thresholds) -> bool {
+        // A number added is a value the other rule does not hold ("retry" / "retry 3 times").
+        if mine
+            .symmetric_difference(theirs)
+            .any(|w| w.chars().any(|c| c.is_ascii_digit()))
+        {
+            return false;
+        }
+        let only_mine = mine.difference(theirs).count();
+        let only_theirs = theirs.difference(mine).count();
+        let shared = mine.intersection(theirs).count();
+        match (only_mine, only_theirs) {
+            (0, 0) => shared > 0,
+            (0, extra) | (extra, 0) => {
+                extra <= t.rewording_slack && shared >= t.rewording_min_shared
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The directives of `rule` without its condition clause: the condition's text is cut out
+/// before polarity is read (in "when the customer does not reply, close the ticket" the
+/// negation belongs to the situation), and its words are taken off what is left.
+fn action_segments(rule: &str, stated: &str, situation: &BTreeSet<String>) -> Vec<Segment> {
+    let clause = stated
+        .trim()
+        .trim_end_matches(['.', '!', '?'])
+        .to_lowercase();
+    let lower = rule.to_lowercase();
+    let action = match lower.find(&clause) {
+        Some(at) if !clause.is_empty() => {
+            format!("{} {}", &lower[..at], &lower[at + clause.len()..])
+        }
+        _ => lower,
+    };
+    directive::segments(&action)
+        .into_iter()
+        .filter_map(|mut s| {
+            s.words.retain(|w| !situation.contains(w));
+            (!s.words.is_empty()).then_some(s)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -355,16 +441,110 @@ mod tests {
     }
 
     #[test]
-    fn opposite_polarity_or_other_values_on_one_subject_conflict() {
+    fn opposite_directives_on_one_subject_conflict() {
         let old = lesson("Always set priority to urgent for outages.", OUTAGE, 0.9);
         let never = lesson("Never set priority to urgent for outages.", OUTAGE, 0.9);
         assert!(matches!(verdict(&never, &old), Verdict::Conflict { .. }));
-        let normal = lesson("Priority must be normal.", GENERAL, 0.9);
-        let urgent = lesson("Priority must be urgent.", GENERAL, 0.9);
+        let enable = lesson("Enable strict mode in the compiler settings.", GENERAL, 0.9);
+        let disable = lesson(
+            "Disable strict mode in the compiler settings.",
+            GENERAL,
+            0.9,
+        );
         assert!(matches!(
-            verdict(&normal, &urgent),
+            verdict(&disable, &enable),
             Verdict::Conflict { .. }
         ));
+        let metric = lesson("Use metric units instead of imperial units.", GENERAL, 0.9);
+        let imperial = lesson("Use imperial units, not metric units.", GENERAL, 0.9);
+        assert!(matches!(
+            verdict(&imperial, &metric),
+            Verdict::Conflict { .. }
+        ));
+    }
+
+    /// "Reply in German" and "reply in Spanish" name two languages, not one rule said twice or
+    /// two rules that contradict.
+    #[test]
+    fn another_value_or_subject_is_another_lesson() {
+        let pairs = [
+            ("Priority must be normal.", "Priority must be urgent."),
+            ("Always reply in German.", "Always reply in Spanish."),
+            (
+                "When a customer asks about a refund, attach the invoice.",
+                "When a customer asks about a refund, attach the refund policy page.",
+            ),
+        ];
+        for (a, b) in pairs {
+            let (a, b) = (lesson(a, GENERAL, 0.9), lesson(b, GENERAL, 0.9));
+            assert_eq!(
+                verdict(&a, &b),
+                Verdict::Partial,
+                "{:?} / {:?}",
+                a.rule,
+                b.rule
+            );
+        }
+    }
+
+    /// Thirty rules that differ only in a subsystem's name are thirty lessons.
+    #[test]
+    fn rules_differing_in_one_subsystem_never_merge() {
+        let rule = |name: &str| {
+            format!(
+                "When the {name} service returns a 503, retry the request three times with \
+                 exponential backoff before reporting an outage to the on-call engineer."
+            )
+        };
+        let names = [
+            "billing",
+            "search",
+            "auth",
+            "storage",
+            "payments",
+            "inventory",
+        ];
+        let first = Profile::of(&lesson(&rule(names[0]), GENERAL, 0.9));
+        for name in &names[1..] {
+            let other = Profile::of(&lesson(&rule(name), GENERAL, 0.9));
+            assert_eq!(
+                other.verdict(&first, &Thresholds::default()),
+                Verdict::Partial,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn compatible_requirements_in_one_situation_do_not_conflict() {
+        let a = lesson("Incident summaries must list the start time.", GENERAL, 0.9);
+        let b = lesson(
+            "Incident summaries must not leave out the owning team.",
+            GENERAL,
+            0.9,
+        );
+        assert_eq!(verdict(&b, &a), Verdict::Partial);
+    }
+
+    /// A negation inside the condition says where the rule applies, not what it asks.
+    #[test]
+    fn a_negated_condition_does_not_turn_the_directive_around() {
+        let when = "When a customer does not reply within 3 days.";
+        let a = lesson(
+            "When a customer does not reply within 3 days, close the ticket.",
+            when,
+            0.9,
+        );
+        let b = lesson(
+            "If a customer does not reply within 3 days, the ticket must be closed.",
+            "If a customer does not reply within 3 days.",
+            0.9,
+        );
+        assert!(
+            matches!(verdict(&b, &a), Verdict::NearDuplicate { .. }),
+            "{:?}",
+            verdict(&b, &a)
+        );
     }
 
     #[test]
@@ -448,8 +628,14 @@ mod tests {
         };
         let (yes, v) = conflict(&group("key"), &filter);
         assert!(!yes, "{v:?}");
-        // The same operation with another flag, learned on that task, still conflicts.
-        let (yes, v) = conflict(&group("using"), &group("key"));
+        // The same operation with the two flags the other way round conflicts.
+        let swapped = lesson(
+            "To group the rows by X and count them with gridtool, use `gridtool group --by X` \
+             instead of `gridtool group --key X`.",
+            &format!("To group the rows by X and count them with gridtool. {task}"),
+            0.9,
+        );
+        let (yes, v) = conflict(&swapped, &group("key"));
         assert!(yes, "{v:?}");
     }
 

@@ -30,6 +30,7 @@ pub mod knowledge;
 mod layered;
 pub mod learn;
 mod lessons;
+mod links;
 mod maintain;
 mod materialize;
 mod measure;

@@ -123,7 +123,9 @@ impl Engine {
     }
 
     /// Approves lessons; a lesson that was proposed to supersede others (a FULL verdict held
-    /// for review) supersedes them now, in the same batch.
+    /// for review) supersedes them now, in the same batch, and a conflict with a lesson that
+    /// is (or is now) approved too is settled: both apply, so the link goes and both are
+    /// recalled.
     ///
     /// # Errors
     /// As [`Engine::transition_many`].
@@ -146,7 +148,9 @@ impl Engine {
             self.check_org_move(&lesson, LessonStatus::Approved, true)?;
             updates.push(self.unchecked_move(lesson, LessonStatus::Approved, why)?);
         }
-        let approved: Vec<Lesson> = updates.iter().map(|u| u.lesson.clone()).collect();
+        let count = updates.len();
+        self.settle_conflicts(&mut updates, why)?;
+        let approved: Vec<Lesson> = updates[..count].iter().map(|u| u.lesson.clone()).collect();
         for (old, by) in pending {
             let evidence = json!({ "superseded_by": by });
             let why = Attribution {

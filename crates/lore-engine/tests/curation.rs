@@ -244,34 +244,122 @@ fn a_duplicate_correction_grows_the_evidence_of_the_existing_lesson() {
     assert_eq!(trail.last().unwrap().evidence["evidence_count"], 2);
 }
 
+/// A conflict waits for a person; approving one side while the other is only on trial (made by
+/// an agent, not vouched for by anyone) keeps the link, and the prompt shows one of the two.
 #[test]
-fn conflicting_lessons_are_linked_sent_to_review_and_never_prompted_together() {
+fn conflicting_lessons_are_linked_sent_to_review_and_not_prompted_together() {
     let p = Project::new(CurationMode::Auto);
-    let urgent = p.correct("Priority must be urgent.").lesson.unwrap();
-    let normal = p.correct("Priority must be normal.");
+    let urgent = p
+        .correct_as(SKILL, "Priority must be urgent.", AuthorKind::Agent)
+        .lesson
+        .unwrap();
+    assert_eq!(urgent.status, LessonStatus::Trial);
+    let normal = p.correct("Priority must never be urgent.");
     assert_eq!(normal.curation.conflicts, vec![urgent.id.clone()]);
-    assert_eq!(
-        normal.lesson.as_ref().unwrap().status,
-        LessonStatus::NeedsReview
-    );
+    let normal = normal.lesson.unwrap();
+    assert_eq!(normal.status, LessonStatus::NeedsReview);
     let old = p.engine.lesson(&urgent.id).unwrap();
     assert!(
-        old.links.iter().any(
-            |l| l.kind == LinkKind::Conflicts && l.target == normal.lesson.as_ref().unwrap().id
-        )
+        old.links
+            .iter()
+            .any(|l| l.kind == LinkKind::Conflicts && l.target == normal.id)
     );
-
     let queue = p.engine.review_queue(None, None).unwrap();
     assert_eq!(queue.len(), 1);
     assert_eq!(queue[0].related[0].id, urgent.id);
     p.engine
+        .approve(std::slice::from_ref(&normal.id), &why("this one"))
+        .unwrap();
+    assert!(!p.engine.lesson(&normal.id).unwrap().links.is_empty());
+    assert_eq!(p.prompt_ids(SKILL).len(), 1);
+}
+
+/// A person who approves both lessons of a conflict says both apply: the link goes, with an
+/// audit entry on each, and both reach the prompt and recall.
+#[test]
+fn approving_both_lessons_of_a_conflict_recalls_both() {
+    let p = Project::new(CurationMode::Auto);
+    let a = p
+        .correct("Always CC the account manager on refund emails.")
+        .lesson
+        .unwrap();
+    let b = p.correct("Never CC the account manager on refund emails.");
+    assert_eq!(b.curation.conflicts, vec![a.id.clone()]);
+    let b = b.lesson.unwrap();
+    p.engine
         .approve(
-            std::slice::from_ref(&normal.lesson.as_ref().unwrap().id),
-            &why("both real"),
+            std::slice::from_ref(&b.id),
+            &why("both hold, for different teams"),
         )
         .unwrap();
-    let shown = p.prompt_ids(SKILL);
-    assert_eq!(shown.len(), 1, "{shown:?}");
+    for id in [&a.id, &b.id] {
+        let lesson = p.engine.lesson(id).unwrap();
+        assert!(lesson.links.is_empty(), "{:?}", lesson.links);
+        let trail = p.store.audit(Some(id.as_str())).unwrap();
+        assert!(
+            trail.last().unwrap().evidence["conflicts_settled"].is_array(),
+            "{:?}",
+            trail.last()
+        );
+    }
+    let mut shown = p.prompt_ids(SKILL);
+    shown.sort();
+    let mut both = vec![a.id.clone(), b.id.clone()];
+    both.sort();
+    assert_eq!(shown, both);
+    let recalled = p
+        .engine
+        .recall(&lore_engine::RecallQuery {
+            text: "CC the account manager on refund emails".into(),
+            explain: true,
+            ..lore_engine::RecallQuery::default()
+        })
+        .unwrap();
+    let explained = serde_json::to_value(&recalled.explain).unwrap();
+    for item in explained.as_array().unwrap() {
+        assert!(!item.to_string().contains("\"conflict\""), "{item}");
+    }
+    let ids: Vec<_> = recalled.lessons.iter().map(|l| l.id.clone()).collect();
+    assert!(ids.contains(&a.id) && ids.contains(&b.id), "{ids:?}");
+}
+
+#[test]
+fn a_person_unlinks_a_pair_and_both_keep_their_states() {
+    let p = Project::new(CurationMode::Auto);
+    let a = p
+        .correct("Always include the stack trace in the bug report.")
+        .lesson
+        .unwrap();
+    let b = p
+        .correct("Do not include the stack trace in the bug report.")
+        .lesson
+        .unwrap();
+    let [a2, b2] = p
+        .engine
+        .unlink(&b.id, &a.id, &why("different audiences"))
+        .unwrap();
+    assert_eq!((a2.id.clone(), b2.id.clone()), (b.id.clone(), a.id.clone()));
+    assert!(a2.links.is_empty() && b2.links.is_empty());
+    assert_eq!(p.status(&a.id), LessonStatus::Approved);
+    assert_eq!(p.status(&b.id), LessonStatus::NeedsReview);
+    let trail = p.store.audit(Some(a.id.as_str())).unwrap();
+    let last = trail.last().unwrap();
+    assert!(last.reason.contains("different audiences"), "{last:?}");
+    assert_eq!(last.evidence["unlinked_from"], b.id.as_str());
+    // Not linked any more, the same lesson twice, an unknown lesson: each refused.
+    assert!(matches!(
+        p.engine.unlink(&a.id, &b.id, &why("again")),
+        Err(lore_core::Error::Conflict(_))
+    ));
+    assert!(matches!(
+        p.engine.unlink(&a.id, &a.id, &why("self")),
+        Err(lore_core::Error::Invalid { .. })
+    ));
+    let unknown = lore_core::id::LessonId::generate(chrono::Utc::now());
+    assert!(matches!(
+        p.engine.unlink(&a.id, &unknown, &why("gone")),
+        Err(lore_core::Error::NotFound { .. })
+    ));
 }
 
 #[test]

@@ -191,7 +191,8 @@ fn a_thousand_corrections_with_duplicates_conflicts_and_secrets() {
     let mut planted = Vec::new();
     let mut merged = 0;
     for n in 0..1000 {
-        let skill = &skills[n % skills.len()];
+        // The two priority rules of a topic land in one skill, where they contradict.
+        let skill = &skills[if n % 10 == 4 { 3 } else { n % 10 }];
         let topic = n / 10 % 40;
         let text = match n % 10 {
             // Duplicates: the same rule about the topic, written again in other case and spacing.
@@ -199,7 +200,7 @@ fn a_thousand_corrections_with_duplicates_conflicts_and_secrets() {
             2 => format!("ALWAYS tag tickets about topic{topic}   with label{topic}"),
             // Conflicts on one subject.
             3 => format!("Priority for topic{topic} must be urgent."),
-            4 => format!("Priority for topic{topic} must be low."),
+            4 => format!("Priority for topic{topic} must not be urgent."),
             // Planted secrets.
             5 => {
                 let secret = secrets[topic % secrets.len()].replace("{n}", &n.to_string());
@@ -256,5 +257,7 @@ fn a_thousand_corrections_with_duplicates_conflicts_and_secrets() {
         .iter()
         .filter(|l| l.links.iter().any(|k| k.kind == LinkKind::Conflicts))
         .count();
-    assert!(conflicts >= 100, "only {conflicts} lessons in conflict");
+    // Each of the 40 topics' two priority rules, and nothing else: rules about other topics
+    // name another subject.
+    assert_eq!(conflicts, 80, "lessons in conflict");
 }

@@ -375,7 +375,7 @@ fn a_new_pattern_supersedes_conflicts_with_or_coexists_with_older_org_lessons() 
     let old = approve_pool(&admin);
 
     // CONFLICT: the opposite directive on one subject is reported, not proposed.
-    learn_all(["d", "e", "f"], "Priority must be normal.");
+    learn_all(["d", "e", "f"], "Priority must never be urgent.");
     let report = admin.org_pool(false).unwrap();
     let conflict = report
         .patterns

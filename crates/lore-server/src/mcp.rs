@@ -39,7 +39,7 @@ use lore_engine::{NewCorrection, NewExecution, NewSignal, PageRequest, RecallQue
 
 use crate::auth::{ANONYMOUS, Grant, Role};
 use crate::metrics::Metrics;
-use crate::review::{Decide, statuses};
+use crate::review::{Decide, Unlink, statuses};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
@@ -239,6 +239,16 @@ pub struct ReviewParams {
     pub superseded_by: Option<String>,
     /// Why, in one sentence; it goes into the audit trail (which names this connection's
     /// token as the one who decided).
+    pub reason: String,
+}
+
+/// Parameters of `unlink_lessons`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnlinkParams {
+    /// The two linked lessons' IDs (a conflict or near-duplicate pair from `review_queue`).
+    pub ids: Vec<String>,
+    /// Why both apply, in one sentence; it goes into the audit trail of both lessons.
     pub reason: String,
 }
 
@@ -662,6 +672,28 @@ impl LoreMcp {
         let moved: Vec<_> = moved.iter().map(sensitive::redact_lesson).collect();
         Ok(Json(Reviewed::from(moved.as_slice())))
     }
+
+    /// For reviewers: take the conflict (or near-duplicate) link off two lessons, when both
+    /// rules hold. Recall then shows both; their states stay. Audited on both lessons.
+    #[tool(annotations(
+        title = "Unlink lessons",
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false,
+        open_world_hint = false
+    ))]
+    async fn unlink_lessons(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(p): Parameters<UnlinkParams>,
+    ) -> Result<Json<Reviewed>, String> {
+        Self::require(&ctx, Role::Reviewer)?;
+        let both = self
+            .call(&ctx, move |e| Unlink::parse(&p.ids, p.reason)?.apply(e))
+            .await?;
+        let both: Vec<_> = both.iter().map(sensitive::redact_lesson).collect();
+        Ok(Json(Reviewed::from(both.as_slice())))
+    }
 }
 
 impl LoreMcp {
@@ -890,6 +922,7 @@ mod tests {
                 "run_evals",
                 "search_memory",
                 "similar_decisions",
+                "unlink_lessons",
                 "what_if",
             ]
         );
@@ -920,6 +953,7 @@ mod tests {
                     | "define_eval_set"
                     | "run_evals"
                     | "review_lessons"
+                    | "unlink_lessons"
                     | "org_pool"
                     | "propagate_lesson"
                     | "report_signal"

@@ -1,8 +1,9 @@
 //! The review decisions both protocols offer, as one enum over the Engine's review calls, and
 //! the parsing of their arguments.
 //!
-//! REST (`POST /v1/review/{decision}`) and MCP (`review_lessons`) parse a decision and hand it
-//! here, so the two cannot drift on what a name means. Each decision is a batch, all or none:
+//! REST (`POST /v1/review/{decision}`, `POST /v1/review/unlink`) and MCP (`review_lessons`,
+//! `unlink_lessons`) parse a decision and hand it here, so the two cannot drift on what a name
+//! means or which input is refused. Each decision is a batch, all or none:
 //! the Engine refuses the whole list before writing when one lesson cannot move.
 
 use std::collections::BTreeSet;
@@ -120,6 +121,44 @@ impl Decide {
     pub fn apply(&self, engine: &Engine) -> Result<Vec<Lesson>> {
         self.decision
             .apply(engine, &self.ids, self.superseded_by.as_ref(), &self.why)
+    }
+}
+
+/// A person's unlinking of two lessons, parsed from the wire and ready to apply.
+#[derive(Clone, Debug)]
+pub struct Unlink {
+    pair: [LessonId; 2],
+    why: Attribution,
+}
+
+impl Unlink {
+    /// Parses exactly two distinct lesson IDs. Who decided is the Engine handle's principal.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a count other than two, a malformed ID or one ID named twice.
+    pub fn parse(ids: &[String], reason: String) -> Result<Self> {
+        let [a, b] = ids else {
+            let why = format!("{} given; unlink takes the two linked lessons", ids.len());
+            return Err(Error::invalid("ids", why));
+        };
+        let pair = [LessonId::parse(a)?, LessonId::parse(b)?];
+        if pair[0] == pair[1] {
+            return Err(Error::invalid("ids", format!("{a} is named twice")));
+        }
+        Ok(Self {
+            pair,
+            why: Attribution::new(None, reason),
+        })
+    }
+
+    /// Takes the link off through `engine`; see [`Engine::unlink`]. Returns both lessons.
+    ///
+    /// # Errors
+    /// As [`Engine::unlink`]. Nothing changes on error.
+    pub fn apply(&self, engine: &Engine) -> Result<Vec<Lesson>> {
+        Ok(engine
+            .unlink(&self.pair[0], &self.pair[1], &self.why)?
+            .to_vec())
     }
 }
 

@@ -561,6 +561,16 @@ pub enum BenchCommand {
         #[arg(long, default_value = "correct", value_parser = lore_bench::lessons::Via::parse)]
         via: lore_bench::lessons::Via,
     },
+    /// People's corrections kept as they meant them: pairs of corrections (the same rule
+    /// reworded, another subject, the opposite directive, a compatible addition), each made by
+    /// a person on a run of its own, and the precision and recall of merging and of conflicts,
+    /// on the half the rules were tuned on and on the held-out half.
+    Curation {
+        /// JSON lines with `class` (reworded, different_subject, opposite, compatible),
+        /// `first` and `second`; the pairs shipped with Lore when omitted.
+        #[arg(long)]
+        data: Option<PathBuf>,
+    },
     /// Seed 003's learning protocol with two simulated tools (gridtool, fluxtool) and an agent
     /// that learns only from the text Lore returns: error recurrence with and without memory,
     /// retention, suppression of planted harmful lessons, retrieval precision.

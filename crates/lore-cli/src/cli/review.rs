@@ -5,7 +5,7 @@ use lore_core::SkillPath;
 use lore_core::id::LessonId;
 use lore_core::model::LessonStatus;
 
-/// `lore review [list|approve|reject|exception|sensitive|supersede]`.
+/// `lore review [list|approve|reject|exception|sensitive|supersede|unlink]`.
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
     #[command(subcommand)]
@@ -38,6 +38,19 @@ pub enum ReviewCommand {
         /// The lesson that replaces them.
         #[arg(long = "with", value_name = "LESSON_ID")]
         with: LessonId,
+    },
+    /// Take the conflict (or near-duplicate) link off two lessons: both apply, and recall
+    /// shows both. Their states stay as they are.
+    Unlink {
+        /// The two linked lessons.
+        #[arg(value_name = "LESSON_ID", num_args = 2, required = true)]
+        ids: Vec<LessonId>,
+        /// Why (recorded in the audit log).
+        #[arg(long, default_value = "")]
+        reason: String,
+        /// Who decides (recorded in the audit log).
+        #[arg(long, env = "LORE_ACTOR")]
+        by: Option<String>,
     },
 }
 

@@ -60,6 +60,7 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             };
             recall::run_bench(&paths.embedder()?, sizes, data.as_deref(), bench, json, out)
         }
+        BenchCommand::Curation { data } => lore_bench::curation::run(data.as_deref(), json, out),
         BenchCommand::Lessons { data, via } => {
             let embedder = match paths.embedder {
                 EmbedderKind::Builtin => None,

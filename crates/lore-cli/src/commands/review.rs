@@ -67,6 +67,10 @@ pub fn review(paths: &Paths, args: ReviewArgs, json: bool) -> Result<()> {
             engine.supersede(&decision.ids, &with, &decision.attribution())?,
             "superseded",
         ),
+        ReviewCommand::Unlink { ids, reason, by } => {
+            let why = Attribution::new(by.as_deref(), reason);
+            (engine.unlink(&ids[0], &ids[1], &why)?.to_vec(), "unlinked")
+        }
     };
     decided(&changed, verb, json)
 }

@@ -184,3 +184,74 @@ fn maintain_expires_stale_reviews_once() {
     let pruned = p.json(&["maintain", "--prune", "hybrid", "--max-lessons", "1"]);
     assert!(pruned["pruned_by_rank"].as_array().unwrap().is_empty());
 }
+
+/// A conflicting pair: `lore review unlink` takes the link off both, audited, and a second
+/// unlink of the same pair (or a malformed call) is refused with a message.
+#[test]
+fn review_unlink_takes_a_conflict_off_both_lessons() {
+    let p = project();
+    let a = p.lesson("Always include the stack trace in the bug report.");
+    p.ok(&["review", "approve", &a, "--reason", "real"]);
+    let b = p.lesson("Never include the stack trace in the bug report.");
+    let shown = p.json(&["lessons", "show", &b]);
+    assert_eq!(shown["lesson"]["links"][0]["kind"], "conflicts", "{shown}");
+    let out = p.json(&[
+        "review",
+        "unlink",
+        &a,
+        &b,
+        "--reason",
+        "two audiences",
+        "--by",
+        "mike",
+    ]);
+    assert_eq!(out.as_array().unwrap().len(), 2, "{out}");
+    for id in [&a, &b] {
+        let shown = p.json(&["lessons", "show", id]);
+        assert!(
+            shown["lesson"]["links"]
+                .as_array()
+                .is_none_or(|l| l.is_empty()),
+            "{shown}"
+        );
+        let last = shown["audit"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["actor"], "mike");
+        assert!(last["reason"].as_str().unwrap().contains("two audiences"));
+    }
+    assert_eq!(p.status(&b), "needs_review");
+    let again = p.fails(&["review", "unlink", &a, &b]);
+    assert!(again.contains("not linked"), "{again}");
+    let one = p.fails(&["review", "unlink", &a]);
+    assert!(one.contains("LESSON_ID"), "{one}");
+}
+
+/// `lore bench curation` over a file of pairs: the figures name both halves, and a malformed
+/// line is refused naming it.
+#[test]
+fn bench_curation_reports_merge_and_conflict_on_given_pairs() {
+    let p = Project::new();
+    let data = p.path().join("pairs.jsonl");
+    std::fs::write(
+        &data,
+        [
+            r#"{"class":"reworded","first":"Never commit secrets to the repository.","second":"Do not ever commit secrets to the repository."}"#,
+            r#"{"class":"opposite","first":"Retry failed webhook deliveries.","second":"Never retry failed webhook deliveries."}"#,
+            r#"{"class":"different_subject","first":"Reply in German when the customer writes German.","second":"Reply in Spanish when the customer writes Spanish."}"#,
+            r#"{"class":"compatible","first":"Invoices must show the VAT number.","second":"Invoices must show the payment due date."}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let report = p.json(&["bench", "curation", "--data", data.to_str().unwrap()]);
+    assert_eq!(report["all"]["pairs"], 4, "{report}");
+    assert_eq!(report["all"]["merge"]["precision"], 1.0, "{report}");
+    assert_eq!(report["all"]["conflict"]["recall"], 1.0, "{report}");
+    assert!(report["wrong"].as_array().unwrap().is_empty(), "{report}");
+    std::fs::write(
+        &data,
+        "{\"class\":\"sideways\",\"first\":\"a\",\"second\":\"b\"}\n",
+    )
+    .unwrap();
+    let bad = p.fails(&["bench", "curation", "--data", data.to_str().unwrap()]);
+    assert!(bad.contains("line 1"), "{bad}");
+}

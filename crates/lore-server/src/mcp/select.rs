@@ -42,7 +42,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "learn_lessons",
         ],
     ),
-    ("review", &["review_queue", "review_lessons"]),
+    ("review", &["review_queue", "review_lessons", "unlink_lessons"]),
     ("org", &["org_pool", "propagate_lesson"]),
     (
         "episodes",
@@ -113,6 +113,7 @@ const ALIASES: &[(&str, &[&str])] = &[
 const REVIEWER: &[&str] = &[
     "review_queue",
     "review_lessons",
+    "unlink_lessons",
     "org_pool",
     "ingest_knowledge",
     "record_decision",

@@ -307,6 +307,7 @@ pub fn routes() -> Routes {
         .on(M::GET, "/v1/graph/anti-patterns", episodes::anti_patterns)
         .on(M::GET, "/v1/review", review::queue)
         .on(M::POST, "/v1/review/supersede", review::supersede)
+        .on(M::POST, "/v1/review/unlink", review::unlink)
         .on(M::POST, "/v1/review/{decision}", review::decide)
         .on(M::GET, "/metrics", metrics::metrics)
 }

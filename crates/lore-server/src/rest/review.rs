@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::{Body, Caller, Params, page};
 use crate::auth::Role;
 use crate::error::ApiError;
-use crate::review::{Decide, statuses};
+use crate::review::{Decide, Unlink, statuses};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,6 +89,27 @@ pub async fn decide(
     caller.require(Role::Reviewer)?;
     let decide = Decide::parse(&decision, &b.ids, b.superseded_by.as_deref(), b.reason)?;
     let lessons = caller.run(move |e| decide.apply(e)).await?;
+    let lessons = lessons
+        .iter()
+        .map(lore_core::sensitive::redact_lesson)
+        .collect();
+    Ok(Json(Decided { lessons }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnlinkBody {
+    ids: Vec<String>,
+    #[serde(default)]
+    reason: String,
+}
+
+/// `POST /v1/review/unlink`: takes the conflict (or near-duplicate) link off two lessons, so
+/// both are recalled; their states stay.
+pub async fn unlink(caller: Caller, Body(b): Body<UnlinkBody>) -> Result<Json<Decided>, ApiError> {
+    caller.require(Role::Reviewer)?;
+    let unlink = Unlink::parse(&b.ids, b.reason)?;
+    let lessons = caller.run(move |e| unlink.apply(e)).await?;
     let lessons = lessons
         .iter()
         .map(lore_core::sensitive::redact_lesson)

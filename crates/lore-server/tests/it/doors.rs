@@ -344,4 +344,75 @@ async fn a_token_lists_only_the_tools_its_role_may_call() {
     let (scoped, _) = server.scoped_token(Role::Admin, "domain:support");
     let every = listed(&server, "/mcp?tools=review,embedder", &scoped).await;
     assert_eq!(every, ["review_lessons", "review_queue"], "{every:?}");
+
+/// Unlinking refuses the same input with the same words over REST and MCP, and takes the
+/// conflict link off both lessons through either door.
+#[tokio::test]
+async fn unlink_is_refused_alike_by_both_doors_and_done_by_either() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (admin, _) = server.token(Role::Admin);
+    let execution = server.record(&admin, json!({"ticket": "bug report"})).await;
+    let mut ids = Vec::new();
+    for text in [
+        "Always include the stack trace in the bug report.",
+        "Never include the stack trace in the bug report.",
+        "Always include the browser version in the bug report.",
+        "Never include the browser version in the bug report.",
+    ] {
+        let body = json!({"skill": SKILL, "execution_id": execution, "text": text});
+        let (status, body) = server
+            .send(Some(&admin), Method::POST, "/v1/corrections", Some(body))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        ids.push(body["lesson"]["id"].as_str().unwrap().to_owned());
+    }
+    let before = server.home.snapshot();
+    let bad = [
+        (json!([ids[0]]), "1 given"),
+        (json!([ids[0], ids[0]]), "named twice"),
+        (json!([ids[0], "not an id"]), "not an id"),
+        (json!([ids[0], ids[2]]), "not linked"),
+    ];
+    for (pair, says) in bad {
+        let body = json!({"ids": pair, "reason": "r"});
+        let (status, rest) = server
+            .send(
+                Some(&admin),
+                Method::POST,
+                "/v1/review/unlink",
+                Some(body.clone()),
+            )
+            .await;
+        assert!(status.is_client_error(), "{pair}: {status} {rest}");
+        assert!(rest.to_string().contains(says), "{pair}: {rest}");
+        let mcp = server.mcp(&admin, "unlink_lessons", body).await;
+        assert_eq!(mcp["result"]["isError"], true, "{pair}: {mcp}");
+        let text = mcp["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains(says), "{pair}: {text}");
+    }
+    assert_eq!(server.home.snapshot(), before, "a refused unlink wrote");
+
+    let body = json!({"ids": [ids[0], ids[1]], "reason": "two audiences"});
+    let (status, rest) = server
+        .send(Some(&admin), Method::POST, "/v1/review/unlink", Some(body))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let body = json!({"ids": [ids[3], ids[2]], "reason": "two audiences"});
+    let mcp = server.mcp(&admin, "unlink_lessons", body).await;
+    assert_ne!(mcp["result"]["isError"], true, "{mcp}");
+    for id in &ids {
+        let (_, shown) = server
+            .send(
+                Some(&admin),
+                Method::GET,
+                &format!("/v1/lessons/{id}"),
+                None,
+            )
+            .await;
+        let links = &shown["lesson"]["links"];
+        assert!(
+            links.as_array().is_none_or(|l| l.is_empty()),
+            "{id}: {shown}"
+        );
+    }
 }

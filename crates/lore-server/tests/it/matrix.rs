@@ -40,14 +40,16 @@ struct Seed {
     execution: String,
     lesson: String,
     other_lesson: String,
+    /// A lesson linked to `lesson` as a conflict.
+    conflicting_lesson: String,
     /// A decision waiting for review.
     decision: String,
     /// A lesson an organization member learned: its own until propagated.
     member_lesson: String,
 }
 
-/// A server in review curation, seeded by an unrestricted admin: an execution, a signal, two
-/// lessons waiting for review, an episode, and agent memory, all in `support`, all holding
+/// A server in review curation, seeded by an unrestricted admin: an execution, a signal, three
+/// lessons waiting for review (two of them in conflict), an episode, and agent memory, all in `support`, all holding
 /// [`MARKER`].
 async fn seeded() -> (Server, Seed) {
     let server = Server::with_tokens(EngineConfig {
@@ -66,6 +68,7 @@ async fn seeded() -> (Server, Seed) {
     for text in [
         format!("When {MARKER} tickets report outages, priority must be urgent."),
         "Summaries must name the failing page and the region affected.".to_owned(),
+        format!("When {MARKER} tickets report outages, priority must never be urgent."),
     ] {
         let (status, body) = server
             .send(
@@ -192,6 +195,7 @@ async fn seeded() -> (Server, Seed) {
         execution,
         lesson: lessons[0].clone(),
         other_lesson: lessons[1].clone(),
+        conflicting_lesson: lessons[2].clone(),
         decision: waiting.id.to_string(),
     };
     (server, seed)
@@ -517,6 +521,12 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
                 json!({"ids": [s.lesson], "reason": "right"}),
             )
         }),
+        ("POST", "/v1/review/unlink") => row(Reviewer, false, |s| {
+            with(
+                "/v1/review/unlink",
+                json!({"ids": [s.lesson, s.conflicting_lesson], "reason": "both hold"}),
+            )
+        }),
         ("POST", "/v1/review/supersede") => row(Reviewer, false, |s| {
             with(
                 "/v1/review/supersede",
@@ -566,6 +576,12 @@ fn tool_row(name: &str) -> Option<Row> {
         "org_pool" => row(Reviewer, false, |_| with("", json!({}))),
         "propagate_lesson" => row(Reviewer, false, |s| {
             with("", json!({"id": s.member_lesson, "strategy": "role"}))
+        }),
+        "unlink_lessons" => row(Reviewer, false, |s| {
+            with(
+                "",
+                json!({"ids": [s.lesson, s.conflicting_lesson], "reason": "both hold"}),
+            )
         }),
         "review_lessons" => row(Reviewer, false, |s| {
             with(
