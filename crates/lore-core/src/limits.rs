@@ -8,8 +8,8 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::model::{Correction, ErrorEvent, Execution, Lesson, MemoryEntry};
-use crate::ports::store::Record;
+use crate::model::{AuditEntry, Correction, ErrorEvent, Execution, Lesson, MemoryEntry};
+use crate::ports::store::{LessonUpdate, Record};
 
 /// Longest free text of one field (a correction, a lesson's rule, a signal's message), in bytes.
 pub const MAX_TEXT: usize = 64 * 1024;
@@ -224,10 +224,63 @@ pub fn record(r: &Record) -> Result<()> {
         Record::ErrorEvent(e) => ("error event", error_event(e)),
         Record::Memory(m) => ("memory entry", memory(m)),
         Record::Episode(e) => ("episode", e.validate()),
-        Record::Audit(a) => ("audit entry", text("reason", &a.reason)),
+        Record::Audit(a) => ("audit entry", audit(a)),
     };
+    named(kind, r.id(), checked)
+}
+
+/// What every audit entry must satisfy: its reason is text, its actor a name, its evidence
+/// JSON within the limits.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the first field at fault.
+pub fn audit(a: &AuditEntry) -> Result<()> {
+    text("reason", &a.reason)?;
+    name("actor", &a.actor)?;
+    name("subject", &a.subject)?;
+    json("evidence", &a.evidence)
+}
+
+/// Checks everything one write stores: new records and replaced lessons with their audit
+/// entries. Both stores run it inside every write, so whichever door a record came through
+/// (CLI, REST, MCP, an import, an edit, a review), what is stored is what an import takes
+/// back: an export always imports again.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the record's kind, its ID and the field at fault.
+pub fn write(records: &[Record], updates: &[LessonUpdate]) -> Result<()> {
+    records.iter().try_for_each(record)?;
+    updates.iter().try_for_each(|u| {
+        named("lesson", u.lesson.id.as_str(), lesson(&u.lesson))?;
+        named("audit entry", u.audit.id.as_str(), audit(&u.audit))
+    })
+}
+
+/// A reference to something outside Lore (a ticket, an execution, a review item): a name
+/// that is no path, since a reader may resolve it as one.
+///
+/// # Errors
+/// [`Error::Invalid`] naming `field`.
+pub fn reference(field: &str, value: &str) -> Result<()> {
+    name(field, value)?;
+    if value.chars().any(char::is_control) {
+        return Err(Error::invalid(field, "holds a control character"));
+    }
+    let pathlike = value.starts_with('/')
+        || value.contains('\\')
+        || value.split('/').any(|part| part == ".." || part == ".");
+    if pathlike {
+        return Err(Error::invalid(
+            field,
+            format!("{value:?} reads as a path; name what it refers to (an ID, a ticket)"),
+        ));
+    }
+    Ok(())
+}
+
+fn named(kind: &str, id: &str, checked: Result<()>) -> Result<()> {
     checked.map_err(|err| match err {
-        Error::Invalid { what, why } => Error::invalid(format!("{kind} {}: {what}", r.id()), why),
+        Error::Invalid { what, why } => Error::invalid(format!("{kind} {id}: {what}"), why),
         other => other,
     })
 }

@@ -340,7 +340,7 @@ pub(crate) fn check_decision(
         limits::text("outcome", outcome)?;
     }
     if let Some(resolves) = resolves {
-        limits::name("resolves", resolves)?;
+        limits::reference("resolves", resolves)?;
     }
     Ok([situation, action, rationale]
         .into_iter()

@@ -267,6 +267,7 @@ impl Store for PostgresStore {
         on_duplicate: OnDuplicate,
         updates: &[LessonUpdate],
     ) -> Result<WriteReport> {
+        lore_core::limits::write(records, updates)?;
         let mut counters: Vec<Counter> = records
             .iter()
             .flat_map(|r| Counter::of(r).iter().copied())
@@ -310,6 +311,7 @@ impl Store for PostgresStore {
 
     #[instrument(skip_all, fields(records = erased.len()))]
     fn purge(&self, erased: &[Record], audit: &AuditEntry) -> Result<()> {
+        lore_core::limits::audit(audit)?;
         let mut counters = vec![Counter::Audit];
         counters.extend(erased.iter().flat_map(|r| match r {
             Record::Lesson(_) => Some(Counter::Lessons),
@@ -455,6 +457,7 @@ impl Store for PostgresStore {
                 ));
             }
         };
+        lore_core::limits::memory(entry)?;
         let Some(row) = Row::new(&Record::Memory(entry.clone()))? else {
             unreachable!("a memory entry is a row")
         };
@@ -501,6 +504,8 @@ impl Store for PostgresStore {
 
     #[instrument(skip_all, fields(episode = %episode.id))]
     fn put_episode(&self, episode: &Episode, replace: bool, audit: &AuditEntry) -> Result<bool> {
+        episode.validate()?;
+        lore_core::limits::audit(audit)?;
         let audit = Row::audit(audit)?;
         let episode = episode.clone();
         self.run(move |pool| async move {

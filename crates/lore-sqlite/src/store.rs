@@ -360,6 +360,10 @@ impl Store for SqliteStore {
         expected_updated_at: DateTime<Utc>,
         audit: &AuditEntry,
     ) -> Result<()> {
+        lore_core::limits::write(
+            &[Record::Lesson(lesson.clone()), Record::Audit(audit.clone())],
+            &[],
+        )?;
         let row = Row::lesson(lesson)?;
         let audit = Row::audit(audit)?;
         self.in_transaction(|tx| replace_lesson(tx, &row, expected_updated_at, &audit))
@@ -378,6 +382,7 @@ impl Store for SqliteStore {
         on_duplicate: OnDuplicate,
         updates: &[LessonUpdate],
     ) -> Result<WriteReport> {
+        lore_core::limits::write(records, updates)?;
         let rows = records.iter().map(Row::new).collect::<Result<Vec<_>>>()?;
         let replacements = updates
             .iter()
@@ -412,6 +417,7 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all, fields(records = erased.len()))]
     fn purge(&self, erased: &[Record], audit: &AuditEntry) -> Result<()> {
+        lore_core::limits::audit(audit)?;
         let rows = erased.iter().map(Row::new).collect::<Result<Vec<_>>>()?;
         let audit = Row::audit(audit)?;
         self.conn()
@@ -624,6 +630,7 @@ impl Store for SqliteStore {
     #[instrument(skip_all, fields(memory = %entry.id))]
     fn write_core_version(&self, entry: &MemoryEntry, after: Option<&MemoryId>) -> Result<bool> {
         let block = core_block(entry)?;
+        lore_core::limits::memory(entry)?;
         let Some(row) = Row::new(&Record::Memory(entry.clone()))? else {
             unreachable!("a memory entry is a row")
         };
@@ -680,6 +687,8 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all, fields(episode = %episode.id))]
     fn put_episode(&self, episode: &Episode, replace: bool, audit: &AuditEntry) -> Result<bool> {
+        episode.validate()?;
+        lore_core::limits::audit(audit)?;
         let audit = Row::audit(audit)?;
         self.in_transaction(|tx| {
             let replaced = episodes::put(tx, episode, replace)?;

@@ -299,3 +299,153 @@ fn rest_import_of_many_similar_lines_writes_bounded_links_and_audit() {
     assert_eq!(status, 201, "{text}");
     assert_bounded("POST /v1/lessons/import", dir.path(), n, started);
 }
+
+/// Each bad input through each door: a 422 (or a failed command) naming the field, and the
+/// store unchanged; afterwards the store exports and imports into a fresh one.
+#[test]
+fn every_door_refuses_what_an_import_would_refuse_and_the_export_imports_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let addr = server.addr;
+    let (status, learned) = send(
+        addr,
+        "POST",
+        "/v1/lessons/import",
+        &json!([{"skill": SKILL, "task": "refund a ticket",
+                 "lesson": "When a refund exceeds 100 dollars, escalate to a supervisor"}]),
+    );
+    assert_eq!(status, 201, "{learned}");
+    let lesson = learned["results"][0]["lesson"].as_str().unwrap().to_owned();
+    let (status, run) = send(
+        addr,
+        "POST",
+        "/v1/executions",
+        &json!({"skill": SKILL, "input": {"t": 1}, "output": {"p": "normal"}}),
+    );
+    assert_eq!(status, 201, "{run}");
+    let run = run["id"].as_str().unwrap().to_owned();
+    let many: Vec<String> = (0..5000).map(|i| format!("t{i}")).collect();
+    let nul = "bad\u{0}text";
+    let cases: Vec<(&str, String, Value)> = vec![
+        (
+            "PATCH",
+            format!("/v1/lessons/{lesson}"),
+            json!({"tags": many}),
+        ),
+        (
+            "PATCH",
+            format!("/v1/lessons/{lesson}"),
+            json!({"rule": "x".repeat(70_000)}),
+        ),
+        (
+            "PATCH",
+            format!("/v1/lessons/{lesson}"),
+            json!({"rule": nul}),
+        ),
+        (
+            "PATCH",
+            format!("/v1/lessons/{lesson}"),
+            json!({"tags": [nul]}),
+        ),
+        (
+            "PATCH",
+            format!("/v1/lessons/{lesson}"),
+            json!({"rule": "Escalate.", "reason": nul}),
+        ),
+        (
+            "POST",
+            format!("/v1/lessons/{lesson}/retire"),
+            json!({"reason": nul}),
+        ),
+        (
+            "PUT",
+            "/v1/memory/core".into(),
+            json!({"skill": SKILL, "block": "b", "text": nul}),
+        ),
+        (
+            "POST",
+            "/v1/memory/archival".into(),
+            json!({"skill": SKILL, "text": nul}),
+        ),
+        (
+            "POST",
+            "/v1/memory/archival".into(),
+            json!({"skill": SKILL, "text": "t", "tags": many}),
+        ),
+        (
+            "POST",
+            "/v1/memory/recall".into(),
+            json!({"skill": SKILL, "session": nul, "speaker": "user", "text": "hi"}),
+        ),
+        (
+            "POST",
+            format!("/v1/executions/{run}/signals"),
+            json!({"channel": "hard_failure", "message": nul}),
+        ),
+        (
+            "POST",
+            format!("/v1/executions/{run}/signals"),
+            json!({"channel": "hard_failure", "message": "m", "tags": many}),
+        ),
+        (
+            "POST",
+            "/v1/decisions".into(),
+            json!({"skill": SKILL, "situation": "s", "action": "a", "rationale": "r",
+                "resolves": "../../x"}),
+        ),
+        (
+            "POST",
+            "/v1/episodes".into(),
+            json!({"session": "s1", "skill": SKILL, "task": nul, "decisions": [], "events": []}),
+        ),
+    ];
+    let mut refused = 0;
+    for (method, path, body) in &cases {
+        let (status, answer) = send(addr, method, path, body);
+        assert!(
+            (400..500).contains(&status),
+            "{method} {path} {}: {status} {answer}",
+            body.to_string().chars().take(120).collect::<String>()
+        );
+        refused += 1;
+    }
+    let (_, stored) = get(addr, &format!("/v1/lessons/{lesson}"));
+    assert!(
+        stored["tags"].as_array().map_or(0, Vec::len) < 64,
+        "{stored}"
+    );
+    assert!(!stored["rule"].as_str().unwrap_or_default().contains('\0'));
+    drop(server);
+    let cli = lore(dir.path())
+        .args(["lessons", "edit", &lesson, "--tags", &many.join(",")])
+        .output()
+        .unwrap();
+    assert!(
+        !cli.status.success(),
+        "lore lessons edit --tags took 5000 tags"
+    );
+    refused += 1;
+    let export = lore(dir.path())
+        .args(["export", "--jsonl", "all.jsonl"])
+        .output()
+        .unwrap();
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let fresh = tempfile::tempdir().unwrap();
+    let import = lore(fresh.path())
+        .args(["import", "--jsonl"])
+        .arg(dir.path().join("all.jsonl"))
+        .output()
+        .unwrap();
+    assert!(
+        import.status.success(),
+        "{}",
+        String::from_utf8_lossy(&import.stderr)
+    );
+    println!(
+        "reliability: validation: {refused} bad inputs refused at every door; the export imports again"
+    );
+}

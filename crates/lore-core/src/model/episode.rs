@@ -511,6 +511,9 @@ fn check_text(field: &str, text: &str) -> Result<()> {
 }
 
 fn check_text_optional(field: &str, text: &str) -> Result<()> {
+    if text.contains('\0') {
+        return Err(Error::invalid(field, "holds a NUL character"));
+    }
     if text.len() > MAX_TEXT {
         return Err(Error::invalid(
             field,

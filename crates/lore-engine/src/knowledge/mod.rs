@@ -169,6 +169,10 @@ impl Engine {
         }
         skipped.sort_by(|a, b| a.source.cmp(&b.source));
         request.chunking.check()?;
+        request
+            .roots
+            .iter()
+            .try_for_each(|r| lore_core::limits::name("roots", r))?;
         check_documents(&request.documents)?;
         let store = self.store.knowledge()?;
         let stored: BTreeMap<String, KnowledgeDocument> = store
