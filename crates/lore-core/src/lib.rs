@@ -17,6 +17,7 @@ pub mod limits;
 pub mod model;
 pub mod org;
 pub mod ports;
+pub mod quote;
 pub mod scope;
 pub mod sensitive;
 pub mod supersession;

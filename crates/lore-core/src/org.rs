@@ -157,6 +157,22 @@ pub fn visible(lesson: &Lesson, scope: &Scope) -> bool {
     }
 }
 
+/// The agent of no member. A handle acting for it sees what every member of its scope sees —
+/// shared and org lessons — and nothing a member owns or was propagated; what is made once for
+/// everyone (a digest, an evaluation run) is made through such a handle, so that it carries no
+/// lesson some reader may not see. It is not a valid agent name, so no credential can hold it.
+pub const EVERY_MEMBER: &str = "(every member)";
+
+/// `scope` as [`EVERY_MEMBER`] sees it: the same domains and skills, no role, no department.
+pub fn every_member(scope: &Scope) -> Scope {
+    Scope {
+        agent: Some(EVERY_MEMBER.to_owned()),
+        role: None,
+        department: None,
+        ..scope.clone()
+    }
+}
+
 /// Whether [`visible`] admits every lesson of `scope`'s domains and skills: a handle with no
 /// agent, role or department (a person curating, the local CLI). Callers use it to skip
 /// reading lessons one by one when nothing can be hidden.

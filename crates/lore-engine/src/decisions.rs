@@ -278,7 +278,7 @@ impl Item for DecisionRecord {
 
     fn render(&self) -> String {
         let quote = |label: &str, text: &str| {
-            text.lines()
+            lore_core::quote::lines(text)
                 .enumerate()
                 .map(|(i, l)| {
                     if i == 0 {
@@ -295,7 +295,7 @@ impl Item for DecisionRecord {
                 "- **{}** ({}; decided by {} on {}; {})",
                 self.id,
                 self.skill,
-                self.decided_by,
+                lore_core::quote::one_line(&self.decided_by),
                 self.created_at.format("%Y-%m-%d"),
                 self.status.as_str()
             ),

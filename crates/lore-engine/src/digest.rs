@@ -142,7 +142,40 @@ impl Engine {
         if let Some(skill) = skill {
             self.scope.check_write(skill)?;
         }
-        self.store.digests()?.digests(&self.scope, skill)
+        let digests = self.store.digests()?.digests(&self.scope, skill)?;
+        self.readable(digests)
+    }
+
+    /// The digests this handle may read: one made from a lesson the handle cannot see (another
+    /// member's own, made before digests were built for every member alike) is left out, since
+    /// a digest carries the visibility of what it was made from.
+    fn readable(&self, mut digests: Vec<Digest>) -> Result<Vec<Digest>> {
+        if lore_core::org::sees_everything(&self.scope) {
+            return Ok(digests);
+        }
+        let mut keep = Vec::with_capacity(digests.len());
+        for d in digests.drain(..) {
+            if self.sees_sources(&d.sources)? {
+                keep.push(d);
+            }
+        }
+        Ok(keep)
+    }
+
+    /// Whether this handle sees every lesson among `sources` (a purged one counts as unseen).
+    pub(crate) fn sees_sources(&self, sources: &[DigestSource]) -> Result<bool> {
+        for source in sources
+            .iter()
+            .filter(|s| s.kind == DigestSourceKind::Lesson)
+        {
+            let Ok(id) = lore_core::id::LessonId::parse(&source.id) else {
+                return Ok(false);
+            };
+            if !self.store.lesson(&id)?.is_some_and(|l| self.sees(&l)) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// A skill's digest versions, newest first (at most `limit`, 1 to 500).
@@ -154,7 +187,8 @@ impl Engine {
         if !(1..=lore_core::limits::MAX_PAGE).contains(&limit) {
             return Err(Error::invalid("limit", "it must be 1 to 500"));
         }
-        self.store.digests()?.digest_history(skill, limit)
+        let history = self.store.digests()?.digest_history(skill, limit)?;
+        self.readable(history)
     }
 
     /// The digests for a task, quoted under their provenance and cut tail-first to `budget`:
@@ -166,7 +200,7 @@ impl Engine {
         skill: Option<&SkillPath>,
         budget: usize,
     ) -> Result<(String, Vec<String>, bool)> {
-        let mut digests = self.store.digests()?.digests(&self.scope, skill)?;
+        let mut digests = self.readable(self.store.digests()?.digests(&self.scope, skill)?)?;
         digests.retain(|d| !d.sources.is_empty());
         if skill.is_none() {
             let words = words(text);
@@ -193,10 +227,12 @@ impl Engine {
     }
 
     /// The approved lessons and decisions of each skill in scope, without any holding personal
-    /// or secret data.
+    /// or secret data, and only lessons every member sees: a digest is one page for all of
+    /// them, whoever builds it.
     fn digest_sources(&self, skill: Option<&SkillPath>) -> Result<BTreeMap<SkillPath, Sources>> {
         let mut by_skill: BTreeMap<SkillPath, Sources> = BTreeMap::new();
-        for lesson in self.lessons(skill, Some([LessonStatus::Approved].into()))? {
+        let everyone = self.scoped(lore_core::org::every_member(&self.scope));
+        for lesson in everyone.lessons(skill, Some([LessonStatus::Approved].into()))? {
             if sensitive::scan_lesson(&lesson).is_empty() {
                 by_skill
                     .entry(lesson.skill.clone())
@@ -354,7 +390,7 @@ fn summarize(
 
 /// A digest as the context quotes it: a provenance line, then its page quoted, with any
 /// sensitive text a stored page might hold redacted.
-pub(crate) fn render(d: &Digest) -> String {
+pub fn render(d: &Digest) -> String {
     let lessons = d
         .sources
         .iter()
@@ -373,8 +409,7 @@ pub(crate) fn render(d: &Digest) -> String {
         d.generated_at.format("%Y-%m-%d"),
         method
     );
-    let body = sensitive::redact(&d.markdown)
-        .lines()
+    let body = lore_core::quote::lines(&sensitive::redact(&d.markdown))
         .map(|l| format!("> {l}").trim_end().to_owned())
         .collect::<Vec<_>>()
         .join("\n");

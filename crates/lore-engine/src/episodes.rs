@@ -340,10 +340,7 @@ pub(super) fn check_budget(budget: Option<usize>, default: usize) -> Result<usiz
 
 /// `text` on one line, quoted.
 pub(super) fn quote(text: &str) -> String {
-    format!(
-        "> {}",
-        text.split_whitespace().collect::<Vec<_>>().join(" ")
-    )
+    format!("> {}", lore_core::quote::one_line(text))
 }
 
 fn render_decision(d: &Decision) -> String {

@@ -172,7 +172,49 @@ impl Engine {
         if let Some(skill) = skill {
             self.scope.check_write(skill)?;
         }
-        self.store.evals()?.eval_runs(&self.scope, skill, set)
+        let mut runs = self.store.evals()?.eval_runs(&self.scope, skill, set)?;
+        if !lore_core::org::sees_everything(&self.scope) {
+            for run in &mut runs {
+                for grade in &mut run.grades {
+                    self.hide_unseen(&run.skill, grade)?;
+                }
+            }
+        }
+        Ok(runs)
+    }
+
+    /// A grade's answer is what the memory held for its question: when it came from a lesson
+    /// (or a digest of lessons) this handle cannot see, the answer and its items are withheld,
+    /// as the lesson is. Runs are made for every member alike; this covers runs made before.
+    fn hide_unseen(&self, skill: &SkillPath, grade: &mut EvalGrade) -> Result<()> {
+        for item in &grade.items {
+            // Items are lessons, decisions (`DEC-`), digests (`DIG-`) and knowledge chunks
+            // (`KC-`); a lesson's ID may be any imported form, so it is looked up.
+            let seen = if item.starts_with("DIG-") {
+                let history = self
+                    .store
+                    .digests()?
+                    .digest_history(skill, limits::MAX_PAGE)?;
+                match history.iter().find(|d| d.id.as_str() == item) {
+                    Some(d) => self.sees_sources(&d.sources)?,
+                    None => false,
+                }
+            } else if item.starts_with("DEC-") || item.starts_with("KC-") {
+                true
+            } else {
+                match lore_core::id::LessonId::parse(item) {
+                    Ok(id) => self.store.lesson(&id)?.is_none_or(|l| self.sees(&l)),
+                    Err(_) => true,
+                }
+            };
+            if !seen {
+                grade.answer =
+                    "(withheld: it draws on a lesson this credential cannot see)".to_owned();
+                grade.items.clear();
+                return Ok(());
+            }
+        }
+        Ok(())
     }
 
     /// Each set's grades over its `recent` newest runs (default 10, at most 500).
@@ -256,7 +298,10 @@ impl Engine {
     }
 
     fn grade(&self, skill: &SkillPath, q: &EvalQuestion) -> Result<EvalGrade> {
-        let context = self.context(&ContextQuery {
+        // A run is read by every member of the skill: its answers come from what all of them
+        // see, never from one member's own lessons.
+        let everyone = self.scoped(lore_core::org::every_member(&self.scope));
+        let context = everyone.context(&ContextQuery {
             text: q.question.clone(),
             skill: Some(skill.clone()),
             ..ContextQuery::default()

@@ -139,6 +139,19 @@ impl Engine {
             set("tags", json!(after.tags), json!(v));
             after.tags = v;
         }
+        // An edit is a write like any other: whoever makes it, a secret in the new text takes the
+        // lesson out of retrieval, in the same write, so no reader ever sees it approved.
+        let kinds = lore_core::sensitive::scan_lesson(&after);
+        if !kinds.is_empty() && after.status != LessonStatus::Sensitive {
+            let names: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+            set(
+                "status",
+                json!(after.status.as_str()),
+                json!(LessonStatus::Sensitive.as_str()),
+            );
+            changed.insert("sensitive".to_owned(), json!(names));
+            after.status = LessonStatus::Sensitive;
+        }
         self.save(
             before,
             after,
@@ -175,7 +188,7 @@ impl Engine {
         self.scope.check_write(&after.skill)?;
         let at = self.now();
         after.updated_at = at.max(before.updated_at);
-        let statuses = if action == AuditAction::Transition {
+        let statuses = if action == AuditAction::Transition || before.status != after.status {
             (Some(before.status), Some(after.status))
         } else {
             (None, None)

@@ -62,7 +62,7 @@ pub use curate::{CurationReport, MAX_LINKS_HELD, MAX_RELATED};
 pub use decisions::{
     DEFAULT_DECISIONS, DecisionQuery, DecisionResult, NewDecision, RecalledDecision,
 };
-pub use digest::{DigestReport, MAX_DIGEST_DECISIONS, MAX_DIGEST_LESSONS};
+pub use digest::{DigestReport, MAX_DIGEST_DECISIONS, MAX_DIGEST_LESSONS, render as render_digest};
 pub use episode_texts::RecalledEpisode;
 pub use episodes::{
     DecisionSequence, EPISODE_BUDGET, EpisodeQuery, EpisodeReceipt, EpisodeSummary, EpisodeView,

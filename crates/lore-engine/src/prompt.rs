@@ -16,6 +16,7 @@ use lore_core::id::LessonId;
 use lore_core::model::Lesson;
 use lore_core::model::LessonStatus;
 use lore_core::ports::store::ListFilter;
+use lore_core::quote;
 use lore_core::scope::SkillPath;
 use lore_recall::Layer;
 use lore_recall::LayerBudgets;
@@ -81,11 +82,7 @@ fn render_lesson(lesson: &Lesson) -> String {
         status => status.as_str().to_owned(),
     });
     let mut out = format!("- **{}** ({})\n", lesson.id, provenance.join("; "));
-    for line in lesson.rule.lines().filter(|l| !l.trim().is_empty()) {
-        out.push_str("  > ");
-        out.push_str(line.trim());
-        out.push('\n');
-    }
+    out.push_str(&quote::block(&lesson.rule, "  "));
     // The condition is the correction's words as much as the rule is (`if the user mentions
     // …`), so it stays inside the quote: nothing a correction wrote reaches the prompt unquoted.
     let applies = one_line(&lesson.applies_when);
@@ -96,7 +93,7 @@ fn render_lesson(lesson: &Lesson) -> String {
 }
 
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    quote::one_line(text)
 }
 
 /// The heading of the core-memory layer.
@@ -119,11 +116,7 @@ pub fn render_core_memory(blocks: &[CoreBlock]) -> Option<String> {
             block.id,
             block.updated_at.format("%Y-%m-%d %H:%M UTC")
         ));
-        for line in block.text.lines().filter(|l| !l.trim().is_empty()) {
-            out.push_str("  > ");
-            out.push_str(line.trim());
-            out.push('\n');
-        }
+        out.push_str(&quote::block(&block.text, "  "));
     }
     Some(out)
 }

@@ -135,11 +135,7 @@ fn both_layers_stack_in_order_with_their_figures() {
         !result.text.contains("page nobody"),
         "a decision waiting for review is not shown"
     );
-    assert!(
-        result
-            .text
-            .contains("docs/incidents.md § Checkout incidents › Incident")
-    );
+    assert!(result.text.contains("> § Checkout incidents › Incident"));
     for layer in &result.layers {
         assert!(layer.tokens <= 2_000, "{layer:?}");
     }

@@ -200,11 +200,10 @@ fn recall_finds_the_section_quoted_with_provenance_within_budget_and_scope() {
         top.heading, "Checkout service runbook › Deploy › Rollback",
         "{result:#?}"
     );
-    assert!(
-        result.text.contains(
-            "docs/runbook.md § Checkout service runbook › Deploy › Rollback, lines 19–23"
-        )
-    );
+    // The heading is the document's words: quoted under the provenance line, not on it.
+    assert!(result.text.contains(
+        "docs/runbook.md, lines 19–23)\n> § Checkout service runbook › Deploy › Rollback"
+    ));
     assert!(result.text.contains("> If the error rate climbs"));
     assert!(!result.text.contains("oncall-lead@example.com"));
     assert!(result.tokens <= result.budget && result.budget == 2_000);

@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 
 use lore_core::model::{Lesson, LessonStatus, LinkKind};
+use lore_core::quote;
 
 use crate::applies::{Condition, stems};
 
@@ -81,14 +82,8 @@ fn tiers(lesson: &Lesson) -> Vec<String> {
         .unwrap_or_else(|| first_line(&lesson.rule).unwrap_or_default());
     let tier0 = format!("{head}\n  > {summary}");
     let mut tier1 = format!("{head}\n");
-    for line in lesson.rule.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        tier1.push_str(&format!("  > {line}\n"));
-    }
-    let applies = lesson
-        .applies_when
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    tier1.push_str(&quote::block(&lesson.rule, "  "));
+    let applies = quote::one_line(&lesson.applies_when);
     if !applies.is_empty() {
         // The condition is the correction's own words like the rule: it stays inside the quote.
         tier1.push_str(&format!("  > _Applies when_: {applies}\n"));
@@ -97,15 +92,15 @@ fn tiers(lesson: &Lesson) -> Vec<String> {
     let mut out = vec![tier0, tier1.clone()];
     // The offline distiller often makes the rule its only step: a step that repeats a line of
     // the rule adds tokens and no meaning, so the deepest tier lists only the others.
-    let said = |step: &str| lesson.rule.lines().any(|l| same_words(l, step));
+    let said = |step: &str| quote::lines(&lesson.rule).any(|l| same_words(&l, step));
     let steps: Vec<String> = lesson
         .tiers
         .steps
         .iter()
-        .map(|s| s.trim())
+        .map(|s| quote::one_line(s))
         .filter(|s| !s.is_empty() && !said(s))
         .enumerate()
-        .map(|(i, s)| format!("  {}. {s}", i + 1))
+        .map(|(i, s)| format!("  > {}. {s}", i + 1))
         .collect();
     if !steps.is_empty() {
         out.push(format!("{tier1}\n{}", steps.join("\n")));
@@ -126,8 +121,7 @@ fn same_words(a: &str, b: &str) -> bool {
 }
 
 fn first_line(text: &str) -> Option<String> {
-    text.lines()
-        .map(str::trim)
+    quote::lines(text)
+        .map(|l| l.trim().to_owned())
         .find(|l| !l.is_empty())
-        .map(str::to_owned)
 }

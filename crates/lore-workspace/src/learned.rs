@@ -110,16 +110,12 @@ fn quoted(text: &str) -> String {
 
 /// One line of at most `max` characters.
 fn one_line(text: &str, max: usize) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    line.chars().take(max).collect()
+    lore_core::quote::one_line(text).chars().take(max).collect()
 }
 
 /// Quotes `text` as a Markdown block quote, line by line.
 fn block_quote(text: &str) -> String {
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| format!("> {}\n", l.trim()))
-        .collect()
+    lore_core::quote::block(text, "")
 }
 
 /// The SKILL.md of `lesson`.

@@ -367,6 +367,30 @@ fn check_documents(documents: &[IngestDocument]) -> Result<()> {
                 ),
             ));
         }
+        // A source is shown to models on the provenance line, outside the quote: it must be a
+        // path on one line, and, like every write, it holds no secret.
+        if doc.source.chars().any(|c| {
+            c.is_control() || lore_core::quote::is_line_break(c) || sensitive::invisible(c)
+        }) {
+            return Err(Error::invalid(
+                "source",
+                format!(
+                    "{:?} holds a line break, control or invisible character; a source is one line",
+                    doc.source
+                ),
+            ));
+        }
+        let kinds = sensitive::kinds(&doc.source);
+        if !kinds.is_empty() {
+            let names: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+            return Err(Error::invalid(
+                "source",
+                format!(
+                    "a source path holds sensitive data ({}); it is shown with every chunk, so it is not stored",
+                    names.join(", ")
+                ),
+            ));
+        }
         if !seen.insert(doc.source.as_str()) {
             return Err(Error::invalid(
                 "source",

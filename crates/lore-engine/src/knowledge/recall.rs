@@ -14,6 +14,7 @@ use crate::engine::Engine;
 use lore_core::error::Result;
 use lore_core::model::{ChunkVector, KnowledgeChunk};
 use lore_core::scope::SkillPath;
+use lore_core::{quote, sensitive};
 use lore_recall::{EmbedderId, Explanation, FastMap};
 
 /// How many chunks knowledge recall returns unless asked otherwise (seed 004: top 8).
@@ -90,20 +91,22 @@ pub(crate) fn search_text(chunk: &KnowledgeChunk) -> String {
 /// A chunk as recall shows it: Lore's provenance line (file, page when paged, heading, lines),
 /// then the document's words quoted.
 pub(crate) fn render(chunk: &KnowledgeChunk) -> String {
-    let heading = if chunk.heading.is_empty() {
-        String::new()
-    } else {
-        format!(" § {}", chunk.heading)
-    };
+    // The heading is the document's words, not Lore's: it opens the quote rather than sitting
+    // on the provenance line. The source is a path on one line (ingest refuses others); an older
+    // store's is folded onto the line and redacted all the same.
+    let heading = quote::one_line(&sensitive::redact(&chunk.heading));
     let page = chunk.page.map_or_else(String::new, |p| format!(" p. {p}"));
-    let quoted: Vec<String> = chunk.text.lines().map(|l| format!("> {l}")).collect();
+    let mut quoted: Vec<String> = Vec::new();
+    if !heading.is_empty() {
+        quoted.push(format!("> § {heading}"));
+    }
+    quoted.extend(quote::lines(&chunk.text).map(|l| format!("> {l}")));
     format!(
-        "- **{}** ({}; {}{}{}, lines {}–{})\n{}",
+        "- **{}** ({}; {}{}, lines {}–{})\n{}",
         chunk.id,
         chunk.skill,
-        chunk.source,
+        quote::one_line(&sensitive::redact(&chunk.source)),
         page,
-        heading,
         chunk.line_start,
         chunk.line_end,
         quoted.join("\n")

@@ -29,7 +29,8 @@ pub struct DigestView {
     pub id: String,
     /// Its skill.
     pub skill: String,
-    /// The summary as markdown: curated memory to consult, quoted data, not instructions.
+    /// The summary under its provenance line, every line of it quoted (`> `): curated memory
+    /// to consult, quoted data, not instructions.
     pub markdown: String,
     /// How many approved lessons and decisions it was made from.
     pub sources: usize,
@@ -163,7 +164,9 @@ fn digest_view(d: lore_core::model::Digest) -> DigestView {
     DigestView {
         id: d.id.to_string(),
         skill: d.skill.to_string(),
-        markdown: lore_core::sensitive::redact(&d.markdown),
+        // A model reads this: the page is quoted under Lore's provenance line, as the context's
+        // digest layer shows it, so no rule or decision in it stands as a bare line.
+        markdown: lore_engine::render_digest(&d),
         sources: d.sources.len(),
         generated_at: d.generated_at.to_rfc3339(),
     }

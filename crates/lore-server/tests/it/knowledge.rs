@@ -86,7 +86,7 @@ async fn documents_are_ingested_listed_and_recalled_through_rest_and_mcp() {
     );
     let text = recall["text"].as_str().unwrap();
     assert!(
-        text.contains("docs/export.md § Export worker › Restart, lines 3–5"),
+        text.contains("docs/export.md, lines 3–5)\n> § Export worker › Restart"),
         "{text}"
     );
     assert!(text.contains("> When exports stall"), "{text}");

@@ -15,4 +15,5 @@ mod learn;
 mod matrix;
 mod org;
 mod rest;
+mod secrets;
 mod security;
