@@ -30,7 +30,7 @@ def text_of(result):
 
 async def approve(binary, home, skills, lesson):
     """Approves one lesson through review_lessons; prints the statuses it answered."""
-    params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
+    params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp", "--tools", "all"])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
@@ -48,7 +48,7 @@ async def extract(binary, home, skills, log_file, skill):
     call that gives both forms."""
     with open(log_file, encoding="utf-8") as f:
         log = f.read()
-    params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
+    params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp", "--tools", "all"])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
@@ -88,7 +88,7 @@ async def org_calls(session, lesson):
 
 async def org(binary, home, skills, lesson):
     """Over stdio: no credential, so the caller is a model."""
-    params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
+    params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp", "--tools", "all"])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             findings = await org_calls(session, lesson)
@@ -110,7 +110,7 @@ async def org_http(url, token, lesson):
 
 async def recall_as(binary, home, skills, scope, query):
     """recall_memory from `lore --as SCOPE mcp`; prints each lesson's ID and score."""
-    args = ["--home", home, "--skills", skills, "--as", scope, "mcp"]
+    args = ["--home", home, "--skills", skills, "--as", scope, "mcp", "--tools", "all"]
     params = StdioServerParameters(command=binary, args=args)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
@@ -128,7 +128,7 @@ async def layers(binary, home, skills, skill):
     (the SDK passes only a few variables otherwise, and the model's are the point here); prints
     each answer, or the refusal of the set."""
     params = StdioServerParameters(
-        command=binary, args=["--home", home, "--skills", skills, "mcp"], env=dict(os.environ))
+        command=binary, args=["--home", home, "--skills", skills, "mcp", "--tools", "all"], env=dict(os.environ))
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
@@ -155,7 +155,7 @@ async def layers(binary, home, skills, skill):
 
 
 async def main(binary, home, skills):
-    params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
+    params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp", "--tools", "all"])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()

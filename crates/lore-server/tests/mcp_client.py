@@ -3,9 +3,15 @@
 Usage:
     mcp_client.py stdio LORE_BINARY LORE_HOME SKILLS_DIR
     mcp_client.py http URL [TOKEN]
+    mcp_client.py subset-stdio LORE_BINARY LORE_HOME SKILLS_DIR
+    mcp_client.py subset-http URL
+    mcp_client.py list-stdio LORE_BINARY LORE_HOME SKILLS_DIR
+    mcp_client.py list-http URL [TOKEN]
 
-With a TOKEN (scoped to the `support` domain), it also checks isolation: nothing outside
-`support/` is listed or found, and recording into `finance/audit` is refused.
+`stdio` and `http` ask for every tool (`--tools all`, `?tools=all`). With a TOKEN (an agent's,
+scoped to the `support` domain), it also checks isolation: nothing outside `support/` is listed
+or found, recording into `finance/audit` is refused, and no reviewer or admin tool is listed.
+The `list` modes print the `tools/list` result exactly as the client holds it, for counting.
 
 Lists the tools, checks their annotations, then calls every tool: record an execution, correct
 it, find the learned lesson by search and by listing, read it, assemble the prompt that carries
@@ -38,6 +44,13 @@ WRITES = {
     "ingest_knowledge", "record_decision", "review_decisions", "org_pool", "propagate_lesson",
     "build_digests", "define_eval_set", "run_evals",
     "ingest_knowledge", "record_decision", "review_decisions",
+    "embedder_train", "embedder_resume", "embedder_activate", "embedder_rollback", "embedder_cancel",
+}
+# What an agent's token may not call, so is not listed to it.
+PRIVILEGED = {
+    "review_queue", "review_lessons", "org_pool", "ingest_knowledge", "record_decision",
+    "review_decisions", "build_digests", "define_eval_set", "run_evals",
+    "embedder_status", "embedder_runs", "embedder_preflight",
     "embedder_train", "embedder_resume", "embedder_activate", "embedder_rollback", "embedder_cancel",
 }
 
@@ -154,7 +167,8 @@ async def episodes(session):
 
 
 async def review(session, lesson_id):
-    """As the machine's user (no token): the trial lesson is in the queue and can be approved."""
+    """As the machine's user (no token): the learned lesson on trial is in the queue and can be
+    approved."""
     queue = await call(session, "review_queue", {"statuses": ["trial"]})
     check([i["lesson"]["id"] for i in queue["items"]] == [lesson_id], f"review_queue: {queue}")
     bad = await session.call_tool("review_lessons", {"decision": "bless", "ids": [lesson_id], "reason": "x"})
@@ -288,7 +302,8 @@ async def exercise(session, reviewer):
     await session.initialize()
     tools = (await session.list_tools()).tools
     names = {t.name for t in tools}
-    check(names == READ_ONLY | WRITES, f"unexpected tools: {sorted(names)}")
+    expected = READ_ONLY | WRITES if reviewer else (READ_ONLY | WRITES) - PRIVILEGED
+    check(names == expected, f"unexpected tools: {sorted(names ^ expected)}")
     for tool in tools:
         hint = attr(tool.annotations, "read_only_hint", "readOnlyHint")
         check(hint is (tool.name in READ_ONLY), f"{tool.name}: read_only_hint is {hint}")
@@ -300,7 +315,7 @@ async def exercise(session, reviewer):
         "output": {"summary": "A checkout problem.", "priority": "normal"},
         "outcome": "rejected",
     })
-    execution_id = recorded["execution_id"]
+    execution_id = recorded["id"]
     signal = await call(session, "report_signal", {
         "execution_id": execution_id,
         "channel": "constraint_failure",
@@ -318,11 +333,14 @@ async def exercise(session, reviewer):
     lesson = corrected["lesson"]
     test = corrected.get("regression_test") or {}
     check(test.get("assertions", 0) >= 1, f"correct should write a regression test: {corrected}")
-    check(lesson["status"] == "trial", f"an agent's correction should start on trial: {lesson}")
+    # Without a token the caller is the machine's user, as with the CLI and REST: approved at
+    # once (auto curation). An agent's token puts it on trial.
+    status = "approved" if reviewer else "trial"
+    check(lesson["status"] == status, f"the correction's lesson should be {status}: {lesson}")
 
     hits = (await call(session, "search_memory", {"query": "urgent priority customers"}))["hits"]
     check(any(h["id"] == lesson["id"] for h in hits), f"search did not find the lesson: {hits}")
-    listed = await call(session, "list_lessons", {"skill": SKILL, "statuses": ["trial"]})
+    listed = await call(session, "list_lessons", {"skill": SKILL, "statuses": [status]})
     check([l["id"] for l in listed["lessons"]] == [lesson["id"]], f"list_lessons: {listed}")
     got = await call(session, "get_lesson", {"id": lesson["id"]})
     check("urgent" in got["rule"], f"get_lesson: {got}")
@@ -332,14 +350,14 @@ async def exercise(session, reviewer):
     recalled = await call(session, "recall_memory", {"query": "urgent priority customers", "explain": True})
     check([l["id"] for l in recalled["lessons"]] == [lesson["id"]], f"recall_memory: {recalled}")
     check("urgent" in recalled["context"] and recalled["explain"], f"recall_memory: {recalled}")
-    if reviewer:
-        await review(session, lesson["id"])
     runbook = {"lessons": [{"skill": SKILL.split("/")[0] + "/runbook", "task": "Page the on-call",
                             "lesson": "Always page the on-call engineer for a checkout outage."}]}
     learned = await call(session, "learn_lessons", runbook)
     check(learned["learned"] == 1 and learned["items"][0]["status"] == "trial", f"learn_lessons: {learned}")
     again = await call(session, "learn_lessons", runbook)
     check(again["already"] == 1 and again["learned"] == 0, f"learn_lessons twice: {again}")
+    if reviewer:
+        await review(session, learned["items"][0]["lesson_id"])
     await self_editing(session)
     await episodes(session)
     await layers(session, reviewer)
@@ -359,16 +377,16 @@ async def exercise(session, reviewer):
     return {"tools": sorted(names), "execution_id": execution_id, "lesson_id": lesson["id"]}
 
 
-LOOP = ["correct", "memory_prompt", "recall_memory", "record_execution", "report_signal"]
+LOOP = ["correct", "get_lesson", "recall_memory", "record_execution", "report_signal", "search_memory"]
 
 
 async def subset(session):
-    """A connection limited to the `loop` group (and get_lesson): only those are listed, a hidden
-    tool cannot be called, and a skill without SKILL.md points the model at recall_memory."""
+    """A connection that asks for the `loop` group and memory_prompt: only those are listed, a
+    hidden tool cannot be called, and a skill without SKILL.md points the model at recall_memory."""
     await session.initialize()
     listed = await session.list_tools()
     names = sorted(t.name for t in listed.tools)
-    check(names == sorted(LOOP + ["get_lesson"]), f"subset lists {names}")
+    check(names == sorted(LOOP + ["memory_prompt"]), f"subset lists {names}")
     try:
         hidden = await session.call_tool("what_if", {"decision": "CSV", "context": "export"})
         refused = attr(hidden, "is_error", "isError")
@@ -382,12 +400,22 @@ async def subset(session):
     return {"tools": names}
 
 
+async def listing(session):
+    """The tools listed to a connection that asks for none: their names, and the list as JSON,
+    compact as on the wire, for the caller to count its tokens."""
+    await session.initialize()
+    listed = await session.list_tools()
+    tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
+    return {"names": sorted(t["name"] for t in tools),
+            "json": json.dumps({"tools": tools}, separators=(",", ":"), ensure_ascii=False)}
+
+
 async def main(argv):
     mode = argv[1]
     if mode == "subset-stdio":
         binary, home, skills = argv[2], argv[3], argv[4]
         params = StdioServerParameters(
-            command=binary, args=["--home", home, "--skills", skills, "mcp", "--tools", "loop,get_lesson"]
+            command=binary, args=["--home", home, "--skills", skills, "mcp", "--tools", "loop,memory_prompt"]
         )
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
@@ -400,16 +428,30 @@ async def main(argv):
     elif mode == "stdio":
         binary, home, skills = argv[2], argv[3], argv[4]
         params = StdioServerParameters(
-            command=binary, args=["--home", home, "--skills", skills, "mcp"]
+            command=binary, args=["--home", home, "--skills", skills, "mcp", "--tools", "all"]
         )
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 findings = await exercise(session, reviewer=True)
-    elif mode == "http":
+    elif mode == "list-stdio":
+        binary, home, skills = argv[2], argv[3], argv[4]
+        params = StdioServerParameters(command=binary, args=["--home", home, "--skills", skills, "mcp"])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                findings = await listing(session)
+    elif mode == "list-http":
         token = argv[3] if len(argv) > 3 else None
         headers = {"Authorization": f"Bearer {token}"} if token else None
         async with create_mcp_http_client(headers=headers) as client:
             async with streamable_http_client(argv[2], http_client=client) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    findings = await listing(session)
+    elif mode == "http":
+        token = argv[3] if len(argv) > 3 else None
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        url = argv[2] + ("&" if "?" in argv[2] else "?") + "tools=all"
+        async with create_mcp_http_client(headers=headers) as client:
+            async with streamable_http_client(url, http_client=client) as streams:
                 read, write = streams[0], streams[1]
                 async with ClientSession(read, write) as session:
                     findings = await exercise(session, reviewer=not token)

@@ -323,7 +323,7 @@ fn only_a_persons_credential_approves_an_org_proposal_over_rest_and_mcp() {
         );
         assert_eq!(stdio["status"], "needs_review", "{stdio}");
 
-        let url = format!("http://{}/mcp", server.addr);
+        let url = format!("http://{}/mcp?tools=all", server.addr);
         let as_agent = mcp_checks(&p, &["org-http", &url, &agent, &id]);
         assert!(as_agent["pool_refused"].is_string(), "{as_agent}");
         assert!(as_agent["approve_refused"].is_string(), "{as_agent}");

@@ -1079,7 +1079,7 @@ fn the_embedder_lifecycle_answers_on_postgres() {
     assert!(active["checkpoint"].is_null(), "{active}");
 }
 
-/// One JSON-RPC message to `/mcp` at `addr` (under the name `host`, when given), with the
+/// One JSON-RPC message to `/mcp?tools=all` at `addr` (under the name `host`, when given), with the
 /// session when there is one: the status, the session header, and the answer's text.
 fn mcp_at(
     addr: SocketAddr,
@@ -1087,7 +1087,7 @@ fn mcp_at(
     session: Option<&str>,
     message: &Value,
 ) -> (u16, Option<String>, String) {
-    let mut request = ureq::post(&format!("http://{addr}/mcp"))
+    let mut request = ureq::post(&format!("http://{addr}/mcp?tools=all"))
         .config()
         .http_status_as_error(false)
         .build()
