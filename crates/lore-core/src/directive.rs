@@ -65,6 +65,8 @@ const PHRASES: &[(&str, &str)] = &[
     ("such as", ""),
     ("e.g.", ""),
     ("right away", ""),
+    ("as soon as possible", ""),
+    ("straight away", ""),
     ("at once", ""),
     ("as well", ""),
     ("leave out", "omit"),
@@ -120,6 +122,8 @@ const NEGATORS: &[&str] = &[
     "mustn't",
     "avoid",
     "refrain",
+    "refuse",
+    "decline",
     "stop",
     "cease",
     "omit",
@@ -366,6 +370,18 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("pictures", "photo"),
 ];
 
+/// Words that state a value as digits would: a rule that adds one names another value.
+const NUMBER_WORDS: &[&str] = &[
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "twenty", "thirty", "forty", "fifty", "hundred", "thousand", "once", "twice", "half",
+    "double", "atmost", "atleast",
+];
+
+/// Whether a canonical word states a value (a number, a bound).
+pub fn is_value(word: &str) -> bool {
+    word.chars().any(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&word)
+}
+
 /// The content words of `text` in canonical form, without polarity.
 pub fn content(text: &str) -> BTreeSet<String> {
     segments(text).into_iter().flat_map(|s| s.words).collect()
@@ -429,7 +445,8 @@ fn is_negator(word: &str) -> bool {
 
 /// Lower-cased text with [`PHRASES`] rewritten at word boundaries.
 fn rewrite(text: &str) -> String {
-    let mut padded = format!(" {} ", text.to_lowercase().replace(['’', '‘'], "'"));
+    let lower = text.to_lowercase().replace(['’', '‘'], "'");
+    let mut padded = format!(" {} ", lower.replace("e-mail", "email"));
     for (phrase, with) in PHRASES {
         let needle = format!(" {phrase} ");
         let replacement = format!(" {with} ");
@@ -457,6 +474,9 @@ fn canonical(word: &str) -> Option<String> {
     let word = synonyms.get(word).copied().unwrap_or(word);
     if SHAPE_WORDS.contains(&word) {
         return None;
+    }
+    if NUMBER_WORDS.contains(&word) {
+        return Some(word.to_owned());
     }
     Some(stem(&word.replace("iz", "is")))
 }

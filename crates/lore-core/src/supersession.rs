@@ -344,7 +344,7 @@ impl Profile {
         // A number added is a value the other rule does not hold ("retry" / "retry 3 times").
         if mine
             .symmetric_difference(theirs)
-            .any(|w| w.chars().any(|c| c.is_ascii_digit()))
+            .any(|w| directive::is_value(w))
         {
             return false;
         }
@@ -485,6 +485,30 @@ mod tests {
                 b.rule
             );
         }
+    }
+
+    /// A rule that adds a value ("retry" / "retry twice") holds another value, however many
+    /// words the two share.
+    #[test]
+    fn a_value_added_is_never_a_rewording() {
+        let rule = |times: &str| {
+            format!(
+                "When the billing service fails, retry the request {times} before paging the \
+                 on-call engineer."
+            )
+        };
+        let plain = lesson(&rule(""), GENERAL, 0.9);
+        for times in ["twice", "once", "3x"] {
+            let other = lesson(&rule(times), GENERAL, 0.8);
+            assert_eq!(verdict(&other, &plain), Verdict::Partial, "{}", other.rule);
+        }
+        // One word of slack is still a rewording when it names no value.
+        let full = lesson(&rule("again"), GENERAL, 0.8);
+        assert!(
+            matches!(verdict(&full, &plain), Verdict::NearDuplicate { .. }),
+            "{:?}",
+            verdict(&full, &plain)
+        );
     }
 
     /// Thirty rules that differ only in a subsystem's name are thirty lessons.
