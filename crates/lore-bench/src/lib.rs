@@ -14,6 +14,7 @@
 //! Figures and how they were measured are in `docs/BENCHMARKS.md`.
 
 mod corpus;
+mod distractors;
 pub mod episodes;
 pub mod ingest;
 pub mod knowledge;
