@@ -13,6 +13,14 @@
 //!
 //! [`Via::Learn`] loads the same file through `lore learn`'s path instead ([`Engine::learn_lessons`]:
 //! each line a `skill`, `task`, `failed` and `lesson`, batched), so both ways in are measured.
+//!
+//! A lesson is only worth its tokens where it applies, so the benchmark also asks what an agent
+//! meets next: a line may carry the task `reworded` (the same situation in other words), asked
+//! over every skill, whose own lesson should come first; and a second file holds tasks that no
+//! lesson is about, asked over every skill, which should get no lesson at all (a false
+//! activation when they do). Lines may name a `split`, `tune` or `heldout`, reported apart, so
+//! settings chosen on one half are checked on the other. With `distractors`, that many other
+//! approved lessons ([`crate::distractors`]) are in the store first, as in a store in use.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -22,6 +30,7 @@ use anyhow::{Context, Result};
 use lore_core::SkillPath;
 use lore_core::id::LessonId;
 use lore_core::model::{AuthorKind, LessonStatus, Outcome};
+use lore_core::ports::store::Record;
 use lore_engine::{
     Attribution, Engine, EngineConfig, NewCorrection, NewExecution, RecallQuery, learn,
 };
@@ -68,6 +77,33 @@ struct Case {
     #[serde(default)]
     failed: String,
     reflection: String,
+    /// The task in other words, asked over every skill.
+    #[serde(default)]
+    reworded: Option<String>,
+    #[serde(default)]
+    split: Option<String>,
+}
+
+/// One line of the unrelated tasks' file: a task that no lesson is about.
+#[derive(Debug, Deserialize)]
+struct Unrelated {
+    task: String,
+    #[serde(default)]
+    split: Option<String>,
+}
+
+/// What to run beside the data file.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// How the reflections go in.
+    pub via: Via,
+    /// Tasks that no lesson is about (JSON lines with `task`, optionally `split`).
+    pub unrelated: Option<std::path::PathBuf>,
+    /// Other approved lessons in the store before the benchmark's own.
+    pub distractors: usize,
+    /// A folder that keeps the store of distractors, embedded, for the next run with the same
+    /// count and embedder (a model takes many minutes to embed ten thousand lessons).
+    pub cache: Option<std::path::PathBuf>,
 }
 
 /// Hits at 1, 3 and 5 over some cases.
@@ -114,11 +150,48 @@ struct Row {
     bm25: Hits,
 }
 
+/// Reworded and unrelated tasks of one split.
+#[derive(Clone, Debug, Default, Serialize)]
+struct Relevance {
+    split: String,
+    /// Reworded tasks asked over every skill: is their own lesson first?
+    reworded: Hits,
+    /// Unrelated tasks asked.
+    unrelated: usize,
+    /// Share of them that got at least one lesson.
+    false_activation: f64,
+    /// Lessons they got, on average.
+    lessons_per_unrelated: f64,
+}
+
+#[derive(Default)]
+struct RelevanceTally {
+    reworded: Tally,
+    unrelated: usize,
+    activated: usize,
+    shown: usize,
+}
+
+impl RelevanceTally {
+    fn relevance(&self, split: &str) -> Relevance {
+        let per = |n: usize| n as f64 / self.unrelated.max(1) as f64;
+        Relevance {
+            split: split.to_owned(),
+            reworded: self.reworded.hits(),
+            unrelated: self.unrelated,
+            false_activation: per(self.activated),
+            lessons_per_unrelated: per(self.shown),
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct Report {
     embedder: String,
     via: Via,
     lessons: usize,
+    /// Other approved lessons in the store.
+    distractors: usize,
     /// Lessons left in each status after loading, before review approved them.
     statuses_after_load: BTreeMap<String, usize>,
     /// Corrections merged into an earlier lesson.
@@ -127,6 +200,8 @@ struct Report {
     miss_reasons: BTreeMap<String, usize>,
     skills: Vec<Row>,
     overall: Row,
+    /// Per split, then all together; empty when the data has no reworded or unrelated tasks.
+    relevance: Vec<Relevance>,
 }
 
 /// Runs the benchmark on `data` with `embedder` (`None`: the Engine's builtin one).
@@ -138,24 +213,26 @@ struct Report {
 pub fn run(
     data: &Path,
     embedder: Option<Arc<dyn Embedder>>,
-    via: Via,
+    options: &Options,
     json: bool,
     out: &mut Out<'_>,
 ) -> Result<()> {
-    let cases = read(data)?;
+    let cases: Vec<Case> = read(data)?;
     anyhow::ensure!(!cases.is_empty(), "{} holds no cases", data.display());
+    let unrelated: Vec<Unrelated> = match &options.unrelated {
+        Some(path) => read(path)?,
+        None => Vec::new(),
+    };
     let dir = tempfile::tempdir()?;
-    let store = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Create)?;
-    let mut engine = Engine::new(Arc::new(store), EngineConfig::default());
-    if let Some(embedder) = embedder {
-        engine = engine.with_embedder(embedder);
-    }
-    let loaded = match via {
+    let engine = with_distractors(dir.path(), embedder, options)?;
+    let loaded = match options.via {
         Via::Correct => load(&engine, &cases)?,
         Via::Learn => learn(&engine, &cases)?,
     };
     let mut report = measure(&engine, &cases, &loaded)?;
-    report.via = via;
+    report.relevance = relevance(&engine, &cases, &unrelated, &loaded)?;
+    report.distractors = options.distractors;
+    report.via = options.via;
     report.statuses_after_load = loaded.statuses;
     report.merged = loaded.merged;
     if json {
@@ -164,7 +241,71 @@ pub fn run(
     print(&report, out)
 }
 
-fn read(data: &Path) -> Result<Vec<Case>> {
+/// An Engine over a new store in `dir` holding the distractors, embedded: copied from the
+/// cache when it has them, else written (and the cache filled).
+fn with_distractors(
+    dir: &Path,
+    embedder: Option<Arc<dyn Embedder>>,
+    options: &Options,
+) -> Result<Engine> {
+    let open = |embedder: &Option<Arc<dyn Embedder>>| -> Result<Engine> {
+        let store = SqliteStore::open(dir.join("lore.db"), OpenMode::Create)?;
+        let engine = Engine::new(Arc::new(store), EngineConfig::default());
+        Ok(match embedder {
+            Some(embedder) => engine.with_embedder(embedder.clone()),
+            None => engine,
+        })
+    };
+    if options.distractors == 0 {
+        return open(&embedder);
+    }
+    let name = embedder
+        .as_ref()
+        .map_or("builtin".to_owned(), |e| e.id().name);
+    let cached = options
+        .cache
+        .as_ref()
+        .map(|c| c.join(format!("distractors-{}-{name}", options.distractors)));
+    if let Some(cached) = cached.as_ref().filter(|c| c.is_dir()) {
+        copy_files(cached, dir)?;
+        return open(&embedder);
+    }
+    let engine = open(&embedder)?;
+    let lessons = crate::distractors::lessons(options.distractors, chrono::Utc::now());
+    for chunk in lessons.chunks(1000) {
+        let records: Vec<Record> = chunk.iter().cloned().map(Record::Lesson).collect();
+        engine.import_records(&records)?;
+    }
+    // The first recall fits the embedder and embeds every lesson, as a store in use has them.
+    engine.recall(&RecallQuery {
+        text: "warm up".into(),
+        ..RecallQuery::default()
+    })?;
+    let Some(cached) = cached else {
+        return Ok(engine);
+    };
+    drop(engine);
+    std::fs::create_dir_all(&cached)?;
+    copy_files(dir, &cached)?;
+    open(&embedder)
+}
+
+/// Copies the files of `from` (a closed store and what lies beside it) into `to`.
+fn copy_files(from: &Path, to: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            std::fs::create_dir_all(&target)?;
+            copy_files(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+fn read<T: serde::de::DeserializeOwned>(data: &Path) -> Result<Vec<T>> {
     let text =
         std::fs::read_to_string(data).with_context(|| format!("reading {}", data.display()))?;
     text.lines()
@@ -339,7 +480,59 @@ fn measure(engine: &Engine, cases: &[Case], loaded: &Loaded) -> Result<Report> {
             lore: all_lore.hits(),
             bm25: all_bm25.hits(),
         },
+        distractors: 0,
+        relevance: Vec::new(),
     })
+}
+
+/// Asks every reworded task and every unrelated task over all skills.
+fn relevance(
+    engine: &Engine,
+    cases: &[Case],
+    unrelated: &[Unrelated],
+    loaded: &Loaded,
+) -> Result<Vec<Relevance>> {
+    let mut splits: BTreeMap<&str, RelevanceTally> = BTreeMap::new();
+    let mut all = RelevanceTally::default();
+    let ask = |text: &str| {
+        engine.recall(&RecallQuery {
+            text: text.to_owned(),
+            limit: Some(DEPTH),
+            ..RecallQuery::default()
+        })
+    };
+    for (case, own) in cases.iter().zip(&loaded.own) {
+        let Some(reworded) = &case.reworded else {
+            continue;
+        };
+        let result = ask(reworded)?;
+        let rank = own
+            .as_ref()
+            .and_then(|own| result.lessons.iter().position(|l| &l.id == own));
+        let split = case.split.as_deref().unwrap_or("all");
+        splits.entry(split).or_default().reworded.add(rank);
+        all.reworded.add(rank);
+    }
+    for task in unrelated {
+        let result = ask(&task.task)?;
+        let shown = result.lessons.len();
+        let split = task.split.as_deref().unwrap_or("all");
+        for tally in [splits.entry(split).or_default(), &mut all] {
+            tally.unrelated += 1;
+            tally.activated += usize::from(shown > 0);
+            tally.shown += shown;
+        }
+    }
+    if all.reworded.cases == 0 && all.unrelated == 0 {
+        return Ok(Vec::new());
+    }
+    let mut rows: Vec<Relevance> = splits
+        .iter()
+        .filter(|(split, _)| **split != "all")
+        .map(|(split, tally)| tally.relevance(split))
+        .collect();
+    rows.push(all.relevance("all"));
+    Ok(rows)
 }
 
 fn reason(decision: &Decision) -> String {
@@ -354,8 +547,13 @@ fn reason(decision: &Decision) -> String {
 
 fn print(report: &Report, out: &mut Out<'_>) -> Result<()> {
     out.line(format!(
-        "{} lessons via {:?}, embedder {}; after loading: {:?}, {} merged",
-        report.lessons, report.via, report.embedder, report.statuses_after_load, report.merged
+        "{} lessons via {:?} among {} distractors, embedder {}; after loading: {:?}, {} merged",
+        report.lessons,
+        report.via,
+        report.distractors,
+        report.embedder,
+        report.statuses_after_load,
+        report.merged
     ))?;
     out.line(format!(
         "{:<34} {:>5}  {:>18}  {:>18}",
@@ -373,6 +571,26 @@ fn print(report: &Report, out: &mut Out<'_>) -> Result<()> {
     }
     if !report.miss_reasons.is_empty() {
         out.line(format!("Lore's misses: {:?}", report.miss_reasons))?;
+    }
+    if !report.relevance.is_empty() {
+        out.line(format!(
+            "{:<10} {:>8} {:>18} {:>10} {:>17} {:>16}",
+            "split", "reworded", "hit@1/3/5", "unrelated", "false activation", "lessons per task"
+        ))?;
+    }
+    for r in &report.relevance {
+        out.line(format!(
+            "{:<10} {:>8} {:>18} {:>10} {:>17.3} {:>16.2}",
+            r.split,
+            r.reworded.cases,
+            format!(
+                "{:.3}/{:.3}/{:.3}",
+                r.reworded.hit_at_1, r.reworded.hit_at_3, r.reworded.hit_at_5
+            ),
+            r.unrelated,
+            r.false_activation,
+            r.lessons_per_unrelated
+        ))?;
     }
     Ok(())
 }

@@ -17,6 +17,7 @@
 
 mod corpus;
 pub mod curation;
+mod distractors;
 pub mod episodes;
 pub mod ingest;
 pub mod knowledge;

@@ -439,6 +439,7 @@ impl DenseSide {
         Ok(RankedList {
             source: Source::Dense,
             hits: hits(&self.slot_ids, self.index.exact(query, k, |_| true)),
+            scale: lore_recall::Scale::MinMax,
         })
     }
 }
@@ -508,6 +509,7 @@ impl ConversationIndex {
         let sparse = RankedList {
             source: Source::Sparse,
             hits: hits(&self.slot_ids, found),
+            scale: lore_recall::Scale::MinMax,
         };
         let dense = |which| match (which, &self.fitted, &query.fitted) {
             (Dense::Fitted, Some(side), Some(vector)) => side.search(vector, self.size),

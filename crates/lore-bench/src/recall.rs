@@ -396,10 +396,12 @@ fn measure(
             RankedList {
                 source: Source::Sparse,
                 hits: sparse_hits,
+                scale: lore_recall::Scale::MinMax,
             },
             RankedList {
                 source: Source::Dense,
                 hits: dense_hits,
+                scale: lore_recall::Scale::MinMax,
             },
         ];
         // As the Engine does: entries for the candidates only.

@@ -43,6 +43,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "max_per_tag",
             "max_per_session",
             "min_relevance",
+            "relevance_floor",
             "min_condition_match",
             "non_inferable_only",
             "limit",
@@ -185,6 +186,7 @@ pub struct RecallKeys {
     max_per_tag: Option<u32>,
     max_per_session: Option<u32>,
     min_relevance: Option<f64>,
+    relevance_floor: Option<f64>,
     min_condition_match: Option<f64>,
     non_inferable_only: Option<bool>,
     limit: Option<u32>,
@@ -294,6 +296,7 @@ impl Settings {
             ("recall.dense_weight", r.dense_weight),
             ("recall.mmr_lambda", r.mmr_lambda),
             ("recall.min_relevance", r.min_relevance),
+            ("recall.relevance_floor", r.relevance_floor),
             ("recall.min_condition_match", r.min_condition_match),
             ("skills.min_confidence", self.given.skills.min_confidence),
             ("recall.personal_boost", r.personal_boost),
@@ -420,6 +423,7 @@ impl Settings {
                 cap(r.max_per_session, defaults.max_per_session),
             )
             .min_relevance(r.min_relevance.unwrap_or(defaults.min_relevance))
+            .relevance_floor(r.relevance_floor.unwrap_or(defaults.relevance_floor))
             .min_condition_match(
                 r.min_condition_match
                     .unwrap_or(defaults.min_condition_match),
@@ -452,7 +456,7 @@ impl Settings {
                 sparse: 1.0 - dense,
                 dense,
             },
-            (_, None, None) => RecallConfig::fusion_for(semantic),
+            (_, None, None) => RecallConfig::calibrated_fusion_for(semantic),
         }
     }
 

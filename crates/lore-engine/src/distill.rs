@@ -201,7 +201,10 @@ fn condition_of(sentence: &str) -> Option<String> {
         let start = if lower.starts_with(opener) {
             Some(0)
         } else if *opener != "for " {
-            lower.find(&format!(" {opener}")).map(|i| i + 1)
+            lower
+                .match_indices(&format!(" {opener}"))
+                .map(|(i, _)| i + 1)
+                .find(|&i| !asks_about(&lower[..i]))
         } else {
             None
         };
@@ -215,6 +218,48 @@ fn condition_of(sentence: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Words after which "if" or "when" opens what is checked or asked, not when a rule applies:
+/// "run it to see if it was mentioned", "check whether", "ask when it ships", "even if".
+const ASKING_WORDS: &[&str] = &[
+    "see",
+    "check",
+    "checking",
+    "checks",
+    "checked",
+    "know",
+    "knowing",
+    "determine",
+    "verify",
+    "test",
+    "testing",
+    "tests",
+    "ask",
+    "asking",
+    "asked",
+    "wonder",
+    "decide",
+    "tell",
+    "out",
+    "sure",
+    "confirm",
+    "find",
+    "learn",
+    "even",
+    "as",
+    "what",
+    "about",
+    "clear",
+    "unclear",
+];
+
+/// Whether `before`, the text before an inner "if" or "when", ends with a word that makes the
+/// clause the object of a question or a check ([`ASKING_WORDS`]) rather than a condition.
+fn asks_about(before: &str) -> bool {
+    words(before)
+        .last()
+        .is_some_and(|w| ASKING_WORDS.contains(&w.as_str()))
 }
 
 /// The byte offset of the first comma followed by an order ("…, use", "…, run").
@@ -516,6 +561,24 @@ mod tests {
             d.applies_when,
             "Tasks about: max, adjacent, product, nums, find, largest, elements."
         );
+    }
+
+    #[test]
+    fn a_clause_that_says_what_to_check_is_no_condition() {
+        for text in [
+            "I should have searched the whole page to see if it was mentioned there.",
+            "Next time I should check whether the list is empty and ask when the data arrives.",
+            "Always keep the original file, even if the copy looks complete.",
+        ] {
+            let d = distill(text, &json!({}));
+            assert_eq!(d.applies_when, "", "{text}");
+        }
+        // A stated condition after such a clause is still found.
+        let d = distill(
+            "You should check the totals to see if they match, and retry if the upload failed.",
+            &json!({}),
+        );
+        assert_eq!(d.applies_when, "If the upload failed.");
     }
 
     #[test]

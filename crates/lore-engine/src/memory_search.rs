@@ -220,6 +220,7 @@ impl LogIndexes {
                     score,
                 })
                 .collect(),
+            scale: lore_recall::Scale::MinMax,
         };
         let sparse = list(Source::Sparse, index.sparse.search(query, all, admits));
         let vector = index.embedder.embed(query)?;

@@ -26,7 +26,8 @@ use lore_recall::applies::{QueryWords, condition_match};
 use lore_recall::lessons::{self, IndexInfo, RecallIndex, SharedIndex, Shown};
 use lore_recall::{
     Eligibility, Embedder, EmbedderId, Entries, Entry, Explanation, Hit, MemoryFilter,
-    NON_INFERABLE_TAG, QueryShape, RankedList, RecallConfig, Source, Tokenizer, run,
+    NON_INFERABLE_TAG, QueryShape, RankedList, RecallConfig, Scale, Source, Tokenizer, calibrate,
+    run,
 };
 
 /// What [`Engine::reembed`] did.
@@ -215,6 +216,12 @@ impl Engine {
             let q = index.embedder.embed(&query.text)?;
             index.dense.search(&q, pool, allowed, admits)
         };
+        let scales = [
+            calibrate::sparse(index.sparse.query_weight(&query.text)),
+            calibrate::dense(index.embedder.semantic()),
+            Scale::MinMax,
+            Scale::MinMax,
+        ];
         let found = [
             (Source::Sparse, sparse),
             (Source::Dense, dense),
@@ -244,7 +251,9 @@ impl Engine {
                 .as_deref()
                 .is_some_and(|key| Engine::held_out(lesson, key))
         };
+        let mut scales = scales.into_iter();
         let lists = found.map(|(source, hits)| RankedList {
+            scale: scales.next().expect("a scale for every source"),
             source,
             hits: hits
                 .into_iter()
@@ -441,7 +450,7 @@ impl Engine {
     fn recall_config(&self, query: &RecallQuery) -> Result<RecallConfig> {
         let mut config = self.recall.config.clone();
         if !self.recall.configured {
-            config.fusion = RecallConfig::fusion_for(self.recall.embedder.semantic());
+            config.fusion = RecallConfig::calibrated_fusion_for(self.recall.embedder.semantic());
         }
         config.budget = lore_core::limits::budget(
             "budget",

@@ -18,6 +18,9 @@ pub struct RecallConfig {
     pub on_error: OnErrorWeights,
     /// Candidates scoring below this are dropped, `[0, 1]`.
     pub min_relevance: f64,
+    /// Candidates whose calibrated relevance ([`crate::calibrate`]) is below this are dropped,
+    /// `[0, 1]`; 0 turns the floor off. An error's fingerprint or tags count as relevance.
+    pub relevance_floor: f64,
     /// A memory that states when it applies is dropped when the query meets less than this
     /// share of its condition ([`crate::applies`]), `[0, 1]`; 0 turns the check off.
     pub min_condition_match: f64,
@@ -62,6 +65,7 @@ impl Default for RecallConfig {
             decay_per_hour: 0.001,
             on_error: OnErrorWeights::default(),
             min_relevance: 0.0,
+            relevance_floor: Self::RELEVANCE_FLOOR,
             // `lore bench learning`, 5 seeds: retrieval precision 0.79 without the check, 0.86
             // at 0.25, 0.88 at 0.4, 0.92 at 0.5. A quarter keeps a person's short condition
             // ("Checkout outages.") for a query in other words ("checkout fails after deploy")
@@ -82,6 +86,9 @@ impl Default for RecallConfig {
 }
 
 impl RecallConfig {
+    /// The default relevance floor.
+    pub const RELEVANCE_FLOOR: f64 = 0.3;
+
     /// The default fusion for an embedder whose vectors are `semantic` (see
     /// [`super::Embedder::semantic`]) or lexical (the builtin one).
     ///
@@ -102,6 +109,24 @@ impl RecallConfig {
                 sparse: 0.9,
                 dense: 0.1,
             }
+        }
+    }
+
+    /// The default fusion of calibrated lists ([`crate::calibrate`]), as lesson recall makes
+    /// them, for a `semantic` or lexical embedder.
+    ///
+    /// Chosen on the tuning half of `lore bench lessons`' own data: with a sentence model the
+    /// dense leg is the one that finds a reworded task's lesson, so it weighs more (reworded
+    /// hit@1 .65 at 0.3/0.7 against .55 at 0.5/0.5, unrelated tasks served .05 both); a lexical
+    /// embedder only repeats BM25's evidence, so it keeps the weight [`Self::fusion_for`] gives.
+    pub fn calibrated_fusion_for(semantic: bool) -> Fusion {
+        if semantic {
+            Fusion::Linear {
+                sparse: 0.3,
+                dense: 0.7,
+            }
+        } else {
+            Self::fusion_for(false)
         }
     }
 
@@ -138,6 +163,12 @@ impl RecallConfigBuilder {
     /// Sets the minimum relevance.
     pub fn min_relevance(mut self, min: f64) -> Self {
         self.0.min_relevance = min;
+        self
+    }
+
+    /// Sets the relevance floor (0 turns it off).
+    pub fn relevance_floor(mut self, floor: f64) -> Self {
+        self.0.relevance_floor = floor;
         self
     }
 
@@ -207,6 +238,7 @@ impl RecallConfigBuilder {
         check_range("recency weight", c.recency_weight, 0.0, 1.0)?;
         check_range("decay per hour", c.decay_per_hour, 0.0, f64::MAX)?;
         check_range("minimum relevance", c.min_relevance, 0.0, 1.0)?;
+        check_range("relevance floor", c.relevance_floor, 0.0, 1.0)?;
         check_range("minimum condition match", c.min_condition_match, 0.0, 1.0)?;
         check_range("personal boost", c.personal_boost, 0.0, 1.0)?;
         if let Some(lambda) = c.mmr_lambda {

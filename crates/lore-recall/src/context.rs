@@ -127,6 +127,7 @@ mod tests {
                 id: id.into(),
                 text: score,
                 sources: Vec::new(),
+                calibrated: false,
             },
             components: Components::default(),
             score,

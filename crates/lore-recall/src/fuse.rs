@@ -14,7 +14,7 @@ use crate::FastMap;
 
 use serde::Serialize;
 
-use super::{Fusion, RankedList, Source};
+use super::{Fusion, RankedList, Scale, Source};
 
 /// One source's opinion of a candidate.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -25,7 +25,7 @@ pub struct SourceScore {
     pub rank: usize,
     /// The source's own score (BM25, cosine, match fraction).
     pub raw: f64,
-    /// The score min-max normalized within its list, `[0, 1]`.
+    /// The score on its list's scale ([`Scale`]), `[0, 1]`.
     pub normalized: f64,
 }
 
@@ -38,6 +38,9 @@ pub struct Fused {
     pub sources: Vec<SourceScore>,
     /// Text relevance from the sparse and dense lists, `[0, 1]`.
     pub text: f64,
+    /// Whether its text relevance comes from calibrated lists ([`Scale::Calibrated`]), so that
+    /// it means the same in every query and a floor applies to it.
+    pub calibrated: bool,
 }
 
 impl Fused {
@@ -59,12 +62,13 @@ pub fn fuse(lists: &[RankedList], fusion: Fusion) -> Vec<Fused> {
     let mut fused: Vec<Fused> = Vec::new();
     let mut at: FastMap<&str, usize> = FastMap::default();
     for list in lists {
-        for (i, (hit, normalized)) in list.hits.iter().zip(min_max(list)).enumerate() {
+        for (i, (hit, normalized)) in list.hits.iter().zip(scaled(list)).enumerate() {
             let k = *at.entry(hit.id.as_str()).or_insert_with(|| {
                 fused.push(Fused {
                     id: hit.id.clone(),
                     sources: Vec::new(),
                     text: 0.0,
+                    calibrated: false,
                 });
                 fused.len() - 1
             });
@@ -72,6 +76,7 @@ pub fn fuse(lists: &[RankedList], fusion: Fusion) -> Vec<Fused> {
             if entry.sources.iter().any(|s| s.source == list.source) {
                 continue;
             }
+            entry.calibrated |= list.source.is_text() && list.scale != Scale::MinMax;
             entry.sources.push(SourceScore {
                 source: list.source,
                 rank: i + 1,
@@ -106,9 +111,17 @@ fn text_relevance(f: &Fused, fusion: Fusion) -> f64 {
     }
 }
 
-/// A list's scores min-max normalized to `[0, 1]`; all 1 when they are equal.
-fn min_max(list: &RankedList) -> Vec<f64> {
-    normalize(&list.hits.iter().map(|h| h.score).collect::<Vec<_>>())
+/// A list's scores on its scale: calibrated, or min-max normalized to `[0, 1]` (all 1 when
+/// they are equal).
+fn scaled(list: &RankedList) -> Vec<f64> {
+    let raw: Vec<f64> = list.hits.iter().map(|h| h.score).collect();
+    match list.scale {
+        Scale::MinMax => normalize(&raw),
+        scale => raw
+            .iter()
+            .map(|&r| crate::calibrate::apply(scale, r).unwrap_or(0.0))
+            .collect(),
+    }
 }
 
 fn normalize(scores: &[f64]) -> Vec<f64> {
@@ -202,16 +215,15 @@ mod tests {
     use crate::Hit;
 
     fn list(source: Source, hits: &[(&str, f64)]) -> RankedList {
-        RankedList {
+        RankedList::new(
             source,
-            hits: hits
-                .iter()
+            hits.iter()
                 .map(|(id, score)| Hit {
                     id: (*id).to_owned(),
                     score: *score,
                 })
                 .collect(),
-        }
+        )
     }
 
     fn texts(fused: &[Fused]) -> Vec<(&str, f64)> {

@@ -26,6 +26,7 @@ pub mod adapter;
 mod ann;
 pub mod applies;
 mod builtin;
+pub mod calibrate;
 mod context;
 mod fuse;
 pub mod hnsw;
@@ -101,6 +102,41 @@ pub struct RankedList {
     pub source: Source,
     /// Its hits, best first.
     pub hits: Vec<Hit>,
+    /// How its raw scores become relevance in `[0, 1]`.
+    pub scale: Scale,
+}
+
+impl RankedList {
+    /// A list whose scores are min-max normalized ([`Scale::MinMax`]).
+    pub fn new(source: Source, hits: Vec<Hit>) -> Self {
+        Self {
+            source,
+            hits,
+            scale: Scale::MinMax,
+        }
+    }
+}
+
+/// How a list's raw scores become relevance in `[0, 1]` before fusion.
+///
+/// Min-max within the list ranks its hits well but says nothing across queries: the best hit
+/// scores 1 whether it matches the query or merely shares a word with it, so no floor can be
+/// set on it. A calibrated list maps raw scores with bounds its source sets for the query
+/// ([`crate::calibrate`]), so a relevance means the same in every query and a floor can tell a
+/// lesson about the task from the least unrelated one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Scale {
+    /// `(raw - lo) / (hi - lo)` over the list's own scores.
+    #[default]
+    MinMax,
+    /// `(raw - zero) / (one - zero)`, clamped to `[0, 1]`.
+    Calibrated {
+        /// The raw score that means no evidence.
+        zero: f64,
+        /// The raw score from which the evidence is full.
+        one: f64,
+    },
 }
 
 /// How the sparse and dense lists are fused.
@@ -194,6 +230,14 @@ pub enum DropReason {
     Sensitive,
     /// Its score is below the minimum relevance.
     BelowMinRelevance,
+    /// Its calibrated relevance is below the relevance floor: the task is not about it. In
+    /// percent, against the floor.
+    NotRelevant {
+        /// Its relevance, in percent.
+        relevance: u8,
+        /// The floor, in percent.
+        floor: u8,
+    },
     /// The query does not meet the condition it states: how much of it was met, in percent,
     /// against the minimum.
     ConditionNotMet {

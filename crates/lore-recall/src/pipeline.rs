@@ -168,6 +168,17 @@ fn filter_stage<'e, 'a>(
             );
             continue;
         }
+        if let Some(relevance) = below_floor(s, config.relevance_floor) {
+            let percent = |x: f64| (x * 100.0).round().clamp(0.0, 100.0) as u8;
+            drop(
+                id,
+                DropReason::NotRelevant {
+                    relevance: percent(relevance),
+                    floor: percent(config.relevance_floor),
+                },
+            );
+            continue;
+        }
         match filter_drop(entry, filters) {
             Ok(None) => survivors.push((entry, s.score)),
             Ok(Some(why)) => drop(id, why),
@@ -183,6 +194,19 @@ fn filter_stage<'e, 'a>(
         }
     }
     survivors
+}
+
+/// The candidate's relevance when it is below `floor`: its calibrated text relevance, or
+/// what the query's error found in it. A lesson an error's fingerprint or tags point to is
+/// relevant whatever its words; a candidate scored only by min-max has no relevance that means
+/// anything across queries, so no floor applies to it.
+fn below_floor(s: &Scored, floor: f64) -> Option<f64> {
+    if !s.fused.calibrated {
+        return None;
+    }
+    let c = &s.components;
+    let relevance = c.text.max(c.fingerprint).max(c.tags);
+    (relevance < floor).then_some(relevance)
 }
 
 /// Conflicts, caps and the limit, in MMR order.
@@ -272,7 +296,7 @@ fn explain(scored: Vec<Scored>, decisions: Vec<Option<Decision>>) -> Vec<Explana
 mod tests {
     use super::*;
     use crate::tests::entry;
-    use crate::{ApproxTokenizer, Eligibility, Hit};
+    use crate::{ApproxTokenizer, Eligibility, Fusion, Hit};
 
     fn list(source: Source, ids: &[&str]) -> RankedList {
         RankedList {
@@ -285,6 +309,7 @@ mod tests {
                     score: 10.0 - i as f64,
                 })
                 .collect(),
+            scale: crate::Scale::MinMax,
         }
     }
 
@@ -352,6 +377,7 @@ mod tests {
                     id: "fp".into(),
                     score: 1.0,
                 }],
+                scale: crate::Scale::MinMax,
             },
         ];
         let config = RecallConfig::default();
@@ -363,6 +389,92 @@ mod tests {
             rank(&lists, &e, QueryShape::default(), &config)[0].fused.id,
             "text"
         );
+    }
+
+    /// Raw scores 10, 4 and 1 on a calibrated scale from 2 to 10: relevance 1, 0.25 and 0.
+    fn calibrated(source: Source, ids: &[&str]) -> RankedList {
+        let scores = [10.0, 4.0, 1.0];
+        RankedList {
+            source,
+            hits: ids
+                .iter()
+                .zip(scores)
+                .map(|(id, score)| Hit {
+                    id: (*id).to_owned(),
+                    score,
+                })
+                .collect(),
+            scale: crate::Scale::Calibrated {
+                zero: 2.0,
+                one: 10.0,
+            },
+        }
+    }
+
+    #[test]
+    fn the_relevance_floor_drops_what_the_task_is_not_about() {
+        let e = entries(vec![
+            entry("about", "a"),
+            entry("near", "b"),
+            entry("off", "c"),
+            entry("fp", "d"),
+        ]);
+        let fingerprint = RankedList {
+            source: Source::Fingerprint,
+            hits: vec![Hit {
+                id: "fp".into(),
+                score: 1.0,
+            }],
+            scale: crate::Scale::MinMax,
+        };
+        let lists = [
+            calibrated(Source::Sparse, &["about", "near", "off"]),
+            calibrated(Source::Dense, &["fp"]),
+            fingerprint,
+        ];
+        let config = RecallConfig::builder()
+            .fusion(Fusion::Linear {
+                sparse: 1.0,
+                dense: 0.0,
+            })
+            .relevance_floor(0.3)
+            .build()
+            .unwrap();
+        let r = run(
+            &lists,
+            &e,
+            QueryShape { on_error: true },
+            &config,
+            &[],
+            &ApproxTokenizer,
+        );
+        let mut shown = kept(&r);
+        shown.sort_unstable();
+        assert_eq!(
+            shown,
+            ["about", "fp"],
+            "the error's lesson passes on its fingerprint"
+        );
+        assert_eq!(
+            decision(&r, "near"),
+            &Decision::Dropped {
+                why: DropReason::NotRelevant {
+                    relevance: 25,
+                    floor: 30
+                }
+            }
+        );
+        // The same lists ranked by min-max keep everything: the floor needs a calibrated scale.
+        let min_max: Vec<RankedList> = lists
+            .iter()
+            .cloned()
+            .map(|l| RankedList {
+                scale: crate::Scale::MinMax,
+                ..l
+            })
+            .collect();
+        let r = plain(&min_max, &e, &config);
+        assert_eq!(kept(&r).len(), 4);
     }
 
     #[test]

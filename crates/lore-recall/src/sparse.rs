@@ -267,6 +267,13 @@ impl SparseIndex {
         self.stats().idf(df)
     }
 
+    /// The weight of a rare word: the IDF of a word that one live document has. BM25 scores
+    /// counted in this unit mean the same in a store of forty documents and of forty thousand
+    /// ([`crate::calibrate`]).
+    pub fn unit_idf(&self) -> f64 {
+        self.stats().idf(1)
+    }
+
     /// [`Self::search`] widened by the words its best answers share: the query is searched, the
     /// [`Self::feedback_terms`] of its first documents are added, and the widened query, with
     /// the question's own terms counted twice so they still lead, is searched again. It needs
@@ -329,6 +336,26 @@ impl SparseIndex {
     }
 
     /// The query's distinct terms that have postings.
+    /// What `query` weighs: the IDF of each of its distinct terms summed, a term no live
+    /// document has counted at the largest IDF. A document holding every term once scores
+    /// about this much, so a score over it is the share of the query a document covers.
+    pub fn query_weight(&self, query: &str) -> f64 {
+        let stats = self.stats();
+        let mut terms = text::index_terms(query);
+        terms.sort();
+        terms.dedup();
+        terms
+            .iter()
+            .map(|t| {
+                let df = self
+                    .terms
+                    .get(t)
+                    .map_or(0, |&id| self.postings[id as usize].df);
+                stats.idf(df)
+            })
+            .sum()
+    }
+
     fn query_postings(&self, query: &str) -> Vec<&Postings> {
         let mut terms = text::index_terms(query);
         terms.sort();

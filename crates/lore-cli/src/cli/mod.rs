@@ -560,6 +560,18 @@ pub enum BenchCommand {
         /// each) or `learn` (one bulk import, as `lore learn --jsonl` makes it).
         #[arg(long, default_value = "correct", value_parser = lore_bench::lessons::Via::parse)]
         via: lore_bench::lessons::Via,
+        /// JSON lines with `task` (and optionally `split`): tasks that no lesson is about,
+        /// asked over every skill; the share that gets any lesson is the false activation rate.
+        #[arg(long, value_name = "FILE")]
+        unrelated: Option<PathBuf>,
+        /// Write this many other approved lessons (made from templates over many domains)
+        /// before the benchmark's own, as in a store in use.
+        #[arg(long, default_value_t = 0)]
+        distractors: usize,
+        /// Keep the embedded store of distractors in this folder and copy it on the next run
+        /// with the same count and embedder.
+        #[arg(long, value_name = "DIR")]
+        cache: Option<PathBuf>,
     },
     /// People's corrections kept as they meant them: pairs of corrections (the same rule
     /// reworded, another subject, the opposite directive, a compatible addition), each made by

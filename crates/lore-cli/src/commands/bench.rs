@@ -61,12 +61,24 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             recall::run_bench(&paths.embedder()?, sizes, data.as_deref(), bench, json, out)
         }
         BenchCommand::Curation { data } => lore_bench::curation::run(data.as_deref(), json, out),
-        BenchCommand::Lessons { data, via } => {
+        BenchCommand::Lessons {
+            data,
+            via,
+            unrelated,
+            distractors,
+            cache,
+        } => {
             let embedder = match paths.embedder {
                 EmbedderKind::Builtin => None,
                 _ => Some(paths.embedder()?),
             };
-            lessons::run(&data, embedder, via, json, out)
+            let options = lessons::Options {
+                via,
+                unrelated,
+                distractors,
+                cache,
+            };
+            lessons::run(&data, embedder, &options, json, out)
         }
         BenchCommand::Learning { seeds, svg, keyed } => {
             let base = match paths.embedder {

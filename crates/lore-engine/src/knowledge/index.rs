@@ -705,6 +705,7 @@ pub(crate) fn ranked<T: Item>(
                 })
             })
             .collect(),
+        scale: lore_recall::Scale::MinMax,
     }
 }
 
