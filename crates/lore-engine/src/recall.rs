@@ -499,6 +499,7 @@ impl Engine {
         condition_match: impl Fn(u32, &Shown) -> Option<f64>,
     ) -> Entries<'i> {
         let now = self.now();
+        let sessions = self.source_sessions(index, slots);
         slots
             .iter()
             .filter_map(|&slot| index.doc(slot).map(|doc| (slot, doc)))
@@ -510,7 +511,10 @@ impl Engine {
                     text: Cow::Borrowed(&shown.text),
                     vector: Some(Cow::Borrowed(index.dense.vector(slot))),
                     tags: cap_tags(&lesson.tags),
-                    session: None,
+                    session: lesson
+                        .execution_id
+                        .as_ref()
+                        .and_then(|id| sessions.get(id).cloned().flatten()),
                     age_hours: age_hours(lesson.updated_at, now),
                     reliability: reliability(lesson),
                     utility: lesson.utility.utility,
@@ -525,6 +529,40 @@ impl Engine {
                 (entry.id.clone(), entry)
             })
             .collect()
+    }
+
+    /// The session of each candidate's source execution (seed 003's cap on lessons per prior
+    /// session), read from the store once per execution and kept. A store failure leaves the
+    /// lesson without a session: the cap is a guard on variety, not worth failing a recall for.
+    fn source_sessions(
+        &self,
+        index: &RecallIndex,
+        slots: &[u32],
+    ) -> std::collections::HashMap<lore_core::id::ExecutionId, Option<String>> {
+        let mut cache = self
+            .recall
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut out = std::collections::HashMap::new();
+        for id in slots
+            .iter()
+            .filter_map(|&slot| index.doc(slot)?.lesson.execution_id.clone())
+        {
+            if !cache.contains_key(&id) {
+                match self.store.execution(&id) {
+                    Ok(found) => {
+                        cache.insert(id.clone(), found.and_then(|e| e.session));
+                    }
+                    Err(err) => {
+                        tracing::warn!(%err, "a lesson's source session is unknown");
+                        continue;
+                    }
+                }
+            }
+            out.insert(id.clone(), cache[&id].clone());
+        }
+        out
     }
 
     /// Scope and status, checked again here so that no single layer decides alone.

@@ -617,7 +617,7 @@ fn recall_shows_an_explored_lesson_only_with_a_run_key_and_marks_it() {
     assert_eq!(picked, exploring);
 }
 
-/// Without a run key, a lesson still being measured is held out of about half of the recalls
+/// Without a run key, a lesson new to the experiment is held out of about 15% of the recalls
 /// that would place it, drawn afresh each time, and the result names it; before any recorded
 /// run showed it, it is never held out.
 #[test]
@@ -645,7 +645,7 @@ fn an_unkeyed_recall_holds_a_lesson_under_measurement_out_and_says_so() {
         assert!(!r.text.contains(lesson.id.as_str()) || !named);
         held += usize::from(named);
     }
-    assert!((160..240).contains(&held), "{held} of 400");
+    assert!((35..90).contains(&held), "{held} of 400");
 }
 
 #[test]
@@ -1071,6 +1071,12 @@ fn a_lesson_is_held_out_by_how_much_its_bound_still_has_to_say() {
     // Never shown in a recorded run: nothing would measure it, so it is never held out.
     assert_eq!((keyed(&lesson), unkeyed(&lesson)), (0.0, 0.0));
     lesson.utility.activations = 1;
+    let new = unkeyed(&lesson);
+    assert!((0.12..0.18).contains(&new), "{new}");
+    // Ten judged runs and the bound still says nothing: a balanced experiment.
+    lesson.utility.activations = 10;
+    lesson.utility.hurt = 6;
+    lesson.utility.helped = 4;
     for share in [keyed(&lesson), unkeyed(&lesson)] {
         assert!((0.46..0.54).contains(&share), "{share}");
     }
@@ -1086,8 +1092,8 @@ fn a_lesson_is_held_out_by_how_much_its_bound_still_has_to_say() {
     lesson.utility.bounds = Some([0.4, 0.9]);
     let sure = keyed(&lesson);
     assert!((0.015..0.045).contains(&sure), "{sure}");
-    // It prevents its own error, but any failure may be clearly more frequent where it is shown:
-    // balanced again.
+    // It prevents its own error, but any failure leans towards being more frequent where it is
+    // shown: balanced again.
     lesson.utility.overall_bounds = Some([-0.5, 0.1]);
     let trading = unkeyed(&lesson);
     assert!((0.46..0.54).contains(&trading), "{trading}");

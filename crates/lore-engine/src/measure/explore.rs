@@ -33,8 +33,12 @@ pub const SETTLED_AFTER: u64 = 100;
 /// existed, and a lesson learned beside another from one failed run could never be told from
 /// it.
 pub const OPEN_HOLDOUT_SHARE: f64 = 0.5;
-/// Share of recalls that hold out a lesson whose bound says it helps, but not yet surely: the
-/// comparison goes on at a smaller cost.
+/// Judged runs that showed a lesson after which a bound that still says nothing makes its
+/// experiment balanced: most lessons speak sooner, against the runs from before they existed,
+/// and holding half of their runs out from the start would cost a failure in each.
+pub const LINGER_AFTER: u64 = 10;
+/// Share of recalls that hold out a lesson whose bound says it helps, but not yet surely, or that
+/// is new to the experiment: the comparison goes on at a smaller cost.
 pub const HOLDOUT_SHARE: f64 = 0.15;
 /// Share of runs in which a lesson the bound says helps is still held out: enough to notice the
 /// world changing under it, few enough that knowing costs little.
@@ -92,13 +96,14 @@ impl Engine {
     ///
     /// - 0 for a lesson not in the experiment: not live, never shown in a recorded run (nothing
     ///   is measured where no run reports what it showed), or judged over [`SETTLED_AFTER`] runs;
-    /// - [`OPEN_HOLDOUT_SHARE`] while its bound says neither that it helps nor that it hurts;
+    /// - [`OPEN_HOLDOUT_SHARE`] while its bound says neither that it helps nor that it hurts
+    ///   after [`LINGER_AFTER`] judged runs (before, [`HOLDOUT_SHARE`]);
     /// - [`HOLDOUT_SHARE`] once the lower bound is above zero (it helps, not yet surely);
     /// - [`SETTLED_HOLDOUT_SHARE`] once the lower bound is above [`SETTLED_MARGIN`]: the control
     ///   has spoken, and every further held-out run is a failure an agent need not have had.
     ///
-    /// The last two only while the lower bound on any failure is above −[`SETTLED_MARGIN`]:
-    /// a lesson may prevent its own error and cause another.
+    /// The last two only while the comparison of any failure does not lean towards harm: a
+    /// lesson may prevent its own error and cause another.
     pub fn holdout_share(lesson: &Lesson) -> f64 {
         let u = &lesson.utility;
         let live = matches!(lesson.status, LessonStatus::Trial | LessonStatus::Approved);
@@ -106,14 +111,16 @@ impl Engine {
             return 0.0;
         }
         // A lesson that prevents its own error by causing another looks helpful on its own
-        // error alone: while the comparison of any failure still allows a clear harm, the
-        // experiment stays balanced.
+        // error alone: while the comparison of any failure leans towards harm (the centre of
+        // its bounds below zero), the experiment stays balanced. Its bounds themselves are too
+        // wide to wait for: every failure of a run counts there, most of them not the lesson's.
         let unharmful = u
             .overall_bounds
-            .is_none_or(|[lower, _]| lower > -SETTLED_MARGIN);
+            .is_none_or(|[lower, upper]| lower + upper >= 0.0);
         match u.bounds {
             Some([lower, _]) if lower > SETTLED_MARGIN && unharmful => SETTLED_HOLDOUT_SHARE,
             Some([lower, _]) if lower > 0.0 && unharmful => HOLDOUT_SHARE,
+            _ if unharmful && u.helped + u.hurt < LINGER_AFTER => HOLDOUT_SHARE,
             _ => OPEN_HOLDOUT_SHARE,
         }
     }
