@@ -74,6 +74,13 @@ fn random_bits() -> u64 {
         .unwrap_or_else(rand::random::<u64>)
 }
 
+/// A uniform draw in `[0, 1)` from the same source as IDs: the operating system's generator,
+/// or the seeded one of [`with_seeded_ids`], so a benchmark that draws (a recall holding lessons
+/// out without a run key) replays as its IDs do.
+pub fn random_unit() -> f64 {
+    (random_bits() >> 11) as f64 / (1u64 << 53) as f64
+}
+
 /// A fresh identifier: prefix, UTC timestamp to the second, 40 random bits.
 fn generate(prefix: &str, at: DateTime<Utc>) -> String {
     let mut bits: u64 = random_bits() & ((1 << 40) - 1);

@@ -81,6 +81,11 @@ pub(crate) struct RecallSettings {
     pub(crate) configured: bool,
     /// Shared by every clone and scoped handle of one Engine.
     pub(crate) index: SharedIndex,
+    /// The session of each lesson's source execution, for `max_per_session`: executions do not
+    /// change, so a recall reads each one once.
+    pub(crate) sessions: Arc<
+        std::sync::Mutex<std::collections::HashMap<lore_core::id::ExecutionId, Option<String>>>,
+    >,
 }
 
 impl Default for RecallSettings {
@@ -91,6 +96,7 @@ impl Default for RecallSettings {
             config: RecallConfig::default(),
             configured: false,
             index: SharedIndex::default(),
+            sessions: Arc::default(),
         }
     }
 }

@@ -26,11 +26,11 @@
 //! - `bounds` are the one-sided 95 % Newcombe bounds on the failure-rate difference
 //!   `baseline − shown`; `overall_bounds` the same for any failure, at 97.5 %.
 //!
-//! Gates, once at least [`MIN_RUNS`] matched judged runs showed the lesson and one did not:
+//! Gates, each over its own evidence window (seed 003's: at least [`MIN_RUNS`] matched judged
+//! runs showed the lesson, for the comparison of any failure [`OVERALL_MIN_RUNS`]):
 //!
 //! - **hurts** when the upper bound of its own difference is below zero, or the upper bound
-//!   of the overall one is over at least [`OVERALL_MIN_RUNS`] runs: a `trial` lesson is
-//!   suppressed; an `approved`
+//!   of the overall one: a `trial` lesson is suppressed; an `approved`
 //!   one too in `auto` curation, while in `review` curation (a person approved it) it is reported
 //!   as harmful and left for a person;
 //! - **helps** when the lower bound of its own difference is above zero, the overall difference
@@ -54,7 +54,7 @@ mod explore;
 
 pub(crate) use evidence::signals_failure;
 pub use evidence::{MATCH_AT, Z, Z_OVERALL};
-pub use explore::{EXPLORE_SHARE, HOLDOUT_SHARE};
+pub use explore::{EXPLORE_SHARE, HOLDOUT_SHARE, OPEN_HOLDOUT_SHARE, SETTLED_HOLDOUT_SHARE};
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -111,6 +111,9 @@ pub struct Measurement {
     pub runs: usize,
     /// Matched judged runs that did not (the baseline).
     pub baseline_runs: usize,
+    /// Judged runs that showed it in the comparison of any failure: runs like those it was
+    /// learned from or shown in.
+    pub overall_runs: usize,
     /// The lesson's own failure rate (its triggers' recurrence) where it was shown.
     pub failure_rate: f64,
     /// The same in the baseline.
@@ -129,7 +132,8 @@ pub struct Measurement {
     pub difference: f64,
     /// One-sided 95 % bounds on `difference` `[lower, upper]`.
     pub bounds: [f64; 2],
-    /// `baseline − shown` rate of any failure.
+    /// `baseline − shown` rate of any failure, over the runs like those it was learned from or
+    /// shown in.
     pub overall_difference: f64,
     /// One-sided 95 % bounds on `overall_difference`.
     pub overall_bounds: [f64; 2],
@@ -139,12 +143,14 @@ impl Measurement {
     /// The evidence says the lesson makes runs fail more: with its own error, or (over at
     /// least [`OVERALL_MIN_RUNS`] runs) with any.
     pub fn hurts(&self) -> bool {
-        self.bounds[1] < 0.0 || (self.runs >= OVERALL_MIN_RUNS && self.overall_bounds[1] < 0.0)
+        (self.runs >= MIN_RUNS && self.bounds[1] < 0.0)
+            || (self.overall_runs >= OVERALL_MIN_RUNS && self.overall_bounds[1] < 0.0)
     }
 
     /// The evidence says the lesson prevents its error without costing other failures.
     pub fn helps(&self) -> bool {
         !self.hurts()
+            && self.runs >= MIN_RUNS
             && self.bounds[0] > 0.0
             && self.overall_difference >= 0.0
             && self.utility >= PROMOTE_AT
@@ -365,7 +371,7 @@ impl Engine {
             .collect();
         for lesson in &lessons {
             let (m, _) = evidence.measure(lesson, &tainted);
-            if m.runs >= MIN_RUNS && m.baseline_runs > 0 && m.hurts() {
+            if m.hurts() {
                 tainted.insert(lesson.id.clone());
             }
         }
@@ -435,9 +441,9 @@ impl Engine {
     }
 
     fn gate(&self, lesson: &Lesson, m: &Measurement) -> Result<Option<Gate>> {
-        if m.runs < MIN_RUNS || m.baseline_runs == 0 {
-            return Ok(None);
-        }
+        // Each verdict checks its own evidence window (see `hurts` and `helps`): a lesson whose
+        // harm is on tasks other than its own error's is judged there.
+        let own_evidence = m.runs >= MIN_RUNS && m.baseline_runs > 0;
         Ok(match lesson.status {
             LessonStatus::Trial if m.hurts() => Some(Gate::Suppress),
             LessonStatus::Trial if m.helps() => Some(Gate::Promote),
@@ -447,7 +453,8 @@ impl Engine {
             },
             // An org lesson returns only by a person's approval, never by a gate.
             LessonStatus::Suppressed
-                if !lore_core::org::is_org(lesson)
+                if own_evidence
+                    && !lore_core::org::is_org(lesson)
                     && !m.hurts()
                     && m.difference > 0.0
                     && m.overall_difference >= 0.0

@@ -56,10 +56,12 @@ pub struct RecallQuery {
     pub limit: Option<usize>,
     /// Return every candidate's explanation ([`RecallResult::explain`]).
     pub explain: bool,
-    /// A key naming this run (a run or session ID). With one, a lesson the utility gate
-    /// suppressed on thin evidence is still tried in a small share of the runs it matches
-    /// ([`Engine::exploration`]), after the context and marked as explored, so a wrong verdict
-    /// can be undone by evidence; without one, suppressed lessons stay out.
+    /// A key naming this run (a run or session ID). Every recall holds lessons still being
+    /// measured out at random ([`Engine::held_out`]); a key makes that draw reproducible. With
+    /// one, a lesson the utility gate suppressed on thin evidence is also tried in a small share
+    /// of the runs it matches ([`Engine::exploration`]), after the context and marked as
+    /// explored, so a wrong verdict can be undone by evidence; without one, suppressed lessons
+    /// stay out.
     pub explore: Option<String>,
 }
 
@@ -95,6 +97,10 @@ pub struct RecallResult {
     pub text: String,
     /// The lessons in it, in order.
     pub lessons: Vec<RecalledLesson>,
+    /// Lessons this recall would have placed but left out to measure them: they are still on
+    /// trial or not yet surely helpful, and this run is part of their control. Record the run
+    /// with the lessons shown as usual; these are simply not among them.
+    pub held_out: Vec<LessonId>,
     /// Every candidate: sources, scores, kept or dropped and why; only when the query asked
     /// ([`RecallQuery::explain`]), since most callers want the context alone.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -243,28 +249,17 @@ impl Engine {
             .flat_map(|(_, hits)| hits.iter().map(|&(slot, _)| slot))
             .collect();
 
-        // A run with a key is part of the experiment: a lesson still being measured sits out a
-        // small share of such runs, which become its matched control.
-        let held = |lesson: &Lesson| {
-            query
-                .explore
-                .as_deref()
-                .is_some_and(|key| Engine::held_out(lesson, key))
-        };
-        let mut scales = scales.into_iter();
-        let lists = found.map(|(source, hits)| RankedList {
-            scale: scales.next().expect("a scale for every source"),
-            source,
-            hits: hits
-                .into_iter()
-                .filter_map(|(slot, score)| {
-                    index.doc(slot).filter(|d| !held(&d.lesson)).map(|d| Hit {
-                        id: d.lesson.id.as_str().to_owned(),
-                        score,
-                    })
-                })
-                .collect(),
-        });
+        // Every recall is part of the experiment: a lesson still being measured sits out a share
+        // of recalls, drawn once here for each candidate, and those runs become its control.
+        let drawn: HashSet<u32> = slots
+            .iter()
+            .copied()
+            .filter(|&slot| {
+                index
+                    .doc(slot)
+                    .is_some_and(|d| Engine::held_out(&d.lesson, query.explore.as_deref()))
+            })
+            .collect();
         let words = QueryWords::of(&query.text);
         let entries = self.entries(index, &slots, |slot, shown| {
             let condition = shown.condition.as_ref()?;
@@ -284,7 +279,41 @@ impl Engine {
             Some(filter) => vec![filter],
             None => Vec::new(),
         };
-        let recalled = run(&lists, &entries, shape, &config, &filters, tokenizer);
+        let pipeline = |held: &HashSet<u32>| {
+            let lists: Vec<RankedList> = found
+                .iter()
+                .zip(&scales)
+                .map(|((source, hits), scale)| RankedList {
+                    scale: *scale,
+                    source: *source,
+                    hits: hits
+                        .iter()
+                        .filter(|(slot, _)| !held.contains(slot))
+                        .filter_map(|&(slot, score)| {
+                            index.doc(slot).map(|d| Hit {
+                                id: d.lesson.id.as_str().to_owned(),
+                                score,
+                            })
+                        })
+                        .collect(),
+                })
+                .collect();
+            run(&lists, &entries, shape, &config, &filters, tokenizer)
+        };
+        // Only a lesson that would have been placed is held out: the recall is made whole
+        // first, and made again without the drawn lessons only when one of them was placed.
+        let mut recalled = pipeline(&HashSet::new());
+        let held_out: Vec<LessonId> = recalled
+            .packed
+            .items
+            .iter()
+            .filter_map(|item| index.lesson(&item.id))
+            .filter(|(slot, _)| drawn.contains(slot))
+            .map(|(_, lesson)| lesson.id.clone())
+            .collect();
+        if !held_out.is_empty() {
+            recalled = pipeline(&drawn);
+        }
         let placed = recalled
             .packed
             .items
@@ -309,6 +338,7 @@ impl Engine {
             tokens: recalled.packed.tokens,
             text: recalled.packed.text,
             lessons: placed,
+            held_out,
             explain: query.explain.then_some(recalled.explain),
             episodes: Vec::new(),
         };
@@ -478,6 +508,7 @@ impl Engine {
         condition_match: impl Fn(u32, &Shown) -> Option<f64>,
     ) -> Entries<'i> {
         let now = self.now();
+        let sessions = self.source_sessions(index, slots);
         slots
             .iter()
             .filter_map(|&slot| index.doc(slot).map(|doc| (slot, doc)))
@@ -489,7 +520,10 @@ impl Engine {
                     text: Cow::Borrowed(&shown.text),
                     vector: Some(Cow::Borrowed(index.dense.vector(slot))),
                     tags: cap_tags(&lesson.tags),
-                    session: None,
+                    session: lesson
+                        .execution_id
+                        .as_ref()
+                        .and_then(|id| sessions.get(id).cloned().flatten()),
                     age_hours: age_hours(lesson.updated_at, now),
                     reliability: reliability(lesson),
                     utility: lesson.utility.utility,
@@ -504,6 +538,40 @@ impl Engine {
                 (entry.id.clone(), entry)
             })
             .collect()
+    }
+
+    /// The session of each candidate's source execution (seed 003's cap on lessons per prior
+    /// session), read from the store once per execution and kept. A store failure leaves the
+    /// lesson without a session: the cap is a guard on variety, not worth failing a recall for.
+    fn source_sessions(
+        &self,
+        index: &RecallIndex,
+        slots: &[u32],
+    ) -> std::collections::HashMap<lore_core::id::ExecutionId, Option<String>> {
+        let mut cache = self
+            .recall
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut out = std::collections::HashMap::new();
+        for id in slots
+            .iter()
+            .filter_map(|&slot| index.doc(slot)?.lesson.execution_id.clone())
+        {
+            if !cache.contains_key(&id) {
+                match self.store.execution(&id) {
+                    Ok(found) => {
+                        cache.insert(id.clone(), found.and_then(|e| e.session));
+                    }
+                    Err(err) => {
+                        tracing::warn!(%err, "a lesson's source session is unknown");
+                        continue;
+                    }
+                }
+            }
+            out.insert(id.clone(), cache[&id].clone());
+        }
+        out
     }
 
     /// Scope and status, checked again here so that no single layer decides alone.

@@ -671,3 +671,58 @@ fn a_stated_condition_holds_a_lesson_to_the_queries_that_meet_it() {
         .unwrap();
     assert_eq!(on_error.lessons[0].id, sorting.id, "its error found it");
 }
+
+/// Seed 003's guard: at most `max_per_session` (3) lessons learned in one prior session reach a
+/// context; the fourth gives way to a lesson from another session, and the explanation names
+/// the session that was full.
+#[test]
+fn at_most_three_lessons_of_one_prior_session_are_placed() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(&dir, &[]);
+    let skill = SkillPath::parse("ops/deploy").unwrap();
+    let mut lessons = Vec::new();
+    for n in 0..5 {
+        let session = if n < 4 { "session-a" } else { "session-b" };
+        let execution = engine
+            .record_execution(lore_engine::NewExecution {
+                skill: skill.clone(),
+                input: json!({ "task": format!("deploy {n}") }),
+                output: json!({}),
+                outcome: lore_core::model::Outcome::Rejected,
+                cost_usd: None,
+                latency_ms: None,
+                model: None,
+                session: Some(session.into()),
+                lessons_shown: Vec::new(),
+            })
+            .unwrap();
+        let mut l = approved(
+            n,
+            "ops/deploy",
+            &format!("Before a deploy step {n}, run the database migrations first."),
+        );
+        l.tags = vec![format!("tag{n}")];
+        l.execution_id = Some(execution.id);
+        lessons.push(l);
+    }
+    let records: Vec<Record> = lessons.iter().cloned().map(Record::Lesson).collect();
+    engine.import_records(&records).unwrap();
+    let result = engine
+        .recall(&RecallQuery {
+            limit: Some(5),
+            ..query("run the database migrations before a deploy", 4000)
+        })
+        .unwrap();
+    let from_a = result
+        .lessons
+        .iter()
+        .filter(|l| lessons[..4].iter().any(|m| m.id == l.id))
+        .count();
+    assert_eq!(from_a, 3, "{:?}", result.lessons);
+    assert!(result.lessons.iter().any(|l| l.id == lessons[4].id));
+    let capped = result.explain.unwrap().into_iter().any(|e| {
+        matches!(&e.decision, Decision::Dropped { why }
+            if serde_json::to_string(why).unwrap().contains("session-a"))
+    });
+    assert!(capped);
+}

@@ -177,6 +177,7 @@ impl Fixture {
                 utility: Some(1.0 / 3.0),
                 last_applied_at: Some(at),
                 bounds: Some([-0.125, 0.5]),
+                overall_bounds: Some([-0.25, 0.375]),
             },
             links: vec![LessonLink {
                 kind: LinkKind::Conflicts,

@@ -58,6 +58,10 @@ fn print_text(result: &RecallResult) -> Result<()> {
     if !result.text.is_empty() {
         output::line(format!("\n{}", result.text))?;
     }
+    if !result.held_out.is_empty() {
+        let ids: Vec<&str> = result.held_out.iter().map(|id| id.as_str()).collect();
+        output::line(format!("\nheld out to measure them: {}", ids.join(", ")))?;
+    }
     if let Some(explain) = &result.explain {
         output::line("\nscore  decision                  sources                            id")?;
         for e in explain {

@@ -159,6 +159,10 @@ pub struct UtilityStats {
     /// until both sides had runs. How sure the verdict is decides whether it is still tested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bounds: Option<[f64; 2]>,
+    /// The same bounds for any failure, over the runs like those it was learned from or shown
+    /// in: what catches a lesson that trades its own error for another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overall_bounds: Option<[f64; 2]>,
 }
 
 /// How two lessons relate.
@@ -287,6 +291,7 @@ mod tests {
                 utility: Some(0.33),
                 last_applied_at: Some(at),
                 bounds: Some([-0.12, 0.48]),
+                overall_bounds: Some([-0.2, 0.4]),
             },
             links: vec![LessonLink {
                 kind: LinkKind::Conflicts,

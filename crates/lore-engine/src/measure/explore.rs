@@ -27,8 +27,18 @@ use lore_core::model::{AuditAction, Lesson, LessonStatus};
 pub const EXPLORE_SHARE: f64 = 0.10;
 /// Judged runs after which a suppressed lesson's verdict is settled and it is no longer tried.
 pub const SETTLED_AFTER: u64 = 100;
-/// Share of runs in which a lesson still being measured is held out, so that it has runs to be
-/// compared with even where it would be shown every time.
+/// Share of recalls that hold out a lesson whose bound has not spoken: a balanced experiment,
+/// the split that settles a comparison in the fewest runs. A lesson is shown in every run where
+/// it matches unless held out, so without this its control is only the runs from before it
+/// existed, and a lesson learned beside another from one failed run could never be told from
+/// it.
+pub const OPEN_HOLDOUT_SHARE: f64 = 0.5;
+/// Judged runs that showed a lesson after which a bound that still says nothing makes its
+/// experiment balanced: most lessons speak sooner, against the runs from before they existed,
+/// and holding half of their runs out from the start would cost a failure in each.
+pub const LINGER_AFTER: u64 = 10;
+/// Share of recalls that hold out a lesson whose bound says it helps, but not yet surely, or that
+/// is new to the experiment: the comparison goes on at a smaller cost.
 pub const HOLDOUT_SHARE: f64 = 0.15;
 /// Share of runs in which a lesson the bound says helps is still held out: enough to notice the
 /// world changing under it, few enough that knowing costs little.
@@ -80,21 +90,54 @@ impl Engine {
         Ok(out)
     }
 
-    /// Whether the run `key` leaves `lesson` out to measure it: a live lesson whose verdict is not
-    /// settled is held out in [`HOLDOUT_SHARE`] of runs, drawn from the key and its ID, so a lesson
-    /// shown wherever it matches still has matched runs without it (the experiment's control).
+    /// The share of recalls that leave `lesson` out to measure it: its control, drawn anew for
+    /// every recall and independently for every lesson, so that two lessons usually recalled
+    /// together are each shown without the other often enough to be told apart.
     ///
-    /// Once the bound says for sure that it helps (lower bound above [`SETTLED_MARGIN`]), the
-    /// share falls to [`SETTLED_HOLDOUT_SHARE`]: the control has spoken, and every further
-    /// held-out run is a failure an agent need not have had.
-    pub fn held_out(lesson: &Lesson, key: &str) -> bool {
+    /// - 0 for a lesson not in the experiment: not live, never shown in a recorded run (nothing
+    ///   is measured where no run reports what it showed), or judged over [`SETTLED_AFTER`] runs;
+    /// - [`OPEN_HOLDOUT_SHARE`] while its bound says neither that it helps nor that it hurts
+    ///   after [`LINGER_AFTER`] judged runs (before, [`HOLDOUT_SHARE`]);
+    /// - [`HOLDOUT_SHARE`] once the lower bound is above zero (it helps, not yet surely);
+    /// - [`SETTLED_HOLDOUT_SHARE`] once the lower bound is above [`SETTLED_MARGIN`]: the control
+    ///   has spoken, and every further held-out run is a failure an agent need not have had.
+    ///
+    /// The last two only while the comparison of any failure does not lean towards harm: a
+    /// lesson may prevent its own error and cause another.
+    pub fn holdout_share(lesson: &Lesson) -> f64 {
+        let u = &lesson.utility;
         let live = matches!(lesson.status, LessonStatus::Trial | LessonStatus::Approved);
-        let settled = lesson.utility.helped + lesson.utility.hurt >= SETTLED_AFTER;
-        let share = match lesson.utility.bounds {
-            Some([lower, _]) if lower > SETTLED_MARGIN => SETTLED_HOLDOUT_SHARE,
-            _ => HOLDOUT_SHARE,
+        if !live || u.activations == 0 || u.helped + u.hurt >= SETTLED_AFTER {
+            return 0.0;
+        }
+        // A lesson that prevents its own error by causing another looks helpful on its own
+        // error alone: while the comparison of any failure leans towards harm (the centre of
+        // its bounds below zero), the experiment stays balanced. Its bounds themselves are too
+        // wide to wait for: every failure of a run counts there, most of them not the lesson's.
+        let unharmful = u
+            .overall_bounds
+            .is_none_or(|[lower, upper]| lower + upper >= 0.0);
+        match u.bounds {
+            Some([lower, _]) if lower > SETTLED_MARGIN && unharmful => SETTLED_HOLDOUT_SHARE,
+            Some([lower, _]) if lower > 0.0 && unharmful => HOLDOUT_SHARE,
+            _ if unharmful && u.helped + u.hurt < LINGER_AFTER => HOLDOUT_SHARE,
+            _ => OPEN_HOLDOUT_SHARE,
+        }
+    }
+
+    /// Whether this recall leaves `lesson` out to measure it ([`Engine::holdout_share`]). With
+    /// the run's `key` the draw is a hash of the key and the lesson's ID, so a replay holds out
+    /// the same lessons; without one it is a fresh random draw.
+    pub fn held_out(lesson: &Lesson, key: Option<&str>) -> bool {
+        let share = Engine::holdout_share(lesson);
+        if share <= 0.0 {
+            return false;
+        }
+        let drawn = match key {
+            Some(key) => draw(&format!("hold:{key}"), &lesson.id),
+            None => lore_core::id::random_unit(),
         };
-        live && !settled && draw(&format!("hold:{key}"), &lesson.id) < share
+        drawn < share
     }
 
     /// Whether the lesson's latest transition was the utility gate suppressing it.
