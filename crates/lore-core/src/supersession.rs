@@ -214,10 +214,9 @@ impl Profile {
     /// Every word a verdict looks at: a lesson sharing none of them with this one can only be
     /// [`Verdict::Partial`] (or a duplicate, which has the same [`Profile::rule`]).
     pub fn words(&self) -> impl Iterator<Item = &str> {
-        self.rule_words
-            .iter()
-            .chain(&self.conditions)
-            .chain(&self.actions)
+        self.words
+            .keys()
+            .chain(&self.situation)
             .chain(&self.triggers)
             .map(String::as_str)
     }

@@ -42,7 +42,10 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "learn_lessons",
         ],
     ),
-    ("review", &["review_queue", "review_lessons", "unlink_lessons"]),
+    (
+        "review",
+        &["review_queue", "review_lessons", "unlink_lessons"],
+    ),
     ("org", &["org_pool", "propagate_lesson"]),
     (
         "episodes",

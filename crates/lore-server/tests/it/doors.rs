@@ -343,7 +343,12 @@ async fn a_token_lists_only_the_tools_its_role_may_call() {
     assert!(!every.contains(&"embedder_train".to_owned()), "{every:?}");
     let (scoped, _) = server.scoped_token(Role::Admin, "domain:support");
     let every = listed(&server, "/mcp?tools=review,embedder", &scoped).await;
-    assert_eq!(every, ["review_lessons", "review_queue"], "{every:?}");
+    assert_eq!(
+        every,
+        ["review_lessons", "review_queue", "unlink_lessons"],
+        "{every:?}"
+    );
+}
 
 /// Unlinking refuses the same input with the same words over REST and MCP, and takes the
 /// conflict link off both lessons through either door.
