@@ -519,3 +519,23 @@ fn links_under_skills_that_leave_the_folder_are_never_written_through() {
         "reliability: symlinks under skills/: 2 links out of the folder, nothing written through them"
     );
 }
+
+#[test]
+fn the_decision_list_is_paged_like_every_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    for i in 0..3 {
+        let body = json!({"skill": SKILL, "situation": format!("s{i}"), "action": "a",
+                          "rationale": "r"});
+        let (status, answer) = send(server.addr, "POST", "/v1/decisions", &body);
+        assert_eq!(status, 201, "{answer}");
+    }
+    let (status, page) = get(server.addr, "/v1/decisions?limit=2");
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["decisions"].as_array().map(Vec::len), Some(2));
+    assert_eq!(page["next_offset"], 2);
+    let (status, rest) = get(server.addr, "/v1/decisions?limit=2&offset=2");
+    assert_eq!(status, 200, "{rest}");
+    assert_eq!(rest["decisions"].as_array().map(Vec::len), Some(1));
+    assert_eq!(get(server.addr, "/v1/decisions?limit=0").0, 422);
+}
