@@ -225,6 +225,18 @@ fn refusal(kind: &ErrorKind) -> String {
     }
 }
 
+/// A claim that names who acts: within the name limit and free of control characters.
+fn actor_name(field: &str, value: &str) -> Result<()> {
+    lore_core::limits::name(field, value)?;
+    if value.chars().any(char::is_control) {
+        return Err(Error::invalid(
+            field,
+            "holds a control character (a line break?)",
+        ));
+    }
+    Ok(())
+}
+
 fn grant(claims: Claims) -> Result<Grant> {
     let role = Role::parse(&claims.role)?;
     let mut scope = Scope::unrestricted();
@@ -251,6 +263,14 @@ fn grant(claims: Claims) -> Result<Grant> {
                 .map(|s| SkillPath::parse(s))
                 .collect::<Result<_>>()?,
         );
+    }
+    // Both become the audit's actor and show in every record the token writes: a name, never
+    // a 100 KB blob or a line of its own.
+    if let Some(agent) = &claims.agent {
+        actor_name("agent", agent)?;
+    }
+    if let Some(sub) = &claims.sub {
+        actor_name("sub", sub)?;
     }
     scope.agent = claims.agent.filter(|a| !a.is_empty());
     if let Some(role) = claims.org_role {
@@ -291,5 +311,20 @@ mod tests {
         assert_eq!(g.scope.department.as_deref(), Some("people"));
         let err = grant(claims(serde_json::json!({"org_role": "Bad Name"}))).unwrap_err();
         assert!(err.to_string().contains("org_role"), "{err}");
+    }
+
+    #[test]
+    fn an_actor_claim_is_a_name_never_a_blob_or_a_line() {
+        assert!(grant(claims(serde_json::json!({"sub": "user-7"}))).is_ok());
+        for (field, bad) in [
+            ("agent", "a".repeat(100_000)),
+            ("agent", "bot\u{0}x".to_owned()),
+            ("agent", "bot\nactor: admin".to_owned()),
+            ("sub", "u\nforged audit line".to_owned()),
+            ("sub", "s".repeat(100_000)),
+        ] {
+            let err = grant(claims(serde_json::json!({ field: bad }))).unwrap_err();
+            assert!(err.to_string().contains(field), "{field}: {err}");
+        }
     }
 }

@@ -57,8 +57,11 @@ impl SkillLibrary {
         let Some(dir) = self.tests_dir(&case.skill) else {
             return Ok(None);
         };
+        self.confined(&dir)?;
         fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let lore_file = dir.join(LORE_TESTS_FILE);
+        self.confined(&lore_file)?;
+        self.confined(&dir.join(PROMPTFOO_TESTS_FILE))?;
         if matches!(files, CaseFiles::Both | CaseFiles::Native) {
             let line = serde_json::to_string(case).map_err(|e| Error::invalid("test case", e))?;
             append(&lore_file, &format!("{line}\n"), "")?;

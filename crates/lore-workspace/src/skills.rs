@@ -66,6 +66,47 @@ impl SkillLibrary {
         &self.root
     }
 
+    /// Refuses `path` when it, or a folder on the way to it, is a link that leads out of the
+    /// skills folder (or to nothing, where a write would create the link's target wherever it
+    /// points). What Lore writes under `skills/` is the agent's corrections: through a
+    /// `GUARDRAILS.md` or a skill folder linked elsewhere, they would land in any file the
+    /// process can write.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`] naming the path; [`Error::Io`] when a path cannot be inspected.
+    pub fn confined(&self, path: &Path) -> Result<()> {
+        let root = match fs::canonicalize(&self.root) {
+            Ok(root) => root,
+            // Nothing under a folder yet to be made can be a link.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io(&self.root, e)),
+        };
+        let mut probe = path.to_path_buf();
+        loop {
+            match fs::symlink_metadata(&probe) {
+                Ok(_) => {
+                    let leaves =
+                        fs::canonicalize(&probe).map_or(true, |real| !real.starts_with(&root));
+                    if leaves {
+                        return Err(Error::Forbidden(format!(
+                            "{} is a link that leads out of the skills folder {}; Lore writes \
+                             only inside it",
+                            probe.display(),
+                            self.root.display()
+                        )));
+                    }
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    if !probe.pop() {
+                        return Ok(());
+                    }
+                }
+                Err(e) => return Err(Error::io(&probe, e)),
+            }
+        }
+    }
+
     /// The folder of one skill.
     pub fn skill_dir(&self, skill: &SkillPath) -> PathBuf {
         self.root.join(skill.domain()).join(skill.name())
@@ -127,6 +168,7 @@ impl SkillLibrary {
             return Ok(GuardrailWrite::NoSkillFolder(dir));
         }
         let path = dir.join("GUARDRAILS.md");
+        self.confined(&path)?;
         let fresh = !path.exists();
         let mut file = fs::OpenOptions::new()
             .create(true)
@@ -168,6 +210,7 @@ impl SkillLibrary {
             if path.exists() {
                 continue;
             }
+            self.confined(&path)?;
             if let Some(parent) = path.parent() {
                 fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
             }

@@ -449,3 +449,93 @@ fn every_door_refuses_what_an_import_would_refuse_and_the_export_imports_again()
         "reliability: validation: {refused} bad inputs refused at every door; the export imports again"
     );
 }
+
+/// Records a rejected run of the example skill and corrects it; the correction's ID.
+fn correct_example(dir: &Path) -> std::process::Output {
+    let skill = "support/summarize-ticket";
+    let out = lore(dir)
+        .args([
+            "record",
+            skill,
+            "--input",
+            r#"{"ticket": "EU checkout 500s"}"#,
+        ])
+        .args([
+            "--output",
+            r#"{"priority": "normal"}"#,
+            "--outcome",
+            "rejected",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    lore(dir)
+        .args(["correct", skill, "--execution-id", &id, "--correction"])
+        .arg("When a ticket reports errors for many customers, priority must be urgent.")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn links_under_skills_that_leave_the_folder_are_never_written_through() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("victim.md");
+    std::fs::write(&target, "untouched\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    assert!(lore(dir.path()).arg("init").status().unwrap().success());
+    let skill_dir = dir.path().join("skills/support/summarize-ticket");
+    let guardrails = skill_dir.join("GUARDRAILS.md");
+    let _ = std::fs::remove_file(&guardrails);
+    std::os::unix::fs::symlink(&target, &guardrails).unwrap();
+    let out = correct_example(dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched\n");
+
+    // A skill folder that is itself a link out of skills/: no tests/ written there.
+    let elsewhere = outside.path().join("skill");
+    std::fs::remove_file(&guardrails).unwrap();
+    std::fs::rename(&skill_dir, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &skill_dir).unwrap();
+    let _ = std::fs::remove_dir_all(elsewhere.join("tests"));
+    let _ = correct_example(dir.path());
+    assert!(
+        !elsewhere.join("tests").exists(),
+        "tests/ written outside the project"
+    );
+    assert!(
+        !elsewhere.join("GUARDRAILS.md").exists(),
+        "guardrail written outside the project"
+    );
+    println!(
+        "reliability: symlinks under skills/: 2 links out of the folder, nothing written through them"
+    );
+}
+
+#[test]
+fn the_decision_list_is_paged_like_every_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    for i in 0..3 {
+        let body = json!({"skill": SKILL, "situation": format!("s{i}"), "action": "a",
+                          "rationale": "r"});
+        let (status, answer) = send(server.addr, "POST", "/v1/decisions", &body);
+        assert_eq!(status, 201, "{answer}");
+    }
+    let (status, page) = get(server.addr, "/v1/decisions?limit=2");
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["decisions"].as_array().map(Vec::len), Some(2));
+    assert_eq!(page["next_offset"], 2);
+    let (status, rest) = get(server.addr, "/v1/decisions?limit=2&offset=2");
+    assert_eq!(status, 200, "{rest}");
+    assert_eq!(rest["decisions"].as_array().map(Vec::len), Some(1));
+    assert_eq!(get(server.addr, "/v1/decisions?limit=0").0, 422);
+}

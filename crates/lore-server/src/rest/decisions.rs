@@ -58,6 +58,9 @@ pub struct ReviewBody {
 #[derive(Debug, Serialize)]
 pub struct Decisions {
     decisions: Vec<DecisionRecord>,
+    /// The offset of the next page, absent on the last one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<usize>,
 }
 
 pub async fn review(
@@ -68,7 +71,10 @@ pub async fn review(
     let decisions = caller
         .run(move |e| e.review_decisions(&b.ids, b.status, &b.reason))
         .await?;
-    Ok(Json(Decisions { decisions }))
+    Ok(Json(Decisions {
+        decisions,
+        next_offset: None,
+    }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -76,16 +82,33 @@ pub async fn review(
 pub struct ListQuery {
     skill: Option<SkillPath>,
     status: Option<LessonStatus>,
+    /// Paged like every other list: at most this many, `1..=500`.
+    limit: Option<usize>,
+    offset: Option<usize>,
 }
 
 pub async fn list(
     caller: Caller,
     Params(q): Params<ListQuery>,
 ) -> Result<Json<Decisions>, ApiError> {
-    let decisions = caller
+    let limit = q.limit.unwrap_or(lore_engine::MAX_PAGE);
+    if limit == 0 || limit > lore_engine::MAX_PAGE {
+        return Err(lore_core::Error::invalid(
+            "limit",
+            format!("{limit}; give 1 to {}", lore_engine::MAX_PAGE),
+        )
+        .into());
+    }
+    let offset = q.offset.unwrap_or(0);
+    let mut decisions = caller
         .run(move |e| e.list_decisions(q.skill.as_ref(), q.status))
         .await?;
-    Ok(Json(Decisions { decisions }))
+    let next_offset = (decisions.len() > offset + limit).then_some(offset + limit);
+    decisions = decisions.into_iter().skip(offset).take(limit).collect();
+    Ok(Json(Decisions {
+        decisions,
+        next_offset,
+    }))
 }
 
 pub async fn recall(
