@@ -140,7 +140,7 @@ impl Engine {
             return Ok(None);
         };
         // Another member's own lesson is not this subscriber's news.
-        if !wanted(&lesson.skill) || !lore_core::org::visible(&lesson, &self.scope) {
+        if !wanted(&lesson.skill) || !lore_core::org::visible(&lesson, &self.view()) {
             return Ok(None);
         }
         let purged = entry.action == AuditAction::Purged || lesson.rule == PURGED;

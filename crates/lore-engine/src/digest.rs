@@ -150,7 +150,7 @@ impl Engine {
     /// member's own, made before digests were built for every member alike) is left out, since
     /// a digest carries the visibility of what it was made from.
     fn readable(&self, mut digests: Vec<Digest>) -> Result<Vec<Digest>> {
-        if lore_core::org::sees_everything(&self.scope) {
+        if lore_core::org::sees_everything(&self.view()) {
             return Ok(digests);
         }
         let mut keep = Vec::with_capacity(digests.len());

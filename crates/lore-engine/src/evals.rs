@@ -173,7 +173,7 @@ impl Engine {
             self.scope.check_write(skill)?;
         }
         let mut runs = self.store.evals()?.eval_runs(&self.scope, skill, set)?;
-        if !lore_core::org::sees_everything(&self.scope) {
+        if !lore_core::org::sees_everything(&self.view()) {
             for run in &mut runs {
                 for grade in &mut run.grades {
                     self.hide_unseen(&run.skill, grade)?;

@@ -128,9 +128,21 @@ impl Engine {
         }
     }
 
+    /// The scope this handle reads lessons through. An agent's credential that names no member
+    /// (an agent token without `agent:`) is no curator: it reads what every member reads —
+    /// shared and org lessons — and no member's own. A person, or the local CLI, with no member
+    /// named reads everything of its scope.
+    pub(crate) fn view(&self) -> std::borrow::Cow<'_, lore_core::Scope> {
+        if self.author == Some(AuthorKind::Agent) && org::sees_everything(&self.scope) {
+            std::borrow::Cow::Owned(org::every_member(&self.scope))
+        } else {
+            std::borrow::Cow::Borrowed(&self.scope)
+        }
+    }
+
     /// Whether this handle may see `lesson` (scope and organization both).
     pub(crate) fn sees(&self, lesson: &Lesson) -> bool {
-        self.scope.allows(&lesson.skill) && org::visible(lesson, &self.scope)
+        self.scope.allows(&lesson.skill) && org::visible(lesson, &self.view())
     }
 
     /// The lessons `filter` selects, split into those this handle sees and those another
@@ -142,11 +154,12 @@ impl Engine {
         &self,
         filter: &ListFilter,
     ) -> Result<(Vec<Lesson>, Vec<Lesson>)> {
+        let view = self.view();
         Ok(self
             .store
             .lessons(filter)?
             .into_iter()
-            .partition(|l| org::visible(l, &self.scope)))
+            .partition(|l| org::visible(l, &view)))
     }
 
     /// The store's counts inside the scope, less what another member's own lessons add: the
@@ -157,7 +170,7 @@ impl Engine {
     /// Store failures.
     pub(crate) fn visible_counts(&self) -> Result<StoreCounts> {
         let mut counts = self.store.counts(&self.scope)?;
-        if org::sees_everything(&self.scope) {
+        if org::sees_everything(&self.view()) {
             return Ok(counts);
         }
         let (seen, hidden) = self.visible_lessons(&self.filter())?;

@@ -257,7 +257,8 @@ impl Engine {
             statuses: Some(self.retrievable_statuses()),
             ..ListFilter::skill(&self.scope, skill)
         })?;
-        lessons.retain(|l| lore_core::org::visible(l, &self.scope));
+        let view = self.view();
+        lessons.retain(|l| lore_core::org::visible(l, &view));
         // Higher confidence first; among equals, the newer lesson reflects the newer feedback.
         lessons.sort_by(|a, b| {
             b.confidence

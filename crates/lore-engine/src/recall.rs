@@ -204,15 +204,14 @@ impl Engine {
         });
         // Another member's own lesson is not a candidate at all, so it takes no place in a
         // search's top k; only lessons with an organization mark need the look-up.
-        let curator = self.scope.agent.is_none()
-            && self.scope.role.is_none()
-            && self.scope.department.is_none();
+        let view = self.view();
+        let curator = lore_core::org::sees_everything(&view);
         let admits = |slot: u32| {
             index.admits(&mask, slot)
                 && (curator
                     || index
                         .doc(slot)
-                        .is_some_and(|d| lore_core::org::visible(&d.lesson, &self.scope)))
+                        .is_some_and(|d| lore_core::org::visible(&d.lesson, &view)))
         };
         let pool = config.limit * config.pool_multiplier;
         let sparse = index.sparse.search(&query.text, pool, admits);
@@ -579,7 +578,7 @@ impl Engine {
         if !self.scope.allows(&lesson.skill) {
             return Eligibility::Ineligible(format!("{} is outside the scope", lesson.skill));
         }
-        if !lore_core::org::visible(lesson, &self.scope) {
+        if !lore_core::org::visible(lesson, &self.view()) {
             return Eligibility::Ineligible("another agent's own lesson".into());
         }
         match lesson.status {

@@ -408,7 +408,7 @@ impl Engine {
             self.store
                 .lessons(&filter)?
                 .into_iter()
-                .filter(|l| lore_core::org::visible(l, &self.scope))
+                .filter(|l| lore_core::org::visible(l, &self.view()))
                 .map(Record::Lesson),
         );
         out.extend(

@@ -371,6 +371,34 @@ async fn a_members_own_lesson_stays_its_own_in_digests_evaluations_and_context()
     }
     let mine = every_lesson_door(&server, &a1, "vault console is down").await;
     assert!(mine.contains("zeta-nine"), "a1 lost its own lesson");
+
+    // An agent's token that names no member reads what every member reads; a person's token of
+    // the same scope curates, and reads every member's lessons.
+    let (nobody, _) = server.scoped_token(Role::Agent, "domain:support");
+    let seen = every_lesson_door(&server, &nobody, "vault console is down").await;
+    assert!(
+        !seen.contains("zeta-nine"),
+        "an agent token without agent: read a1's lesson"
+    );
+    let (status, _) = server
+        .send(
+            Some(&nobody),
+            Method::GET,
+            &format!("/v1/lessons/{id}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (person, _) = server.scoped_token(Role::Reviewer, "domain:support");
+    let (status, _) = server
+        .send(
+            Some(&person),
+            Method::GET,
+            &format!("/v1/lessons/{id}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
 }
 
 /// Every line of `text` that holds `marker`, as Python's `splitlines` would cut it, is quoted.
