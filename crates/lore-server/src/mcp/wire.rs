@@ -85,6 +85,9 @@ fn usable_id(value: &Value) -> Value {
 /// serve is a 403 whatever the body holds. Only when rmcp refuses the body itself (its 415) is the
 /// answer this module's more precise JSON-RPC error.
 pub async fn jsonrpc_errors(State(limit): State<usize>, request: Request, next: Next) -> Response {
+    if request.method() == Method::DELETE {
+        return session_ended(next.run(request).await);
+    }
     if request.method() != Method::POST {
         return as_jsonrpc(next.run(request).await).await;
     }
@@ -102,6 +105,17 @@ pub async fn jsonrpc_errors(State(limit): State<usize>, request: Request, next: 
     } else {
         as_jsonrpc(probe).await
     }
+}
+
+/// A session's end as clients expect it: rmcp answers a DELETE that closed the session with
+/// 202, which the official SDKs log as a failure; nothing is pending, so it is a 204.
+fn session_ended(response: Response) -> Response {
+    if response.status() != StatusCode::ACCEPTED {
+        return response;
+    }
+    let mut ended = Response::new(Body::empty());
+    *ended.status_mut() = StatusCode::NO_CONTENT;
+    ended
 }
 
 /// The POST's body, read whole, or the JSON-RPC error that answers it.

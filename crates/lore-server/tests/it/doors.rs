@@ -421,3 +421,51 @@ async fn unlink_is_refused_alike_by_both_doors_and_done_by_either() {
         );
     }
 }
+
+/// A client ending its session is answered 204, which the official SDKs take as done (rmcp's
+/// own 202 made the Python SDK log "Session termination failed: 202"), and the session is gone.
+#[tokio::test]
+async fn ending_an_mcp_session_answers_204_and_closes_it() {
+    use axum::body::Body;
+    use axum::http::{Request, header};
+    use tower::ServiceExt;
+
+    let server = Server::open();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    let request = Request::post("/mcp")
+        .header(header::HOST, "localhost")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .body(Body::from(init.to_string()))
+        .unwrap();
+    let res = server.app.clone().oneshot(request).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let session = res.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let delete = || {
+        Request::delete("/mcp")
+            .header(header::HOST, "localhost")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .body(Body::empty())
+            .unwrap()
+    };
+    let res = server.app.clone().oneshot(delete()).await.unwrap();
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let request = Request::post("/mcp")
+        .header(header::HOST, "localhost")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(Body::from(list.to_string()))
+        .unwrap();
+    let after = server.app.clone().oneshot(request).await.unwrap();
+    assert_eq!(
+        after.status(),
+        StatusCode::NOT_FOUND,
+        "the session was not closed"
+    );
+}
