@@ -594,3 +594,62 @@ fn print(report: &Report, out: &mut Out<'_>) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, lines: &[serde_json::Value]) -> std::path::PathBuf {
+        let path = dir.join(name);
+        let text: Vec<String> = lines.iter().map(ToString::to_string).collect();
+        std::fs::write(&path, text.join("\n")).unwrap();
+        path
+    }
+
+    /// Reworded tasks find their lessons, tasks about nothing stored get none, and both are
+    /// counted per split; the distractors sit in the store beside the lessons.
+    #[test]
+    fn reworded_and_unrelated_tasks_are_reported_per_split() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = write(
+            dir.path(),
+            "lessons.jsonl",
+            &[
+                json!({"split": "tune", "skill": "ops/deploy", "task": "Deploy the payments API",
+                    "failed": "pods crashed", "reflection": "The rollout failed because the \
+                    ledger migration had not run. Run the database migrations before rolling \
+                    out a release with schema changes.",
+                    "reworded": "roll out the payments release with its ledger schema migrations"}),
+                json!({"split": "heldout", "skill": "data/sql", "task": "Find inactive customers",
+                    "failed": "no rows", "reflection": "NOT IN over a subquery returns nothing \
+                    when the subquery yields a NULL customer_id. Use NOT EXISTS for anti-joins.",
+                    "reworded": "anti-join customers with NOT IN returns nothing; subquery NULL customer_id"}),
+            ],
+        );
+        let unrelated = write(
+            dir.path(),
+            "unrelated.jsonl",
+            &[
+                json!({"split": "tune", "task": "Suggest names for a line of herbal teas"}),
+                json!({"split": "heldout", "task": "Plan a wedding seating chart for guests"}),
+            ],
+        );
+        let options = Options {
+            unrelated: Some(unrelated),
+            distractors: 200,
+            ..Options::default()
+        };
+        let mut bytes = Vec::new();
+        run(&data, None, &options, true, &mut Out::new(&mut bytes)).unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(report["distractors"], 200);
+        let rows = report["relevance"].as_array().unwrap();
+        let splits: Vec<&str> = rows.iter().map(|r| r["split"].as_str().unwrap()).collect();
+        assert_eq!(splits, ["heldout", "tune", "all"]);
+        let all = &rows[2];
+        assert_eq!(all["reworded"]["cases"], 2);
+        assert_eq!(all["reworded"]["hit_at_1"], 1.0, "{all}");
+        assert_eq!(all["unrelated"], 2);
+        assert_eq!(all["false_activation"], 0.0, "{all}");
+    }
+}
