@@ -111,9 +111,6 @@ pub struct Measurement {
     pub runs: usize,
     /// Matched judged runs that did not (the baseline).
     pub baseline_runs: usize,
-    /// Judged runs that showed it in the comparison of any failure: runs like those it was
-    /// learned from or shown in.
-    pub overall_runs: usize,
     /// The lesson's own failure rate (its triggers' recurrence) where it was shown.
     pub failure_rate: f64,
     /// The same in the baseline.
@@ -132,8 +129,7 @@ pub struct Measurement {
     pub difference: f64,
     /// One-sided 95 % bounds on `difference` `[lower, upper]`.
     pub bounds: [f64; 2],
-    /// `baseline − shown` rate of any failure, over the runs like those it was learned from or
-    /// shown in.
+    /// `baseline − shown` rate of any failure.
     pub overall_difference: f64,
     /// One-sided 95 % bounds on `overall_difference`.
     pub overall_bounds: [f64; 2],
@@ -144,7 +140,7 @@ impl Measurement {
     /// least [`OVERALL_MIN_RUNS`] runs) with any.
     pub fn hurts(&self) -> bool {
         (self.runs >= MIN_RUNS && self.bounds[1] < 0.0)
-            || (self.overall_runs >= OVERALL_MIN_RUNS && self.overall_bounds[1] < 0.0)
+            || (self.runs >= OVERALL_MIN_RUNS && self.overall_bounds[1] < 0.0)
     }
 
     /// The evidence says the lesson prevents its error without costing other failures.
@@ -441,8 +437,7 @@ impl Engine {
     }
 
     fn gate(&self, lesson: &Lesson, m: &Measurement) -> Result<Option<Gate>> {
-        // Each verdict checks its own evidence window (see `hurts` and `helps`): a lesson whose
-        // harm is on tasks other than its own error's is judged there.
+        // Each verdict checks its own evidence window (see `hurts` and `helps`).
         let own_evidence = m.runs >= MIN_RUNS && m.baseline_runs > 0;
         Ok(match lesson.status {
             LessonStatus::Trial if m.hurts() => Some(Gate::Suppress),

@@ -159,8 +159,8 @@ pub struct UtilityStats {
     /// until both sides had runs. How sure the verdict is decides whether it is still tested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bounds: Option<[f64; 2]>,
-    /// The same bounds for any failure, over the runs like those it was learned from or shown
-    /// in: what catches a lesson that trades its own error for another.
+    /// The same bounds (at 97.5 %) for any failure: what catches a lesson that trades its own
+    /// error for another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overall_bounds: Option<[f64; 2]>,
 }

@@ -8,17 +8,7 @@
 //!
 //! - one of the lesson's trigger fingerprints was reported on it (it met the lesson's error), or
 //! - its input is similar (Jaccard over words, ≥ [`MATCH_AT`]) to a *reference* run: the
-//!   execution the lesson was learned from, a run where one of its triggers occurred, or a run
-//!   that showed it.
-//!
-//! That is the comparison of the lesson's own error: where that error can happen is where the
-//! lesson can prevent it. The comparison of *any* failure, which catches harm, is made over a
-//! wider set: the runs like any run that *showed* the lesson, as well. Recall holds a lesson
-//! under measurement out of a random share of the recalls that would place it
-//! ([`crate::Engine::held_out`]), so the runs like those it was shown in are where it was a
-//! candidate, shown or held out: the experiment's population. A rule learned from one error
-//! that also changes what an agent does on other tasks is judged on those tasks too, where its
-//! harm is, while its own error's comparison stays undiluted by tasks it cannot help.
+//!   execution the lesson was learned from, or a run where one of its triggers occurred.
 //!
 //! A lesson with no reference run at all (written by hand, imported) is matched on its skill,
 //! as before. The same rule selects both sides, so the runs that showed the lesson outside its
@@ -123,8 +113,7 @@ impl<'a> Evidence<'a> {
             .flat_map(|s| &self.by_skill[*s])
             .map(|&i| &self.runs[i])
             .collect();
-        let matcher = Matcher::new(lesson, &pool, false);
-        let shown_like = Matcher::new(lesson, &pool, true);
+        let matcher = Matcher::new(lesson, &pool);
         let mut own = Pair::default();
         let mut overall = Pair::default();
         let mut stats = UtilityStats::default();
@@ -140,18 +129,7 @@ impl<'a> Evidence<'a> {
                 .lessons_shown
                 .iter()
                 .any(|id| *id != lesson.id && tainted.contains(id));
-            if blamed_elsewhere || !shown_like.matches(run) {
-                continue;
-            }
-            overall.side(is_shown).add(failed, run.cost);
-            if is_shown {
-                if failed {
-                    stats.hurt += 1;
-                } else {
-                    stats.helped += 1;
-                }
-            }
-            if !matcher.matches(run) {
+            if blamed_elsewhere || !matcher.matches(run) {
                 continue;
             }
             // A lesson about a fingerprint is judged on that fingerprint's recurrence: a run
@@ -165,6 +143,14 @@ impl<'a> Evidence<'a> {
             };
             own.side(is_shown).add(own_failed, run.cost);
             own.side(is_shown).grade(run.score);
+            overall.side(is_shown).add(failed, run.cost);
+            if is_shown {
+                if own_failed || failed {
+                    stats.hurt += 1;
+                } else {
+                    stats.helped += 1;
+                }
+            }
         }
         let measurement = measurement(lesson, &own, &overall);
         if own.shown.runs > 0 && own.baseline.runs > 0 {
@@ -232,17 +218,14 @@ struct Matcher<'l> {
 }
 
 impl<'l> Matcher<'l> {
-    /// The matcher of the runs like the lesson's reference runs; `broad` counts the runs that
-    /// showed it among them.
-    fn new(lesson: &'l Lesson, pool: &[&Judged<'_>], broad: bool) -> Self {
+    fn new(lesson: &'l Lesson, pool: &[&Judged<'_>]) -> Self {
         let mut matcher = Matcher {
             triggers: &lesson.triggers,
             references: Vec::new(),
         };
         for run in pool {
             let source = lesson.execution_id.as_ref() == Some(&run.execution.id);
-            let showed = broad && run.execution.lessons_shown.contains(&lesson.id);
-            if (source || showed || matcher.hit(run))
+            if (source || matcher.hit(run))
                 && !run.terms.is_empty()
                 && !matcher.references.contains(&run.terms)
                 && matcher.references.len() < MAX_REFERENCES
@@ -438,7 +421,6 @@ pub(super) fn measurement(lesson: &Lesson, own: &Pair, overall: &Pair) -> Measur
         lesson: lesson.id.clone(),
         runs: shown.runs,
         baseline_runs: baseline.runs,
-        overall_runs: overall.shown.runs,
         failure_rate: round(a),
         baseline_failure_rate: round(b),
         error_reduction,
