@@ -39,7 +39,8 @@ READ_ONLY = {
     "embedder_status", "embedder_runs", "embedder_preflight",
 }
 WRITES = {
-    "record_execution", "correct", "review_lessons", "report_signal", "core_memory_write",
+    "record_execution", "correct", "review_lessons", "unlink_lessons", "report_signal",
+    "core_memory_write",
     "archival_memory_write", "conversation_log_write", "record_episode", "learn_lessons",
     "ingest_knowledge", "record_decision", "review_decisions", "org_pool", "propagate_lesson",
     "build_digests", "define_eval_set", "run_evals",
@@ -48,8 +49,8 @@ WRITES = {
 }
 # What an agent's token may not call, so is not listed to it.
 PRIVILEGED = {
-    "review_queue", "review_lessons", "org_pool", "ingest_knowledge", "record_decision",
-    "review_decisions", "build_digests", "define_eval_set", "run_evals",
+    "review_queue", "review_lessons", "unlink_lessons", "org_pool", "ingest_knowledge",
+    "record_decision", "review_decisions", "build_digests", "define_eval_set", "run_evals",
     "embedder_status", "embedder_runs", "embedder_preflight",
     "embedder_train", "embedder_resume", "embedder_activate", "embedder_rollback", "embedder_cancel",
 }
