@@ -501,9 +501,11 @@ fn synonym_map() -> &'static BTreeMap<&'static str, &'static str> {
     MAP.get_or_init(|| SYNONYMS.iter().copied().collect())
 }
 
-/// A word without its regular English inflection (a plural, `-ing`, `-ed`, a doubled final
-/// consonant, a final `e`), so "promise", "promises" and "promising" meet. Short words and
-/// words with digits or letters outside ASCII are left whole.
+/// A lower-case word without its regular English inflection: a plural, then `-ing` or `-ed`,
+/// a doubled final consonant, then a final `e`, so "hike", "hikes", "hiked" and "hiking" all
+/// become "hik", and "running" meets "run". Words of three letters or fewer, and words with a
+/// digit or a letter outside ASCII, are left whole: a short word's ending is usually its root,
+/// and an identifier or a foreign word has no English suffix to take off.
 pub fn stem(word: &str) -> String {
     if word.len() <= 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
         return word.to_owned();

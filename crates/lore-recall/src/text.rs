@@ -173,46 +173,8 @@ pub fn index_terms(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// A lower-case word without its regular English inflection: a plural, then `-ing` or `-ed`,
-/// a doubled final consonant, then a final `e`, so "hike", "hikes", "hiked" and "hiking" all
-/// become "hik", and "running" meets "run". Words of three letters or fewer, and words with a
-/// digit or a letter outside ASCII, are left whole: a short word's ending is usually its root,
-/// and an identifier or a foreign word has no English suffix to take off.
-pub fn stem(word: &str) -> String {
-    if word.len() <= 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
-        return word.to_owned();
-    }
-    let mut w = word.to_owned();
-    if let Some(base) = w.strip_suffix("ies") {
-        w = format!("{base}y");
-    } else if let Some(base) = w.strip_suffix("sses") {
-        w = format!("{base}ss");
-    } else if w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
-        w.pop();
-    }
-    for ending in ["ing", "ed"] {
-        if let Some(base) = w.strip_suffix(ending)
-            && base.len() >= 3
-            && base.bytes().any(is_vowel)
-        {
-            w.truncate(base.len());
-            let b = w.as_bytes();
-            let n = b.len();
-            if b[n - 1] == b[n - 2] && !is_vowel(b[n - 1]) && !b"lsz".contains(&b[n - 1]) {
-                w.pop();
-            }
-            break;
-        }
-    }
-    if w.len() > 3 && w.ends_with('e') {
-        w.pop();
-    }
-    w
-}
-
-fn is_vowel(b: u8) -> bool {
-    b"aeiouy".contains(&b)
-}
+/// Lessons are compared by curation and ranked by recall over the same stems.
+pub use lore_core::directive::stem;
 
 /// The set of adjacent word pairs of `text` (seed 002's word-bigram similarity).
 ///
