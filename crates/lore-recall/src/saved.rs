@@ -204,12 +204,28 @@ fn temp_path(path: &Path) -> PathBuf {
 }
 
 /// Reads the file at `path`: `Ok(None)` when there is none, `Err(why)` when it cannot be used.
+///
+/// Only a regular file is read, and never past the length it had when opened: a link to a
+/// device such as `/dev/zero`, or a file growing under the reader, would otherwise be read
+/// until memory runs out.
 pub fn read<H: Format>(path: &Path) -> Result<Option<Loaded<H>>, String> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
+    use std::io::Read;
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot be read: {e}")),
     };
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if !meta.is_file() {
+        return Err("is not a regular file".into());
+    }
+    let len = meta.len();
+    let mut bytes = Vec::with_capacity(usize::try_from(len).map_err(|_| "is too large")?);
+    file.take(len)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot be read: {e}"))?;
     decode(&bytes).map(Some)
 }
 
@@ -329,6 +345,24 @@ mod tests {
             })
             .collect();
         (header, slots, index)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_device_or_a_folder_is_refused_without_reading_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lore.recall");
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let Err(why) = read::<Header>(&path) else {
+            panic!("a device is refused")
+        };
+        assert!(why.contains("not a regular file"), "{why}");
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        let Err(why) = read::<Header>(&path) else {
+            panic!("a folder is refused")
+        };
+        assert!(why.contains("not a regular file"), "{why}");
     }
 
     #[test]
