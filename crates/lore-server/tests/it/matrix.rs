@@ -275,10 +275,8 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
             reach: Reach::Global,
             ..row(Agent, false, |_| get("/v1/openapi.json"))
         },
-        ("GET", "/metrics") => Row {
-            reach: Reach::Global,
-            ..row(Admin, false, |_| get("/metrics"))
-        },
+        // Counts of the whole store: an admin without a scope only.
+        ("GET", "/metrics") => tuning(Admin, |_| get("/metrics")),
         ("GET", "/v1/status") => row(Agent, false, |_| get("/v1/status")),
         // Who the caller is, whatever its scope.
         ("GET", "/v1/whoami") => Row {
