@@ -53,6 +53,11 @@ pub enum Error {
     /// A model call failed; see [`crate::ports::llm::LlmError`] for what to do about it.
     #[error(transparent)]
     Llm(#[from] crate::ports::llm::LlmError),
+    /// The store has no room for the write: its disk, its file's size limit or its database's
+    /// quota is exhausted. Nothing of the write was stored; it can be sent again once space is
+    /// freed. The message names the cause and never a path.
+    #[error("storage full: {0}")]
+    StorageFull(String),
     /// The store failed for a reason the caller cannot fix by changing the request.
     // The message already holds the backend's text; were it also the error's source, a printed
     // chain of causes would say it twice ("store error: X: X").

@@ -58,6 +58,14 @@ impl Engine {
         self.store.change_cursor()
     }
 
+    /// Whether the store takes writes now (see [`lore_core::Store::check_writable`]).
+    ///
+    /// # Errors
+    /// [`crate::Error::StorageFull`] while the store has no room; store failures.
+    pub fn check_writable(&self) -> Result<()> {
+        self.store.check_writable()
+    }
+
     /// The mark to pass to [`Engine::wait_for_change`], taken before reading the changes so
     /// that a write landing between the read and the wait is not slept through.
     pub fn change_mark(&self) -> u64 {

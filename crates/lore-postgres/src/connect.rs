@@ -193,6 +193,14 @@ impl Scrubber {
                         e.as_db_error().map_or("", |d| d.constraint().unwrap_or(""))
                     )));
                 }
+                if e.code() == Some(&SqlState::DISK_FULL) {
+                    return Error::StorageFull(
+                        "the PostgreSQL server has no space left on its disk (53100 disk_full), \
+                         so nothing of this write was stored; free space on the server, then \
+                         send it again"
+                            .to_owned(),
+                    );
+                }
                 let text = match e.as_db_error() {
                     Some(db) => format!("{}: {}", db.code().code(), db.message()),
                     None => chain(&e),

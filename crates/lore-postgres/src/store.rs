@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 
 use chrono::{DateTime, Utc};
@@ -41,6 +42,9 @@ pub struct PostgresStore {
     schema: Option<String>,
     /// Rung for every write to this store's schema, by any process (`notify`).
     bell: Arc<ChangeBell>,
+    /// Set when the server refused a write for lack of room, cleared by
+    /// [`Store::check_writable`]'s own write once one succeeds.
+    full: AtomicBool,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -111,6 +115,7 @@ impl PostgresStore {
             location: connected.location,
             schema: connected.schema,
             bell,
+            full: AtomicBool::new(false),
         })
     }
 
@@ -128,7 +133,13 @@ impl PostgresStore {
         let Some(runtime) = &self.runtime else {
             return Err(Error::store(std::io::Error::other("the store is closed")));
         };
-        wait(runtime, f(self.pool.clone()))?.map_err(|fail| self.scrubber.error(fail))
+        wait(runtime, f(self.pool.clone()))?.map_err(|fail| {
+            let err = self.scrubber.error(fail);
+            if matches!(err, Error::StorageFull(_)) {
+                self.full.store(true, Ordering::Release);
+            }
+            err
+        })
     }
 
     fn list<T>(&self, table: Table, kind: Kind, filter: &ListFilter) -> Result<Vec<T>>
@@ -492,6 +503,27 @@ impl Store for PostgresStore {
         })
     }
 
+    /// While a write is remembered as refused for lack of room, rewrites one row with its own
+    /// value (a new row version the server must find room for), so that room that came back
+    /// is noticed without waiting for traffic.
+    fn check_writable(&self) -> Result<()> {
+        if !self.full.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.run(move |pool| async move {
+            let client = pool.get().await?;
+            client
+                .execute(
+                    "UPDATE memory_revision SET revision = revision WHERE id = 1",
+                    &[],
+                )
+                .await?;
+            Ok(())
+        })?;
+        self.full.store(false, Ordering::Release);
+        Ok(())
+    }
+
     fn memory_revision(&self) -> Result<Option<u64>> {
         self.run(move |pool| async move {
             let client = pool.get().await?;
@@ -801,6 +833,21 @@ impl Store for PostgresStore {
 }
 
 impl PostgresStore {
+    /// Runs `sql` (several statements) in this store's schema: for tests that make the server
+    /// misbehave, such as a trigger that answers as a full disk would.
+    ///
+    /// # Errors
+    /// [`Error::Store`] when the server refuses.
+    #[doc(hidden)]
+    pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        let sql = sql.to_owned();
+        self.run(move |pool| async move {
+            let client = pool.get().await?;
+            client.batch_execute(&sql).await?;
+            Ok(())
+        })
+    }
+
     /// Drops the schema this store was opened with (`schema=` or [`PostgresOptions::schema`])
     /// and everything in it: the end of a benchmark's or a test's scratch store.
     ///

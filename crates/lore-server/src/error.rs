@@ -117,6 +117,8 @@ impl From<lore_core::Error> for ApiError {
             E::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
             E::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
             E::Unsupported(_) => (StatusCode::NOT_IMPLEMENTED, "unsupported"),
+            // The store's message names the cause (a full disk, a size limit) and no path.
+            E::StorageFull(_) => (StatusCode::INSUFFICIENT_STORAGE, "storage_full"),
             // Incompatible, Io, Store, and whatever the core adds later: the server's problem.
             _ => {
                 tracing::error!(error = %err, source = ?std::error::Error::source(&err), "request failed");
@@ -173,6 +175,11 @@ mod tests {
                 lore_core::Error::Unsupported("x".into()),
                 501,
                 "unsupported",
+            ),
+            (
+                lore_core::Error::StorageFull("the disk is full".into()),
+                507,
+                "storage_full",
             ),
         ];
         for (err, status, code) in cases {

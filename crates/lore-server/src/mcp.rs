@@ -836,6 +836,10 @@ fn tool_error(err: lore_core::Error) -> String {
         }
         E::Conflict(_) => format!("{err}. It changed meanwhile; read it again, then retry."),
         E::Unsupported(_) => format!("{err}. This Lore server cannot do that; do not retry."),
+        E::StorageFull(_) => format!(
+            "{err}. Nothing was saved. Carry on without writing to memory, tell the user, and \
+             retry later."
+        ),
         _ => {
             tracing::error!(error = %err, "an MCP tool failed");
             INTERNAL.to_owned()

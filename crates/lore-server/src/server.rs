@@ -174,7 +174,8 @@ pub fn app_with_hosts(
 const READY_WITHIN: Duration = Duration::from_secs(2);
 
 /// `/healthz` (the process answers) and `/readyz` (it can serve: the store answers a cheap read
-/// within [`READY_WITHIN`], and it is not shutting down), for load balancers and orchestrators.
+/// within [`READY_WITHIN`], has room for writes, and it is not shutting down), for load balancers
+/// and orchestrators.
 /// Neither needs a token nor says more than its status, so a probe learns nothing else.
 fn probes(engine: Arc<Engine>, shutdown: CancellationToken) -> Router {
     use axum::http::StatusCode;
@@ -193,10 +194,17 @@ fn probes(engine: Arc<Engine>, shutdown: CancellationToken) -> Router {
                 if shutdown.is_cancelled() {
                     return answer(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
                 }
-                let read = tokio::task::spawn_blocking(move || engine.change_cursor());
+                let read = tokio::task::spawn_blocking(move || {
+                    engine.check_writable()?;
+                    engine.change_cursor()
+                });
                 match tokio::time::timeout(READY_WITHIN, read).await {
                     Ok(Ok(Ok(_) | Err(lore_core::Error::Unsupported(_)))) => {
                         answer(StatusCode::OK, "ready")
+                    }
+                    Ok(Ok(Err(lore_core::Error::StorageFull(cause)))) => {
+                        tracing::warn!(%cause, "not ready: the store is full");
+                        answer(StatusCode::SERVICE_UNAVAILABLE, "storage full")
                     }
                     Ok(Ok(Err(err))) => {
                         tracing::warn!(error = %err, "not ready: the store failed a read");

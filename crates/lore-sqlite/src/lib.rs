@@ -23,6 +23,7 @@ mod episodes;
 mod filter;
 mod knowledge;
 mod members;
+mod room;
 mod rows;
 mod schema;
 mod search;
@@ -48,8 +49,12 @@ impl<T> Db<T> for rusqlite::Result<T> {
     }
 }
 
-/// Wraps a driver error, dropping the SQL text that some errors carry: messages reach users.
+/// Wraps a driver error, dropping the SQL text that some errors carry: messages reach users. A
+/// full disk is [`Error::StorageFull`], which a caller can act on.
 fn db_error(error: rusqlite::Error) -> Error {
+    if room::is_full(&error) {
+        return Error::StorageFull(room::DISK_FULL.to_owned());
+    }
     match error {
         rusqlite::Error::SqlInputError { error, msg, .. } => {
             Error::store(rusqlite::Error::SqliteFailure(error, Some(msg)))

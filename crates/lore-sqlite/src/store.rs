@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -54,6 +54,8 @@ pub struct SqliteStore {
     checkpointer: Option<Checkpointer>,
     /// Rung after each commit of this process; writes by other processes are found by polling.
     bell: ChangeBell,
+    /// Set when a write was refused for lack of room, cleared by the next commit.
+    full: AtomicBool,
 }
 
 /// Moves WAL checkpoints off the write path.
@@ -229,6 +231,7 @@ impl SqliteStore {
             schema_version,
             checkpointer,
             bell: ChangeBell::new(),
+            full: AtomicBool::new(false),
         })
     }
 
@@ -243,11 +246,29 @@ impl SqliteStore {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs `f` in one write transaction, committed only when `f` succeeds.
+    /// Runs `f` in one write transaction, committed only when `f` succeeds. A write refused
+    /// for lack of room is [`Error::StorageFull`], and the store remembers it until a commit
+    /// succeeds (see [`Store::check_writable`]).
     pub(crate) fn in_transaction<T>(
         &self,
         f: impl FnOnce(&Transaction<'_>) -> Result<T>,
     ) -> Result<T> {
+        match self.transact(f) {
+            Ok(out) => {
+                self.full.store(false, Ordering::Release);
+                Ok(out)
+            }
+            Err(err) => {
+                let err = crate::room::diagnose(&self.path, err);
+                if matches!(err, Error::StorageFull(_)) {
+                    self.full.store(true, Ordering::Release);
+                }
+                Err(err)
+            }
+        }
+    }
+
+    fn transact<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut conn = self.conn();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -652,6 +673,27 @@ impl Store for SqliteStore {
                 return Ok(false);
             }
             write_row(tx, &row, OnDuplicate::Fail)
+        })
+    }
+
+    /// While a write is remembered as refused for lack of room, checks that the files can grow
+    /// by a commit's worth again (see `room`), then commits a write of its own (a row
+    /// rewritten with its own value, which SQLite appends to the log like any commit), so that
+    /// room that came back is noticed without waiting for traffic.
+    fn check_writable(&self) -> Result<()> {
+        if !self.full.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        if let Some(cause) = crate::room::probe(&self.path) {
+            return Err(Error::StorageFull(cause.to_owned()));
+        }
+        self.in_transaction(|tx| {
+            tx.execute(
+                "UPDATE memory_revision SET revision = revision WHERE id = 1",
+                [],
+            )
+            .db()?;
+            Ok(())
         })
     }
 

@@ -539,3 +539,156 @@ fn the_decision_list_is_paged_like_every_list() {
     assert_eq!(rest["decisions"].as_array().map(Vec::len), Some(1));
     assert_eq!(get(server.addr, "/v1/decisions?limit=0").0, 422);
 }
+
+/// `lore serve` started through `sh` with SIGXFSZ ignored (an ignored signal stays ignored
+/// across `exec`), so a file-size limit set on it later makes writes fail instead of killing it.
+fn start_limitable(dir: &Path) -> Server {
+    let lore = crate::common::lore_command();
+    let mut sh = Command::new("sh");
+    for (var, value) in lore.get_envs() {
+        match value {
+            Some(value) => sh.env(var, value),
+            None => sh.env_remove(var),
+        };
+    }
+    let mut child = sh
+        .args(["-c", "trap '' XFSZ; exec \"$@\"", "sh"])
+        .arg(lore.get_program())
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut banner = String::new();
+    stdout.read_line(&mut banner).unwrap();
+    let addr = banner
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {banner:?}"))
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    Server { child, addr }
+}
+
+/// Sets the soft file-size limit of process `pid` (`unlimited`, or bytes).
+fn limit_file_size(pid: u32, soft: &str) {
+    let out = Command::new("prlimit")
+        .args(["--pid", &pid.to_string(), &format!("--fsize={soft}:")])
+        .output()
+        .expect("prlimit (util-linux) is installed");
+    assert!(
+        out.status.success(),
+        "prlimit: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn ready(addr: SocketAddr) -> (u16, Value) {
+    get(addr, "/readyz")
+}
+
+/// A store that cannot grow (the server's file-size limit lowered to just above its files, as a
+/// full disk would leave it): writes answer 507 naming the cause, never a bare 500; `/readyz`
+/// answers 503 until a write succeeds again; once room returns, the server recovers without a
+/// restart, and every write acknowledged before, during and after is stored in a sound file.
+#[test]
+fn a_full_store_answers_507_is_not_ready_and_recovers_losing_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_limitable(dir.path());
+    let addr = server.addr;
+    let filler = "x".repeat(16 * 1024);
+    let record = |n: usize| {
+        send(
+            addr,
+            "POST",
+            "/v1/executions",
+            &json!({"skill": SKILL, "input": {"n": n, "pad": filler}, "output": {"ok": true}}),
+        )
+    };
+    let mut acknowledged = Vec::new();
+    for n in 0..5 {
+        let (status, body) = record(n);
+        assert_eq!(status, 201, "{body}");
+        acknowledged.push(body["id"].as_str().unwrap().to_owned());
+    }
+    let db = dir.path().join(".lore/lore.db");
+    let largest = ["", "-wal"]
+        .iter()
+        .filter_map(|s| std::fs::metadata(format!("{}{s}", db.display())).ok())
+        .map(|m| m.len())
+        .max()
+        .unwrap();
+    limit_file_size(server.child.id(), &(largest + 256 * 1024).to_string());
+    let mut refusal = None;
+    for n in 5..2_000 {
+        let (status, body) = record(n);
+        match status {
+            201 => acknowledged.push(body["id"].as_str().unwrap().to_owned()),
+            _ => {
+                refusal = Some((status, body));
+                break;
+            }
+        }
+    }
+    let (status, body) = refusal.expect("the store filled up within 2,000 writes");
+    let full_at = acknowledged.len();
+    assert_eq!(status, 507, "{body}");
+    assert_eq!(body["error"]["code"], "storage_full", "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("limit") && message.contains("nothing of this write"),
+        "{message}"
+    );
+    assert!(
+        !message.contains(".lore"),
+        "the message names no path: {message}"
+    );
+    let (status, answer) = ready(addr);
+    assert_eq!(
+        (status, answer["status"].as_str()),
+        (503, Some("storage full"))
+    );
+    let (status, body) = record(9_999);
+    assert_eq!(status, 507, "still full: {body}");
+    let (status, _) = get(addr, &format!("/v1/executions/{}", acknowledged[0]));
+    assert_eq!(status, 200, "reads go on while the store is full");
+
+    limit_file_size(server.child.id(), "unlimited");
+    let (status, answer) = ready(addr);
+    assert_eq!(
+        (status, answer["status"].as_str()),
+        (200, Some("ready")),
+        "room came back"
+    );
+    for n in 10_000..10_005 {
+        let (status, body) = record(n);
+        assert_eq!(status, 201, "after room came back: {body}");
+        acknowledged.push(body["id"].as_str().unwrap().to_owned());
+    }
+    drop(server);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let lost: Vec<&String> = acknowledged
+        .iter()
+        .filter(|id| {
+            conn.query_row("SELECT 1 FROM executions WHERE id = ?", [id], |_| Ok(()))
+                .is_err()
+        })
+        .collect();
+    println!(
+        "reliability: storage full: {full_at} writes acknowledged before the store filled, \
+         refused with 507 and /readyz 503; ready again when room returned; {} acknowledged in \
+         all, {} lost",
+        acknowledged.len(),
+        lost.len()
+    );
+    assert!(lost.is_empty(), "acknowledged writes lost: {lost:?}");
+}

@@ -445,6 +445,19 @@ pub trait Store: Send + Sync {
     /// [`crate::Error::Store`] when the backend fails.
     fn write_core_version(&self, entry: &MemoryEntry, after: Option<&MemoryId>) -> Result<bool>;
 
+    /// Whether the store takes writes now: [`crate::Error::StorageFull`] while its last write was
+    /// refused for lack of room and no write has succeeded since. A store that remembers such
+    /// a refusal tries a small write of its own here, so room that comes back is noticed
+    /// without traffic (a server reporting itself not ready gets none). The default, for a
+    /// store that cannot tell, is `Ok`.
+    ///
+    /// # Errors
+    /// [`crate::Error::StorageFull`] while there is still no room; [`crate::Error::Store`] when
+    /// the backend fails.
+    fn check_writable(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// A number that grows whenever a memory entry is written or purged, by this process or
     /// any other sharing the store; `None` (the default) from a store that cannot tell, whose
     /// conversation-log searches then read the log every time. Asked before each search, so it
