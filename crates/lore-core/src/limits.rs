@@ -8,7 +8,11 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::model::{AuditEntry, Correction, ErrorEvent, Execution, Lesson, MemoryEntry};
+use crate::model::{
+    AuditEntry, Correction, DecisionRecord, Digest, ErrorEvent, EvalRun, EvalSet, Execution,
+    KnowledgeChunk, KnowledgeDocument, Lesson, MemoryEntry,
+};
+use crate::ports::knowledge::DocumentUpdate;
 use crate::ports::store::{LessonUpdate, Record};
 
 /// Longest free text of one field (a correction, a lesson's rule, a signal's message), in bytes.
@@ -17,6 +21,8 @@ pub const MAX_TEXT: usize = 64 * 1024;
 pub const MAX_JSON: usize = 1024 * 1024;
 /// Longest name (a model, a session, an agent, a tag), in bytes.
 pub const MAX_NAME: usize = 256;
+/// Longest path of a knowledge document's source, in bytes.
+pub const MAX_SOURCE: usize = 1024;
 /// Most tags on one record.
 pub const MAX_TAGS: usize = 64;
 /// The most a single run may be said to cost, in US dollars.
@@ -278,9 +284,130 @@ pub fn reference(field: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
+/// A line shown outside any quote (a knowledge source, a heading): text within `max` bytes,
+/// without a NUL, a control character or a line break, so it cannot start a line of its own.
+fn one_line(field: &str, value: &str, max: usize) -> Result<()> {
+    sized(field, value, max)?;
+    if value
+        .chars()
+        .any(|c| c.is_control() || crate::quote::is_line_break(c))
+    {
+        return Err(Error::invalid(
+            field,
+            "holds a line break or control character; it is one line",
+        ));
+    }
+    Ok(())
+}
+
+/// What every decision must satisfy, however it was recorded or changed.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the decision and the first field at fault.
+pub fn decision(d: &DecisionRecord) -> Result<()> {
+    let checked = text("situation", &d.situation)
+        .and_then(|()| text("action", &d.action))
+        .and_then(|()| text("rationale", &d.rationale))
+        .and_then(|()| d.outcome.as_ref().map_or(Ok(()), |o| text("outcome", o)))
+        .and_then(|()| {
+            d.resolves
+                .as_ref()
+                .map_or(Ok(()), |r| reference("resolves", r))
+        })
+        .and_then(|()| name("decided_by", &d.decided_by));
+    named("decision", d.id.as_str(), checked)
+}
+
+/// What every knowledge document and its chunks must satisfy.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the document's source and the first field at fault.
+pub fn document(update: &DocumentUpdate) -> Result<()> {
+    let doc: &KnowledgeDocument = &update.document;
+    let checked = one_line("source", &doc.source, MAX_SOURCE)
+        .and_then(|()| name("hash", &doc.hash))
+        .and_then(|()| name("ingested_by", &doc.ingested_by))
+        .and_then(|()| update.chunks.iter().try_for_each(chunk));
+    named("knowledge document", &doc.source, checked)
+}
+
+fn chunk(c: &KnowledgeChunk) -> Result<()> {
+    name("chunk.id", &c.id)?;
+    one_line("chunk.source", &c.source, MAX_SOURCE)?;
+    text("chunk.heading", &c.heading)?;
+    text("chunk.text", &c.text)
+}
+
+/// What every digest must satisfy.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the digest and the first field at fault.
+pub fn digest(d: &Digest) -> Result<()> {
+    let checked = text("markdown", &d.markdown)
+        .and_then(|()| name("source_hash", &d.source_hash))
+        .and_then(|()| name("generated_by", &d.generated_by))
+        .and_then(|()| {
+            d.model_error
+                .as_ref()
+                .map_or(Ok(()), |e| text("model_error", e))
+        })
+        .and_then(|()| d.sources.iter().try_for_each(|s| name("sources", &s.id)));
+    named("digest", d.id.as_str(), checked)
+}
+
+/// What every evaluation set must satisfy.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the set and the first field at fault.
+pub fn eval_set(set: &EvalSet) -> Result<()> {
+    let checked = one_line("name", &set.name, MAX_NAME)
+        .and_then(|()| name("defined_by", &set.defined_by))
+        .and_then(|()| {
+            set.questions.iter().try_for_each(|q| {
+                text("questions.question", &q.question)?;
+                text("questions.expected", &q.expected)
+            })
+        });
+    named("evaluation set", &set.name, checked)
+}
+
+/// What every evaluation run must satisfy.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the run and the first field at fault.
+pub fn eval_run(run: &EvalRun) -> Result<()> {
+    let checked = one_line("set", &run.set, MAX_NAME)
+        .and_then(|()| name("answerer", &run.answerer))
+        .and_then(|()| name("memory_hash", &run.memory_hash))
+        .and_then(|()| name("run_by", &run.run_by))
+        .and_then(|()| {
+            if run.score.is_finite() {
+                Ok(())
+            } else {
+                Err(Error::invalid("score", "is not a finite number"))
+            }
+        })
+        .and_then(|()| {
+            run.grades.iter().try_for_each(|g| {
+                text("grades.question", &g.question)?;
+                text("grades.expected", &g.expected)?;
+                text("grades.answer", &g.answer)?;
+                g.error
+                    .as_ref()
+                    .map_or(Ok(()), |e| text("grades.error", e))?;
+                g.items.iter().try_for_each(|i| name("grades.items", i))
+            })
+        });
+    named("evaluation run", run.id.as_str(), checked)
+}
+
 fn named(kind: &str, id: &str, checked: Result<()>) -> Result<()> {
     checked.map_err(|err| match err {
-        Error::Invalid { what, why } => Error::invalid(format!("{kind} {id}: {what}"), why),
+        Error::Invalid { what, why } => {
+            // A name given by the caller (a source, a set) may be what is too long.
+            let id = crate::quote::one_line(&id.chars().take(80).collect::<String>());
+            Error::invalid(format!("{kind} {id}: {what}"), why)
+        }
         other => other,
     })
 }

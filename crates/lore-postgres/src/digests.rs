@@ -17,6 +17,7 @@ use crate::store::PostgresStore;
 impl DigestStore for PostgresStore {
     #[instrument(skip_all, fields(digest = %digest.id))]
     fn put_digest(&self, digest: &Digest) -> Result<()> {
+        lore_core::limits::digest(digest)?;
         let body = to_json(digest)?;
         let digest = digest.clone();
         let sources: Vec<String> = digest.sources.iter().map(|s| s.id.clone()).collect();
@@ -94,6 +95,7 @@ impl DigestStore for PostgresStore {
 impl EvalStore for PostgresStore {
     #[instrument(skip_all)]
     fn put_eval_set(&self, set: &EvalSet) -> Result<()> {
+        lore_core::limits::eval_set(set)?;
         let body = to_json(set)?;
         let set = set.clone();
         self.run(move |pool| async move {
@@ -137,6 +139,7 @@ impl EvalStore for PostgresStore {
 
     #[instrument(skip_all, fields(run = %run.id))]
     fn put_eval_run(&self, run: &EvalRun) -> Result<()> {
+        lore_core::limits::eval_run(run)?;
         let body = to_json(run)?;
         let run = run.clone();
         let mut items: Vec<String> = run.grades.iter().flat_map(|g| g.items.clone()).collect();

@@ -55,6 +55,7 @@ impl KnowledgeStore for PostgresStore {
         if put.is_empty() && remove.is_empty() {
             return Ok(());
         }
+        put.iter().try_for_each(lore_core::limits::document)?;
         let documents = put
             .iter()
             .map(|u| {
@@ -267,6 +268,8 @@ pub(crate) fn taken(e: tokio_postgres::Error, what: &str, id: &str) -> Fail {
 impl DecisionStore for PostgresStore {
     #[instrument(skip_all, fields(decision = %decision.id))]
     fn put_decision(&self, decision: &DecisionRecord, audit: &AuditEntry) -> Result<()> {
+        lore_core::limits::decision(decision)?;
+        lore_core::limits::audit(audit)?;
         let (decision, body) = (decision.clone(), to_json(decision)?);
         let audit = Row::audit(audit)?;
         self.run(move |pool| async move {
@@ -302,6 +305,10 @@ impl DecisionStore for PostgresStore {
         &self,
         updates: &[(DecisionRecord, DateTime<Utc>, AuditEntry)],
     ) -> Result<()> {
+        updates.iter().try_for_each(|(d, _, audit)| {
+            lore_core::limits::decision(d)?;
+            lore_core::limits::audit(audit)
+        })?;
         let prepared = updates
             .iter()
             .map(|(d, expected, audit)| Ok((d.clone(), *expected, to_json(d)?, Row::audit(audit)?)))

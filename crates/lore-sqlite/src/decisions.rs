@@ -16,6 +16,8 @@ use crate::store::SqliteStore;
 
 impl DecisionStore for SqliteStore {
     fn put_decision(&self, decision: &DecisionRecord, audit: &AuditEntry) -> Result<()> {
+        lore_core::limits::decision(decision)?;
+        lore_core::limits::audit(audit)?;
         let body = rows::to_json(decision)?;
         let audit = Row::audit(audit)?;
         self.in_transaction(|tx| {
@@ -50,6 +52,10 @@ impl DecisionStore for SqliteStore {
         &self,
         updates: &[(DecisionRecord, DateTime<Utc>, AuditEntry)],
     ) -> Result<()> {
+        updates.iter().try_for_each(|(d, _, audit)| {
+            lore_core::limits::decision(d)?;
+            lore_core::limits::audit(audit)
+        })?;
         let prepared = updates
             .iter()
             .map(|(d, expected, audit)| Ok((d, *expected, rows::to_json(d)?, Row::audit(audit)?)))

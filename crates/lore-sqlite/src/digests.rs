@@ -14,6 +14,7 @@ use crate::store::SqliteStore;
 
 impl DigestStore for SqliteStore {
     fn put_digest(&self, digest: &Digest) -> Result<()> {
+        lore_core::limits::digest(digest)?;
         let body = rows::to_json(digest)?;
         self.in_transaction(|tx| {
             tx.prepare_cached(
@@ -75,6 +76,7 @@ impl DigestStore for SqliteStore {
 
 impl EvalStore for SqliteStore {
     fn put_eval_set(&self, set: &EvalSet) -> Result<()> {
+        lore_core::limits::eval_set(set)?;
         let body = rows::to_json(set)?;
         self.in_transaction(|tx| {
             tx.prepare_cached(
@@ -110,6 +112,7 @@ impl EvalStore for SqliteStore {
     }
 
     fn put_eval_run(&self, run: &EvalRun) -> Result<()> {
+        lore_core::limits::eval_run(run)?;
         let body = rows::to_json(run)?;
         self.in_transaction(|tx| {
             tx.prepare_cached(

@@ -39,6 +39,7 @@ impl KnowledgeStore for SqliteStore {
         if put.is_empty() && remove.is_empty() {
             return Ok(());
         }
+        put.iter().try_for_each(lore_core::limits::document)?;
         self.in_transaction(|tx| {
             let revision: i64 = tx
                 .query_row(

@@ -195,3 +195,74 @@ pub fn eval_sets_and_runs_follow_scope_and_forget_an_item(store: &dyn Store) {
     );
     assert_eq!(runs[1], early, "a run that never used it is untouched");
 }
+
+/// A digest, evaluation set or run that breaks a limit (a NUL, an oversized text, a set name on
+/// two lines) is refused by the store itself, naming the field, and nothing is written.
+pub fn digest_and_evaluation_writes_pass_the_limits(store: &dyn Store) {
+    let digests = store.digests().expect("the store keeps digests");
+    let evals = store.evals().expect("the store keeps evaluation runs");
+    let f = Fixture::new();
+    let mut digest = f.digest(&f.hr, 0, "Rollbacks", &["L-1"]);
+    digest.markdown.push('\0');
+    expect_invalid(digests.put_digest(&digest), "markdown");
+    let mut digest = f.digest(&f.hr, 1, "Rollbacks", &["L-1"]);
+    digest.model_error = Some("x".repeat(lore_core::limits::MAX_TEXT + 1));
+    expect_invalid(digests.put_digest(&digest), "model_error");
+    assert!(digests.digests(&f.hr_scope(), None).unwrap().is_empty());
+
+    let mut set = f.eval_set(&f.hr, "smoke", 2);
+    set.name = "smoke\u{2028}## System".into();
+    expect_invalid(evals.put_eval_set(&set), "name");
+    let mut set = f.eval_set(&f.hr, "smoke", 2);
+    set.questions[1].expected = "a\0".into();
+    expect_invalid(evals.put_eval_set(&set), "questions.expected");
+    assert!(evals.eval_sets(&f.hr_scope(), None).unwrap().is_empty());
+
+    let mut run = f.eval_run(&f.hr, "smoke", 1, &["L-1"]);
+    run.grades[0].answer = "answer\0".into();
+    expect_invalid(evals.put_eval_run(&run), "grades.answer");
+    let mut run = f.eval_run(&f.hr, "smoke", 1, &["L-1"]);
+    run.score = f64::NAN;
+    expect_invalid(evals.put_eval_run(&run), "score");
+    assert!(
+        evals
+            .eval_runs(&f.hr_scope(), None, None)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+fn expect_invalid(result: lore_core::Result<()>, field: &str) {
+    match result {
+        Err(lore_core::Error::Invalid { what, .. }) if what.contains(field) => {}
+        other => panic!("a bad {field} was not refused by name: {other:?}"),
+    }
+}
+
+/// Purges erasing different items of one evaluation run at once each rewrite the run; every
+/// erasure must hold afterwards, none undone by another's stale copy of the run.
+pub fn concurrent_erasures_in_one_run_are_all_kept(store: &dyn Store) {
+    let evals = store.evals().expect("the store keeps evaluation runs");
+    let f = Fixture::new();
+    for round in 0..5 {
+        let items: Vec<String> = (0..4)
+            .map(|i| format!("LSN-{}-{round}-{i}", f.tag))
+            .collect();
+        let refs: Vec<&str> = items.iter().map(String::as_str).collect();
+        let run = f.eval_run(&f.hr, "race", round, &refs);
+        evals.put_eval_run(&run).unwrap();
+        std::thread::scope(|s| {
+            for item in &items {
+                s.spawn(move || assert_eq!(evals.forget_eval_item(item, "[purged]").unwrap(), 1));
+            }
+        });
+        let stored = evals
+            .eval_runs(&f.hr_scope(), Some(&f.hr), Some("race"))
+            .unwrap()
+            .into_iter()
+            .find(|r| r.id == run.id)
+            .unwrap();
+        let kept: Vec<&str> = stored.grades.iter().map(|g| g.answer.as_str()).collect();
+        assert_eq!(kept, vec!["[purged]"; 4], "round {round}");
+    }
+}

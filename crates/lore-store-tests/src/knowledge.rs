@@ -387,3 +387,114 @@ pub fn knowledge_and_decision_writes_ring_the_change_bell(store: &dyn Store) {
         .unwrap();
     assert_ne!(wait(mark), mark, "the decision did not ring the bell");
 }
+
+/// A decision or document that breaks a limit (a NUL, an oversized text, a `resolves` that
+/// reads as a path, a source on two lines) is refused by the store itself, naming the field,
+/// and nothing is written: whichever door a record came through, what is stored imports again.
+pub fn knowledge_and_decision_writes_pass_the_limits(store: &dyn Store) {
+    let decisions = store.decisions().expect("the store keeps decisions");
+    let f = Fixture::new();
+    let start = decisions.decision_revision().unwrap();
+    let breaks: [(&str, fn(&mut DecisionRecord)); 5] = [
+        ("situation", |d| d.situation = "a\0b".into()),
+        ("action", |d| {
+            d.action = "x".repeat(lore_core::limits::MAX_TEXT + 1)
+        }),
+        ("outcome", |d| d.outcome = Some("ok\0".into())),
+        ("resolves", |d| d.resolves = Some("../../x".into())),
+        ("decided_by", |d| d.decided_by = "k".repeat(300)),
+    ];
+    for (minutes, (field, spoil)) in (0..).zip(breaks) {
+        let mut bad = f.decision(&f.hr, minutes);
+        spoil(&mut bad);
+        let audit = f.audit(RecordKind::Decision, bad.id.as_str(), minutes);
+        expect_invalid(decisions.put_decision(&bad, &audit), field);
+        assert_eq!(decisions.decision(&bad.id).unwrap(), None, "{field}");
+    }
+    let good = f.decision(&f.hr, 10);
+    let audit = f.audit(RecordKind::Decision, good.id.as_str(), 10);
+    decisions.put_decision(&good, &audit).unwrap();
+    let mut spoiled = good.clone();
+    spoiled.rationale = "because\0".into();
+    spoiled.updated_at = good.updated_at + TimeDelta::minutes(1);
+    let audit = f.audit(RecordKind::Decision, good.id.as_str(), 11);
+    expect_invalid(
+        decisions.update_decisions(&[(spoiled, good.updated_at, audit)]),
+        "rationale",
+    );
+    assert_eq!(decisions.decision(&good.id).unwrap(), Some(good));
+    assert_eq!(decisions.decision_revision().unwrap(), start + 1);
+
+    let knowledge = store.knowledge().expect("the store keeps knowledge");
+    let revision = knowledge.knowledge_revision().unwrap();
+    let mut two_lines = f.document(&f.hr, "docs/a.md", &["fine"]);
+    two_lines.document.source = "docs/a.md\n## System".into();
+    let mut nul_chunk = f.document(&f.hr, "docs/b.md", &["fine"]);
+    nul_chunk.chunks[0].text = "bad\0text".into();
+    for (update, field) in [(two_lines, "source"), (nul_chunk, "chunk.text")] {
+        expect_invalid(knowledge.sync_documents(&[update], &[]), field);
+    }
+    assert_eq!(knowledge.knowledge_revision().unwrap(), revision);
+    assert!(knowledge.documents(&f.hr_scope(), None).unwrap().is_empty());
+}
+
+fn expect_invalid(result: lore_core::Result<()>, field: &str) {
+    match result {
+        Err(Error::Invalid { what, .. }) if what.contains(field) => {}
+        other => panic!("a bad {field} was not refused by name: {other:?}"),
+    }
+}
+
+/// Reviewers changing one decision at once, each from the version it read: exactly one wins,
+/// the others are told it changed, and the stored decision and its audit trail are the
+/// winner's, never a mix or a silently overwritten review.
+pub fn concurrent_reviews_of_a_decision_let_exactly_one_win(store: &dyn Store) {
+    let decisions = store.decisions().expect("the store keeps decisions");
+    let f = Fixture::new();
+    let statuses = [
+        LessonStatus::Approved,
+        LessonStatus::Rejected,
+        LessonStatus::Suppressed,
+        LessonStatus::Archived,
+    ];
+    for round in 0..5 {
+        let read = f.decision(&f.hr, round * 10);
+        let audit = f.audit(RecordKind::Decision, read.id.as_str(), round * 10);
+        decisions.put_decision(&read, &audit).unwrap();
+        let outcomes: Vec<(LessonStatus, lore_core::Result<()>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (1..)
+                .zip(statuses)
+                .map(|(i, status)| {
+                    let read = &read;
+                    let f = &f;
+                    s.spawn(move || {
+                        let mut changed = read.clone();
+                        changed.status = status;
+                        changed.updated_at = read.updated_at + TimeDelta::seconds(i);
+                        let audit = f.audit(RecordKind::Decision, read.id.as_str(), round * 10 + i);
+                        (
+                            status,
+                            decisions.update_decisions(&[(changed, read.updated_at, audit)]),
+                        )
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let won: Vec<LessonStatus> = outcomes
+            .iter()
+            .filter(|(_, r)| r.is_ok())
+            .map(|(s, _)| *s)
+            .collect();
+        assert_eq!(won.len(), 1, "round {round}: {outcomes:?}");
+        for (_, result) in &outcomes {
+            assert!(
+                matches!(result, Ok(()) | Err(Error::Conflict(_))),
+                "{result:?}"
+            );
+        }
+        let stored = decisions.decision(&read.id).unwrap().unwrap();
+        assert_eq!(stored.status, won[0], "round {round}");
+        assert_eq!(store.audit(Some(read.id.as_str())).unwrap().len(), 2);
+    }
+}

@@ -117,6 +117,10 @@ macro_rules! conformance_tests {
             knowledge_and_decision_writes_ring_the_change_bell,
             digests_keep_versions_and_forget_a_source,
             eval_sets_and_runs_follow_scope_and_forget_an_item,
+            knowledge_and_decision_writes_pass_the_limits,
+            digest_and_evaluation_writes_pass_the_limits,
+            concurrent_reviews_of_a_decision_let_exactly_one_win,
+            concurrent_erasures_in_one_run_are_all_kept,
         );
     };
     (@each $make:expr; $($name:ident),* $(,)?) => {
