@@ -290,7 +290,8 @@ impl Paths {
 
     fn configure(&self, store: Arc<dyn Store>) -> Result<Engine> {
         let mut engine = Engine::new(store, self.engine_config)
-            .with_skills(SkillLibrary::new(&self.skills, &self.project_root));
+            .with_skills(SkillLibrary::new(&self.skills, &self.project_root))
+            .with_proposer_config(self.settings.proposer())?;
         if let Some(learned) = self.settings.learned_skills(&self.project_root) {
             engine = engine.with_learned_skills(learned);
         }

@@ -12,7 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use lore_engine::{Engine, EngineConfig, InjectionStrategy};
+use lore_engine::{Engine, EngineConfig, InjectionStrategy, ProposerConfig};
 use lore_recall::{Fusion, RecallConfig, Similarity};
 use lore_workspace::learned::LearnedSkills;
 use serde::{Deserialize, Serialize};
@@ -79,6 +79,16 @@ const KEYS: &[(&str, &[&str])] = &[
         &["epochs", "learning_rate", "held_out", "seed", "held_out_by"],
     ),
     ("mcp", &["tools"]),
+    (
+        "proposer",
+        &[
+            "enabled",
+            "model",
+            "temperature",
+            "max_tokens",
+            "min_confidence",
+        ],
+    ),
 ];
 
 /// Where one key's value came from.
@@ -124,6 +134,21 @@ pub struct Given {
     /// `[mcp]`.
     #[serde(default)]
     pub mcp: McpKeys,
+    /// `[proposer]`.
+    #[serde(default)]
+    pub proposer: ProposerKeys,
+}
+
+/// The `[proposer]` table: the model call that writes a correction's lesson (seed 002's
+/// procedural-memory proposer).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProposerKeys {
+    enabled: Option<bool>,
+    model: Option<String>,
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
+    min_confidence: Option<f64>,
 }
 
 /// The `[mcp]` table: what `lore mcp` and `/mcp` offer a connection that names no tools.
@@ -301,6 +326,7 @@ impl Settings {
             ("skills.min_confidence", self.given.skills.min_confidence),
             ("recall.personal_boost", r.personal_boost),
             ("org.min_confidence", self.given.org.min_confidence),
+            ("proposer.min_confidence", self.given.proposer.min_confidence),
         ];
         for (key, value) in unit {
             if let Some(v) = value
@@ -362,6 +388,9 @@ impl Settings {
             {
                 return Err(self.refuse(key, format!("{v} is below {least}")));
             }
+        }
+        if let Err(lore_core::Error::Invalid { what, why }) = self.proposer().validate() {
+            return Err(self.refuse(&what.replace("proposer ", "proposer."), why));
         }
         if let Some(tools) = &self.given.mcp.tools {
             lore_server::mcp::ToolSelection::parse(tools)
@@ -482,6 +511,20 @@ impl Settings {
         let dir = skills.materialize_dir.as_ref()?;
         let min_confidence = skills.min_confidence.unwrap_or(DEFAULT_MIN_CONFIDENCE);
         Some(LearnedSkills::new(project_root.join(dir), min_confidence))
+    }
+
+    /// The `[proposer]` keys over seed 002's defaults.
+    pub fn proposer(&self) -> ProposerConfig {
+        let p = &self.given.proposer;
+        let defaults = ProposerConfig::default();
+        ProposerConfig {
+            enabled: p.enabled.unwrap_or(defaults.enabled),
+            model: p.model.clone().or(defaults.model),
+            // Narrowed for the wire, where 0.3 is sent as written.
+            temperature: p.temperature.map_or(defaults.temperature, |t| t as f32),
+            max_tokens: p.max_tokens.unwrap_or(defaults.max_tokens),
+            min_confidence: p.min_confidence.unwrap_or(defaults.min_confidence),
+        }
     }
 
     /// The `[tuning]` keys over the default plan.

@@ -9,6 +9,10 @@
 //! measured, but it makes no lesson. A lesson from it would be the verdict itself, approved and
 //! shown in every later prompt of the skill, telling the agent nothing it could follow.
 
+mod failure;
+
+pub use failure::{FailedTransition, error_tags, failure_tags};
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};

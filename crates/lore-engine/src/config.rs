@@ -296,3 +296,69 @@ pub enum InjectionStrategy {
     /// The agent reads and writes its own core, archival and recall memory.
     SelfEditing,
 }
+
+/// The lesson proposer's settings (seed 002's `ProceduralMemoryConfig`): the separate model call
+/// that rewrites a correction's distilled lesson. They travel with that call only; digests and
+/// judges keep the client's own model and sampling.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProposerConfig {
+    /// Whether the proposer is asked at all. Off, corrections still teach: the offline
+    /// distiller writes their lessons, as it does when no model is configured.
+    pub enabled: bool,
+    /// The model the proposer's call names; `None` for the configured model.
+    pub model: Option<String>,
+    /// Sampling temperature of the proposer's call (seed 002's 0.3).
+    pub temperature: f32,
+    /// The most tokens the proposer may answer with (seed 002's 1500).
+    pub max_tokens: u32,
+    /// Proposals below this confidence are discarded and the distilled lesson is kept
+    /// (seed 002's 0.5).
+    pub min_confidence: f64,
+}
+
+impl Default for ProposerConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            model: None,
+            temperature: 0.3,
+            max_tokens: 1500,
+            min_confidence: 0.5,
+        }
+    }
+}
+
+impl ProposerConfig {
+    /// The most tokens a proposer may be allowed: a lesson is a few hundred.
+    pub const MAX_TOKENS: u32 = 32_768;
+
+    /// Refuses a blank model name, a temperature outside 0 to 2, a token limit of 0 or above
+    /// [`Self::MAX_TOKENS`], and a confidence outside 0 to 1.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the setting.
+    pub fn validate(&self) -> Result<()> {
+        if self.model.as_ref().is_some_and(|m| m.trim().is_empty()) {
+            return Err(Error::invalid("proposer model", "is empty; name a model"));
+        }
+        if !(self.temperature.is_finite() && (0.0..=2.0).contains(&self.temperature)) {
+            return Err(Error::invalid(
+                "proposer temperature",
+                format!("{} is outside 0 to 2", self.temperature),
+            ));
+        }
+        if !(1..=Self::MAX_TOKENS).contains(&self.max_tokens) {
+            return Err(Error::invalid(
+                "proposer max_tokens",
+                format!("{} is outside 1 to {}", self.max_tokens, Self::MAX_TOKENS),
+            ));
+        }
+        if !(self.min_confidence.is_finite() && (0.0..=1.0).contains(&self.min_confidence)) {
+            return Err(Error::invalid(
+                "proposer min_confidence",
+                format!("{} is outside 0 to 1", self.min_confidence),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -35,6 +35,8 @@ pub struct Engine {
     pub(crate) config: EngineConfig,
     pub(crate) scope: Scope,
     pub(crate) proposer: Option<Arc<dyn lore_core::ports::llm::Llm>>,
+    /// What the proposer's call sends and which proposals are kept.
+    pub(crate) proposer_config: Arc<crate::config::ProposerConfig>,
     pub(crate) recall: RecallSettings,
     pub(crate) reformulation: Option<Reformulation>,
     /// Each scope's causal graph between queries, shared by scoped handles.
@@ -111,6 +113,7 @@ impl Engine {
             config,
             scope: Scope::unrestricted(),
             proposer: None,
+            proposer_config: Arc::default(),
             recall: RecallSettings::default(),
             reformulation: None,
             graphs: Arc::default(),

@@ -88,7 +88,7 @@ pub use memory::{
 };
 pub use org::{PoolOutcome, PoolPattern, PoolReport, Propagated};
 pub use pages::{MAX_PAGE, Page, PageRequest};
-pub use propose::proposal_schema;
+pub use propose::{DISCARDED as PROPOSAL_DISCARDED, proposal_schema};
 pub use purge::{EpisodePurgeReport, PURGED, PurgeReport};
 pub use recall::{RecallQuery, RecallResult, RecalledLesson, ReembedReport};
 pub use reformulate::{
@@ -103,10 +103,13 @@ pub use transfer::ImportReport;
 pub use transfer::layers;
 pub use tuning::{ActiveEmbedder, Admin, Preflight, Switch};
 
-pub use capture::{CorrectionOutcome, NO_RULE, NewCorrection, NewExecution};
+pub use capture::{
+    CorrectionOutcome, FailedTransition, NO_RULE, NewCorrection, NewExecution, error_tags,
+    failure_tags,
+};
 pub use config::{
     Capture, CaptureStrategy, EngineConfig, HumanCorrections, InjectionStrategy, MemoryPolicy,
-    OrgConfig, Pruning, Upkeep,
+    OrgConfig, ProposerConfig, Pruning, Upkeep,
 };
 pub use engine::Engine;
 pub use search::Status;

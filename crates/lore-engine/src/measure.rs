@@ -65,13 +65,12 @@ use super::review::Attribution;
 use crate::engine::Engine;
 use evidence::Evidence;
 use lore_core::error::{Error, Result};
-use lore_core::id::{ErrorEventId, ExecutionId, LessonId};
+use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{
     CurationMode, ErrorEvent, Execution, Lesson, LessonStatus, LinkKind, SignalChannel,
     UtilityStats,
 };
-use lore_core::ports::store::{ListFilter, Record};
-use lore_core::sensitive;
+use lore_core::ports::store::ListFilter;
 
 /// Matched judged runs showing a lesson before a gate may decide on it: a floor under the
 /// confidence bound, which decides (seed 003's evidence window).
@@ -82,8 +81,6 @@ pub const OVERALL_MIN_RUNS: usize = 5;
 pub const PROMOTE_AT: f64 = 0.20;
 /// Lessons one execution may name as shown: a prompt holds a handful, not thousands.
 const MAX_SHOWN: usize = 256;
-/// Longest signal message kept, in bytes.
-const MAX_MESSAGE: usize = 16 * 1024;
 
 /// A feedback signal on an execution (seed 003's four channels).
 #[derive(Clone, Debug)]
@@ -169,90 +166,6 @@ pub struct MeasureReport {
 }
 
 impl Engine {
-    /// Stores a feedback signal on an execution as an error event with its fingerprint and tags.
-    ///
-    /// # Errors
-    /// [`Error::NotFound`] for an execution outside the scope or unknown; [`Error::Invalid`] for
-    /// an empty message on a failure channel, a missing or non-finite value on a scalar channel,
-    /// an oversized message, or a malformed tag. Nothing is stored then.
-    #[instrument(skip_all, fields(execution = %signal.execution_id))]
-    pub fn report_signal(&self, signal: NewSignal) -> Result<ErrorEvent> {
-        let execution = self.execution(&signal.execution_id)?;
-        self.scope.check_write(&execution.skill)?;
-        let message = signal.message.trim();
-        if message.len() > MAX_MESSAGE {
-            return Err(Error::invalid(
-                "message",
-                format!("is {} bytes; the limit is {MAX_MESSAGE}", message.len()),
-            ));
-        }
-        let scalar = matches!(
-            signal.channel,
-            SignalChannel::Progress | SignalChannel::Efficiency | SignalChannel::Referee
-        );
-        match signal.value {
-            Some(v) if !v.is_finite() => return Err(Error::invalid("value", "must be finite")),
-            Some(v) if signal.channel == SignalChannel::Efficiency && v < 0.0 => {
-                return Err(Error::invalid(
-                    "value",
-                    "an efficiency cost cannot be negative",
-                ));
-            }
-            Some(v) if signal.channel == SignalChannel::Referee && !(0.0..=1.0).contains(&v) => {
-                return Err(Error::invalid(
-                    "value",
-                    format!("{v}: a referee's score is 0 (worst) to 1 (best)"),
-                ));
-            }
-            None if scalar => {
-                return Err(Error::invalid(
-                    "value",
-                    "progress, efficiency and referee signals need a value",
-                ));
-            }
-            _ => {}
-        }
-        if !scalar && message.is_empty() {
-            return Err(Error::invalid(
-                "message",
-                "a failure signal needs the error text or what went wrong",
-            ));
-        }
-        for tag in &signal.tags {
-            check_tag(tag)?;
-        }
-        // Error text often carries what it failed on: tokens, addresses. The fingerprint drops
-        // literals, and the stored message is redacted so no read path can leak them.
-        let message = sensitive::redact(message);
-        let mut tags: BTreeSet<String> = infer_tags(&message, signal.channel, signal.value);
-        tags.extend(signal.tags);
-        let at = self.now();
-        let event = ErrorEvent {
-            id: ErrorEventId::generate(at),
-            skill: execution.skill,
-            execution_id: Some(execution.id),
-            timestamp: at,
-            channel: signal.channel,
-            fingerprint: if message.is_empty() {
-                format!("{}:<no message>", signal.channel.as_str())
-            } else {
-                lore_core::fingerprint(&message)
-            },
-            tags: tags.into_iter().collect(),
-            action: signal
-                .action
-                .map(|a| sensitive::redact(a.trim()))
-                .filter(|a| !a.is_empty()),
-            message,
-            value: signal.value,
-        };
-        self.store.write(
-            &[Record::ErrorEvent(event.clone())],
-            lore_core::ports::store::OnDuplicate::Fail,
-        )?;
-        Ok(event)
-    }
-
     /// The signals reported on one execution, oldest first.
     ///
     /// # Errors
@@ -531,117 +444,6 @@ impl Gate {
                 format!("back on trial: the evidence no longer says it hurts ({figures})")
             }
             Gate::Harmful => format!("harmful, left for a person ({figures})"),
-        }
-    }
-}
-
-/// Tags are identifiers: lowercase letters, digits and `_`, 1 to 64 of them.
-fn check_tag(tag: &str) -> Result<()> {
-    let ok = !tag.is_empty()
-        && tag.len() <= 64
-        && tag
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::invalid(
-            "tags",
-            format!("{tag:?} is not a tag (lowercase letters, digits and _, at most 64)"),
-        ))
-    }
-}
-
-/// Seed 003's generic failure tags, from the structural words of the message and the channel.
-fn infer_tags(message: &str, channel: SignalChannel, value: Option<f64>) -> BTreeSet<String> {
-    const RULES: &[(&str, &[&str])] = &[
-        (
-            "syntax_structure",
-            &["syntax", "parse error", "unexpected token", "unterminated"],
-        ),
-        (
-            "unknown_symbol",
-            &[
-                "unknown",
-                "undefined",
-                "not defined",
-                "unrecognized",
-                "no such",
-            ],
-        ),
-        (
-            "unknown_command",
-            &["command not found", "unknown command", "not a command"],
-        ),
-        (
-            "arity_mismatch",
-            &["argument", "arity", "too many", "too few", "expects"],
-        ),
-        ("operator_mismatch", &["operator"]),
-        ("column_reference", &["column", "field"]),
-        ("path_quote", &["path", "quote", "escape"]),
-        (
-            "missing_reference",
-            &["not found", "missing", "does not exist", "no such file"],
-        ),
-        (
-            "type_mismatch",
-            &["type", "expected", "mismatch", "invalid"],
-        ),
-        ("timeout", &["timeout", "timed out", "deadline"]),
-        (
-            "permission",
-            &["permission", "forbidden", "denied", "unauthorized"],
-        ),
-        ("unsafe_action", &["unsafe", "safety", "blocked"]),
-        ("state_stall", &["stuck", "stall", "no change", "loop"]),
-    ];
-    let lower = message.to_lowercase();
-    let mut tags: BTreeSet<String> = RULES
-        .iter()
-        .filter(|(_, words)| words.iter().any(|w| lower.contains(w)))
-        .map(|(tag, _)| (*tag).to_owned())
-        .collect();
-    match channel {
-        SignalChannel::ConstraintFailure => {
-            tags.insert("constraint_failed".into());
-        }
-        SignalChannel::Progress if value.is_some_and(|v| v <= 0.0) => {
-            tags.insert("no_progress".into());
-            if value.is_some_and(|v| v < 0.0) {
-                tags.insert("goal_distance_increase".into());
-            }
-        }
-        _ => {}
-    }
-    tags
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tags_come_from_structural_words_and_the_channel() {
-        let tags = infer_tags(
-            "error: unknown column 'foo'",
-            SignalChannel::HardFailure,
-            None,
-        );
-        assert!(tags.contains("unknown_symbol") && tags.contains("column_reference"));
-        let tags = infer_tags("", SignalChannel::Progress, Some(-0.2));
-        assert!(tags.contains("no_progress") && tags.contains("goal_distance_increase"));
-        assert!(infer_tags("", SignalChannel::Progress, Some(0.3)).is_empty());
-        assert!(
-            infer_tags("", SignalChannel::ConstraintFailure, None).contains("constraint_failed")
-        );
-    }
-
-    #[test]
-    fn tags_must_be_identifiers() {
-        assert!(check_tag("no_progress").is_ok());
-        for bad in ["", "Has Space", "UPPER", &"x".repeat(65)] {
-            assert!(check_tag(bad).is_err(), "{bad:?}");
         }
     }
 }

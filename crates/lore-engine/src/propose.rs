@@ -9,16 +9,23 @@
 //! proposal that arrives and matches the schema replaces the distilled text; a proposer that fails
 //! (no answer, or an answer that still fails its schema after one repair) leaves the distilled
 //! lesson in place and records the error on the correction (`extra.proposer_error`), so the lesson
-//! is never dropped and the failure is never silent.
+//! is never dropped and the failure is never silent. A proposal whose confidence is below
+//! [`ProposerConfig::min_confidence`] is discarded the same way (`extra.proposal_discarded`,
+//! with its confidence and rule), and `enabled = false` leaves the distiller alone. The call
+//! carries the proposer's own model, temperature and token limit.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
+use crate::config::ProposerConfig;
 use crate::engine::Engine;
 use lore_core::model::{Correction, Execution, Lesson, LessonSource, LessonStatus};
 use lore_core::ports::llm::{Llm, LlmError, LlmRequest, complete_json};
+
+/// The key of a correction's `extra` that records a proposal discarded for its low confidence.
+pub const DISCARDED: &str = "proposal_discarded";
 
 const PROPOSER_SYSTEM: &str = "You are Lore's lesson proposer. A person corrected the output of \
 an AI skill. You did not produce that output. From the execution and the correction, write one \
@@ -51,8 +58,25 @@ impl Engine {
         self
     }
 
+    /// Sends the proposer's call with `config`'s model, temperature and token limit, and keeps
+    /// only proposals of at least its `min_confidence`; `enabled = false` stops the call.
+    ///
+    /// # Errors
+    /// [`lore_core::Error::Invalid`] naming the setting that is out of range.
+    pub fn with_proposer_config(mut self, config: ProposerConfig) -> lore_core::Result<Self> {
+        config.validate()?;
+        self.proposer_config = Arc::new(config);
+        Ok(self)
+    }
+
+    /// The proposer's settings.
+    pub fn proposer_config(&self) -> &ProposerConfig {
+        &self.proposer_config
+    }
+
     /// The lesson for `correction`: distilled offline, then replaced by a proposal when a proposer
-    /// is configured and answers well; a proposer failure is recorded on `correction`.
+    /// is configured, enabled and answers well. A proposer failure, or a proposal below
+    /// `min_confidence`, is recorded on `correction` and leaves the distilled lesson.
     pub(super) fn learn(
         &self,
         execution: &Execution,
@@ -61,15 +85,30 @@ impl Engine {
         at: DateTime<Utc>,
     ) -> Lesson {
         let mut lesson = self.lesson_from(correction, &execution.input, status, at);
-        if let Some(llm) = &self.proposer {
-            match propose(llm.as_ref(), execution, correction) {
-                Ok(proposal) => apply(&mut lesson, &proposal, llm.as_ref()),
+        let config = self.proposer_config.as_ref();
+        if let Some(llm) = self.proposer.as_ref().filter(|_| config.enabled) {
+            let by = json!({
+                "provider": llm.provider(),
+                "model": config.model.as_deref().unwrap_or(llm.model()),
+            });
+            match propose(llm.as_ref(), config, execution, correction) {
+                Ok(proposal) => match discarded(&proposal, config) {
+                    None => apply(&mut lesson, &proposal, by),
+                    Some(note) => {
+                        tracing::info!(%note, "a proposal was discarded");
+                        correction.extra.insert(
+                            DISCARDED.into(),
+                            json!({"by": by, "confidence": proposal["confidence"],
+                                   "min_confidence": config.min_confidence,
+                                   "rule": proposal["rule"], "why": note}),
+                        );
+                    }
+                },
                 Err(err) => {
                     tracing::warn!(%err, "the proposer failed; keeping the distilled lesson");
-                    correction.extra.insert(
-                        "proposer_error".into(),
-                        json!({"provider": llm.provider(), "model": llm.model(), "error": err.to_string()}),
-                    );
+                    let mut note = by;
+                    note["error"] = json!(err.to_string());
+                    correction.extra.insert("proposer_error".into(), note);
                 }
             }
         }
@@ -103,11 +142,12 @@ pub(super) fn proposer_payload(execution: &Execution, correction: &Correction) -
 
 fn propose(
     llm: &dyn Llm,
+    config: &ProposerConfig,
     execution: &Execution,
     correction: &Correction,
 ) -> Result<Value, LlmError> {
     let payload = proposer_payload(execution, correction);
-    let request = LlmRequest::new(
+    let mut request = LlmRequest::new(
         PROPOSER_SYSTEM,
         format!(
             "Execution and correction (JSON):\n{}",
@@ -115,13 +155,28 @@ fn propose(
         ),
     )
     .with_schema(proposal_schema());
+    request.model = config.model.clone();
+    request.temperature = Some(config.temperature);
+    request.max_tokens = Some(config.max_tokens);
     let response = complete_json(llm, &request)?;
     response
         .json
         .ok_or_else(|| LlmError::Protocol("the proposal carried no JSON".into()))
 }
 
-fn apply(lesson: &mut Lesson, proposal: &Value, llm: &dyn Llm) {
+/// Why `proposal` is not used, when its confidence is below the configured floor.
+fn discarded(proposal: &Value, config: &ProposerConfig) -> Option<String> {
+    let confidence = proposal["confidence"].as_f64().unwrap_or(0.0);
+    (confidence < config.min_confidence).then(|| {
+        format!(
+            "the proposal's confidence {confidence:.2} is below proposer.min_confidence {:.2}; \
+             the lesson was distilled from the correction instead",
+            config.min_confidence
+        )
+    })
+}
+
+fn apply(lesson: &mut Lesson, proposal: &Value, by: Value) {
     let text = |key: &str| proposal[key].as_str().unwrap_or_default().trim().to_owned();
     let list = |key: &str| -> Vec<String> {
         proposal[key]
@@ -157,8 +212,5 @@ fn apply(lesson: &mut Lesson, proposal: &Value, llm: &dyn Llm) {
         lesson.tiers.steps = steps;
     }
     lesson.source = LessonSource::Llm;
-    lesson.extra.insert(
-        "proposed_by".into(),
-        json!({"provider": llm.provider(), "model": llm.model()}),
-    );
+    lesson.extra.insert("proposed_by".into(), by);
 }

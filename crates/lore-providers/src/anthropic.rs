@@ -8,7 +8,7 @@ use lore_core::ports::llm::{Llm, LlmError, LlmRequest, LlmResponse, Usage};
 use serde_json::{Value, json};
 
 use crate::config::LlmConfig;
-use crate::http::{Http, short};
+use crate::http::{Http, short, temperature};
 
 /// The protocol version this client speaks.
 const VERSION: &str = "2023-06-01";
@@ -46,13 +46,13 @@ impl AnthropicClient {
             .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
             .collect();
         let mut body = json!({
-            "model": self.model,
+            "model": request.model.as_deref().unwrap_or(&self.model),
             "system": request.system,
             "messages": messages,
             "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         });
         if let Some(t) = request.temperature {
-            body["temperature"] = json!(t);
+            body["temperature"] = temperature(t);
         }
         body
     }
@@ -75,7 +75,7 @@ impl Llm for AnthropicClient {
         let answer = self
             .http
             .post_json(&self.url, &headers, &self.body(request))?;
-        parse(&answer, &self.model)
+        parse(&answer, request.model.as_deref().unwrap_or(&self.model))
     }
 }
 

@@ -13,6 +13,16 @@ use serde_json::Value;
 
 use crate::config::{ApiKey, LlmConfig, RetryPolicy};
 
+/// A temperature as the number it was written as: widening the `f32` itself would send 0.3 as
+/// 0.30000001192092896, which a provider reads as a different setting from the one configured.
+pub(crate) fn temperature(t: f32) -> Value {
+    t.to_string()
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(Value::Null, Value::Number)
+}
+
 /// A status and body as received.
 struct Reply {
     status: u16,

@@ -10,7 +10,7 @@ use lore_core::ports::llm::{Llm, LlmError, LlmRequest, LlmResponse, Usage};
 use serde_json::{Value, json};
 
 use crate::config::LlmConfig;
-use crate::http::{Http, bearer, short};
+use crate::http::{Http, bearer, short, temperature};
 
 /// A chat-completions client.
 #[derive(Debug)]
@@ -43,12 +43,13 @@ impl OpenAiClient {
                 .iter()
                 .map(|m| json!({"role": m.role.as_str(), "content": m.content})),
         );
-        let mut body = json!({"model": self.model, "messages": messages});
+        let model = request.model.as_deref().unwrap_or(&self.model);
+        let mut body = json!({"model": model, "messages": messages});
         if let Some(max) = request.max_tokens {
             body["max_tokens"] = json!(max);
         }
         if let Some(t) = request.temperature {
-            body["temperature"] = json!(t);
+            body["temperature"] = temperature(t);
         }
         if request.schema.as_ref().and_then(|s| s.get("type")) == Some(&json!("object")) {
             body["response_format"] = json!({"type": "json_object"});
@@ -71,7 +72,7 @@ impl Llm for OpenAiClient {
         let answer = self
             .http
             .post_json(&self.url, &headers, &self.body(request))?;
-        parse(&answer, &self.model)
+        parse(&answer, request.model.as_deref().unwrap_or(&self.model))
     }
 }
 

@@ -218,3 +218,36 @@ fn an_unreachable_provider_is_a_transport_error() {
     let err = connect(&cfg).complete(&request()).unwrap_err();
     assert!(matches!(err, LlmError::Transport(_)), "{err}");
 }
+
+/// A request naming its own model and sampling, as the lesson proposer sends it.
+fn tuned_request() -> LlmRequest {
+    let mut request = request();
+    request.model = Some("proposer-model".into());
+    request.temperature = Some(0.3);
+    request.max_tokens = Some(1500);
+    request
+}
+
+#[test]
+fn a_request_s_model_temperature_and_token_limit_reach_both_protocols_as_written() {
+    for (kind, protocol) in [
+        (ProviderKind::OpenAi, Protocol::OpenAi),
+        (ProviderKind::Anthropic, Protocol::Anthropic),
+    ] {
+        let server = FakeServer::scripted(vec![protocol.answer("ok", "served")]);
+        let llm = connect(&config(kind, &server));
+        llm.complete(&tuned_request()).unwrap();
+        let body = &server.requests()[0].body;
+        assert_eq!(body["model"], "proposer-model", "{kind:?}: {body}");
+        // 0.3 exactly: an f32 widened on the way would arrive as 0.30000001192092896.
+        assert_eq!(body["temperature"].as_f64(), Some(0.3), "{kind:?}: {body}");
+        assert_eq!(body["max_tokens"], 1500, "{kind:?}: {body}");
+
+        // Without them, the configured model and the protocol's defaults.
+        let server = FakeServer::scripted(vec![protocol.answer("ok", "served")]);
+        connect(&config(kind, &server)).complete(&request()).unwrap();
+        let body = &server.requests()[0].body;
+        assert_eq!(body["model"], "test-model", "{kind:?}");
+        assert!(body.get("temperature").is_none(), "{kind:?}: {body}");
+    }
+}

@@ -96,7 +96,8 @@ pub struct ReportSignalParams {
     /// `hard_failure` (an error or crash), `constraint_failure` (a requirement not met),
     /// `progress`, `efficiency` or `referee` (a grade from a test or judge).
     pub channel: String,
-    /// The error text, verbatim; required for the two failures.
+    /// The error text, verbatim. A failure without one needs `action`, and its
+    /// `state_before`, `state_after` and `failure_reason` when known.
     #[serde(default)]
     pub message: Option<String>,
     /// 0 to 1; required for `progress`, `efficiency` and `referee`.
@@ -105,6 +106,15 @@ pub struct ReportSignalParams {
     /// The command or action attempted.
     #[serde(default)]
     pub action: Option<String>,
+    /// For a failure without error text: the state before the action.
+    #[serde(default)]
+    pub state_before: Option<String>,
+    /// For a failure without error text: the state after it (unchanged means stuck).
+    #[serde(default)]
+    pub state_after: Option<String>,
+    /// For a failure without error text: why the step failed (`collision`, `no_change`).
+    #[serde(default)]
+    pub failure_reason: Option<String>,
 }
 
 /// Parameters of `correct`.
@@ -421,14 +431,20 @@ impl LoreMcp {
     ) -> Result<Json<SignalView>, String> {
         let event = self
             .call(&ctx, move |e| {
-                e.report_signal(NewSignal {
+                let step = lore_engine::FailedTransition {
+                    before: p.state_before.unwrap_or_default(),
+                    after: p.state_after.unwrap_or_default(),
+                    reason: p.failure_reason.unwrap_or_default(),
+                };
+                let signal = NewSignal {
                     execution_id: ExecutionId::parse(&p.execution_id)?,
                     channel: SignalChannel::parse(&p.channel)?,
                     message: p.message.unwrap_or_default(),
                     value: p.value,
                     action: p.action,
                     tags: Vec::new(),
-                })
+                };
+                e.report_transition(signal, step)
             })
             .await?;
         Ok(Json(SignalView::from(&event)))

@@ -244,10 +244,11 @@ pub struct RecallArgs {
     /// At most this many lessons (default: `recall.limit` in lore.toml, else 10).
     #[arg(short = 'n', long)]
     pub limit: Option<usize>,
-    /// An error message or fingerprint: lessons it triggers rank first.
+    /// An error message or fingerprint: lessons it triggers rank first, and lessons sharing
+    /// the failure tags inferred from it (`unknown_symbol`, `sort_direction`, …) rank higher.
     #[arg(long)]
     pub error: Option<String>,
-    /// Failure tags (comma-separated).
+    /// Failure tags (comma-separated), beside those inferred from `--error`.
     #[arg(long, value_delimiter = ',')]
     pub tags: Vec<String>,
     /// The tokenizer counting the budget: cl100k_base or o200k_base.
@@ -304,7 +305,8 @@ pub struct SignalArgs {
     /// hard_failure, constraint_failure, progress, efficiency or referee.
     #[arg(long, value_parser = parse_channel)]
     pub channel: SignalChannel,
-    /// The error text, or what went wrong (required for the failure channels).
+    /// The error text, or what went wrong. A failure without one is fingerprinted from its
+    /// step: `--action` with `--state-before`, `--state-after` and `--failure-reason`.
     #[arg(long, default_value = "")]
     pub message: String,
     /// Progress toward the goal (≤ 0: none), the run's steps/time/cost for efficiency, or a
@@ -317,6 +319,15 @@ pub struct SignalArgs {
     /// Failure tags to add to the inferred ones (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub tags: Vec<String>,
+    /// The state before the failed step, for a failure without a message.
+    #[arg(long, default_value = "")]
+    pub state_before: String,
+    /// The state after it (the same as before: the step is stuck).
+    #[arg(long, default_value = "")]
+    pub state_after: String,
+    /// Why the step counts as failed (`collision`, `no_change`); the channel's name if omitted.
+    #[arg(long, default_value = "")]
+    pub failure_reason: String,
 }
 
 #[derive(Debug, Args)]

@@ -71,6 +71,12 @@ pub fn correct(paths: &Paths, args: CorrectArgs, json: bool) -> Result<()> {
             err["error"].as_str().unwrap_or_default()
         ))?;
     }
+    if let Some(note) = outcome.correction.extra.get(lore_engine::PROPOSAL_DISCARDED) {
+        output::line(format!(
+            "proposer   proposal discarded: {}",
+            note["why"].as_str().unwrap_or_default()
+        ))?;
+    }
     if let Some(test) = &test {
         output::line(format!(
             "test       {} ({})",
@@ -98,14 +104,20 @@ pub fn correct(paths: &Paths, args: CorrectArgs, json: bool) -> Result<()> {
 
 pub fn signal(paths: &Paths, args: SignalArgs, json: bool) -> Result<()> {
     let engine = paths.engine(OpenMode::Existing)?;
-    let event = engine.report_signal(NewSignal {
+    let step = lore_engine::FailedTransition {
+        before: args.state_before,
+        after: args.state_after,
+        reason: args.failure_reason,
+    };
+    let signal = NewSignal {
         execution_id: args.execution_id,
         channel: args.channel,
         message: args.message,
         value: args.value,
         action: args.action,
         tags: args.tags,
-    })?;
+    };
+    let event = engine.report_transition(signal, step)?;
     if json {
         output::json(&event)
     } else {

@@ -8,6 +8,7 @@ mod clients;
 mod digests;
 pub(crate) mod embedder;
 mod episodes;
+mod failures;
 mod hostile;
 mod integrity;
 mod knowledge;
@@ -16,6 +17,7 @@ mod llm;
 mod mcp_surface;
 mod newcomer;
 mod org;
+mod proposer;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod recall;

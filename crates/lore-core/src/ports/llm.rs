@@ -83,6 +83,9 @@ pub struct LlmRequest {
     pub max_tokens: Option<u32>,
     /// Sampling temperature.
     pub temperature: Option<f32>,
+    /// A model to answer instead of the client's configured one (a task with a model of its
+    /// own, such as the lesson proposer); `None` for the configured model.
+    pub model: Option<String>,
 }
 
 impl LlmRequest {

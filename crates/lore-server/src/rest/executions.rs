@@ -11,7 +11,9 @@ use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{ErrorEvent, Execution, Outcome, RecordKind, SignalChannel};
 use lore_core::sensitive;
 use lore_engine::Engine;
-use lore_engine::{CorrectionOutcome, NewCorrection, NewExecution, NewSignal, Page};
+use lore_engine::{
+    CorrectionOutcome, FailedTransition, NewCorrection, NewExecution, NewSignal, Page,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -141,6 +143,12 @@ pub struct SignalBody {
     action: Option<String>,
     #[serde(default)]
     tags: Vec<String>,
+    #[serde(default)]
+    state_before: String,
+    #[serde(default)]
+    state_after: String,
+    #[serde(default)]
+    failure_reason: String,
 }
 
 pub async fn signal(
@@ -156,7 +164,14 @@ pub async fn signal(
         action: b.action,
         tags: b.tags,
     };
-    let event = caller.run(move |e| e.report_signal(signal)).await?;
+    let step = FailedTransition {
+        before: b.state_before,
+        after: b.state_after,
+        reason: b.failure_reason,
+    };
+    let event = caller
+        .run(move |e| e.report_transition(signal, step))
+        .await?;
     Ok((StatusCode::CREATED, Json(event)))
 }
 

@@ -1,0 +1,209 @@
+//! The lesson proposer's settings (`[proposer]` in `lore.toml`), against a fake provider on
+//! loopback speaking each real protocol: what its call sends, and which proposals are kept.
+
+use std::fs;
+
+use crate::common::Project;
+use lore_providers::fake::{Captured, FakeServer, Protocol};
+use serde_json::{Value, json};
+
+const SKILL: &str = "ops/triage";
+const CORRECTION: &str = "Always page the on-call engineer when the error rate exceeds 5 percent; \
+    a ticket is too slow for an outage.";
+const PROPOSED_RULE: &str = "Page the on-call engineer whenever the error rate is above 5%.";
+
+/// A provider that plays the skill and the proposer, answering the proposer with `confidence`.
+fn provider(protocol: Protocol, confidence: f64) -> FakeServer {
+    FakeServer::start(move |request: &Captured| {
+        let answer = if request.all_text().contains("lesson proposer") {
+            json!({
+                "mistake": "Opened a ticket during an outage.",
+                "root_cause": "Severity was judged by volume, not by error rate.",
+                "rule": PROPOSED_RULE,
+                "applies_when": "Triaging an incident with a high error rate.",
+                "confidence": confidence,
+                "summary": "Page on a high error rate"
+            })
+            .to_string()
+        } else {
+            json!({"action": "open a ticket"}).to_string()
+        };
+        protocol.answer(&answer, "served-model")
+    })
+}
+
+/// A project whose model is at `server`, with `settings` as its `lore.toml`.
+fn project(server: &FakeServer, protocol: Protocol, settings: &str) -> Project {
+    let env = match protocol {
+        Protocol::OpenAi => vec![
+            ("LORE_LLM_PROVIDER", "openai".to_owned()),
+            ("LORE_LLM_BASE_URL", format!("{}/v1", server.url())),
+            ("LORE_LLM_MODEL", "skill-model".to_owned()),
+        ],
+        Protocol::Anthropic => vec![
+            ("LORE_LLM_PROVIDER", "anthropic".to_owned()),
+            ("LORE_LLM_BASE_URL", server.url()),
+            ("LORE_LLM_MODEL", "skill-model".to_owned()),
+            ("ANTHROPIC_API_KEY", "sk-ant-test".to_owned()),
+        ],
+    };
+    let project = Project::with_env(env).initialized();
+    fs::write(project.path().join(".lore/lore.toml"), settings).unwrap();
+    let skill = project.path().join("skills").join(SKILL);
+    fs::create_dir_all(&skill).unwrap();
+    fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: ops/triage\n---\n# Skill: triage\n\nDecide what to do about an alert.\n",
+    )
+    .unwrap();
+    project
+}
+
+/// `lore record` of a rejected run on `input`; returns its ID.
+fn record(project: &Project, input: &str) -> String {
+    let args = [
+        "record",
+        SKILL,
+        "--input",
+        input,
+        "--output",
+        r#"{"action": "open a ticket"}"#,
+        "--outcome",
+        "rejected",
+    ];
+    project.ok(&args).trim().to_owned()
+}
+
+/// `lore record` then `lore correct` (with `flags` before the command); returns the result.
+fn correct(project: &Project, flags: &[&str]) -> Value {
+    let id = record(project, r#"{"alert": "error rate 9%"}"#);
+    let mut args = flags.to_vec();
+    args.extend([
+        "correct",
+        SKILL,
+        "--execution-id",
+        &id,
+        "--correction",
+        CORRECTION,
+        "--json",
+    ]);
+    serde_json::from_str(&project.ok(&args)).unwrap()
+}
+
+fn proposer_calls(server: &FakeServer) -> Vec<Captured> {
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.all_text().contains("lesson proposer"))
+        .collect()
+}
+
+#[test]
+fn the_proposer_call_sends_its_model_temperature_and_token_limit_in_both_protocols() {
+    for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
+        let server = provider(protocol, 0.9);
+        let project = project(&server, protocol, "[proposer]\nmodel = \"proposer-small\"\n");
+        let corrected = correct(&project, &[]);
+        assert_eq!(corrected["lesson"]["rule"], PROPOSED_RULE, "{protocol:?}");
+        assert_eq!(
+            corrected["lesson"]["extra"]["proposed_by"]["model"], "proposer-small",
+            "{protocol:?}"
+        );
+        let calls = proposer_calls(&server);
+        assert_eq!(calls.len(), 1, "{protocol:?}");
+        let body = &calls[0].body;
+        assert_eq!(body["model"], "proposer-small", "{protocol:?}: {body}");
+        assert_eq!(body["temperature"].as_f64(), Some(0.3), "{protocol:?}: {body}");
+        assert_eq!(body["max_tokens"], 1500, "{protocol:?}: {body}");
+    }
+}
+
+#[test]
+fn configured_sampling_reaches_the_wire_and_the_skill_keeps_its_own_model() {
+    let server = provider(Protocol::OpenAi, 0.9);
+    let project = project(
+        &server,
+        Protocol::OpenAi,
+        "[proposer]\ntemperature = 0.7\nmax_tokens = 800\n",
+    );
+    let run = project.json(&["run", SKILL, "--input", r#"{"alert": "disk 95%"}"#]);
+    assert_eq!(run["execution"]["model"], "served-model");
+    let skill_call = &server.requests()[0].body;
+    assert_eq!(skill_call["model"], "skill-model");
+    assert!(skill_call.get("temperature").is_none(), "{skill_call}");
+
+    correct(&project, &[]);
+    let body = &proposer_calls(&server)[0].body;
+    // No proposer model configured: the configured model answers.
+    assert_eq!(body["model"], "skill-model");
+    assert_eq!(body["temperature"].as_f64(), Some(0.7), "{body}");
+    assert_eq!(body["max_tokens"], 800, "{body}");
+}
+
+#[test]
+fn a_proposal_below_min_confidence_is_discarded_and_the_result_says_so() {
+    let server = provider(Protocol::OpenAi, 0.3);
+    let project = project(&server, Protocol::OpenAi, "");
+    let corrected = correct(&project, &[]);
+    let lesson = &corrected["lesson"];
+    assert_eq!(lesson["source"], "correction", "{lesson}");
+    assert_ne!(lesson["rule"], PROPOSED_RULE);
+    assert!(lesson["rule"].as_str().unwrap().contains("on-call"), "{lesson}");
+    let note = &corrected["correction"]["extra"]["proposal_discarded"];
+    assert_eq!(note["confidence"].as_f64(), Some(0.3), "{note}");
+    assert_eq!(note["min_confidence"].as_f64(), Some(0.5), "{note}");
+    assert_eq!(note["rule"], PROPOSED_RULE);
+    assert!(
+        note["why"].as_str().unwrap().contains("below proposer.min_confidence 0.50"),
+        "{note}"
+    );
+    // The text output says it too.
+    let id = record(&project, "{}");
+    let text = project.ok(&[
+        "correct",
+        SKILL,
+        "--execution-id",
+        &id,
+        "--correction",
+        "Always include the dashboard link in the page.",
+    ]);
+    assert!(text.contains("proposal discarded"), "{text}");
+
+    // The floor is a setting: lowered, the same proposal is kept.
+    let corrected = correct(&project, &["--set", "proposer.min_confidence=0.2"]);
+    assert_eq!(corrected["lesson"]["rule"], PROPOSED_RULE);
+    assert_eq!(corrected["lesson"]["source"], "llm");
+    assert!(corrected["correction"]["extra"].get("proposal_discarded").is_none());
+}
+
+#[test]
+fn the_off_switch_sends_no_proposer_call_and_the_correction_still_teaches() {
+    let server = provider(Protocol::Anthropic, 0.9);
+    let project = project(&server, Protocol::Anthropic, "[proposer]\nenabled = false\n");
+    let corrected = correct(&project, &[]);
+    assert_eq!(corrected["lesson"]["source"], "correction");
+    assert!(proposer_calls(&server).is_empty());
+    // `--set` turns it back on, over the file.
+    let server = provider(Protocol::OpenAi, 0.9);
+    let project = self::project(&server, Protocol::OpenAi, "[proposer]\nenabled = false\n");
+    let on = correct(&project, &["--set", "proposer.enabled=true"]);
+    assert_eq!(on["lesson"]["source"], "llm");
+    assert_eq!(proposer_calls(&server).len(), 1);
+}
+
+#[test]
+fn out_of_range_proposer_settings_are_refused_naming_the_key() {
+    let server = provider(Protocol::OpenAi, 0.9);
+    let project = project(&server, Protocol::OpenAi, "");
+    for (set, needle) in [
+        ("proposer.temperature=3", "proposer.temperature"),
+        ("proposer.max_tokens=0", "proposer.max_tokens"),
+        ("proposer.min_confidence=1.5", "proposer.min_confidence"),
+        ("proposer.model=\"  \"", "proposer.model"),
+        ("proposer.top_p=1", "top_p"),
+    ] {
+        let err = project.fails(&["--set", set, "lessons", "list"]);
+        assert!(err.contains(needle), "{set}: {err}");
+    }
+    assert!(server.requests().is_empty());
+}
