@@ -1,6 +1,8 @@
 //! Lore's benchmarks, behind `lore bench`: each measures the code a user runs, through the same
 //! Engine, stores and recall pipeline, on data it makes or on a public data set given by path.
 //!
+//! - [`agent`]: the learning loop with a real model over OpenAI's protocol as the executor,
+//!   against no memory and plain experience retrieval, on fictional tools described as data.
 //! - [`curation`]: people's corrections kept as meant: merge and conflict precision and recall
 //!   on correction pairs.
 //! - [`ingest`]: recording latency and import throughput.
@@ -15,6 +17,7 @@
 //!
 //! Figures and how they were measured are in `docs/BENCHMARKS.md`.
 
+pub mod agent;
 mod corpus;
 pub mod curation;
 mod distractors;

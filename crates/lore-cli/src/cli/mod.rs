@@ -12,6 +12,7 @@ use lore_engine::HumanCorrections;
 use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 
+mod bench_agent;
 mod digest;
 mod embedder;
 mod episodes;
@@ -23,6 +24,7 @@ mod serve;
 mod tokens;
 mod watch;
 
+pub use bench_agent::AgentArgs;
 pub use digest::{DigestCommand, EvalCommand, EvalDefineArgs};
 pub use embedder::{AdminArgs, EmbedderCommand, PlanArgs};
 pub use episodes::{EpisodeCommand, GraphCommand};
@@ -594,6 +596,9 @@ pub enum BenchCommand {
         #[arg(long)]
         data: Option<PathBuf>,
     },
+    /// The learning loop with a real model (any OpenAI-compatible endpoint) as the executor on
+    /// two fictional tools: no memory, plain experience retrieval and Lore on the same tasks.
+    Agent(AgentArgs),
     /// Seed 003's learning protocol with two simulated tools (gridtool, fluxtool) and an agent
     /// that learns only from the text Lore returns: error recurrence with and without memory,
     /// retention, suppression of planted harmful lessons, retrieval precision.

@@ -1,7 +1,7 @@
 //! `lore bench`: the benchmarks live in `lore-bench`; this hands them their settings and stdout.
 
 use anyhow::Result;
-use lore_bench::{Out, episodes, ingest, knowledge, learning, lessons, locomo, recall, stores};
+use lore_bench::{Out, agent, episodes, ingest, knowledge, learning, lessons, locomo, recall, stores};
 use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 use lore_sqlite::OpenMode;
@@ -91,6 +91,35 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
                 return Ok(());
             }
             keep_for_the_console(paths, "learning", &serde_json::to_value(curve)?)
+        }
+        BenchCommand::Agent(a) => {
+            let options = agent::Options {
+                tools: a.tools,
+                model_url: a.model_url,
+                model_server: a.model_server,
+                model_name: a.model,
+                api_key: a.model_key,
+                lore: match a.lore {
+                    Some(path) => path,
+                    None => std::env::current_exe()?,
+                },
+                seeds: if a.seed.is_empty() {
+                    (1..=a.seeds).collect()
+                } else {
+                    a.seed
+                },
+                arms: a.arms,
+                phases: a.phases.chars().collect(),
+                per_kind: a.per_kind,
+                max_steps: a.max_steps,
+                recall_limit: a.recall_limit,
+                lessons: a.lessons,
+                temperature: a.temperature,
+                max_tokens: a.max_tokens,
+                timeout: std::time::Duration::from_secs(a.timeout),
+                svg: a.svg,
+            };
+            agent::run(&options, json, out).map(drop)
         }
         BenchCommand::Stores { lessons, postgres } => match postgres {
             None => stores::run(lessons, None, json, out),
