@@ -22,6 +22,7 @@ pub mod scope;
 pub mod sensitive;
 pub mod supersession;
 pub mod text;
+pub mod wording;
 
 pub use error::{Error, Result};
 pub use fingerprint::fingerprint;

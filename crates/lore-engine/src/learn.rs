@@ -137,7 +137,7 @@ fn parse_value(n: usize, noun: &str, value: &Value) -> Result<LessonLine> {
     if let Some(key) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
         return Err(bad(
             key,
-            format!("unknown field; the fields are {}", FIELDS.join(", ")),
+            format!("is not a field; the fields are {}", FIELDS.join(", ")),
         ));
     }
     let text = |field: &str, required: bool| -> Result<Option<String>> {

@@ -8,10 +8,30 @@
 //! says nothing useful to a client and something useful to an attacker.
 
 use axum::Json;
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::path::ErrorKind as PathError;
+use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+
+use crate::input::{self, Refused};
+
+/// Every `code` an answer can carry, as the OpenAPI document lists them; a test holds the two
+/// together, so a new code cannot reach clients undocumented.
+pub const CODES: &[&str] = &[
+    "not_found",
+    "invalid",
+    "forbidden",
+    "conflict",
+    "unsupported",
+    "bad_request",
+    "payload_too_large",
+    "unsupported_media_type",
+    "unauthenticated",
+    "method_not_allowed",
+    "timeout",
+    "internal",
+];
 
 /// An error answer: a status, a stable code and a message safe to show the client.
 #[derive(Debug)]
@@ -92,19 +112,13 @@ impl ApiError {
         &self.message
     }
 
-    /// A rejection from one of axum's extractors, keeping its status and text.
-    fn rejection(status: StatusCode, text: String) -> Self {
-        let code = match status {
-            StatusCode::UNPROCESSABLE_ENTITY => "invalid",
-            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
-            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
-            s if s.is_server_error() => {
-                tracing::error!(%status, %text, "request extraction failed");
-                return Self::internal();
-            }
-            _ => "bad_request",
-        };
-        Self::new(status, code, text)
+    /// A 415 for a body sent without a JSON content type.
+    pub fn not_json() -> Self {
+        Self::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "send the body as JSON, with the header `Content-Type: application/json`",
+        )
     }
 }
 
@@ -129,16 +143,59 @@ impl From<lore_core::Error> for ApiError {
     }
 }
 
-impl From<JsonRejection> for ApiError {
-    fn from(rejection: JsonRejection) -> Self {
-        Self::rejection(rejection.status(), rejection.body_text())
+impl From<Refused> for ApiError {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::Malformed(m) => Self::new(StatusCode::BAD_REQUEST, "bad_request", m),
+            Refused::Invalid(m) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", m),
+        }
     }
 }
 
-impl From<QueryRejection> for ApiError {
-    fn from(rejection: QueryRejection) -> Self {
-        // A query string that does not parse is bad input like any other: 422, not axum's 400.
-        Self::rejection(StatusCode::UNPROCESSABLE_ENTITY, rejection.body_text())
+impl From<BytesRejection> for ApiError {
+    fn from(rejection: BytesRejection) -> Self {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            return Self::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "the body is larger than this server accepts; send less at once",
+            );
+        }
+        // The client went away or the connection broke mid-body.
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "the body could not be read to its end; send it again",
+        )
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> Self {
+        let PathRejection::FailedToDeserializePathParams(failed) = &rejection else {
+            tracing::error!(%rejection, "a route's path parameters do not match its handler");
+            return Self::internal();
+        };
+        let message = match failed.kind() {
+            PathError::InvalidUtf8InPathParam { key } => {
+                format!("`{key}` in the path is not valid UTF-8 once percent-decoded")
+            }
+            PathError::ParseErrorAtKey {
+                key,
+                value,
+                expected_type,
+            } => input::describe_path(key, value, expected_type),
+            PathError::DeserializeError {
+                key,
+                value,
+                message,
+            } => format!("`{key}` in the path cannot be \"{value}\": {message}"),
+            _ => {
+                tracing::error!(%rejection, "a route's path parameters do not match its handler");
+                return Self::internal();
+            }
+        };
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", message)
     }
 }
 

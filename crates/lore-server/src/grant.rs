@@ -30,6 +30,25 @@ impl Role {
         }
     }
 
+    /// The refusal for a caller with this role asking for something that needs `needed`; every
+    /// door says it in these words.
+    pub fn refusal(self, needed: Role) -> Error {
+        Error::Forbidden(format!(
+            "this needs the {} role; the token has {}",
+            needed.name(),
+            self.name()
+        ))
+    }
+
+    /// `agent`, `reviewer` or `admin`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Agent => "agent",
+            Self::Reviewer => "reviewer",
+            Self::Admin => "admin",
+        }
+    }
+
     /// Parses `agent`, `reviewer` or `admin`.
     ///
     /// # Errors

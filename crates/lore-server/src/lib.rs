@@ -12,6 +12,7 @@ pub mod auth;
 pub mod console;
 pub mod error;
 pub mod grant;
+pub mod input;
 pub mod jwt;
 pub mod mcp;
 pub mod metrics;

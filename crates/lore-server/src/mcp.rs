@@ -23,6 +23,7 @@ mod knowledge;
 mod learn;
 mod memory;
 mod org;
+pub mod refusal;
 pub mod select;
 mod stdio;
 mod views;
@@ -41,7 +42,6 @@ use crate::auth::{ANONYMOUS, Grant, Role};
 use crate::metrics::Metrics;
 use crate::review::{Decide, Unlink, statuses};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -49,6 +49,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use refusal::{Parameters, ToolError};
 pub use select::ToolSelection;
 pub use stdio::{serve_lines, serve_lines_with};
 pub use views::{
@@ -333,22 +334,23 @@ impl LoreMcp {
 
     /// Refuses the call unless the request's token has at least `needed`. Over stdio or
     /// without tokens there is no token: the machine's user owns the store, as with REST.
-    fn require(ctx: &RequestContext<RoleServer>, needed: Role) -> Result<(), String> {
+    fn require(ctx: &RequestContext<RoleServer>, needed: Role) -> Result<(), ToolError> {
         let role = grant(ctx).map_or(Role::Admin, |g| g.role);
         if role >= needed {
             return Ok(());
         }
-        Err(format!(
-            "This needs the {} role and this connection's token has {}. Do not retry; ask \
-             a person with a reviewer token to decide.",
-            format!("{needed:?}").to_lowercase(),
-            format!("{role:?}").to_lowercase()
+        Err(ToolError::forbidden(
+            role.refusal(needed),
+            format!(
+                "Do not retry; ask a person with a {} token to decide.",
+                needed.name()
+            ),
         ))
     }
 
     /// Runs a synchronous Engine call on the blocking pool, scoped to the request's token when
     /// it came over authenticated HTTP; errors become model-readable text.
-    async fn call<T, F>(&self, ctx: &RequestContext<RoleServer>, call: F) -> Result<T, String>
+    async fn call<T, F>(&self, ctx: &RequestContext<RoleServer>, call: F) -> Result<T, ToolError>
     where
         F: FnOnce(&Engine) -> lore_core::Result<T> + Send + 'static,
         T: Send + 'static,
@@ -371,11 +373,8 @@ impl LoreMcp {
             (None, false) => self.engine.as_author(AuthorKind::Agent),
         };
         match tokio::task::spawn_blocking(move || call(&engine)).await {
-            Ok(result) => result.map_err(tool_error),
-            Err(err) => {
-                tracing::error!(error = %err, "an MCP tool's Engine call panicked");
-                Err(INTERNAL.to_owned())
-            }
+            Ok(result) => result.map_err(ToolError::from),
+            Err(err) => Err(ToolError::from(crate::error::ApiError::from(err))),
         }
     }
 
@@ -391,7 +390,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<RecordExecutionParams>,
-    ) -> Result<Json<RecordedExecution>, String> {
+    ) -> Result<Json<RecordedExecution>, ToolError> {
         let recorded = self
             .call(&ctx, move |e| {
                 let outcome = p.outcome.as_deref().map(Outcome::parse).transpose()?;
@@ -428,7 +427,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ReportSignalParams>,
-    ) -> Result<Json<SignalView>, String> {
+    ) -> Result<Json<SignalView>, ToolError> {
         let event = self
             .call(&ctx, move |e| {
                 let step = lore_engine::FailedTransition {
@@ -464,7 +463,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<CorrectParams>,
-    ) -> Result<Json<CorrectionResult>, String> {
+    ) -> Result<Json<CorrectionResult>, ToolError> {
         let author_kind = author_kind(&ctx);
         let result = self
             .call(&ctx, move |e| {
@@ -499,7 +498,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<SearchParams>,
-    ) -> Result<Json<SearchResults>, String> {
+    ) -> Result<Json<SearchResults>, ToolError> {
         let hits = self
             .call(&ctx, move |e| {
                 let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
@@ -520,7 +519,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ListLessonsParams>,
-    ) -> Result<Json<LessonList>, String> {
+    ) -> Result<Json<LessonList>, ToolError> {
         let page = self
             .call(&ctx, move |e| {
                 let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
@@ -553,7 +552,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<GetLessonParams>,
-    ) -> Result<Json<LessonView>, String> {
+    ) -> Result<Json<LessonView>, ToolError> {
         if p.raw {
             Self::require(&ctx, Role::Reviewer)?;
         }
@@ -582,7 +581,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<PromptParams>,
-    ) -> Result<Json<PromptView>, String> {
+    ) -> Result<Json<PromptView>, ToolError> {
         let prompt = self
             .call(&ctx, move |e| e.prompt(&SkillPath::parse(&p.skill)?))
             .await?;
@@ -600,7 +599,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(StatusParams {}): Parameters<StatusParams>,
-    ) -> Result<Json<StatusView>, String> {
+    ) -> Result<Json<StatusView>, ToolError> {
         let status = self.call(&ctx, |e| e.status()).await?;
         Ok(Json(StatusView::from(&status)))
     }
@@ -616,7 +615,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<RecallParams>,
-    ) -> Result<Json<RecallView>, String> {
+    ) -> Result<Json<RecallView>, ToolError> {
         let metrics = Arc::clone(&self.metrics);
         let started = std::time::Instant::now();
         let result = self
@@ -647,7 +646,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ReviewQueueParams>,
-    ) -> Result<Json<ReviewQueue>, String> {
+    ) -> Result<Json<ReviewQueue>, ToolError> {
         let limit = p.limit.unwrap_or(10);
         let items = self
             .call(&ctx, move |e| {
@@ -679,7 +678,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ReviewParams>,
-    ) -> Result<Json<Reviewed>, String> {
+    ) -> Result<Json<Reviewed>, ToolError> {
         let moved = self
             .call(&ctx, move |e| {
                 Decide::parse(&p.decision, &p.ids, p.superseded_by.as_deref(), p.reason)?.apply(e)
@@ -702,7 +701,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<UnlinkParams>,
-    ) -> Result<Json<Reviewed>, String> {
+    ) -> Result<Json<Reviewed>, ToolError> {
         Self::require(&ctx, Role::Reviewer)?;
         let both = self
             .call(&ctx, move |e| Unlink::parse(&p.ids, p.reason)?.apply(e))
@@ -755,12 +754,11 @@ impl ServerHandler for LoreMcp {
             ));
         }
         // A tool error rather than a protocol error: the model reads it and stops retrying.
-        if let Some(why) = select::refusal(&request.name, grant(&context)) {
-            let text = rmcp::model::ContentBlock::text(why);
-            return Ok(rmcp::model::CallToolResult::error(vec![text]).into());
+        if let Some(refused) = select::refusal(&request.name, grant(&context)) {
+            return Ok(refused.into_result().into());
         }
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        self.tool_router.call(call).await
+        refusal::arguments_as_tool_error(self.tool_router.call(call).await)
     }
 
     async fn list_tools(
@@ -827,40 +825,6 @@ fn grant(ctx: &RequestContext<RoleServer>) -> Option<&Grant> {
     ctx.extensions
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<Grant>())
-}
-
-const INTERNAL: &str = "Lore failed internally; the details are in the server's log. Retrying \
-                        will not help; carry on without memory and tell the user.";
-
-/// The one mapping from an Engine error to what the model reads.
-fn tool_error(err: lore_core::Error) -> String {
-    use lore_core::Error as E;
-    match &err {
-        // A skill without SKILL.md still has learned rules; only its instructions are missing.
-        E::NotFound { kind: "skill", .. } => format!(
-            "{err}. Without a SKILL.md there is no prompt to assemble, but the skill's learned \
-             rules are there: call recall_memory with this skill instead. Instructions for the \
-             skill are a file a person adds on the server (skills/DOMAIN/SKILL/SKILL.md)."
-        ),
-        E::NotFound { .. } => format!(
-            "{err}. Check the ID: record_execution, list_lessons and search_memory return \
-             valid ones."
-        ),
-        E::Invalid { .. } => format!("{err}. Fix that argument and call the tool again."),
-        E::Forbidden(_) => {
-            format!("{err}. This connection may not write there; use a skill inside your scope.")
-        }
-        E::Conflict(_) => format!("{err}. It changed meanwhile; read it again, then retry."),
-        E::Unsupported(_) => format!("{err}. This Lore server cannot do that; do not retry."),
-        E::StorageFull(_) => format!(
-            "{err}. Nothing was saved. Carry on without writing to memory, tell the user, and \
-             retry later."
-        ),
-        _ => {
-            tracing::error!(error = %err, "an MCP tool failed");
-            INTERNAL.to_owned()
-        }
-    }
 }
 
 /// Serves the tools over standard input and output until the client disconnects.
@@ -1022,16 +986,26 @@ mod tests {
     }
 
     #[test]
-    fn tool_errors_say_what_to_do() {
-        let text = tool_error(lore_core::Error::invalid(
-            "skill path",
-            "expected `domain/skill`",
-        ));
-        assert!(text.contains("Fix that argument"), "{text}");
-        let text = tool_error(lore_core::Error::store(std::io::Error::other(
+    fn tool_errors_say_what_to_do_and_carry_the_rest_code_and_message() {
+        let err = || lore_core::Error::invalid("skill path", "expected `domain/skill`");
+        let refused = ToolError::from(err());
+        let api = crate::error::ApiError::from(err());
+        assert!(refused.text().contains("Fix that argument"), "{refused:?}");
+        assert_eq!(
+            (refused.code(), refused.message()),
+            (api.code(), api.message())
+        );
+        let result = refused.into_result();
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(
+            result.structured_content.unwrap()["error"]["code"],
+            "invalid"
+        );
+        let leaked = ToolError::from(lore_core::Error::store(std::io::Error::other(
             "/secret/path",
         )));
-        assert!(!text.contains("/secret"), "{text}");
+        assert_eq!(leaked.code(), "internal");
+        assert!(!leaked.text().contains("/secret"), "{leaked:?}");
     }
 }
 

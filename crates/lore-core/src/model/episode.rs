@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::id::EpisodeId;
 use crate::scope::SkillPath;
+use crate::wording::Place;
 
 /// What replaces purged text.
 pub const PURGED: &str = "[purged]";
@@ -308,13 +309,14 @@ impl Episode {
             }
         }
         serde_path_to_error::deserialize::<_, Episode>(Value::Object(map)).map_err(|err| {
-            let path = err.path().to_string();
-            let what = if path == "." {
-                "episode".to_owned()
-            } else {
-                path
-            };
-            Error::invalid(what, err.into_inner())
+            let path = crate::wording::segments(err.path());
+            let message = err.inner().to_string();
+            let sentence = crate::wording::describe(Place::Body, &path, &message, None);
+            // A sentence that names its field stands alone, as a REST body's refusal does.
+            if sentence.contains('`') {
+                return Error::invalid("episode", sentence);
+            }
+            Error::invalid(path.join(".").replace(".[", "["), sentence)
         })
     }
 
@@ -607,22 +609,22 @@ mod tests {
             (
                 Box::new(|v| v["outcome"] = json!("meh")),
                 "outcome",
-                "unknown variant",
+                "cannot be \"meh\"; it must be",
             ),
             (
                 Box::new(|v| v["decisions"][0]["type"] = json!("vibes")),
                 "decisions[0].type",
-                "unknown variant",
+                "cannot be",
             ),
             (
                 Box::new(|v| v["events"][0]["type"] = json!("x")),
                 "events[0].type",
-                "unknown variant",
+                "cannot be",
             ),
             (
                 Box::new(|v| v["decisons"] = json!([])),
                 "decisons",
-                "unknown field",
+                "is not a field here",
             ),
             (
                 Box::new(|v| v["decisions"][0]["chosen"] = json!("Serial")),
@@ -653,7 +655,7 @@ mod tests {
             (
                 Box::new(|v| v["metrics"]["tool_calls"] = json!(-3)),
                 "metrics.tool_calls",
-                "invalid value",
+                "must be a whole number, 0 or more, not -3",
             ),
             (
                 Box::new(|v| v["timestamp"] = json!("yesterday")),
@@ -672,7 +674,7 @@ mod tests {
                     v["links"] = json!([{"from": "d001", "to": "e001", "type": "blocks"}])
                 }),
                 "links[0].type",
-                "unknown variant",
+                "cannot be \"blocks\"",
             ),
             (
                 Box::new(|v| v["decisions"][0]["id"] = json!("d 1")),
@@ -691,7 +693,8 @@ mod tests {
             let mut v = seed();
             edit(&mut v);
             let (what, why) = invalid(v);
-            assert_eq!(what, field, "{why}");
+            let named = what == field || why.contains(&format!("`{field}`"));
+            assert!(named, "{field}: {what}: {why}");
             assert!(why.contains(needle), "{field}: {why}");
         }
     }

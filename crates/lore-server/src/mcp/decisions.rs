@@ -1,11 +1,11 @@
 //! Decision tools: a person's answer to an agent's question kept as precedent (reviewers
 //! record and curate), and the approved ones recalled by similarity (agents).
 
+use super::{Parameters, ToolError};
 use lore_core::SkillPath;
 use lore_core::id::DecisionId;
 use lore_core::model::LessonStatus;
 use lore_engine::{DecisionQuery, NewDecision};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -113,7 +113,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<RecordDecisionParams>,
-    ) -> Result<Json<DecisionsView>, String> {
+    ) -> Result<Json<DecisionsView>, ToolError> {
         let d = self
             .call(&ctx, move |e| {
                 e.record_decision(NewDecision {
@@ -144,7 +144,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ReviewDecisionsParams>,
-    ) -> Result<Json<DecisionsView>, String> {
+    ) -> Result<Json<DecisionsView>, ToolError> {
         let moved = self
             .call(&ctx, move |e| {
                 let ids = p
@@ -172,7 +172,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<RecallDecisionsParams>,
-    ) -> Result<Json<RecalledDecisionsView>, String> {
+    ) -> Result<Json<RecalledDecisionsView>, ToolError> {
         let r = self
             .call(&ctx, move |e| {
                 e.recall_decisions(&DecisionQuery {

@@ -2,10 +2,10 @@
 //! topic (agents); digests built, question sets defined and runs made by reviewers; grade trends
 //! read by anyone.
 
+use super::{Parameters, ToolError};
 use lore_core::SkillPath;
 use lore_core::model::{EvalQuestion, Grader};
 use lore_engine::{EvalRunRequest, NewEvalSet};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -186,7 +186,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ReadDigestParams>,
-    ) -> Result<Json<DigestsView>, String> {
+    ) -> Result<Json<DigestsView>, ToolError> {
         let digests = self
             .call(&ctx, move |e| {
                 e.digests(skill(p.skill.as_deref())?.as_ref())
@@ -211,7 +211,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<BuildDigestsParams>,
-    ) -> Result<Json<DigestsView>, String> {
+    ) -> Result<Json<DigestsView>, ToolError> {
         let report = self
             .call(&ctx, move |e| {
                 e.build_digests(skill(p.skill.as_deref())?.as_ref(), p.force)
@@ -236,7 +236,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<DefineEvalSetParams>,
-    ) -> Result<Json<EvalsView>, String> {
+    ) -> Result<Json<EvalsView>, ToolError> {
         let set = self
             .call(&ctx, move |e| {
                 let questions = p
@@ -287,7 +287,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<RunEvalsParams>,
-    ) -> Result<Json<EvalsView>, String> {
+    ) -> Result<Json<EvalsView>, ToolError> {
         let runs = self
             .call(&ctx, move |e| {
                 e.run_evals(&EvalRunRequest {
@@ -327,7 +327,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EvalTrendsParams>,
-    ) -> Result<Json<TrendsView>, String> {
+    ) -> Result<Json<TrendsView>, ToolError> {
         let trends = self
             .call(&ctx, move |e| {
                 e.eval_trends(skill(p.skill.as_deref())?.as_ref(), p.recent)

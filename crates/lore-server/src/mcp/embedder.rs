@@ -3,10 +3,10 @@
 //! take the guard triple (`actor`, `confirm: true`, `reason`) and are audited under the
 //! connection's credential. A store without tuning answers "not supported".
 
+use super::{Parameters, ToolError};
 use lore_core::id::{CheckpointId, TuneRunId};
 use lore_core::ports::tuning::TunePlan;
 use lore_engine::Admin;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -88,10 +88,10 @@ pub struct EmbedderView {
     pub result: Value,
 }
 
-fn view(value: impl Serialize) -> Result<Json<EmbedderView>, String> {
+fn view(value: impl Serialize) -> Result<Json<EmbedderView>, ToolError> {
     serde_json::to_value(value)
         .map(|result| Json(EmbedderView { result }))
-        .map_err(|e| e.to_string())
+        .map_err(|e| ToolError::from(lore_core::Error::store(e)))
 }
 
 /// The engine's configured plan with the call's overrides.
@@ -133,7 +133,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderStatusParams>,
-    ) -> Result<Json<EmbedderView>, String> {
+    ) -> Result<Json<EmbedderView>, ToolError> {
         let result = self
             .call(&ctx, move |e| {
                 let active = e.active_embedder()?;
@@ -157,7 +157,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderRunsParams>,
-    ) -> Result<Json<EmbedderView>, String> {
+    ) -> Result<Json<EmbedderView>, ToolError> {
         let (runs, total) = self
             .call(&ctx, move |e| {
                 e.tuning_runs(p.limit.unwrap_or(20), p.offset.unwrap_or(0))
@@ -177,7 +177,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderPlanParams>,
-    ) -> Result<Json<EmbedderView>, String> {
+    ) -> Result<Json<EmbedderView>, ToolError> {
         view(
             self.call(&ctx, move |e| {
                 e.tuning_preflight(&plan(e.tuning_plan(), &p)?)
@@ -200,7 +200,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderPlanParams>,
-    ) -> Result<Json<EmbedderView>, String> {
+    ) -> Result<Json<EmbedderView>, ToolError> {
         view(
             self.call(&ctx, move |e| {
                 e.start_tuning(plan(e.tuning_plan(), &p)?, None)
@@ -221,7 +221,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderResumeParams>,
-    ) -> Result<Json<EmbedderView>, String> {
+    ) -> Result<Json<EmbedderView>, ToolError> {
         view(
             self.call(&ctx, move |e| {
                 e.resume_tuning(&TuneRunId::parse(&p.run_id)?)
@@ -244,7 +244,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderAdminParams>,
-    ) -> Result<Json<EmbedderView>, String> {
+    ) -> Result<Json<EmbedderView>, ToolError> {
         let guard = admin(&p);
         view(
             self.call(&ctx, move |e| {
@@ -269,7 +269,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderAdminParams>,
-    ) -> Result<Json<EmbedderView>, String> {
+    ) -> Result<Json<EmbedderView>, ToolError> {
         let guard = admin(&p);
         view(
             self.call(&ctx, move |e| {
@@ -302,7 +302,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EmbedderAdminParams>,
-    ) -> Result<Json<EmbedderView>, String> {
+    ) -> Result<Json<EmbedderView>, ToolError> {
         let guard = admin(&p);
         let cancelled = self
             .call(&ctx, move |e| {

@@ -3,12 +3,12 @@
 //! Answers lead with their rendered text: it already holds the evidence within seed 001's token
 //! budgets, and a model pays for every extra field.
 
+use super::{Parameters, ToolError};
 use lore_core::SkillPath;
 use lore_core::graph::PathMode;
 use lore_core::id::EpisodeId;
 use lore_core::model::{Episode, EpisodeOutcome};
 use lore_engine::{EpisodeQuery, PageRequest, PatternQuery, Rendered};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -307,7 +307,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<RecordEpisodeParams>,
-    ) -> Result<Json<EpisodeRecorded>, String> {
+    ) -> Result<Json<EpisodeRecorded>, ToolError> {
         let receipt = self
             .call(&ctx, move |e| {
                 let episode = match (p.episode, p.log) {
@@ -354,7 +354,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EpisodeParams>,
-    ) -> Result<Json<Answer>, String> {
+    ) -> Result<Json<Answer>, ToolError> {
         let view = self
             .call(&ctx, move |e| {
                 e.episode_view(&EpisodeId::parse(&p.id)?, p.budget)
@@ -374,7 +374,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<EpisodeParams>,
-    ) -> Result<Json<Answer>, String> {
+    ) -> Result<Json<Answer>, ToolError> {
         let seq = self
             .call(&ctx, move |e| {
                 e.decision_sequence(&EpisodeId::parse(&p.id)?, p.budget)
@@ -394,7 +394,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ListEpisodesParams>,
-    ) -> Result<Json<EpisodeList>, String> {
+    ) -> Result<Json<EpisodeList>, ToolError> {
         let page = self
             .call(&ctx, move |e| {
                 let query = EpisodeQuery {
@@ -442,11 +442,11 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ExportGraphParams>,
-    ) -> Result<Json<GraphExport>, String> {
+    ) -> Result<Json<GraphExport>, ToolError> {
         use lore_core::graph_export::GraphFormat;
         let format = match p.format.as_deref() {
             None => GraphFormat::Json,
-            Some(raw) => GraphFormat::parse(raw).map_err(|e| e.to_string())?,
+            Some(raw) => GraphFormat::parse(raw)?,
         };
         let mut graph = self
             .call(&ctx, move |e| e.causal_graph_export(format))
@@ -478,7 +478,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<CausalPathParams>,
-    ) -> Result<Json<PathAnswer>, String> {
+    ) -> Result<Json<PathAnswer>, ToolError> {
         let path = self
             .call(&ctx, move |e| {
                 e.causal_path(&p.from, &p.to, mode(p.mode.as_deref())?, p.budget)
@@ -500,7 +500,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<WhatIfParams>,
-    ) -> Result<Json<WhatIfAnswer>, String> {
+    ) -> Result<Json<WhatIfAnswer>, ToolError> {
         let answer = self
             .call(&ctx, move |e| {
                 e.what_if(
@@ -532,7 +532,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<SimilarParams>,
-    ) -> Result<Json<Answer>, String> {
+    ) -> Result<Json<Answer>, ToolError> {
         let found = self
             .call(&ctx, move |e| {
                 e.similar_decisions(&p.context, p.limit.unwrap_or(5), p.budget)
@@ -551,7 +551,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<PatternParams>,
-    ) -> Result<Json<Answer>, String> {
+    ) -> Result<Json<Answer>, ToolError> {
         let base = PatternQuery::patterns();
         let query = PatternQuery {
             min_success_rate: p.success_rate.or(base.min_success_rate),
@@ -574,7 +574,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<PatternParams>,
-    ) -> Result<Json<Answer>, String> {
+    ) -> Result<Json<Answer>, ToolError> {
         let base = PatternQuery::anti_patterns();
         let query = PatternQuery {
             max_success_rate: p.success_rate.or(base.max_success_rate),

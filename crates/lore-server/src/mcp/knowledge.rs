@@ -2,12 +2,12 @@
 //! team's documents by question, what was ingested, and (for reviewers) ingesting documents
 //! whose text the agent holds.
 
+use super::{Parameters, ToolError};
 use lore_core::SkillPath;
 use lore_engine::knowledge::{
     Chunking, DocumentChange, IngestDocument, IngestRequest, KnowledgeQuery,
 };
 use lore_engine::{ContextQuery, LayerStatus};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -187,7 +187,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ContextParams>,
-    ) -> Result<Json<ContextView>, String> {
+    ) -> Result<Json<ContextView>, ToolError> {
         let result = self
             .call(&ctx, move |e| {
                 e.context(&ContextQuery {
@@ -234,7 +234,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<KnowledgeRecallParams>,
-    ) -> Result<Json<KnowledgeView>, String> {
+    ) -> Result<Json<KnowledgeView>, ToolError> {
         let result = self
             .call(&ctx, move |e| {
                 e.recall_knowledge(&KnowledgeQuery {
@@ -275,7 +275,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<KnowledgeListParams>,
-    ) -> Result<Json<DocumentsView>, String> {
+    ) -> Result<Json<DocumentsView>, ToolError> {
         let docs = self
             .call(&ctx, move |e| {
                 let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
@@ -310,7 +310,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<IngestParams>,
-    ) -> Result<Json<IngestView>, String> {
+    ) -> Result<Json<IngestView>, ToolError> {
         let report = self
             .call(&ctx, move |e| {
                 let request = IngestRequest {

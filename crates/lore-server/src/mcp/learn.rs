@@ -2,9 +2,9 @@
 //! learned in bulk through the Engine's import, as an agent's: on trial in auto curation,
 //! waiting for review in review curation.
 
+use super::{Parameters, ToolError};
 use lore_core::model::AuthorKind;
 use lore_engine::{LearnReport, LineOutcome, learn};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -110,7 +110,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<LearnParams>,
-    ) -> Result<Json<LearnResult>, String> {
+    ) -> Result<Json<LearnResult>, ToolError> {
         let report = self
             .call(&ctx, move |e| {
                 let items: Vec<serde_json::Value> = p

@@ -2,9 +2,9 @@
 //! and writes itself. Their names and read-only flags are the Engine's
 //! ([`lore_engine::memory_tools`]); a test keeps the two lists equal.
 
+use super::{Parameters, ToolError};
 use lore_core::SkillPath;
 use lore_engine::{CoreEdit, MemoryHit};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -198,7 +198,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<CoreReadParams>,
-    ) -> Result<Json<CoreMemoryView>, String> {
+    ) -> Result<Json<CoreMemoryView>, ToolError> {
         let core = self
             .call(&ctx, move |e| e.core_memory(&SkillPath::parse(&p.skill)?))
             .await?;
@@ -219,7 +219,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<CoreWriteParams>,
-    ) -> Result<Json<CoreMemoryView>, String> {
+    ) -> Result<Json<CoreMemoryView>, ToolError> {
         let core = self
             .call(&ctx, move |e| {
                 let edit = match p.mode.as_deref() {
@@ -248,7 +248,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ArchivalSearchParams>,
-    ) -> Result<Json<MemoryEntries>, String> {
+    ) -> Result<Json<MemoryEntries>, ToolError> {
         let hits = self
             .call(&ctx, move |e| {
                 let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
@@ -270,7 +270,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<ArchivalWriteParams>,
-    ) -> Result<Json<MemoryEntryView>, String> {
+    ) -> Result<Json<MemoryEntryView>, ToolError> {
         let entry = self
             .call(&ctx, move |e| {
                 e.archival_write(&SkillPath::parse(&p.skill)?, &p.text, &p.tags)
@@ -290,7 +290,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<RecallReadParams>,
-    ) -> Result<Json<MemoryEntries>, String> {
+    ) -> Result<Json<MemoryEntries>, ToolError> {
         let hits = self
             .call(&ctx, move |e| {
                 e.recall_read(
@@ -316,7 +316,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<RecallWriteParams>,
-    ) -> Result<Json<MemoryEntryView>, String> {
+    ) -> Result<Json<MemoryEntryView>, ToolError> {
         let entry = self
             .call(&ctx, move |e| {
                 e.recall_write(

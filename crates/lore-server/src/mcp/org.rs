@@ -5,10 +5,10 @@
 //! proposals wait for a person, and a model holding no reviewer's or admin's token is never
 //! that person (see `LoreMcp::call`), so no argument of any tool can approve one.
 
+use super::{Parameters, ToolError};
 use lore_core::id::LessonId;
 use lore_core::org::Propagation;
 use lore_engine::{PoolReport, Propagated};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -132,7 +132,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<PoolParams>,
-    ) -> Result<Json<PoolView>, String> {
+    ) -> Result<Json<PoolView>, ToolError> {
         let report = self.call(&ctx, move |e| e.org_pool(p.dry_run)).await?;
         Ok(Json(PoolView::from(report)))
     }
@@ -150,7 +150,7 @@ impl LoreMcp {
         &self,
         ctx: RequestContext<RoleServer>,
         Parameters(p): Parameters<PropagateParams>,
-    ) -> Result<Json<PropagatedView>, String> {
+    ) -> Result<Json<PropagatedView>, ToolError> {
         let done = self
             .call(&ctx, move |e| {
                 let id = LessonId::parse(&p.id)?;

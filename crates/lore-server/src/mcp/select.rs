@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 
 use lore_core::Scope;
 
+use super::refusal::ToolError;
 use crate::auth::{Grant, Role};
 
 /// The group a connection gets when it names none.
@@ -149,34 +150,25 @@ pub fn role_needed(tool: &str) -> Role {
 
 /// Why `grant` may not call `tool`, or `None` when it may. Without a credential (stdio, or a
 /// server without tokens) the caller is the machine's user, who owns the store file anyway.
-pub fn refusal(tool: &str, grant: Option<&Grant>) -> Option<String> {
+pub fn refusal(tool: &str, grant: Option<&Grant>) -> Option<ToolError> {
     let grant = grant?;
     let needed = role_needed(tool);
     if grant.role < needed {
-        return Some(format!(
-            "This needs the {} role and this connection's token has {}. Do not retry; ask a \
-             person with a {} token.",
-            name(needed),
-            name(grant.role),
-            name(needed),
+        return Some(ToolError::forbidden(
+            grant.role.refusal(needed),
+            format!("Do not retry; ask a person with a {} token.", needed.name()),
         ));
     }
     // The embedder serves every scope, so tuning it is for an unrestricted credential only.
     if tool.starts_with("embedder_") && grant.scope != Scope::unrestricted() {
-        return Some(
-            "The embedder serves every scope; this needs a token without a scope. Do not retry."
-                .to_owned(),
-        );
+        return Some(ToolError::forbidden(
+            lore_core::Error::Forbidden(
+                "the embedder serves every scope; this needs a token without a scope".into(),
+            ),
+            "Do not retry.",
+        ));
     }
     None
-}
-
-fn name(role: Role) -> &'static str {
-    match role {
-        Role::Agent => "agent",
-        Role::Reviewer => "reviewer",
-        Role::Admin => "admin",
-    }
 }
 
 /// Every tool's name, from the groups.
@@ -317,7 +309,8 @@ mod tests {
         let agent = grant(Role::Agent, Scope::unrestricted());
         assert!(refusal("correct", Some(&agent)).is_none());
         let refused = refusal("review_lessons", Some(&agent)).unwrap();
-        assert!(refused.contains("reviewer role"), "{refused}");
+        assert!(refused.message().contains("reviewer role"), "{refused:?}");
+        assert_eq!(refused.code(), "forbidden");
         let reviewer = grant(Role::Reviewer, Scope::unrestricted());
         assert!(refusal("review_lessons", Some(&reviewer)).is_none());
         assert!(refusal("embedder_status", Some(&reviewer)).is_none());

@@ -27,8 +27,10 @@ pub struct BuildBody {
 /// A body whose fields are all optional, taken from a JSON object only: serde would otherwise
 /// read `[null, null]` as one, a body the API does not promise to accept.
 fn object<T: DeserializeOwned>(map: Map<String, Value>) -> Result<T, ApiError> {
-    serde_json::from_value(Value::Object(map))
-        .map_err(|e| lore_core::Error::invalid("body", e).into())
+    Ok(crate::input::from_value(
+        Value::Object(map),
+        crate::input::Place::Body,
+    )?)
 }
 
 pub async fn build(

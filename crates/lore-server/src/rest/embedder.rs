@@ -3,8 +3,8 @@
 //! operations need `actor`, `confirm: true` and a `reason` in the body, and the audit entry names
 //! the credential. A store without tuning answers 501 `unsupported`.
 
+use super::Path;
 use axum::Json;
-use axum::extract::Path;
 use axum::http::StatusCode;
 use lore_core::id::{CheckpointId, TuneRunId};
 use lore_core::ports::tuning::{Checkpoint, TunePlan, TuneRun};
@@ -57,7 +57,7 @@ fn object<T: serde::de::DeserializeOwned>(body: serde_json::Value) -> Result<T, 
     if !body.is_object() {
         return Err(lore_core::Error::invalid("body", "expected a JSON object").into());
     }
-    serde_json::from_value(body).map_err(|e| lore_core::Error::invalid("body", e).into())
+    Ok(crate::input::from_value(body, crate::input::Place::Body)?)
 }
 
 pub async fn preflight(

@@ -1,7 +1,7 @@
 //! `/v1/episodes` and `/v1/graph/…`: episodes (seed 001) and the causal graph they build.
 
+use super::Path;
 use axum::Json;
-use axum::extract::Path;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use lore_core::SkillPath;

@@ -3,8 +3,8 @@
 //! Inputs, outputs and correction texts are answered redacted, the writes' echoes included;
 //! `raw=true` on a read gives a reviewer or admin the text as stored, audited per execution.
 
+use super::Path;
 use axum::Json;
-use axum::extract::Path;
 use axum::http::StatusCode;
 use lore_core::SkillPath;
 use lore_core::id::{ExecutionId, LessonId};

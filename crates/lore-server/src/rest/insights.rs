@@ -8,8 +8,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::Path;
 use axum::Json;
-use axum::extract::Path;
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use lore_core::id::LessonId;
 use lore_core::model::{

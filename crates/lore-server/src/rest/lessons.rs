@@ -3,8 +3,8 @@
 //! Lessons and their audit trails are answered redacted (the detector's findings masked) unless
 //! a reviewer or admin asks with `raw=true`; each raw read leaves a `disclosed` audit entry.
 
+use super::Path;
 use axum::Json;
-use axum::extract::Path;
 use axum::http::StatusCode;
 use lore_core::SkillPath;
 use lore_core::id::LessonId;
@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::{Body, Caller, Params, PurgeBody, page};
 use crate::auth::Role;
 use crate::error::ApiError;
+use crate::input::{self, Place};
 use crate::review::statuses;
 
 #[derive(Debug, Deserialize)]
@@ -184,10 +185,15 @@ pub async fn import(
     let text = std::str::from_utf8(&body)
         .map_err(|_| lore_core::Error::invalid("body", "is not UTF-8"))?;
     let lines = if text.trim_start().starts_with('[') {
-        let items: Vec<serde_json::Value> = serde_json::from_str(text)
-            .map_err(|e| lore_core::Error::invalid("body", format!("not a JSON array: {e}")))?;
+        let items: Vec<serde_json::Value> = input::parse_json(text.as_bytes(), Place::Body)?;
         learn::parse_items(&items)?
     } else {
+        // Each line's syntax first, so a broken line is described in the API's words.
+        for (i, line) in text.lines().enumerate() {
+            if !line.trim().is_empty() {
+                input::parse_json::<serde_json::Value>(line.as_bytes(), Place::Line(i + 1))?;
+            }
+        }
         learn::parse_jsonl(text)?
     };
     let author_kind = caller.role().author_kind();

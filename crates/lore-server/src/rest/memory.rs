@@ -1,7 +1,7 @@
 //! Reading memory back: search, the assembled prompt, and the store's status.
 
+use super::Path;
 use axum::Json;
-use axum::extract::Path;
 use lore_core::SkillPath;
 use lore_core::ports::store::SearchHit;
 use lore_engine::prompt::AssembledPrompt;

@@ -5,8 +5,9 @@
 //! - [`Caller`] is the only way a handler reaches the Engine. It resolves the request's scope (the
 //!   unrestricted handle until tokens are configured) and runs the synchronous Engine on the
 //!   blocking pool, so no handler can block the async runtime or forget the scope.
-//! - [`Body`] and [`Params`] wrap axum's `Json` and `Query` so that malformed input is answered in
-//!   the same error shape as everything else (see [`crate::error`]).
+//! - [`Body`], [`Params`] and [`Path`] stand in for axum's `Json`, `Query` and `Path` so that
+//!   malformed input is answered in the same error shape as everything else, in a sentence that
+//!   names the field (see [`crate::error`] and [`crate::input`]).
 //! - [`Routes`] registers each route and records it in a table, which is how the OpenAPI test
 //!   knows the router's real surface without a second, hand-kept list.
 
@@ -30,12 +31,14 @@ pub use events::change_event;
 
 use std::sync::Arc;
 
-use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::handler::Handler;
+use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
-use axum::http::{Method, Uri};
+use axum::http::{HeaderMap, Method, Uri};
 use axum::routing::{MethodFilter, on};
-use axum::{Json, Router};
 use lore_core::model::AuthorKind;
 use lore_engine::Engine;
 use serde::de::DeserializeOwned;
@@ -43,6 +46,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::{ANONYMOUS, Access, Role};
 use crate::error::ApiError;
+use crate::input::{self, Place};
 use crate::metrics::Metrics;
 use crate::openapi;
 
@@ -107,11 +111,7 @@ impl Caller {
         if self.role >= needed {
             return Ok(());
         }
-        let why = format!(
-            "this needs the {needed:?} role; the token has {:?}",
-            self.role
-        );
-        Err(lore_core::Error::Forbidden(why.to_lowercase()).into())
+        Err(self.role.refusal(needed).into())
     }
 
     /// Whether to hand out stored text unredacted: only when the request asks (`raw=true`) and
@@ -146,7 +146,8 @@ impl Caller {
     }
 }
 
-/// A JSON request body whose rejections use the API's error shape.
+/// A JSON request body. What does not parse is refused in the API's error shape with a
+/// sentence naming the field at fault (see [`crate::input`]), never serde's or axum's wording.
 #[derive(Debug)]
 pub struct Body<T>(pub T);
 
@@ -154,20 +155,48 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let Json(value) = Json::<T>::from_request(req, state).await?;
-        Ok(Self(value))
+        if !is_json(req.headers()) {
+            return Err(ApiError::not_json());
+        }
+        let bytes = Bytes::from_request(req, state).await?;
+        Ok(Self(input::parse_object(&bytes, Place::Body)?))
     }
 }
 
-/// Query parameters whose rejections use the API's error shape.
+/// `application/json`, or a `+json` type such as `application/merge-patch+json`.
+fn is_json(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    let essence = essence.to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// Query parameters, refused like [`Body`]: 422 naming the parameter and the value given.
 #[derive(Debug)]
 pub struct Params<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Params<T> {
     type Rejection = ApiError;
 
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or_default();
+        Ok(Self(input::parse_query(query)?))
+    }
+}
+
+/// Path segments (`/v1/lessons/{id}`), refused like [`Body`].
+#[derive(Debug)]
+pub struct Path<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Path<T> {
+    type Rejection = ApiError;
+
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let Query(value) = Query::<T>::from_request_parts(parts, state).await?;
+        let axum::extract::Path(value) =
+            axum::extract::Path::<T>::from_request_parts(parts, state).await?;
         Ok(Self(value))
     }
 }

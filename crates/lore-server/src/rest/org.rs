@@ -5,8 +5,8 @@
 //! review, and no field of any body can change that: the bodies refuse unknown fields, and the
 //! Engine has no way to approve an org lesson but a person's review decision.
 
+use super::Path;
 use axum::Json;
-use axum::extract::Path;
 use lore_core::id::LessonId;
 use lore_core::org::{Member, Propagation};
 use lore_engine::{PoolReport, Propagated};

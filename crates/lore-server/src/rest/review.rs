@@ -3,8 +3,8 @@
 //! Both need the reviewer role. The queue is redacted by the Engine (a review screen never
 //! shows the secret it asks about); decisions are batches, all or none, each audited.
 
+use super::Path;
 use axum::Json;
-use axum::extract::Path;
 use lore_core::SkillPath;
 use lore_core::model::Lesson;
 use lore_engine::{Page, ReviewItem};

@@ -17,3 +17,4 @@ mod org;
 mod rest;
 mod secrets;
 mod security;
+mod shapes;
