@@ -81,7 +81,8 @@ pub use lore_recall::lessons::{IndexInfo, IndexOrigin};
 pub use maintain::{MaintainReport, RECURS_AT};
 pub use measure::{
     EXPLORE_SHARE, HOLDOUT_SHARE, MATCH_AT, MIN_RUNS, MeasureReport, Measurement, NewSignal,
-    OPEN_HOLDOUT_SHARE, OVERALL_MIN_RUNS, PROMOTE_AT, SETTLED_HOLDOUT_SHARE, Z, Z_OVERALL,
+    OPEN_HOLDOUT_SHARE, OVERALL_MIN_RUNS, PROMOTE_AT, SETTLED_HOLDOUT_SHARE, STRATUM_SHARE,
+    TYPE_AT, TypeMeasurement, Z, Z_OVERALL,
 };
 pub use memory::{
     CoreBlock, CoreEdit, CoreMemory, MAX_RESULTS, MemoryHit, ToolDefinition, memory_tools,

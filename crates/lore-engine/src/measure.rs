@@ -53,7 +53,7 @@ mod evidence;
 mod explore;
 
 pub(crate) use evidence::signals_failure;
-pub use evidence::{MATCH_AT, Z, Z_OVERALL};
+pub use evidence::{MATCH_AT, STRATUM_SHARE, TYPE_AT, Z, Z_OVERALL};
 pub use explore::{EXPLORE_SHARE, HOLDOUT_SHARE, OPEN_HOLDOUT_SHARE, SETTLED_HOLDOUT_SHARE};
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -63,7 +63,7 @@ use tracing::instrument;
 
 use super::review::Attribution;
 use crate::engine::Engine;
-use evidence::Evidence;
+use evidence::{Evidence, Helpers};
 use lore_core::error::{Error, Result};
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{
@@ -128,25 +128,59 @@ pub struct Measurement {
     pub bounds: [f64; 2],
     /// `baseline − shown` rate of any failure.
     pub overall_difference: f64,
-    /// One-sided 95 % bounds on `overall_difference`.
+    /// One-sided 97.5 % bounds on `overall_difference`.
     pub overall_bounds: [f64; 2],
+    /// The same comparisons within each task type the lesson was shown in, in at least
+    /// [`STRATUM_SHARE`] of the type's judged runs, against that type's runs without it; only
+    /// when there are two or more such types, and then they decide instead of the matched
+    /// comparison above.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strata: Vec<TypeMeasurement>,
+}
+
+/// A lesson's measurement within one task type.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TypeMeasurement {
+    /// The words every run of the type shares.
+    pub task_type: String,
+    /// The comparison over the type's runs alone.
+    #[serde(flatten)]
+    pub measurement: Measurement,
 }
 
 impl Measurement {
     /// The evidence says the lesson makes runs fail more: with its own error, or (over at
-    /// least [`OVERALL_MIN_RUNS`] runs) with any.
+    /// least [`OVERALL_MIN_RUNS`] runs) with any; judged per task type, in any type where it
+    /// was shown.
     pub fn hurts(&self) -> bool {
-        (self.runs >= MIN_RUNS && self.bounds[1] < 0.0)
-            || (self.runs >= OVERALL_MIN_RUNS && self.overall_bounds[1] < 0.0)
+        self.hurting_type().is_some()
+            || (self.strata.is_empty()
+                && ((self.runs >= MIN_RUNS && self.bounds[1] < 0.0)
+                    || (self.runs >= OVERALL_MIN_RUNS && self.overall_bounds[1] < 0.0)))
     }
 
-    /// The evidence says the lesson prevents its error without costing other failures.
+    /// The evidence says the lesson prevents its error without costing other failures: judged
+    /// per task type, it helps in one and hurts in none.
     pub fn helps(&self) -> bool {
-        !self.hurts()
-            && self.runs >= MIN_RUNS
-            && self.bounds[0] > 0.0
-            && self.overall_difference >= 0.0
-            && self.utility >= PROMOTE_AT
+        if self.strata.is_empty() {
+            !self.hurts()
+                && self.runs >= MIN_RUNS
+                && self.bounds[0] > 0.0
+                && self.overall_difference >= 0.0
+                && self.utility >= PROMOTE_AT
+        } else {
+            !self.hurts() && self.helping_type().is_some()
+        }
+    }
+
+    /// The first task type where the lesson hurts, when judged per type.
+    pub fn hurting_type(&self) -> Option<&TypeMeasurement> {
+        self.strata.iter().find(|t| t.measurement.hurts())
+    }
+
+    /// The first task type where the lesson helps, when judged per type.
+    pub fn helping_type(&self) -> Option<&TypeMeasurement> {
+        self.strata.iter().find(|t| t.measurement.helps())
     }
 }
 
@@ -270,6 +304,21 @@ impl Engine {
             .into_iter()
             .filter_map(|id| self.lesson(id).ok())
             .collect();
+        // The lessons that help their own task type, by their matched comparison: within a
+        // type, another lesson is judged only on runs that showed them (see `Evidence`).
+        let mut helpers = Helpers::new();
+        for lesson in &lessons {
+            if lesson.status == LessonStatus::Suppressed {
+                continue;
+            }
+            let ((m, _), own_types) =
+                evidence.measure_with_types(lesson, &HashSet::new(), &Helpers::new());
+            if m.runs >= MIN_RUNS && m.difference > 0.0 && m.overall_difference >= 0.0 {
+                for t in own_types {
+                    helpers.entry(t).or_default().insert(lesson.id.clone());
+                }
+            }
+        }
         // Blame where it belongs: a run that showed a lesson which hurts (or was suppressed)
         // is no evidence about the other lessons shown beside it. A first pass finds the
         // lessons that hurt; the second measures every lesson without the runs of the others.
@@ -279,7 +328,7 @@ impl Engine {
             .map(|l| l.id.clone())
             .collect();
         for lesson in &lessons {
-            let (m, _) = evidence.measure(lesson, &tainted);
+            let (m, _) = evidence.measure(lesson, &tainted, &helpers);
             if m.hurts() {
                 tainted.insert(lesson.id.clone());
             }
@@ -287,7 +336,7 @@ impl Engine {
         let measured: Vec<(Lesson, Measurement, UtilityStats)> = lessons
             .into_iter()
             .map(|lesson| {
-                let (m, stats) = evidence.measure(&lesson, &tainted);
+                let (m, stats) = evidence.measure(&lesson, &tainted, &helpers);
                 (lesson, m, stats)
             })
             .collect();
@@ -408,10 +457,20 @@ enum Gate {
 }
 
 impl Gate {
-    /// The audit reason, with the figures that decided.
+    /// The audit reason, with the figures that decided: those of the task type that decided
+    /// when the lesson is judged per type.
     fn reason(&self, m: &Measurement) -> String {
+        let deciding = match self {
+            Gate::Promote => m.helping_type(),
+            Gate::Suppress => m.hurting_type(),
+            _ => None,
+        };
+        let (m, within) = match deciding {
+            Some(t) => (&t.measurement, format!(" in task type \"{}\"", t.task_type)),
+            None => (m, String::new()),
+        };
         let figures = format!(
-            "failure rate {:.2} over {} runs against {:.2} over {} matched runs; \
+            "failure rate {:.2} over {} runs against {:.2} over {} matched runs{within}; \
              difference {:+.2} in [{:+.2}, {:+.2}], overall {:+.2} in [{:+.2}, {:+.2}]; \
              utility {:.2}",
             m.failure_rate,

@@ -1140,3 +1140,127 @@ fn the_gates_suppress_an_org_lesson_but_never_reinstate_it() {
     assert_eq!(p.status(&lesson.id), LessonStatus::Suppressed);
     p.assert_audit_explains_every_status();
 }
+
+/// `failures` failed and `successes` successful runs of one task type, showing `shown`; the
+/// task's literal (a table, a language) changes from run to run, as real inputs do.
+fn typed_runs(
+    p: &Project,
+    task: &str,
+    literals: &[&str],
+    shown: &[&LessonId],
+    failures: usize,
+    successes: usize,
+) {
+    let outcomes = std::iter::repeat_n(Outcome::Failure, failures)
+        .chain(std::iter::repeat_n(Outcome::Success, successes));
+    for (i, outcome) in outcomes.enumerate() {
+        let text = task.replace("{}", literals[i % literals.len()]);
+        run_on(p, &text, outcome, shown);
+    }
+}
+
+const TYPE_A: &str = "report revenue per order date column from the {} table";
+const TABLES: &[&str] = &["orders", "invoices", "refunds"];
+const TYPE_B: &str = "translate the welcome email into {}";
+const LANGUAGES: &[&str] = &["german", "spanish", "french"];
+
+/// A lesson written by hand (no source run, no trigger) shown in runs of two task types: it
+/// prevents most failures of type A, and does in type B what `in_b` says, as
+/// `(failures, successes)` with it and without it.
+fn shown_in_two_types(in_b: [(usize, usize); 2]) -> (Project, LessonId) {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = p.seed(
+        "Check the column names against the schema first.",
+        LessonStatus::Trial,
+    );
+    typed_runs(&p, TYPE_A, TABLES, &[], 6, 2);
+    typed_runs(&p, TYPE_A, TABLES, &[&lesson.id], 0, 8);
+    let [(with_failed, with_ok), (without_failed, without_ok)] = in_b;
+    typed_runs(&p, TYPE_B, LANGUAGES, &[], without_failed, without_ok);
+    typed_runs(&p, TYPE_B, LANGUAGES, &[&lesson.id], with_failed, with_ok);
+    (p, lesson.id)
+}
+
+#[test]
+fn a_lesson_that_helps_one_task_type_and_harms_another_is_suppressed() {
+    // Over both types together it looks harmless: 5 of 16 runs failed with it, 6 of 16
+    // without. In type B it breaks 5 of 8 runs that never fail without it.
+    let (p, id) = shown_in_two_types([(5, 3), (0, 8)]);
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(report.utility.suppressed, vec![id.clone()], "{report:?}");
+    assert_eq!(p.status(&id), LessonStatus::Suppressed);
+    let m = &report.utility.measured[0];
+    assert_eq!(m.strata.len(), 2, "{m:?}");
+    let b = m.hurting_type().expect("a type where it hurts");
+    assert!(b.task_type.contains("translate"), "{b:?}");
+    assert_eq!(
+        (b.measurement.runs, b.measurement.baseline_runs),
+        (8, 8),
+        "{b:?}"
+    );
+    // The pooled comparison alone would not have said so.
+    assert!(m.bounds[1] > 0.0 && m.overall_bounds[1] > 0.0, "{m:?}");
+    let entry = p.store.audit(Some(id.as_str())).unwrap().pop().unwrap();
+    assert!(
+        entry.reason.starts_with("suppressed: measured utility")
+            && entry.reason.contains("in task type \"")
+            && entry.reason.contains("translate"),
+        "{}",
+        entry.reason
+    );
+    // Each type's bounds are kept with the lesson, for explain and the JSON.
+    let stats = p.engine.lesson(&id).unwrap().utility;
+    assert_eq!(stats.stratum_bounds.len(), 2, "{stats:?}");
+    let b = stats
+        .stratum_bounds
+        .iter()
+        .find(|s| s.task_type.contains("translate"))
+        .unwrap();
+    assert_eq!((b.runs, b.baseline_runs), (8, 8));
+    assert!(b.bounds[1] < 0.0, "{b:?}");
+    let a = stats
+        .stratum_bounds
+        .iter()
+        .find(|s| s.task_type.contains("revenue"))
+        .unwrap();
+    assert!(a.bounds[0] > 0.0, "{a:?}");
+    let json = serde_json::to_value(&stats).unwrap();
+    assert_eq!(json["stratum_bounds"].as_array().unwrap().len(), 2, "{json}");
+}
+
+#[test]
+fn a_lesson_neutral_in_one_task_type_and_helpful_in_another_is_kept_and_promoted() {
+    let (p, id) = shown_in_two_types([(1, 7), (1, 7)]);
+    let report = p.engine.maintain().unwrap();
+    assert!(report.utility.suppressed.is_empty(), "{report:?}");
+    assert_eq!(report.utility.promoted, vec![id.clone()], "{report:?}");
+    let m = &report.utility.measured[0];
+    assert_eq!(m.strata.len(), 2, "{m:?}");
+    assert!(m.hurting_type().is_none(), "{m:?}");
+    let entry = p.store.audit(Some(id.as_str())).unwrap().pop().unwrap();
+    assert!(
+        entry.reason.starts_with("promoted:") && entry.reason.contains("revenue"),
+        "{}",
+        entry.reason
+    );
+}
+
+#[test]
+fn a_lesson_shown_in_one_task_type_only_is_judged_on_its_matched_runs() {
+    let p = Project::new(CurationMode::Auto);
+    let lesson = p.seed(
+        "Check the column names against the schema first.",
+        LessonStatus::Trial,
+    );
+    typed_runs(&p, TYPE_A, TABLES, &[], 6, 2);
+    typed_runs(&p, TYPE_A, TABLES, &[&lesson.id], 0, 8);
+    typed_runs(&p, TYPE_B, LANGUAGES, &[], 1, 7);
+    let report = p.engine.maintain().unwrap();
+    assert_eq!(report.utility.promoted, vec![lesson.id.clone()], "{report:?}");
+    let m = &report.utility.measured[0];
+    assert!(m.strata.is_empty(), "{m:?}");
+    // A lesson without a source run is matched on its whole skill, as before.
+    assert_eq!((m.runs, m.baseline_runs), (8, 16), "{m:?}");
+    let stats = p.engine.lesson(&lesson.id).unwrap().utility;
+    assert!(stats.stratum_bounds.is_empty(), "{stats:?}");
+}

@@ -178,6 +178,13 @@ impl Fixture {
                 last_applied_at: Some(at),
                 bounds: Some([-0.125, 0.5]),
                 overall_bounds: Some([-0.25, 0.375]),
+                stratum_bounds: vec![lore_core::model::StratumBounds {
+                    task_type: "design roles senior".into(),
+                    runs: 3,
+                    baseline_runs: 5,
+                    bounds: [-0.125, 0.5],
+                    overall_bounds: [-0.5, 0.25],
+                }],
             },
             links: vec![LessonLink {
                 kind: LinkKind::Conflicts,

@@ -163,6 +163,27 @@ pub struct UtilityStats {
     /// error for another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overall_bounds: Option<[f64; 2]>,
+    /// The same comparisons within each task type the lesson was shown in often enough to be
+    /// judged there, when there are two or more: a lesson can help one kind of task and harm
+    /// another, and one comparison over both would hide the harm.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stratum_bounds: Vec<StratumBounds>,
+}
+
+/// A lesson's comparison within one task type (runs grouped by the content words of their
+/// input).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StratumBounds {
+    /// The words every run of the type shares, to name it.
+    pub task_type: String,
+    /// Judged runs of the type that showed the lesson.
+    pub runs: u64,
+    /// Judged runs of the type that did not.
+    pub baseline_runs: u64,
+    /// Bounds on how much less often its own error happened there (as `bounds`).
+    pub bounds: [f64; 2],
+    /// Bounds on how much less often any failure happened there (as `overall_bounds`).
+    pub overall_bounds: [f64; 2],
 }
 
 /// How two lessons relate.
@@ -292,6 +313,13 @@ mod tests {
                 last_applied_at: Some(at),
                 bounds: Some([-0.12, 0.48]),
                 overall_bounds: Some([-0.2, 0.4]),
+                stratum_bounds: vec![StratumBounds {
+                    task_type: "backend roles senior".into(),
+                    runs: 3,
+                    baseline_runs: 4,
+                    bounds: [-0.12, 0.48],
+                    overall_bounds: [-0.5, 0.1],
+                }],
             },
             links: vec![LessonLink {
                 kind: LinkKind::Conflicts,

@@ -24,7 +24,8 @@ pub use episode::{
 };
 pub use knowledge::{ChunkVector, KnowledgeChunk, KnowledgeDocument};
 pub use lesson::{
-    CurationMode, Lesson, LessonLink, LessonSource, LessonStatus, LinkKind, Tiers, UtilityStats,
+    CurationMode, Lesson, LessonLink, LessonSource, LessonStatus, LinkKind, StratumBounds, Tiers,
+    UtilityStats,
 };
 pub use memory::{MemoryCategory, MemoryEntry};
 

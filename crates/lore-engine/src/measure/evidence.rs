@@ -20,16 +20,19 @@
 //! says the lesson helps, an upper bound below zero says it hurts, anything else says "not
 //! known yet", which is what three lucky or unlucky runs are.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::Measurement;
+use super::{Measurement, TypeMeasurement};
 use crate::Engine;
 use lore_core::error::Result;
 use lore_core::id::{ExecutionId, LessonId};
-use lore_core::model::{ErrorEvent, Execution, Lesson, Outcome, SignalChannel, UtilityStats};
+use lore_core::model::{
+    ErrorEvent, Execution, Lesson, Outcome, SignalChannel, StratumBounds, UtilityStats,
+};
+use lore_core::supersession::STOPWORDS;
 use lore_core::scope::SkillPath;
 
 /// Similarity of two runs' inputs (Jaccard over words) from which they count as one task type.
@@ -46,6 +49,16 @@ const ERROR_WEIGHT: f64 = 0.65;
 const REFEREE_WEIGHTS: [f64; 3] = [0.50, 0.30, 0.20];
 /// Reference inputs kept per lesson: enough to cover its task types, few enough to stay cheap.
 const MAX_REFERENCES: usize = 64;
+/// Similarity of the content words of two runs' inputs (Jaccard) from which they are one task
+/// type when runs are grouped to judge a lesson per type: stricter than [`MATCH_AT`], which
+/// asks only whether a run is near a lesson's own task, because two types that share the tool's
+/// words and a step (`select` then `write`, `select` then `dedupe`) must stay apart.
+pub const TYPE_AT: f64 = 0.5;
+/// Share of a task type's judged runs that must have shown a lesson for the lesson to be judged
+/// in that type: a lesson recalled there now and then by accident is no experiment there.
+pub const STRATUM_SHARE: f64 = 0.10;
+/// Words the name of a task type keeps.
+const TYPE_NAME_WORDS: usize = 8;
 
 /// What is known about each execution's result.
 pub(super) struct Judged<'a> {
@@ -60,11 +73,43 @@ pub(super) struct Judged<'a> {
     score: Option<f64>,
     /// The words of its input.
     terms: BTreeSet<String>,
+    /// Its task type: an index into [`Evidence::types`].
+    task_type: usize,
 }
+
+/// Runs of one skill whose inputs say the same thing but for their literals.
+struct TaskType<'a> {
+    skill: &'a SkillPath,
+    /// The content words of the type's first run, which the others are compared with.
+    leader: BTreeSet<String>,
+    /// The content words every run of the type has: its name.
+    shared: BTreeSet<String>,
+}
+
+impl TaskType<'_> {
+    fn name(&self) -> String {
+        let words: Vec<&str> = self
+            .shared
+            .iter()
+            .take(TYPE_NAME_WORDS)
+            .map(String::as_str)
+            .collect();
+        if words.is_empty() {
+            "(no words)".to_owned()
+        } else {
+            words.join(" ")
+        }
+    }
+}
+
+/// Per task type, the lessons that help its runs: a run of the type that left one out is no
+/// like-for-like evidence about another lesson.
+pub(super) type Helpers = HashMap<usize, HashSet<LessonId>>;
 
 pub(super) struct Evidence<'a> {
     pub(super) runs: Vec<Judged<'a>>,
     by_skill: HashMap<&'a SkillPath, Vec<usize>>,
+    types: Vec<TaskType<'a>>,
 }
 
 impl<'a> Evidence<'a> {
@@ -91,16 +136,35 @@ impl<'a> Evidence<'a> {
                 .push(runs.len());
             runs.push(judge(execution, own, corrected.contains(&execution.id)));
         }
-        Ok(Evidence { runs, by_skill })
+        let types = group_task_types(&mut runs);
+        Ok(Evidence {
+            runs,
+            by_skill,
+            types,
+        })
     }
 
     /// The lesson's measurement and the statistics to store for it, leaving out of both sides
-    /// the runs that showed one of the `tainted` lessons (other than this one).
+    /// the runs that showed one of the `tainted` lessons (other than this one), and out of each
+    /// task type's comparison the runs that left out one of the type's `helpers` (other than
+    /// this one).
     pub(super) fn measure(
         &self,
         lesson: &Lesson,
         tainted: &HashSet<LessonId>,
+        helpers: &Helpers,
     ) -> (Measurement, UtilityStats) {
+        self.measure_with_types(lesson, tainted, helpers).0
+    }
+
+    /// [`Evidence::measure`], with the task types of the matched runs that showed the lesson:
+    /// its own types, where it is a helper when it helps.
+    pub(super) fn measure_with_types(
+        &self,
+        lesson: &Lesson,
+        tainted: &HashSet<LessonId>,
+        helpers: &Helpers,
+    ) -> ((Measurement, UtilityStats), BTreeSet<usize>) {
         let showed = |run: &Judged<'_>| run.execution.lessons_shown.contains(&lesson.id);
         let skills: BTreeSet<&SkillPath> = self
             .runs
@@ -116,6 +180,10 @@ impl<'a> Evidence<'a> {
         let matcher = Matcher::new(lesson, &pool);
         let mut own = Pair::default();
         let mut overall = Pair::default();
+        // Per task type, every run of the type, matched to the lesson or not: a lesson recalled
+        // outside its own task is judged there too, against runs of that type alone.
+        let mut by_type: BTreeMap<usize, (Pair, Pair)> = BTreeMap::new();
+        let mut own_types = BTreeSet::new();
         let mut stats = UtilityStats::default();
         for run in pool {
             let is_shown = showed(run);
@@ -129,7 +197,7 @@ impl<'a> Evidence<'a> {
                 .lessons_shown
                 .iter()
                 .any(|id| *id != lesson.id && tainted.contains(id));
-            if blamed_elsewhere || !matcher.matches(run) {
+            if blamed_elsewhere {
                 continue;
             }
             // A lesson about a fingerprint is judged on that fingerprint's recurrence: a run
@@ -141,6 +209,26 @@ impl<'a> Evidence<'a> {
             } else {
                 matcher.hit(run)
             };
+            // Recall fills the place of a lesson that sits out with the next one, so a lesson
+            // shown outside its own task is shown most often where that task's own lesson was
+            // not, and those runs fail for want of it: within a type, only runs that showed
+            // the lessons known to help there are compared.
+            let without_a_helper = helpers.get(&run.task_type).is_some_and(|ids| {
+                ids.iter()
+                    .any(|id| *id != lesson.id && !run.execution.lessons_shown.contains(id))
+            });
+            if !without_a_helper {
+                let (type_own, type_overall) = by_type.entry(run.task_type).or_default();
+                type_own.side(is_shown).add(own_failed, run.cost);
+                type_own.side(is_shown).grade(run.score);
+                type_overall.side(is_shown).add(failed, run.cost);
+            }
+            if !matcher.matches(run) {
+                continue;
+            }
+            if is_shown {
+                own_types.insert(run.task_type);
+            }
             own.side(is_shown).add(own_failed, run.cost);
             own.side(is_shown).grade(run.score);
             overall.side(is_shown).add(failed, run.cost);
@@ -152,7 +240,34 @@ impl<'a> Evidence<'a> {
                 }
             }
         }
-        let measurement = measurement(lesson, &own, &overall);
+        let mut measurement = measurement(lesson, &own, &overall);
+        let judged_in: Vec<(usize, &(Pair, Pair))> = by_type
+            .iter()
+            .filter(|(_, (own, _))| {
+                own.shown.runs > 0
+                    && own.shown.runs as f64
+                        >= STRATUM_SHARE * (own.shown.runs + own.baseline.runs) as f64
+            })
+            .map(|(t, pairs)| (*t, pairs))
+            .collect();
+        // Shown in one task type only, the lesson is judged as before: on its matched runs.
+        if judged_in.len() >= 2 {
+            for (t, (own, overall)) in judged_in {
+                let task_type = self.types[t].name();
+                let m = self::measurement(lesson, own, overall);
+                stats.stratum_bounds.push(StratumBounds {
+                    task_type: task_type.clone(),
+                    runs: own.shown.runs as u64,
+                    baseline_runs: own.baseline.runs as u64,
+                    bounds: m.bounds,
+                    overall_bounds: m.overall_bounds,
+                });
+                measurement.strata.push(TypeMeasurement {
+                    task_type,
+                    measurement: m,
+                });
+            }
+        }
         if own.shown.runs > 0 && own.baseline.runs > 0 {
             stats.utility = Some(round(measurement.utility));
             stats.bounds = Some(measurement.bounds);
@@ -160,7 +275,7 @@ impl<'a> Evidence<'a> {
         if overall.shown.runs > 0 && overall.baseline.runs > 0 {
             stats.overall_bounds = Some(measurement.overall_bounds);
         }
-        (measurement, stats)
+        ((measurement, stats), own_types)
     }
 }
 
@@ -199,6 +314,7 @@ fn judge(execution: &Execution, own: Vec<ErrorEvent>, corrected: bool) -> Judged
     let score = (!grades.is_empty()).then(|| grades.iter().sum::<f64>() / grades.len() as f64);
     Judged {
         execution,
+        task_type: 0,
         failed,
         fingerprints: own
             .into_iter()
@@ -209,6 +325,48 @@ fn judge(execution: &Execution, own: Vec<ErrorEvent>, corrected: bool) -> Judged
         score,
         terms: input_terms(&execution.input),
     }
+}
+
+/// Groups the runs of each skill into task types, in the order they ran: a run joins the first
+/// type of its skill whose first run's input shares enough content words with its own
+/// ([`TYPE_AT`]), else it starts a type. The input alone decides, never the outcome: a type is
+/// the same kind of task whatever happened in it. Returns the types; each run's `task_type`
+/// indexes them.
+fn group_task_types<'a>(runs: &mut [Judged<'a>]) -> Vec<TaskType<'a>> {
+    let mut types: Vec<TaskType<'a>> = Vec::new();
+    for run in runs.iter_mut() {
+        let words = content_words(&run.terms);
+        let found = types.iter().position(|t| {
+            t.skill == &run.execution.skill
+                && (t.leader == words || jaccard(&t.leader, &words) >= TYPE_AT)
+        });
+        run.task_type = match found {
+            Some(i) => {
+                types[i].shared.retain(|w| words.contains(w));
+                i
+            }
+            None => {
+                types.push(TaskType {
+                    skill: &run.execution.skill,
+                    leader: words.clone(),
+                    shared: words,
+                });
+                types.len() - 1
+            }
+        };
+    }
+    types
+}
+
+/// The words of an input that say what the task is: no function words, and nothing with a
+/// digit in it (counts, versions, identifiers change from run to run of one task).
+fn content_words(terms: &BTreeSet<String>) -> BTreeSet<String> {
+    terms
+        .iter()
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .filter(|w| !w.chars().any(|c| c.is_ascii_digit()))
+        .cloned()
+        .collect()
 }
 
 /// Which runs are comparable with a lesson's: see the module's documentation.
@@ -431,6 +589,7 @@ pub(super) fn measurement(lesson: &Lesson, own: &Pair, overall: &Pair) -> Measur
         bounds: [round(lower), round(upper)],
         overall_difference: round(overall_difference),
         overall_bounds: [round(overall_lower), round(overall_upper)],
+        strata: Vec::new(),
     }
 }
 
