@@ -53,6 +53,10 @@ use lore_core::scope::SkillPath;
 pub struct MaintainReport {
     /// When it ran, by the Engine's clock.
     pub at: Option<DateTime<Utc>>,
+    /// Lessons whose text the detector finds personal or secret data in, moved to `sensitive`:
+    /// every write is scanned as it lands, so these are lessons stored before the detector
+    /// learned to see what they hold.
+    pub sensitive: Vec<LessonId>,
     /// Lessons moved from `needs_review` to `expired`.
     pub expired: Vec<LessonId>,
     /// Lessons archived by the TTL rule.
@@ -92,6 +96,8 @@ impl Engine {
             at: Some(now),
             ..MaintainReport::default()
         };
+        // First, so that no later job (a digest, an evaluation) reads what it takes away.
+        report.sensitive = self.rescan_sensitive()?;
         report.expired = self.expire(now - upkeep.review_expiry)?;
         if self.config.capture.strategy.failures() {
             report.proposed = self.propose_from_errors()?;
@@ -131,6 +137,27 @@ impl Engine {
         };
         report.evals = self.evals_on_change()?;
         Ok(report)
+    }
+
+    /// Reads were already guarded (a lesson whose text the detector flags is left out when it
+    /// is read); this makes the stored status say so too, so a reviewer sees it, an export
+    /// carries it as sensitive, and a purge can find it. The detector runs over every lesson
+    /// not yet marked, which upkeep can afford: it costs about what reading them does.
+    fn rescan_sensitive(&self) -> Result<Vec<LessonId>> {
+        let statuses = LessonStatus::ALL
+            .into_iter()
+            .filter(|s| *s != LessonStatus::Sensitive)
+            .collect();
+        let found: Vec<Lesson> = self
+            .lessons(None, Some(statuses))?
+            .into_iter()
+            .filter(|l| !lore_core::sensitive::scan_lesson(l).is_empty())
+            .collect();
+        let why = Attribution::new(
+            None,
+            "holds personal or secret data the detector now finds; stored before it could",
+        );
+        self.move_all(found, LessonStatus::Sensitive, &why)
     }
 
     fn expire(&self, before: DateTime<Utc>) -> Result<Vec<LessonId>> {

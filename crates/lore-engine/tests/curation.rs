@@ -503,6 +503,53 @@ fn needs_review_expires_after_the_configured_age_and_maintain_is_idempotent() {
     p.assert_audit_explains_every_status();
 }
 
+/// A lesson stored before the detector could see its secret (written straight into the store,
+/// as an older build did) is moved to `sensitive` by upkeep, with an audit entry saying why;
+/// ordinary lessons stay as they were, and a second run changes nothing.
+#[test]
+fn maintain_marks_lessons_stored_before_the_detector_saw_their_secret() {
+    let p = Project::with(EngineConfig {
+        upkeep: Upkeep {
+            pruning: Pruning::Off,
+            ..Upkeep::default()
+        },
+        ..EngineConfig::default()
+    });
+    let now = p.clock_now();
+    let old = [
+        "Connect with postgres://admin:S3cr3t@db.internal/prod when the replica lags.",
+        "If the login fails, the root password is hunt3r7zq, so use it.",
+        "Charge the test card 4111.1111.1111.1111 before a real one.",
+    ]
+    .map(|rule| support::lesson(SKILL, rule, LessonStatus::Approved, now));
+    let records: Vec<_> = old
+        .iter()
+        .cloned()
+        .map(lore_core::ports::store::Record::Lesson)
+        .collect();
+    p.store
+        .write(&records, lore_core::ports::store::OnDuplicate::Fail)
+        .unwrap();
+    let plain = p.seed("Quote version 4.11 of the runbook.", LessonStatus::Approved);
+    let report = p.engine.maintain().unwrap();
+    let mut expected: Vec<_> = old.iter().map(|l| l.id.clone()).collect();
+    expected.sort();
+    let mut found = report.sensitive.clone();
+    found.sort();
+    assert_eq!(found, expected);
+    for lesson in &old {
+        assert_eq!(p.status(&lesson.id), LessonStatus::Sensitive);
+        let trail = p.store.audit(Some(lesson.id.as_str())).unwrap();
+        assert!(
+            trail.last().unwrap().reason.contains("detector"),
+            "{trail:?}"
+        );
+    }
+    assert_eq!(p.status(&plain.id), LessonStatus::Approved);
+    assert!(p.engine.maintain().unwrap().sensitive.is_empty());
+    p.assert_audit_explains_every_status();
+}
+
 #[test]
 fn pruning_archives_by_age_then_by_rank_and_is_idempotent() {
     let config = |pruning| EngineConfig {

@@ -692,3 +692,277 @@ fn a_full_store_answers_507_is_not_ready_and_recovers_losing_nothing() {
     );
     assert!(lost.is_empty(), "acknowledged writes lost: {lost:?}");
 }
+
+/// One tool call over MCP on `addr` (a session opened first); the answer's text. A tool
+/// error fails the test: every call here is valid.
+fn mcp_call(addr: SocketAddr, tool: &str, arguments: Value) -> String {
+    let post = |session: Option<&str>, message: &Value| {
+        let mut request = ureq::post(&format!("http://{addr}/mcp?tools=all"))
+            .config()
+            .http_status_as_error(false)
+            .build()
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        let mut answer = request.send(message.to_string()).unwrap();
+        let session = answer
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let status = answer.status().as_u16();
+        let text = answer.body_mut().read_to_string().unwrap();
+        assert!(status < 300, "{message}: {status} {text}");
+        (session, text)
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "roundtrip", "version": "1"}}});
+    let (session, _) = post(None, &init);
+    let session = session.as_deref();
+    post(
+        session,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": tool, "arguments": arguments}});
+    let (_, text) = post(session, &call);
+    assert!(!text.contains("\"isError\":true"), "{tool}: {text}");
+    text
+}
+
+/// The lines of a JSONL export by type, and its lessons by ID.
+fn read_export(path: &Path) -> (std::collections::BTreeMap<String, usize>, Vec<Value>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut kinds = std::collections::BTreeMap::new();
+    let mut lessons = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let value: Value = serde_json::from_str(line).unwrap();
+        let kind = value["type"].as_str().unwrap_or("?").to_owned();
+        if kind == "lesson" {
+            lessons.push(value["record"].clone());
+        }
+        *kinds.entry(kind).or_insert(0) += 1;
+    }
+    lessons.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+    (kinds, lessons)
+}
+
+fn ok(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A store written through every door — REST, MCP and the CLI, records, corrections, lessons
+/// learned and edited and reviewed, agent memory of each kind, signals, decisions, knowledge —
+/// exports, imports into a fresh store, and exports again with the same lessons and as many
+/// records of every kind.
+#[test]
+fn a_store_written_through_every_door_exports_and_imports_again_with_the_same_lessons() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let addr = server.addr;
+    let post = |path: &str, body: Value| {
+        let (status, answer) = send(addr, "POST", path, &body);
+        assert!((200..300).contains(&status), "{path}: {status} {answer}");
+        answer
+    };
+    // REST.
+    let run = post(
+        "/v1/executions",
+        json!({"skill": SKILL, "input": {"ticket": "refund of 140 dollars"},
+               "output": {"action": "refund"}, "outcome": "rejected", "session": "s-rest"}),
+    );
+    let run = run["id"].as_str().unwrap().to_owned();
+    post(
+        "/v1/corrections",
+        json!({"skill": SKILL, "execution_id": run,
+               "correction": "A refund above 100 dollars needs a supervisor's approval first."}),
+    );
+    post(
+        &format!("/v1/executions/{run}/signals"),
+        json!({"channel": "hard_failure", "message": "refund refused by the bank"}),
+    );
+    let learned = post(
+        "/v1/lessons/import",
+        json!([{"skill": SKILL, "task": "close a ticket",
+                "lesson": "Before closing a ticket, confirm the customer's issue is resolved"},
+               {"skill": SKILL, "task": "escalate a ticket",
+                "lesson": "Escalate a ticket to the on-call engineer after two failed fixes"}]),
+    );
+    let imported = learned["results"][0]["lesson"].as_str().unwrap().to_owned();
+    let retired = learned["results"][1]["lesson"].as_str().unwrap().to_owned();
+    let (status, edited) = send(
+        addr,
+        "PATCH",
+        &format!("/v1/lessons/{imported}"),
+        &json!({"rule": "Before closing a ticket, confirm with the customer in writing",
+                "tags": ["closing", "tickets"], "reason": "sharper"}),
+    );
+    assert_eq!(status, 200, "{edited}");
+    post(
+        &format!("/v1/lessons/{retired}/retire"),
+        json!({"reason": "the on-call rota changed"}),
+    );
+    let (status, core) = send(
+        addr,
+        "PUT",
+        "/v1/memory/core",
+        &json!({"skill": SKILL, "block": "persona", "text": "Prefers short answers.\r\nUses metric units.",
+                "mode": "append"}),
+    );
+    assert_eq!(status, 200, "{core}");
+    post(
+        "/v1/memory/archival",
+        json!({"skill": SKILL, "text": "The refund desk is open 9 to 5.", "tags": ["desk"]}),
+    );
+    post(
+        "/v1/memory/recall",
+        json!({"skill": SKILL, "session": "s-rest", "speaker": "user", "text": "Where is my refund?"}),
+    );
+    let decision = post(
+        "/v1/decisions",
+        json!({"skill": SKILL, "situation": "A refund of 140 dollars for a loyal customer",
+               "action": "Approve once", "rationale": "Ten years a customer",
+               "resolves": run}),
+    );
+    post(
+        "/v1/decisions/review",
+        json!({"ids": [decision["id"]], "status": "approved", "reason": "fair"}),
+    );
+    post(
+        "/v1/knowledge/documents",
+        json!({"skill": SKILL, "documents": [{"source": "runbooks/refunds.md",
+               "text": "# Refunds\n\n## Large refunds\n\nAbove 100 dollars, ask a supervisor.\n"}]}),
+    );
+    // MCP.
+    let recorded = mcp_call(
+        addr,
+        "record_execution",
+        json!({"skill": SKILL, "input": {"ticket": "password reset"}, "output": {"action": "reset"},
+               "outcome": "rejected", "session": "s-mcp"}),
+    );
+    let mcp_run = recorded
+        .split("\"structuredContent\":{\"id\":\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no execution ID in {recorded}"))
+        .to_owned();
+    mcp_call(
+        addr,
+        "correct",
+        json!({"skill": SKILL, "execution_id": mcp_run,
+               "correction": "Verify the account owner's identity before any password reset."}),
+    );
+    mcp_call(
+        addr,
+        "core_memory_write",
+        json!({"skill": SKILL, "block": "persona", "text": "Works in Lisbon.", "mode": "append"}),
+    );
+    mcp_call(
+        addr,
+        "archival_memory_write",
+        json!({"skill": SKILL, "text": "Bank refunds take three days.", "tags": ["bank"]}),
+    );
+    mcp_call(
+        addr,
+        "conversation_log_write",
+        json!({"skill": SKILL, "session": "s-mcp", "speaker": "agent", "text": "Reset sent."}),
+    );
+    mcp_call(
+        addr,
+        "record_decision",
+        json!({"skill": SKILL, "situation": "A reset asked for by a third party",
+               "action": "Refuse", "rationale": "Only the owner may ask"}),
+    );
+    drop(server);
+    // The CLI.
+    let cli_run = ok(lore(dir.path())
+        .args(["record", SKILL, "--input", r#"{"ticket": "late delivery"}"#])
+        .args(["--output", r#"{"action": "wait"}"#, "--outcome", "rejected"])
+        .output()
+        .unwrap());
+    ok(lore(dir.path())
+        .args(["correct", SKILL, "--execution-id", &cli_run, "--correction"])
+        .arg("When a delivery is over a week late, offer a refund or a resend.")
+        .output()
+        .unwrap());
+    std::fs::write(
+        dir.path().join("learn.jsonl"),
+        format!(
+            "{}\n",
+            json!({"skill": SKILL, "task": "answer billing questions",
+                   "lesson": "Quote amounts with their currency on every billing answer"})
+        ),
+    )
+    .unwrap();
+    ok(lore(dir.path())
+        .args(["learn", "--jsonl", "learn.jsonl"])
+        .output()
+        .unwrap());
+    ok(lore(dir.path())
+        .args([
+            "lessons",
+            "edit",
+            &imported,
+            "--tags",
+            "closing,tickets,written",
+        ])
+        .output()
+        .unwrap());
+
+    ok(lore(dir.path())
+        .args(["export", "--jsonl", "first.jsonl"])
+        .output()
+        .unwrap());
+    let fresh = tempfile::tempdir().unwrap();
+    ok(lore(fresh.path())
+        .args(["import", "--jsonl"])
+        .arg(dir.path().join("first.jsonl"))
+        .output()
+        .unwrap());
+    ok(lore(fresh.path())
+        .args(["export", "--jsonl", "second.jsonl"])
+        .output()
+        .unwrap());
+    let (kinds, lessons) = read_export(&dir.path().join("first.jsonl"));
+    let (kinds_again, lessons_again) = read_export(&fresh.path().join("second.jsonl"));
+    println!(
+        "reliability: round trip: {} lines written through REST, MCP and the CLI ({kinds:?}), \
+         {} lessons; imported and exported again: {} lines, {} lessons, {} differ",
+        kinds.values().sum::<usize>(),
+        lessons.len(),
+        kinds_again.values().sum::<usize>(),
+        lessons_again.len(),
+        lessons
+            .iter()
+            .zip(&lessons_again)
+            .filter(|(a, b)| a != b)
+            .count()
+    );
+    assert!(lessons.len() >= 4, "{lessons:?}");
+    for kind in [
+        "execution",
+        "correction",
+        "lesson",
+        "error_event",
+        "memory",
+        "audit",
+    ] {
+        assert!(
+            kinds.contains_key(kind),
+            "no {kind} in the export: {kinds:?}"
+        );
+    }
+    assert_eq!(
+        lessons_again, lessons,
+        "the same lessons after the round trip"
+    );
+    assert_eq!(kinds_again, kinds, "as many records of every kind");
+}
