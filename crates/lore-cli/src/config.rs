@@ -247,6 +247,25 @@ impl Paths {
         })
     }
 
+    /// Refuses to go on outside a project: no `.lore/` here or above, no `--home` and no
+    /// `--store`. A default `./.lore` would be a new, empty store nobody meant, started by a
+    /// command run from the wrong folder (or by a client that starts `lore mcp` in `/`).
+    ///
+    /// # Errors
+    /// Saying how to name the project or make one.
+    pub fn require_project(&self) -> Result<()> {
+        let default_store =
+            matches!(&self.store, StoreLocation::Sqlite(path) if *path == self.db());
+        if self.located || !default_store {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "no .lore folder in {} or above it: run this inside a project, give the store with \
+             --home /path/to/project/.lore (or LORE_HOME), or run `lore init` here to start one",
+            self.project_root.display()
+        )
+    }
+
     /// The folder of `skill` under the skills folder.
     pub fn skill_dir(&self, skill: &lore_core::SkillPath) -> PathBuf {
         self.skills.join(skill.domain()).join(skill.name())

@@ -12,14 +12,25 @@ duration=${3:-20s}
 port=${PORT:-7177}
 runs=${RUNS:-1}
 only=${ONLY:-}
+# Something already answering on the port would be measured in place of this build's server.
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  echo "run.sh: port $port is in use; stop what listens there or pick another with PORT=" >&2
+  exit 1
+fi
+server=
 work=$(mktemp -d)
-trap 'kill "$server" 2>/dev/null || true; wait 2>/dev/null; rm -rf "$work"' EXIT
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 
 python3 "$here/seed.py" "$n" > "$work/lessons.jsonl"
 "$lore" --home "$work/.lore" --skills "$work/skills" import --jsonl "$work/lessons.jsonl" >/dev/null
 "$lore" --home "$work/.lore" --skills "$work/skills" serve --addr "127.0.0.1:$port" 2>"$work/server.log" &
 server=$!
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/v1/status" >/dev/null && break; sleep 0.2; done
+if ! kill -0 "$server" 2>/dev/null || ! curl -sf "http://127.0.0.1:$port/v1/status" >/dev/null; then
+  echo "run.sh: the server did not start on port $port:" >&2
+  cat "$work/server.log" >&2
+  exit 1
+fi
 curl -s "http://127.0.0.1:$port/v1/status"; echo
 # The first recall builds the recall index (fit, embed, HNSW); time it apart from the runs.
 /usr/bin/time -f "first recall (index build): %e s" curl -s -o /dev/null \

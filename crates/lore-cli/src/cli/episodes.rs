@@ -11,7 +11,8 @@ use lore_core::model::EpisodeOutcome;
 
 #[derive(Debug, Subcommand)]
 pub enum EpisodeCommand {
-    /// Record an episode from seed 001's JSON (a file, or `-` for standard input).
+    /// Record an episode from its JSON: the session, its decisions (with the options weighed
+    /// and the one chosen), the events and what caused them (a file, or `-` for standard input).
     Add {
         /// The JSON file, or `-`.
         file: PathBuf,
@@ -84,7 +85,7 @@ pub enum EpisodeCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum GraphCommand {
-    /// The whole causal graph: seed 001's `causal-graph.json` shape, or Graphviz DOT to draw
+    /// The whole causal graph as JSON (nodes and their cause-and-effect links), or Graphviz DOT to draw
     /// (`lore graph export --format dot | dot -Tsvg > graph.svg`).
     Export {
         /// `json` or `dot`.

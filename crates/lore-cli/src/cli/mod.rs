@@ -39,6 +39,23 @@ pub use serve::{McpArgs, ReformulateArgs, ReformulatorKind, ServeArgs};
 pub use tokens::TokensCommand;
 pub use watch::WatchArgs;
 
+impl Command {
+    /// Whether the command works on a project's store, and so must not start a new one in
+    /// whatever folder it happens to run in. The others make a project (`init`), name their
+    /// stores themselves (`migrate`), use scratch stores (`bench`) or touch no store.
+    pub fn needs_project(&self) -> bool {
+        !matches!(
+            self,
+            Self::Init
+                | Self::Config
+                | Self::Completions { .. }
+                | Self::Man
+                | Self::Migrate(_)
+                | Self::Bench(_)
+        )
+    }
+}
+
 /// Lore: a learning memory for AI agents.
 #[derive(Debug, Parser)]
 #[command(name = "lore", version, about, propagate_version = true)]
@@ -49,9 +66,13 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The options every command takes, listed under their own heading in each command's help so
+/// that a command's own options stand apart.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
-    /// The store folder (default: the nearest `.lore/` above the working directory, else `./.lore`).
+    /// The store folder (default: the nearest `.lore/` above the working directory; outside a
+    /// project, only `lore init` starts one, in `./.lore`).
     #[arg(long, global = true, env = "LORE_HOME", value_name = "DIR")]
     pub home: Option<PathBuf>,
     /// The store: a PostgreSQL URL (`postgres://user:password@host/db`, shared by many Lore
@@ -120,7 +141,8 @@ pub struct Global {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create `.lore/` and an example skill.
+    /// Start a project here: create `.lore/` and an example skill. Other commands run inside a
+    /// project (here or in a folder above) and refuse elsewhere rather than start a store.
     Init,
     /// Log an execution an agent made; prints its ID.
     Record(RecordArgs),
@@ -136,7 +158,7 @@ pub enum Command {
     /// Inspect memory.
     #[command(subcommand)]
     Memory(MemoryCommand),
-    /// Record and read episodes: a session's decisions and events with their causes (seed 001).
+    /// Record and read episodes: a session's decisions and events with their causes.
     #[command(subcommand)]
     Episode(EpisodeCommand),
     /// Query the causal graph the episodes build: paths, what-if, similar decisions, patterns.
@@ -156,9 +178,12 @@ pub enum Command {
     /// suppression of lessons by what they did), pruning, digests whose sources changed, and
     /// evaluation sets whose skill's memory changed; running twice changes nothing.
     Maintain(MaintainArgs),
-    /// Import seed-format `.agentura/` files or a Lore JSONL export.
+    /// Import a Lore JSONL export, or the three JSON files of an `.agentura/` folder
+    /// (executions, corrections and lessons kept by an agent runtime); a progress line on a
+    /// terminal.
     Import(ImportArgs),
-    /// Export memory as `.agentura/` files or JSONL.
+    /// Export memory as JSONL (everything, to restore or migrate) or as the three
+    /// `.agentura/` files; a progress line on a terminal.
     Export(ExportArgs),
     /// The lessons that fit a task, packed into a token budget.
     Recall(RecallArgs),
@@ -174,12 +199,13 @@ pub enum Command {
     /// The layered context for a task: every memory layer in a fixed order, each within its
     /// token budget and all within a total, with each layer's figures.
     Context(ContextArgs),
-    /// Each skill's digest of its approved lessons and decisions (seed 004's wiki): build, show,
+    /// Each skill's digest: one page a person or an agent reads, written from its approved
+    /// lessons and decisions and rebuilt when they change: build, show,
     /// list, history.
     #[command(subcommand)]
     Digest(DigestCommand),
     /// Question sets with expected answers per skill, graded runs over time and their trends
-    /// (seed 004's training loop).
+    /// (is memory making the answers better?).
     #[command(subcommand)]
     Eval(EvalCommand),
     /// Fit the embedder again to the retrievable lessons and re-embed every lesson (a progress
@@ -484,7 +510,8 @@ pub struct ImportArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The folder to write the three seed-format files into.
+    /// The folder to write the three files into (`episodic_memory.json`, `corrections.json`,
+    /// `reflexion_entries.json`).
     #[arg(long, default_value = ".agentura-export", conflicts_with = "jsonl")]
     pub to: PathBuf,
     /// Write every record, knowledge document, decision, digest, evaluation and tuning run as

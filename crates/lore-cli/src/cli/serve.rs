@@ -59,7 +59,8 @@ pub enum ReformulatorKind {
     Model,
 }
 
-/// The Search-and-Ask loop of `search_memory` (seed 002's tool-based strategy).
+/// The Search-and-Ask loop of `search_memory`: when a search finds too little, ask again with a
+/// better query.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ReformulateArgs {
     /// After a search that found too little, search again with a better query and merge the

@@ -36,6 +36,9 @@ const EXAMPLE_SKILL: &str = "support/summarize-ticket";
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
     let paths = Paths::resolve(&cli.global)?;
+    if cli.command.needs_project() {
+        paths.require_project()?;
+    }
     let json = cli.global.json;
     match cli.command {
         Command::Completions { shell } => {

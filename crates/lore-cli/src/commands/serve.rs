@@ -142,14 +142,7 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
 
 pub fn mcp(paths: &Paths, args: McpArgs) -> Result<()> {
     // A client starts `lore mcp` in a folder of its own choosing (often `/` or the user's home),
-    // where a default `./.lore` would be a new store nobody meant.
-    if !paths.located {
-        bail!(
-            "no .lore folder in {} or above it: give the store with --home \
-             /path/to/project/.lore (or LORE_HOME), or run `lore init` in the project first",
-            std::env::current_dir()?.display()
-        );
-    }
+    // where a default `./.lore` would be a new store nobody meant; `commands::run` refused that.
     let (engine, model) = server_engine(paths, &args.reformulate)?;
     // Standard output carries the protocol: the model line goes to the log.
     eprintln!("{model}");

@@ -562,7 +562,7 @@ fn read_json(path: &Path) -> Value {
 
 #[test]
 fn seed_files_import_and_export_unchanged_and_twice_is_a_no_op() {
-    let p = Project::new();
+    let p = Project::new().initialized();
     let from = seed_fixture();
     let report = p.json(&["import", "--from", from.to_str().unwrap()]);
     assert_eq!(report["write"]["skipped"], 0);
@@ -594,7 +594,7 @@ fn seed_files_import_and_export_unchanged_and_twice_is_a_no_op() {
 /// different executions under one ID. Both are kept, and corrections follow the right one.
 #[test]
 fn seed_files_with_one_execution_id_twice_keep_both_and_import_twice_is_a_no_op() {
-    let p = Project::new();
+    let p = Project::new().initialized();
     let from = p.path().join("agentura");
     fs::create_dir_all(&from).unwrap();
     let execution = |at: &str, candidate: &str, score: u32| {
@@ -786,7 +786,7 @@ fn jsonl_export_restores_everything_into_a_new_store() {
     let exec = p.record(SKILL);
     p.correct(SKILL, &exec, CORRECTION);
     p.ok(&["export", "--jsonl", "all.jsonl"]);
-    let q = Project::new();
+    let q = Project::new().initialized();
     let report = q.json(&[
         "import",
         "--jsonl",

@@ -27,7 +27,9 @@ fn appends_per_client() -> usize {
     }
 }
 
+/// `lore` in `dir`, a project (its `.lore/` made if missing, as `lore init` would).
 fn lore(dir: &Path) -> Command {
+    std::fs::create_dir_all(dir.join(".lore")).unwrap();
     let mut cmd = crate::common::lore_command();
     cmd.current_dir(dir);
     cmd

@@ -95,6 +95,39 @@ fn mcp_without_a_home_refuses_instead_of_making_a_store_where_the_client_started
 }
 
 #[test]
+fn commands_outside_a_project_refuse_instead_of_starting_a_store_where_they_ran() {
+    let project = Project::new();
+    fs::write(project.path().join("lessons.jsonl"), "").unwrap();
+    for args in [
+        &["record", SKILL, "--input", "{}", "--output", "{}"][..],
+        &["memory", "status"],
+        &["import", "--jsonl", "lessons.jsonl"],
+        &["learn", "--jsonl", "lessons.jsonl"],
+        &["tokens", "list"],
+        &["serve", "--addr", "127.0.0.1:0"],
+        &["mcp"],
+    ] {
+        let err = project.fails(args);
+        assert!(
+            err.contains("no .lore folder") && err.contains("lore init"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !project.path().join(".lore").exists(),
+            "{args:?} made a store"
+        );
+    }
+    // Naming the store is enough, and `lore init` starts a project where it runs.
+    let home = project.path().join("elsewhere/.lore");
+    let home = home.to_str().unwrap();
+    project.ok(&[
+        "--home", home, "record", SKILL, "--input", "{}", "--output", "{}",
+    ]);
+    project.ok(&["init"]);
+    project.ok(&["record", SKILL, "--input", "{}", "--output", "{}"]);
+}
+
+#[test]
 fn a_home_that_names_the_project_folder_points_at_the_lore_folder_inside() {
     let project = Project::new().initialized();
     let home = project.path().to_str().unwrap().to_owned();
@@ -136,4 +169,35 @@ fn completions_and_the_man_page_are_generated_from_the_command_line() {
     assert!(man.contains("record"), "{man}");
     assert!(project.fails(&["completions", "tcsh"]).contains("tcsh"));
     assert!(!project.path().join(".lore").exists());
+}
+
+#[test]
+fn help_speaks_to_a_user_and_keeps_the_global_options_apart() {
+    let project = Project::new();
+    let mut pages = vec![project.ok(&["--help"])];
+    for command in [
+        &["record"][..],
+        &["import"],
+        &["export"],
+        &["digest"],
+        &["eval"],
+        &["episode"],
+        &["episode", "add"],
+        &["graph", "export"],
+        &["serve"],
+    ] {
+        let mut args = command.to_vec();
+        args.push("--help");
+        pages.push(project.ok(&args));
+    }
+    for page in &pages {
+        for internal in ["seed 0", "seed-format", "seed's"] {
+            assert!(!page.contains(internal), "{internal:?} in:\n{page}");
+        }
+    }
+    let record = project.ok(&["record", "--help"]);
+    let global = record.find("Global options:").expect(&record);
+    let own = record.find("--input").expect(&record);
+    let home = record.find("--home").expect(&record);
+    assert!(own < global && global < home, "{record}");
 }

@@ -85,7 +85,9 @@ impl Rng {
     }
 }
 
+/// `lore` in `dir`, a project (its `.lore/` made if missing, as `lore init` would).
 fn lore(dir: &Path) -> Command {
+    std::fs::create_dir_all(dir.join(".lore")).unwrap();
     let mut cmd = crate::common::lore_command();
     cmd.current_dir(dir)
         .env_remove("LORE_HOME")

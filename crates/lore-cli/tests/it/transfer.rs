@@ -108,7 +108,7 @@ fn a_jsonl_export_restores_the_layers_into_a_new_store() {
         assert!(found.iter().any(|k| k == kind), "{kind} not in {found:?}");
     }
 
-    let q = Project::new();
+    let q = Project::new().initialized();
     let file = p.path().join("all.jsonl");
     let report = q.json(&["import", "--jsonl", file.to_str().unwrap()]);
     assert_eq!(report["layers"]["knowledge_document"], 2, "{report}");
@@ -221,4 +221,44 @@ fn imported_layers_are_held_to_their_own_doors_rules() {
     q.ok(&["import", "--jsonl", "secret.jsonl"]);
     let stored = q.json(&["decision", "list"]);
     assert_eq!(stored[0]["status"], "sensitive", "{stored}");
+}
+
+/// 100,000 executions took seconds of silence; a large transfer now says what it is doing on
+/// stderr, leaving stdout to the result, and a small one stays quiet.
+#[test]
+fn a_large_import_and_export_say_on_stderr_what_they_are_doing() {
+    let p = Project::new().initialized();
+    let line = |n: usize| {
+        format!(
+            "{{\"type\":\"execution\",\"record\":{{\"id\":\"EXEC-20260101000000-{n:08}\",\
+             \"skill\":\"support/summarize-ticket\",\"timestamp\":\"2026-01-01T00:00:00Z\",\
+             \"input\":{{\"n\":{n}}},\"output\":{{}},\"outcome\":\"pending_review\"}}}}\n"
+        )
+    };
+    std::fs::write(
+        p.path().join("big.jsonl"),
+        (0..10_000).map(line).collect::<String>(),
+    )
+    .unwrap();
+    std::fs::write(p.path().join("small.jsonl"), line(10_001)).unwrap();
+    let quiet = p.run(&["import", "--jsonl", "small.jsonl"]);
+    assert!(quiet.status.success());
+    assert_eq!(String::from_utf8_lossy(&quiet.stderr), "");
+
+    let out = p.run(&["import", "--jsonl", "big.jsonl"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("storing 10000 records"), "{stderr}");
+    assert!(stderr.contains("imported 10000 records in "), "{stderr}");
+    assert!(stdout.contains("stored 10000"), "{stdout}");
+    assert!(!stdout.contains("storing"), "{stdout}");
+
+    let out = p.run(&["export", "--jsonl", "-"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("writing 10001 records"), "{stderr}");
+    assert!(stderr.contains("exported 10001 records in "), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 10_001);
 }

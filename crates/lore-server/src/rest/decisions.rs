@@ -11,7 +11,7 @@ use lore_engine::{DecisionQuery, DecisionResult, NewDecision};
 use serde::{Deserialize, Serialize};
 
 use super::knowledge::RecallBody;
-use super::{Body, Caller, Params};
+use super::{Body, Caller, Params, window};
 use crate::auth::Role;
 use crate::error::ApiError;
 
@@ -91,20 +91,11 @@ pub async fn list(
     caller: Caller,
     Params(q): Params<ListQuery>,
 ) -> Result<Json<Decisions>, ApiError> {
-    let limit = q.limit.unwrap_or(lore_engine::MAX_PAGE);
-    if limit == 0 || limit > lore_engine::MAX_PAGE {
-        return Err(lore_core::Error::invalid(
-            "limit",
-            format!("{limit}; give 1 to {}", lore_engine::MAX_PAGE),
-        )
-        .into());
-    }
-    let offset = q.offset.unwrap_or(0);
-    let mut decisions = caller
-        .run(move |e| e.list_decisions(q.skill.as_ref(), q.status))
+    let (skill, status) = (q.skill, q.status);
+    let all = caller
+        .run(move |e| e.list_decisions(skill.as_ref(), status))
         .await?;
-    let next_offset = (decisions.len() > offset + limit).then_some(offset + limit);
-    decisions = decisions.into_iter().skip(offset).take(limit).collect();
+    let (decisions, next_offset) = window(all, q.limit, q.offset)?;
     Ok(Json(Decisions {
         decisions,
         next_offset,

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Body, Caller, Params};
+use super::{Body, Caller, Params, window};
 use crate::auth::Role;
 use crate::error::ApiError;
 
@@ -49,19 +49,29 @@ pub async fn build(
 #[serde(deny_unknown_fields)]
 pub struct SkillQuery {
     skill: Option<SkillPath>,
+    limit: Option<usize>,
+    offset: Option<usize>,
 }
 
 #[derive(Debug, Serialize)]
 pub struct Digests {
     digests: Vec<Digest>,
+    /// The offset of the next page, absent on the last one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<usize>,
 }
 
 pub async fn list(
     caller: Caller,
     Params(q): Params<SkillQuery>,
 ) -> Result<Json<Digests>, ApiError> {
-    let digests = caller.run(move |e| e.digests(q.skill.as_ref())).await?;
-    Ok(Json(Digests { digests }))
+    let skill = q.skill;
+    let all = caller.run(move |e| e.digests(skill.as_ref())).await?;
+    let (digests, next_offset) = window(all, q.limit, q.offset)?;
+    Ok(Json(Digests {
+        digests,
+        next_offset,
+    }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -78,7 +88,10 @@ pub async fn history(
     let digests = caller
         .run(move |e| e.digest_history(&q.skill, q.limit.unwrap_or(10)))
         .await?;
-    Ok(Json(Digests { digests }))
+    Ok(Json(Digests {
+        digests,
+        next_offset: None,
+    }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -108,11 +121,16 @@ pub async fn define(
 #[derive(Debug, Serialize)]
 pub struct Sets {
     sets: Vec<EvalSet>,
+    /// The offset of the next page, absent on the last one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<usize>,
 }
 
 pub async fn sets(caller: Caller, Params(q): Params<SkillQuery>) -> Result<Json<Sets>, ApiError> {
-    let sets = caller.run(move |e| e.eval_sets(q.skill.as_ref())).await?;
-    Ok(Json(Sets { sets }))
+    let skill = q.skill;
+    let all = caller.run(move |e| e.eval_sets(skill.as_ref())).await?;
+    let (sets, next_offset) = window(all, q.limit, q.offset)?;
+    Ok(Json(Sets { sets, next_offset }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -125,6 +143,9 @@ pub struct RunBody {
 #[derive(Debug, Serialize)]
 pub struct Runs {
     runs: Vec<EvalRun>,
+    /// The offset of the next page, absent on the last one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<usize>,
 }
 
 pub async fn run(
@@ -138,7 +159,11 @@ pub async fn run(
         set: b.set,
     };
     let runs = caller.run(move |e| e.run_evals(&request)).await?;
-    Ok((StatusCode::CREATED, Json(Runs { runs })))
+    let runs = Runs {
+        runs,
+        next_offset: None,
+    };
+    Ok((StatusCode::CREATED, Json(runs)))
 }
 
 #[derive(Debug, Deserialize)]
@@ -146,13 +171,17 @@ pub async fn run(
 pub struct RunsQuery {
     skill: Option<SkillPath>,
     set: Option<String>,
+    limit: Option<usize>,
+    offset: Option<usize>,
 }
 
 pub async fn runs(caller: Caller, Params(q): Params<RunsQuery>) -> Result<Json<Runs>, ApiError> {
-    let runs = caller
-        .run(move |e| e.eval_runs(q.skill.as_ref(), q.set.as_deref()))
+    let (skill, set) = (q.skill, q.set);
+    let all = caller
+        .run(move |e| e.eval_runs(skill.as_ref(), set.as_deref()))
         .await?;
-    Ok(Json(Runs { runs }))
+    let (runs, next_offset) = window(all, q.limit, q.offset)?;
+    Ok(Json(Runs { runs, next_offset }))
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,7 +11,7 @@ use lore_core::ports::tuning::{Checkpoint, TunePlan, TuneRun};
 use lore_engine::{ActiveEmbedder, Admin, Preflight, Switch};
 use serde::{Deserialize, Serialize};
 
-use super::{Body, Caller, Params};
+use super::{Body, Caller, PageQuery, Params, window};
 use crate::auth::Role;
 use crate::error::ApiError;
 
@@ -159,12 +159,22 @@ pub async fn cancel(
 #[derive(Debug, Serialize)]
 pub struct Checkpoints {
     checkpoints: Vec<Checkpoint>,
+    /// The offset of the next page, absent on the last one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<usize>,
 }
 
-pub async fn checkpoints(caller: Caller) -> Result<Json<Checkpoints>, ApiError> {
+pub async fn checkpoints(
+    caller: Caller,
+    Params(q): Params<PageQuery>,
+) -> Result<Json<Checkpoints>, ApiError> {
     caller.require(Role::Reviewer)?;
-    let checkpoints = caller.run(|e| e.checkpoints()).await?;
-    Ok(Json(Checkpoints { checkpoints }))
+    let all = caller.run(|e| e.checkpoints()).await?;
+    let (checkpoints, next_offset) = window(all, q.limit, q.offset)?;
+    Ok(Json(Checkpoints {
+        checkpoints,
+        next_offset,
+    }))
 }
 
 pub async fn activate(

@@ -13,7 +13,7 @@ use lore_engine::knowledge::{
 use lore_engine::{ContextQuery, ContextResult};
 use serde::{Deserialize, Serialize};
 
-use super::{Body, Caller, Params};
+use super::{Body, Caller, Params, window};
 use crate::auth::Role;
 use crate::error::ApiError;
 
@@ -55,21 +55,31 @@ pub async fn ingest(
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
     skill: Option<SkillPath>,
+    limit: Option<usize>,
+    offset: Option<usize>,
 }
 
 #[derive(Debug, Serialize)]
 pub struct Documents {
     documents: Vec<KnowledgeDocument>,
+    /// The offset of the next page, absent on the last one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<usize>,
 }
 
 pub async fn list(
     caller: Caller,
     Params(q): Params<ListQuery>,
 ) -> Result<Json<Documents>, ApiError> {
-    let documents = caller
-        .run(move |e| e.knowledge_documents(q.skill.as_ref()))
+    let skill = q.skill;
+    let all = caller
+        .run(move |e| e.knowledge_documents(skill.as_ref()))
         .await?;
-    Ok(Json(Documents { documents }))
+    let (documents, next_offset) = window(all, q.limit, q.offset)?;
+    Ok(Json(Documents {
+        documents,
+        next_offset,
+    }))
 }
 
 /// The body of a layer's recall (knowledge, decisions): one shape for every layer.

@@ -348,6 +348,35 @@ pub struct PurgeBody {
     reason: String,
 }
 
+/// `?limit=&offset=` on a listing that has no other parameter.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageQuery {
+    limit: Option<usize>,
+    offset: Option<usize>,
+}
+
+/// Cuts a listing the Engine returns whole to the page asked for (every record from the start
+/// unless it says otherwise, at most [`lore_engine::MAX_PAGE`]), with the offset of the next
+/// page, as the store-paged listings answer.
+///
+/// # Errors
+/// 422 for a limit outside `1..=MAX_PAGE`, in the Engine's words for its own pages.
+fn window<T>(
+    items: Vec<T>,
+    limit: Option<usize>,
+    offset: Option<usize>,
+) -> Result<(Vec<T>, Option<usize>), ApiError> {
+    let limit = limit.unwrap_or(lore_engine::MAX_PAGE);
+    if limit == 0 || limit > lore_engine::MAX_PAGE {
+        let why = format!("{limit} is outside 1 to {}", lore_engine::MAX_PAGE);
+        return Err(lore_core::Error::invalid("limit", why).into());
+    }
+    let offset = offset.unwrap_or(0);
+    let next = (items.len() > offset.saturating_add(limit)).then_some(offset + limit);
+    Ok((items.into_iter().skip(offset).take(limit).collect(), next))
+}
+
 /// The page a listing asks for; 50 records from the start unless it says otherwise.
 fn page(limit: Option<usize>, offset: Option<usize>) -> lore_engine::PageRequest {
     lore_engine::PageRequest {

@@ -12,7 +12,7 @@ use lore_core::org::{Member, Propagation};
 use lore_engine::{PoolReport, Propagated};
 use serde::{Deserialize, Serialize};
 
-use super::{Body, Caller};
+use super::{Body, Caller, PageQuery, Params, window};
 use crate::auth::Role;
 use crate::error::ApiError;
 
@@ -20,12 +20,22 @@ use crate::error::ApiError;
 #[derive(Debug, Serialize)]
 pub struct Members {
     members: Vec<Member>,
+    /// The offset of the next page, absent on the last one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<usize>,
 }
 
-pub async fn members(caller: Caller) -> Result<Json<Members>, ApiError> {
+pub async fn members(
+    caller: Caller,
+    Params(q): Params<PageQuery>,
+) -> Result<Json<Members>, ApiError> {
     caller.require(Role::Reviewer)?;
-    let members = caller.run(|e| e.members()).await?;
-    Ok(Json(Members { members }))
+    let all = caller.run(|e| e.members()).await?;
+    let (members, next_offset) = window(all, q.limit, q.offset)?;
+    Ok(Json(Members {
+        members,
+        next_offset,
+    }))
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -4,6 +4,7 @@
 mod common;
 
 mod auth;
+mod bench_script;
 mod console;
 mod digests;
 mod doors;

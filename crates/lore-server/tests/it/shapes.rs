@@ -306,3 +306,72 @@ fn the_openapi_document_lists_every_error_code_the_server_sends() {
     let sent: BTreeSet<&str> = lore_server::error::CODES.iter().copied().collect();
     assert_eq!(listed, sent);
 }
+
+/// Every listing, whether the store pages it or the server cuts it.
+const LISTINGS: &[&str] = &[
+    "/v1/executions",
+    "/v1/lessons",
+    "/v1/knowledge/documents",
+    "/v1/decisions",
+    "/v1/digests",
+    "/v1/evals/sets",
+    "/v1/evals/runs",
+    "/v1/embedder/runs",
+    "/v1/embedder/checkpoints",
+    "/v1/episodes",
+    "/v1/review",
+    "/v1/org/members",
+];
+
+#[tokio::test]
+async fn every_listing_takes_limit_and_offset_and_refuses_a_bad_limit() {
+    let server = Server::open();
+    for listing in LISTINGS {
+        let uri = format!("{listing}?limit=1&offset=0");
+        let (status, body) = raw(&server, Method::GET, &uri, None, "").await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {body}");
+        let arrays = body.as_object().unwrap().values().filter(|v| v.is_array());
+        assert_eq!(arrays.count(), 1, "{uri}: {body}");
+        for bad in ["limit=0", "limit=501", "offset=-1", "limit=many"] {
+            let uri = format!("{listing}?{bad}");
+            let (status, body) = raw(&server, Method::GET, &uri, None, "").await;
+            let message = assert_refusal(&uri, status, &body);
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{uri}: {body}");
+            let field = bad.split('=').next().unwrap();
+            assert!(message.contains(field), "{uri}: {message}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_listing_the_server_holds_whole_pages_like_a_stored_one() {
+    let server = Server::open();
+    for n in 0..3 {
+        let decision = json!({"skill": SKILL, "situation": format!("case {n}"),
+            "action": "refund", "rationale": "the customer was charged twice"});
+        let (status, body) = server
+            .send(None, Method::POST, "/v1/decisions", Some(decision))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let server = &server;
+    let page = |uri: &'static str| async move {
+        let (status, body) = server.send(None, Method::GET, uri, None).await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {body}");
+        let situations: Vec<String> = body["decisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["situation"].as_str().unwrap().to_owned())
+            .collect();
+        (situations, body["next_offset"].clone())
+    };
+    let (first, next) = page("/v1/decisions?limit=2").await;
+    assert_eq!(first, ["case 0", "case 1"]);
+    assert_eq!(next, 2);
+    let (rest, next) = page("/v1/decisions?limit=2&offset=2").await;
+    assert_eq!(rest, ["case 2"]);
+    assert_eq!(next, Value::Null);
+    let (all, _) = page("/v1/decisions").await;
+    assert_eq!(all.len(), 3);
+}
