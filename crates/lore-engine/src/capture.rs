@@ -22,16 +22,16 @@ use crate::distill::{distill, holds_a_rule};
 use lore_core::error::{Error, Result};
 use lore_core::id::{CorrectionId, ExecutionId, LessonId};
 use lore_core::model::{
-    AuthorKind, Correction, CurationMode, Execution, Lesson, LessonSource, LessonStatus, Outcome,
-    UtilityStats,
+    AuditAction, AuthorKind, Correction, CurationMode, Execution, Lesson, LessonSource,
+    LessonStatus, Outcome, RecordKind, UtilityStats,
 };
-use lore_core::ports::store::{ListFilter, OnDuplicate, Record};
+use lore_core::ports::store::{LessonUpdate, ListFilter, OnDuplicate, Record};
 use lore_core::scope::SkillPath;
 use lore_workspace::skills::GuardrailWrite;
 
 use crate::config::HumanCorrections;
 use crate::curate::CurationReport;
-use crate::engine::{Engine, ID_ATTEMPTS, one_line};
+use crate::engine::{Engine, ID_ATTEMPTS, audit, one_line};
 use lore_core::limits;
 
 /// An execution to record; the Engine stamps its ID and time.
@@ -139,10 +139,13 @@ impl Engine {
         };
         limits::execution(&execution)?;
         for attempt in 1..=ID_ATTEMPTS {
-            match self
-                .store
-                .write(&[Record::Execution(execution.clone())], OnDuplicate::Fail)
-            {
+            let applied = self.applications(&execution)?;
+            match self.store.write_and_update(
+                &[Record::Execution(execution.clone())],
+                OnDuplicate::Fail,
+                &applied,
+            ) {
+                // An ID taken, or a shown lesson edited meanwhile: a fresh ID, a fresh read.
                 Err(Error::Conflict(_)) if attempt < ID_ATTEMPTS => {
                     execution.id = ExecutionId::generate(at);
                 }
@@ -150,6 +153,45 @@ impl Engine {
             }
         }
         unreachable!("the last attempt returns")
+    }
+
+    /// Each lesson `execution` shows, applied once more (seed 002's `application_count`, kept
+    /// as `utility.activations`, and `last_applied_at`), in the execution's own batch so a run
+    /// and its applications are stored together. The counts are statistics, like the rest of
+    /// `utility`: `updated_at` stays, so a reviewer's edit of the rule is never refused because
+    /// the lesson was used, and measuring recounts them from the executions.
+    fn applications(&self, execution: &Execution) -> Result<Vec<LessonUpdate>> {
+        let mut updates = Vec::with_capacity(execution.lessons_shown.len());
+        for id in &execution.lessons_shown {
+            let before = self.lesson(id)?;
+            let mut after = before.clone();
+            after.utility.activations += 1;
+            after.utility.last_applied_at = Some(
+                after
+                    .utility
+                    .last_applied_at
+                    .map_or(execution.timestamp, |t| t.max(execution.timestamp)),
+            );
+            let entry = audit(
+                RecordKind::Lesson,
+                id.as_str(),
+                AuditAction::Edited,
+                (None, None),
+                &self.actor(None),
+                execution.timestamp,
+                &format!("applied in {}", execution.id),
+                serde_json::json!({
+                    "execution": execution.id,
+                    "application_count": after.utility.activations,
+                }),
+            );
+            updates.push(LessonUpdate {
+                lesson: after,
+                expected_updated_at: before.updated_at,
+                audit: entry,
+            });
+        }
+        Ok(updates)
     }
 
     /// One execution inside the scope.

@@ -85,7 +85,8 @@ pub use measure::{
     TYPE_AT, TypeMeasurement, Z, Z_OVERALL,
 };
 pub use memory::{
-    CoreBlock, CoreEdit, CoreMemory, MAX_RESULTS, MemoryHit, ToolDefinition, memory_tools,
+    CoreBlock, CoreEdit, CoreMemory, MAX_RESULTS, MEMORY_TOOLS_HEADING, MemoryHit, ToolDefinition,
+    memory_instruction, memory_tools,
 };
 pub use org::{PoolOutcome, PoolPattern, PoolReport, Propagated};
 pub use pages::{MAX_PAGE, Page, PageRequest};

@@ -495,6 +495,35 @@ pub struct ToolDefinition {
     pub read_only: bool,
 }
 
+/// The heading of the prompt's note on the memory tools.
+pub const MEMORY_TOOLS_HEADING: &str = "## Memory tools";
+
+/// The brief instruction about `strategy`'s memory tools that the prompt carries (seed 002's
+/// tool-based injection), so an agent knows its memory is there to call even when its client
+/// never shows the MCP server's own instructions; `None` for context injection.
+pub fn memory_instruction(strategy: InjectionStrategy) -> Option<String> {
+    let tools = memory_tools(strategy);
+    if tools.is_empty() {
+        return None;
+    }
+    let lead = match strategy {
+        InjectionStrategy::SelfEditing => {
+            "Your memory is yours to keep: read it before the task, and write what you will \
+             need again (a decision, a fact about the user, a fix that worked)."
+        }
+        _ => {
+            "The rules learned from earlier runs of this skill are not in this prompt: call \
+             recall_memory with the task before you start, and again with the error when a step \
+             fails."
+        }
+    };
+    let mut out = format!("{MEMORY_TOOLS_HEADING}\n\n{lead}\n");
+    for tool in tools {
+        out.push_str(&format!("\n- `{}`: {}", tool.name, tool.description));
+    }
+    Some(out)
+}
+
 /// The tools of `strategy`.
 pub fn memory_tools(strategy: InjectionStrategy) -> Vec<ToolDefinition> {
     let skill = json!({"type": "string", "description": "The skill, `domain/skill`."});

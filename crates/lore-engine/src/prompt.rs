@@ -31,9 +31,9 @@ pub const LEARNED_RULES_HEADING: &str = "## Learned Rules (from past corrections
 /// One layer that made it into the prompt.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LayerInfo {
-    /// `workspace`, `domain`, `learned_rules`, `core_memory` or `skill`.
+    /// `memory_tools`, `workspace`, `domain`, `learned_rules`, `core_memory` or `skill`.
     pub name: &'static str,
-    /// The file it came from, or `store` for learned rules.
+    /// The file it came from, `store` for learned rules, `engine` for the memory tools' note.
     pub source: String,
     /// Its length in characters.
     pub chars: usize,
@@ -52,6 +52,23 @@ pub struct AssembledPrompt {
     pub layers: Vec<LayerInfo>,
     /// The lessons rendered into it, in order.
     pub lessons: Vec<LessonId>,
+}
+
+impl AssembledPrompt {
+    /// Puts `text` first as the layer `name`: a short note the engine writes itself, kept whole.
+    fn lead_with(&mut self, name: &'static str, text: &str, tokenizer: &dyn Tokenizer) {
+        self.text = format!("{}{SEPARATOR}{}", text.trim_end(), self.text);
+        self.layers.insert(
+            0,
+            LayerInfo {
+                name,
+                source: "engine".to_owned(),
+                chars: text.trim_end().chars().count(),
+                tokens: tokenizer.count(text.trim_end()),
+                truncated: false,
+            },
+        );
+    }
 }
 
 /// Renders the learned-rules layer; `None` when there are no lessons.
@@ -271,12 +288,16 @@ impl Engine {
             lessons.clear();
         }
         let core = self.core_memory(skill)?;
-        Ok(assemble_layered(
+        let mut prompt = assemble_layered(
             &files,
             &curate::prompt_guard(lessons),
             &core.blocks,
             self.config.prompt_budgets,
             self.tokenizer(),
-        ))
+        );
+        if let Some(note) = crate::memory::memory_instruction(self.config.injection) {
+            prompt.lead_with("memory_tools", &note, self.tokenizer());
+        }
+        Ok(prompt)
     }
 }

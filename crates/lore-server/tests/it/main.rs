@@ -9,6 +9,7 @@ mod console;
 mod digests;
 mod doors;
 mod events;
+mod failures;
 mod fuzz;
 mod hostile;
 mod knowledge;
