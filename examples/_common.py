@@ -35,10 +35,23 @@ def api_key() -> str:
     return os.environ.get("OPENAI_API_KEY", "not-needed-for-the-fake-model")
 
 
+def needs_correction(answer: dict) -> bool:
+    """Whether the person corrects the first answer. Run again against the same server, the
+    recipe finds the rule learned the first time already in its prompt: the answer is right and
+    there is nothing to correct."""
+    return answer.get("priority") != "urgent"
+
+
 def finish(first: dict, second: dict) -> None:
-    """Prints both answers and exits non-zero unless the correction changed the second."""
+    """Prints both answers and exits non-zero unless the second follows the rule: learned from
+    this run's correction, or from an earlier run's against the same server."""
     print(f"first answer:  {first}")
     print(f"second answer: {second}")
-    learned = first.get("priority") != "urgent" and second.get("priority") == "urgent"
-    print("learned from the correction" if learned else "did NOT learn from the correction")
-    raise SystemExit(0 if learned else 1)
+    follows = second.get("priority") == "urgent"
+    if not follows:
+        print("did NOT learn from the correction")
+    elif needs_correction(first):
+        print("learned from the correction")
+    else:
+        print("already learned from an earlier run's correction; nothing to correct")
+    raise SystemExit(0 if follows else 1)

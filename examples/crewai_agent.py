@@ -14,7 +14,7 @@ import json
 
 from crewai import LLM, Agent, Crew, Task
 
-from _common import CORRECTION, FIRST_TICKET, INSTRUCTIONS, SECOND_TICKET, api_key, finish, model_name, model_url, skill
+from _common import CORRECTION, FIRST_TICKET, INSTRUCTIONS, SECOND_TICKET, api_key, finish, model_name, model_url, needs_correction, skill
 from lore_client import Lore
 
 SKILL = skill("crewai")
@@ -35,6 +35,7 @@ def triage(ticket: str) -> tuple:
 
 if __name__ == "__main__":
     first, first_id = triage(FIRST_TICKET)
-    lore.correct(SKILL, first_id, CORRECTION)  # a person read it and said so
+    if needs_correction(first):
+        lore.correct(SKILL, first_id, CORRECTION)  # a person read it and said so
     second, _ = triage(SECOND_TICKET)
     finish(first, second)

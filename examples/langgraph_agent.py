@@ -17,7 +17,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
 from langgraph.graph import END, START, StateGraph
 
-from _common import CORRECTION, FIRST_TICKET, INSTRUCTIONS, SECOND_TICKET, api_key, finish, model_name, model_url, skill
+from _common import CORRECTION, FIRST_TICKET, INSTRUCTIONS, SECOND_TICKET, api_key, finish, model_name, model_url, needs_correction, skill
 from lore_client import Lore
 
 SKILL = skill("langgraph")
@@ -62,6 +62,7 @@ app = graph.compile()
 
 if __name__ == "__main__":
     first = app.invoke({"ticket": FIRST_TICKET})
-    lore.correct(SKILL, first["execution_id"], CORRECTION)  # a person read it and said so
+    if needs_correction(first["answer"]):
+        lore.correct(SKILL, first["execution_id"], CORRECTION)  # a person read it and said so
     second = app.invoke({"ticket": SECOND_TICKET})
     finish(first["answer"], second["answer"])

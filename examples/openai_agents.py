@@ -16,7 +16,7 @@ import json
 from agents import Agent, OpenAIChatCompletionsModel, RunContextWrapper, Runner, set_tracing_disabled
 from openai import AsyncOpenAI
 
-from _common import CORRECTION, FIRST_TICKET, INSTRUCTIONS, SECOND_TICKET, api_key, finish, model_name, model_url, skill
+from _common import CORRECTION, FIRST_TICKET, INSTRUCTIONS, SECOND_TICKET, api_key, finish, model_name, model_url, needs_correction, skill
 from lore_client import AsyncLore
 
 SKILL = skill("openai-agents")
@@ -44,7 +44,8 @@ async def main() -> None:
             return answer, run["id"]
 
         first, first_id = await triage(FIRST_TICKET)
-        await lore.correct(SKILL, first_id, CORRECTION)  # a person read it and said so
+        if needs_correction(first):
+            await lore.correct(SKILL, first_id, CORRECTION)  # a person read it and said so
         second, _ = await triage(SECOND_TICKET)
         finish(first, second)
 

@@ -47,8 +47,6 @@ impl Place {
     }
 }
 
-/// Why input was refused: it is not JSON at all, or it is JSON of the wrong shape.
-
 /// A deserializer's path as field names, list indexes attached (`decisions[0]`, `type`).
 pub fn segments(path: &serde_path_to_error::Path) -> Vec<String> {
     use serde_path_to_error::Segment;

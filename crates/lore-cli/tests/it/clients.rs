@@ -97,7 +97,8 @@ fn the_typescript_client_passes_its_suite_against_a_real_server() {
 
 /// Each recipe in `examples/` runs offline (its model is the fake OpenAI-compatible server in
 /// `examples/fake_openai.py`) against a fresh `lore serve`, and exits 0 only when a person's
-/// correction of its first run changed its second.
+/// correction of its first run changed its second; run again on the same server, it succeeds
+/// without a second correction.
 #[test]
 fn the_framework_recipes_learn_from_a_correction_offline() {
     for (recipe, module) in [
@@ -134,6 +135,23 @@ fn the_framework_recipes_learn_from_a_correction_offline() {
         let status: serde_json::Value = serde_json::from_str(&status).unwrap();
         assert_eq!(status["counts"]["executions"], 2, "{recipe}: {status}");
         assert_eq!(status["counts"]["corrections"], 1, "{recipe}: {status}");
+        // Again against the same server: the recipe succeeds again, and a correction it repeats
+        // strengthens the rule it taught the first time instead of adding a second one.
+        let lessons = status["counts"]["lessons"].clone();
+        let again = Command::new("python3")
+            .arg(recipe)
+            .current_dir(repo().join("examples"))
+            .env("LORE_URL", format!("http://{}", server.addr))
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap();
+        let stdout = check(recipe, &again);
+        assert!(stdout.contains("learned"), "{recipe}: {stdout}");
+        let status = ok(dir.path(), &["memory", "status", "--json"]);
+        let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+        assert_eq!(status["counts"]["executions"], 4, "{recipe}: {status}");
+        assert_eq!(status["counts"]["lessons"], lessons, "{recipe}: {status}");
     }
 }
 

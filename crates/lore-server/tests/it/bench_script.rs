@@ -17,7 +17,10 @@ fn the_benchmark_script_refuses_a_port_in_use_and_sends_it_nothing() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
-    assert!(stderr.contains(&format!("port {port} is in use")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("port {port} is in use")),
+        "{stderr}"
+    );
     // The probe connects and leaves; no benchmark request followed it.
     let mut requests = 0;
     while let Ok((mut conn, _)) = squatter.accept() {
@@ -27,5 +30,8 @@ fn the_benchmark_script_refuses_a_port_in_use_and_sends_it_nothing() {
             requests += 1;
         }
     }
-    assert_eq!(requests, 0, "the script sent requests to a server it did not start");
+    assert_eq!(
+        requests, 0,
+        "the script sent requests to a server it did not start"
+    );
 }
