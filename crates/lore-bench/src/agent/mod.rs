@@ -125,6 +125,8 @@ pub struct Run {
     pub commands: Vec<String>,
     pub prompt_tokens: u64,
     pub lessons_shown: usize,
+    /// The IDs of the lessons shown, step by step.
+    pub shown_ids: Vec<String>,
     pub held_out: usize,
     pub promoted: usize,
     pub suppressed: usize,
@@ -520,6 +522,7 @@ impl Harness<'_> {
             commands: Vec::new(),
             prompt_tokens: 0,
             lessons_shown: 0,
+            shown_ids: Vec::new(),
             held_out: 0,
             promoted: 0,
             suppressed: 0,
@@ -530,18 +533,19 @@ impl Harness<'_> {
         let mut first_failure: Option<(String, String, String)> = None;
         for attempt in 0..self.options.max_steps {
             let mut shown = Vec::new();
-            let mut user = String::new();
+            // The task first, then memory: a small model follows a form it reads after the task
+            // much more often than one it reads before (measured: 3 of 3 against 1 of 3).
+            let mut user = format!("Task: {}\n", task.text);
             match memory.arm {
                 Arm::None => {}
                 Arm::Rag => {
                     let top = memory.rag.top(&task.text, 3);
                     if !top.is_empty() {
-                        user.push_str("Earlier attempts at similar tasks:\n");
+                        user.push_str("\nEarlier attempts at similar tasks (learn from them):\n");
                         for a in top {
                             user.push_str(&a.line());
                             user.push('\n');
                         }
-                        user.push('\n');
                     }
                 }
                 Arm::Lore => {
@@ -554,15 +558,15 @@ impl Harness<'_> {
                     )?;
                     run.held_out += recalled.held_out;
                     if !recalled.ids.is_empty() {
-                        user.push_str("Lessons from earlier runs:\n");
+                        user.push_str("\nLessons from earlier runs (follow them):\n");
                         user.push_str(&recalled.text);
-                        user.push_str("\n\n");
+                        user.push('\n');
                     }
                     run.lessons_shown += recalled.ids.len();
+                    run.shown_ids.extend(recalled.ids.iter().cloned());
                     shown = recalled.ids;
                 }
             }
-            user.push_str(&format!("Task: {}\n", task.text));
             if let Some((cmd, err)) = &last {
                 user.push_str(&format!(
                     "\nYour previous command `{cmd}` failed: {err}\nThe reference page of \
@@ -628,9 +632,11 @@ impl Harness<'_> {
             (memory.arm, run.passed, first_failure.as_ref())
         {
             let good = run.commands.last().expect("a passed run has a command");
+            // One directive sentence that carries the command: a lesson is made of the
+            // correction's directive, and "the form that worked" alone would lose the form.
             let text = format!(
-                "The command `{bad}` failed: {err}. What worked: `{good}`. Write this kind of \
-                 {tool} command in the form that worked, with the task's own values.",
+                "Write this kind of {tool} command in the form `{good}` with the task's own \
+                 values, because `{bad}` failed with: {err}",
                 tool = tool.name
             );
             let lore = memory.lore.as_ref().expect("the Lore arm has a store");
@@ -751,7 +757,8 @@ pub fn run(options: &Options, json: bool, out: &mut Out) -> Result<Report> {
                     let statuses = lore.statuses(&format!("tools/{tool}"))?;
                     let shown = runs
                         .iter()
-                        .filter(|r| r.seed == seed && r.arm == Arm::Lore && r.phase == 'S')
+                        .filter(|r| r.seed == seed && r.arm == Arm::Lore)
+                        .filter(|r| r.shown_ids.contains(id))
                         .count();
                     planted.push(PlantedFate {
                         seed,
