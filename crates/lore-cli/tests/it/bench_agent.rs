@@ -60,11 +60,18 @@ fn fake_model() -> FakeServer {
         let marker = MARKERS.iter().find(|(o, _)| *o == op).unwrap().1;
         let command = if op == "sort" && rest.contains("/desc") {
             // It follows the planted harmful lesson whenever it is shown.
-            tool.right_command(task).unwrap().replace("/down", "/desc").replace("/up", "/asc")
+            tool.right_command(task)
+                .unwrap()
+                .replace("/down", "/desc")
+                .replace("/up", "/asc")
         } else if rest.contains(marker) {
             tool.right_command(task).unwrap()
         } else {
-            format!("{} {op} {} --by x", tool.name, task.expect.values().next().unwrap())
+            format!(
+                "{} {op} {} --by x",
+                tool.name,
+                task.expect.values().next().unwrap()
+            )
         };
         Protocol::OpenAi.answer(&json!({ "command": command }).to_string(), "fake")
     })
@@ -111,7 +118,11 @@ fn lore_bench_agent_runs_three_arms_on_one_stream_against_a_fake_model() {
         svg.to_str().unwrap(),
     ]);
     let runs = report["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 3 * 12, "3 arms × (2 kinds × 3 tasks) × 2 phases");
+    assert_eq!(
+        runs.len(),
+        3 * 12,
+        "3 arms × (2 kinds × 3 tasks) × 2 phases"
+    );
     // The same tasks in the same order for every arm.
     let stream = |arm: &str| -> Vec<&str> {
         runs.iter()
@@ -146,7 +157,9 @@ fn lore_bench_agent_runs_three_arms_on_one_stream_against_a_fake_model() {
             "phase {p}: lore {l} none {n}"
         );
     }
-    let reduction = report["goals"]["b_error_reduction_vs_none"].as_f64().unwrap();
+    let reduction = report["goals"]["b_error_reduction_vs_none"]
+        .as_f64()
+        .unwrap();
     assert!(reduction >= 0.5, "{reduction}");
 
     // The baseline finds the passing attempt of a similar task and copies its form.
@@ -170,7 +183,14 @@ fn lores_proposer_writes_the_lessons_with_the_same_model() {
     let fake = fake_model();
     let url = format!("{}/v1", fake.url());
     let report = bench(&[
-        "--model-url", &url, "--phases", "B", "--per-kind", "2", "--arms", "lore",
+        "--model-url",
+        &url,
+        "--phases",
+        "B",
+        "--per-kind",
+        "2",
+        "--arms",
+        "lore",
     ]);
     assert_eq!(report["lessons"], "proposer");
     let written = count(&report["lessons_by_proposer"]);
@@ -182,7 +202,10 @@ fn lores_proposer_writes_the_lessons_with_the_same_model() {
         .filter(|r| r.all_text().contains("lesson proposer"))
         .count() as u64;
     assert_eq!(asked, written, "one proposer call per correction");
-    assert!(count(&report["arms"]["lore"]["lessons_shown"]) >= 1, "{report:#}");
+    assert!(
+        count(&report["arms"]["lore"]["lessons_shown"]) >= 1,
+        "{report:#}"
+    );
 }
 
 #[test]
@@ -211,7 +234,11 @@ fn planted_lessons_mislead_until_lore_measures_them() {
             )
         })
         .collect();
-    assert_eq!(harms.len(), 4, "a harmful and a contradictory lesson per tool: {planted:?}");
+    assert_eq!(
+        harms.len(),
+        4,
+        "a harmful and a contradictory lesson per tool: {planted:?}"
+    );
     // The fake follows the harmful sort lesson when shown: the retrieval baseline, which keeps
     // a wrong attempt as it was recorded, is misled on the sort tasks.
     let misled = |arm: &str| {
@@ -230,13 +257,23 @@ fn planted_lessons_mislead_until_lore_measures_them() {
             .count()
     };
     assert!(misled("rag") >= 1, "{report:#}");
-    assert!(misled("lore") >= 1, "Lore shows the approved planted lesson");
+    assert!(
+        misled("lore") >= 1,
+        "Lore shows the approved planted lesson"
+    );
     let sort = planted
         .iter()
         .find(|p| p["tool"] == "gridtool" && p["harm"] == "harmful")
         .unwrap();
     assert!(count(&sort["shown"]) >= 1, "{sort}");
-    assert_eq!(report["goals"]["planted_suppressed"].as_str().unwrap().split(" of ").nth(1), Some("4"));
+    assert_eq!(
+        report["goals"]["planted_suppressed"]
+            .as_str()
+            .unwrap()
+            .split(" of ")
+            .nth(1),
+        Some("4")
+    );
 }
 
 #[test]
@@ -244,7 +281,11 @@ fn lore_bench_agent_refuses_bad_input_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.toml");
     let shipped = lore_bench::agent::tools::SHIPPED[0].1;
-    std::fs::write(&bad, shipped.replace("direction = \"down\"", "direction = \"sideways\"")).unwrap();
+    std::fs::write(
+        &bad,
+        shipped.replace("direction = \"down\"", "direction = \"sideways\""),
+    )
+    .unwrap();
     let run = |args: &[&str]| {
         let out = lore_command()
             .args(["bench", "agent", "--model-url", "http://127.0.0.1:9/v1"])
@@ -255,7 +296,10 @@ fn lore_bench_agent_refuses_bad_input_by_name() {
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
     let err = run(&["--tools", bad.to_str().unwrap()]);
-    assert!(err.contains("bad.toml") && err.contains("does not pass"), "{err}");
+    assert!(
+        err.contains("bad.toml") && err.contains("does not pass"),
+        "{err}"
+    );
     let err = run(&["--phases", "AX"]);
     assert!(err.contains("unknown phase 'X'"), "{err}");
     let err = run(&["--arms", "none,memory"]);
