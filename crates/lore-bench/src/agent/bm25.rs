@@ -16,7 +16,10 @@ impl Attempt {
     /// How it reads in a prompt.
     pub fn line(&self) -> String {
         match &self.error {
-            None => format!("- task: {} command: `{}` result: passed", self.task, self.command),
+            None => format!(
+                "- task: {} command: `{}` result: passed",
+                self.task, self.command
+            ),
             Some(e) => format!(
                 "- task: {} command: `{}` result: failed: {e}",
                 self.task, self.command
@@ -116,13 +119,28 @@ mod tests {
     #[test]
     fn the_most_similar_attempts_come_first() {
         let mut e = Experience::default();
-        e.add(attempt("Sort sales.csv by amount", "gridtool sort sales.csv", Some("bad")));
-        e.add(attempt("Rename the field user in logins", "fluxtool rename logins", None));
-        e.add(attempt("Sort staff.csv by age", "gridtool sort staff.csv --key=age/up", None));
+        e.add(attempt(
+            "Sort sales.csv by amount",
+            "gridtool sort sales.csv",
+            Some("bad"),
+        ));
+        e.add(attempt(
+            "Rename the field user in logins",
+            "fluxtool rename logins",
+            None,
+        ));
+        e.add(attempt(
+            "Sort staff.csv by age",
+            "gridtool sort staff.csv --key=age/up",
+            None,
+        ));
         let top = e.top("Sort orders.csv by total", 2);
         assert_eq!(top.len(), 2);
         assert!(top.iter().all(|a| a.task.starts_with("Sort")), "{top:?}");
         assert!(e.top("nothing shared", 3).is_empty());
-        assert_eq!(e.top("rename field", 3)[0].command, "fluxtool rename logins");
+        assert_eq!(
+            e.top("rename field", 3)[0].command,
+            "fluxtool rename logins"
+        );
     }
 }

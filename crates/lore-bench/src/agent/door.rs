@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 /// The proposer's model, handed to `lore correct` through Lore's own model settings.
 #[derive(Clone, Debug)]
 pub struct Proposer {
+    /// The endpoint's `/v1` URL.
     pub base_url: String,
+    /// The model's name.
     pub model: String,
 }
 
@@ -32,7 +34,9 @@ pub struct Recalled {
 impl Lore {
     /// A fresh store (SQLite, in a temporary folder) driven by `binary`.
     pub fn new(binary: &Path, proposer: Option<Proposer>) -> Result<Self> {
-        let dir = tempfile::Builder::new().prefix("lore-bench-agent-").tempdir()?;
+        let dir = tempfile::Builder::new()
+            .prefix("lore-bench-agent-")
+            .tempdir()?;
         let lore = Self {
             binary: binary.to_path_buf(),
             home: dir.path().join(".lore"),
@@ -159,7 +163,13 @@ impl Lore {
 
     /// A failure signal on a recorded attempt: `hard_failure` (the tool refused it) or
     /// `constraint_failure` (it ran, but not as the task asked).
-    pub fn signal(&self, execution: &str, channel: &str, message: &str, action: &str) -> Result<()> {
+    pub fn signal(
+        &self,
+        execution: &str,
+        channel: &str,
+        message: &str,
+        action: &str,
+    ) -> Result<()> {
         self.call(
             &[
                 "signal",

@@ -43,12 +43,16 @@ use tools::{Outcome, Task, Tool};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum Arm {
+    /// No memory: the manual and the task.
     None,
+    /// The top past attempts of similar tasks, by BM25.
     Rag,
+    /// Lore's lessons, through the `lore` command line.
     Lore,
 }
 
 impl Arm {
+    /// Reads the name a user types.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s {
             "none" => Ok(Arm::None),
@@ -70,6 +74,7 @@ pub enum Lessons {
 }
 
 impl Lessons {
+    /// Reads the name a user types.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s {
             "proposer" => Ok(Lessons::Proposer),
@@ -82,53 +87,90 @@ impl Lessons {
 /// Everything a run of the benchmark is told.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// Tool files; the shipped two when empty.
     pub tools: Vec<PathBuf>,
     /// An OpenAI-compatible `/v1` base URL; when absent, `model_server` is started.
     pub model_url: Option<String>,
     /// A command that serves a model on loopback and prints `port N` once it answers.
     pub model_server: Option<String>,
+    /// The model's name as the endpoint knows it.
     pub model_name: String,
+    /// The endpoint's key, if it needs one.
     pub api_key: Option<String>,
+    /// The `lore` binary that drives the Lore arm.
     pub lore: PathBuf,
+    /// The seeds: each gives its own task order and sampling.
     pub seeds: Vec<u64>,
+    /// The arms to run, each on the same stream.
     pub arms: Vec<Arm>,
+    /// The phases in order (A, B, C, D, S).
     pub phases: Vec<char>,
+    /// Tasks of each kind in a phase.
     pub per_kind: usize,
+    /// Attempts at a task before it counts as failed.
     pub max_steps: usize,
+    /// Lessons asked of `lore recall` per step.
     pub recall_limit: usize,
+    /// Where the Lore arm's lessons come from.
     pub lessons: Lessons,
+    /// The executor's sampling temperature.
     pub temperature: f64,
+    /// The most tokens one answer may take.
     pub max_tokens: u32,
+    /// How long to wait for one answer.
     pub timeout: Duration,
+    /// Where to write the plot of errors per run.
     pub svg: Option<PathBuf>,
 }
 
 /// One task given to one arm.
 #[derive(Clone, Debug, Serialize)]
 pub struct Run {
+    /// The seed.
     pub seed: u64,
+    /// The arm.
     pub arm: Arm,
+    /// The phase.
     pub phase: char,
+    /// The task's place in the stream, from 0.
     pub index: usize,
+    /// The tool's name.
     pub tool: String,
+    /// The task's kind (its operation).
     pub kind: String,
+    /// The task's text.
     pub task: String,
     /// The first task of its tool and kind this arm saw in this seed.
     pub first_of_kind: bool,
+    /// Whether an attempt passed its checker within the steps allowed.
     pub passed: bool,
+    /// Attempts made.
     pub steps: usize,
+    /// Attempts the tool refused (hard failures).
     pub tool_errors: usize,
+    /// Attempts that ran but did not do the task (constraint failures).
     pub wrong_results: usize,
     /// Failed steps whose error fingerprint this arm had already met in this seed.
     pub recurrent_errors: usize,
+    /// Each failed attempt's error fingerprint.
     pub fingerprints: Vec<String>,
+    /// The commands the model wrote, in order.
     pub commands: Vec<String>,
+    /// Prompt tokens over every attempt, as the endpoint counted them.
     pub prompt_tokens: u64,
+    /// Lessons shown, summed over the attempts.
     pub lessons_shown: usize,
+    /// The IDs of the lessons shown, step by step.
+    pub shown_ids: Vec<String>,
+    /// Lessons Lore's recall held out to measure them.
     pub held_out: usize,
+    /// Lessons `lore maintain` promoted after it.
     pub promoted: usize,
+    /// Lessons `lore maintain` suppressed after it.
     pub suppressed: usize,
+    /// Whether its correction was written to Lore.
     pub lesson_written: bool,
+    /// Seconds spent waiting for the model.
     pub model_seconds: f64,
 }
 
@@ -141,18 +183,29 @@ impl Run {
 /// An arm's figures over a set of runs.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Figures {
+    /// Runs counted.
     pub runs: usize,
+    /// The share of runs that passed.
     pub pass_rate: f64,
+    /// Mean attempts per run.
     pub steps_mean: f64,
+    /// Attempts the tool refused (hard failures).
     pub tool_errors: usize,
+    /// Attempts that ran but did not do the task (constraint failures).
     pub wrong_results: usize,
     /// Errors in runs that were not the first of their tool and kind.
     pub errors_after_first: usize,
+    /// Runs that were not the first of their tool and kind.
     pub runs_after_first: usize,
+    /// Errors whose fingerprint the arm had met before in the seed.
     pub recurrent_errors: usize,
+    /// Mean prompt tokens per run.
     pub prompt_tokens_mean: f64,
+    /// Lessons shown, summed over the attempts.
     pub lessons_shown: usize,
+    /// Lessons `lore maintain` promoted after it.
     pub promoted: usize,
+    /// Lessons `lore maintain` suppressed after it.
     pub suppressed: usize,
 }
 
@@ -185,27 +238,44 @@ impl Figures {
 /// A planted lesson and what became of it.
 #[derive(Clone, Debug, Serialize)]
 pub struct PlantedFate {
+    /// The seed.
     pub seed: u64,
+    /// The tool's name.
     pub tool: String,
+    /// `harmful` or `contradictory`.
     pub harm: String,
+    /// Its lesson ID in the Lore arm's store.
     pub id: String,
+    /// Runs of the Lore arm that were shown it.
     pub shown: usize,
+    /// Its status at the end of the seed.
     pub status: String,
 }
 
 /// The whole report.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The model's name.
     pub model: String,
+    /// Where the Lore arm's lessons come from.
     pub lessons: Lessons,
+    /// The seeds: each gives its own task order and sampling.
     pub seeds: Vec<u64>,
+    /// The phases run.
     pub phases: String,
+    /// Tasks of each kind in a phase.
     pub per_kind: usize,
+    /// Attempts at a task before it counts as failed.
     pub max_steps: usize,
+    /// The machine's load average (1, 5, 15 min) before the run.
     pub load_before: String,
+    /// The load average after it.
     pub load_after: String,
+    /// Wall-clock seconds.
     pub seconds: f64,
+    /// Calls to the executor model.
     pub model_calls: usize,
+    /// The median seconds of one executor call.
     pub model_seconds_median: f64,
     /// Per arm, over every run.
     pub arms: BTreeMap<Arm, Figures>,
@@ -213,12 +283,16 @@ pub struct Report {
     pub phases_by_arm: BTreeMap<Arm, BTreeMap<String, Figures>>,
     /// Per arm and seed: the medians are taken over these.
     pub seeds_by_arm: BTreeMap<Arm, Vec<Figures>>,
+    /// What became of each planted lesson.
     pub planted: Vec<PlantedFate>,
-    /// How the Lore arm's lessons were written: by the proposer, or distilled when the
-    /// proposer's answer was refused.
+    /// Lessons of the Lore arm written by the proposer.
     pub lessons_by_proposer: usize,
+    /// Lessons distilled offline from the correction (`--lessons correction`, or a proposer
+    /// answer Lore refused).
     pub lessons_distilled: usize,
+    /// The figures the benchmark is judged by.
     pub goals: Goals,
+    /// Every run.
     pub runs: Vec<Run>,
 }
 
@@ -227,12 +301,17 @@ pub struct Report {
 pub struct Goals {
     /// 1 − Lore's errors after the first task of each kind in phase B / the no-memory arm's.
     pub b_error_reduction_vs_none: Option<f64>,
+    /// Lore's pass rate over every run.
     pub lore_pass_rate: Option<f64>,
+    /// The retrieval baseline's pass rate.
     pub rag_pass_rate: Option<f64>,
+    /// Lore's mean prompt tokens per run.
     pub lore_prompt_tokens_mean: Option<f64>,
+    /// The retrieval baseline's mean prompt tokens per run.
     pub rag_prompt_tokens_mean: Option<f64>,
     /// Lore's pass rate in phase C minus phase A's runs after the first of each kind.
     pub retention_c_minus_a: Option<f64>,
+    /// Planted lessons suppressed, `N of M`.
     pub planted_suppressed: Option<String>,
 }
 
@@ -480,9 +559,7 @@ impl Harness<'_> {
                         let s = skill(tool);
                         let ex = lore.record(&s, &p.task, &p.command, false, &[])?;
                         let (id, _) = lore.correct(&s, &ex, &p.rule, false)?;
-                        memory
-                            .planted
-                            .push((tool.name.clone(), p.harm.clone(), id));
+                        memory.planted.push((tool.name.clone(), p.harm.clone(), id));
                     }
                 }
             }
@@ -490,13 +567,7 @@ impl Harness<'_> {
         Ok(())
     }
 
-    fn task(
-        &mut self,
-        memory: &mut Memory,
-        seed: u64,
-        index: usize,
-        step: &Step,
-    ) -> Result<Run> {
+    fn task(&mut self, memory: &mut Memory, seed: u64, index: usize, step: &Step) -> Result<Run> {
         let tool = &self.tools[step.tool];
         let task = &step.task;
         let s = skill(tool);
@@ -520,6 +591,7 @@ impl Harness<'_> {
             commands: Vec::new(),
             prompt_tokens: 0,
             lessons_shown: 0,
+            shown_ids: Vec::new(),
             held_out: 0,
             promoted: 0,
             suppressed: 0,
@@ -530,18 +602,19 @@ impl Harness<'_> {
         let mut first_failure: Option<(String, String, String)> = None;
         for attempt in 0..self.options.max_steps {
             let mut shown = Vec::new();
-            let mut user = String::new();
+            // The task first, then memory: a small model follows a form it reads after the task
+            // much more often than one it reads before (measured: 3 of 3 against 1 of 3).
+            let mut user = format!("Task: {}\n", task.text);
             match memory.arm {
                 Arm::None => {}
                 Arm::Rag => {
                     let top = memory.rag.top(&task.text, 3);
                     if !top.is_empty() {
-                        user.push_str("Earlier attempts at similar tasks:\n");
+                        user.push_str("\nEarlier attempts at similar tasks (learn from them):\n");
                         for a in top {
                             user.push_str(&a.line());
                             user.push('\n');
                         }
-                        user.push('\n');
                     }
                 }
                 Arm::Lore => {
@@ -554,15 +627,15 @@ impl Harness<'_> {
                     )?;
                     run.held_out += recalled.held_out;
                     if !recalled.ids.is_empty() {
-                        user.push_str("Lessons from earlier runs:\n");
+                        user.push_str("\nLessons from earlier runs (follow them):\n");
                         user.push_str(&recalled.text);
-                        user.push_str("\n\n");
+                        user.push('\n');
                     }
                     run.lessons_shown += recalled.ids.len();
+                    run.shown_ids.extend(recalled.ids.iter().cloned());
                     shown = recalled.ids;
                 }
             }
-            user.push_str(&format!("Task: {}\n", task.text));
             if let Some((cmd, err)) = &last {
                 user.push_str(&format!(
                     "\nYour previous command `{cmd}` failed: {err}\nThe reference page of \
@@ -607,7 +680,8 @@ impl Harness<'_> {
                 }),
                 Arm::Lore => {
                     let lore = memory.lore.as_ref().expect("the Lore arm has a store");
-                    let ex = lore.record(&s, &task.text, &reply.command, error.is_none(), &shown)?;
+                    let ex =
+                        lore.record(&s, &task.text, &reply.command, error.is_none(), &shown)?;
                     if let Some((channel, e)) = &error {
                         lore.signal(&ex, channel, e, &reply.command)?;
                         if first_failure.is_none() {
@@ -628,9 +702,11 @@ impl Harness<'_> {
             (memory.arm, run.passed, first_failure.as_ref())
         {
             let good = run.commands.last().expect("a passed run has a command");
+            // One directive sentence that carries the command: a lesson is made of the
+            // correction's directive, and "the form that worked" alone would lose the form.
             let text = format!(
-                "The command `{bad}` failed: {err}. What worked: `{good}`. Write this kind of \
-                 {tool} command in the form that worked, with the task's own values.",
+                "Write this kind of {tool} command in the form `{good}` with the task's own \
+                 values, because `{bad}` failed with: {err}",
                 tool = tool.name
             );
             let lore = memory.lore.as_ref().expect("the Lore arm has a store");
@@ -720,9 +796,15 @@ pub fn run(options: &Options, json: bool, out: &mut Out) -> Result<Report> {
                     harness.plant(&mut memory)?;
                     planted_done = true;
                 }
-                let run = harness.task(&mut memory, seed, index, step).with_context(|| {
-                    format!("seed {seed}, arm {arm:?}, task {}: {}", index + 1, step.task.text)
-                })?;
+                let run = harness
+                    .task(&mut memory, seed, index, step)
+                    .with_context(|| {
+                        format!(
+                            "seed {seed}, arm {arm:?}, task {}: {}",
+                            index + 1,
+                            step.task.text
+                        )
+                    })?;
                 if !json {
                     out.line(format!(
                         "seed {seed} {arm:?} {phase} {i:>2} {tool} {kind}: {verdict} in {steps} \
@@ -751,7 +833,8 @@ pub fn run(options: &Options, json: bool, out: &mut Out) -> Result<Report> {
                     let statuses = lore.statuses(&format!("tools/{tool}"))?;
                     let shown = runs
                         .iter()
-                        .filter(|r| r.seed == seed && r.arm == Arm::Lore && r.phase == 'S')
+                        .filter(|r| r.seed == seed && r.arm == Arm::Lore)
+                        .filter(|r| r.shown_ids.contains(id))
                         .count();
                     planted.push(PlantedFate {
                         seed,
@@ -805,10 +888,9 @@ fn summarize(
             );
         }
         for &seed in &options.seeds {
-            seeds_by_arm
-                .entry(arm)
-                .or_default()
-                .push(Figures::of(runs.iter().filter(|r| r.arm == arm && r.seed == seed)));
+            seeds_by_arm.entry(arm).or_default().push(Figures::of(
+                runs.iter().filter(|r| r.arm == arm && r.seed == seed),
+            ));
         }
     }
     let phase = |arm: Arm, p: char| phases_by_arm.get(&arm).and_then(|m| m.get(&p.to_string()));
@@ -947,7 +1029,10 @@ mod tests {
         let b = stream(&tools, &['A', 'B', 'C', 'D', 'S'], 3, 7);
         let texts = |s: &[Step]| s.iter().map(|s| s.task.text.clone()).collect::<Vec<_>>();
         assert_eq!(texts(&a), texts(&b));
-        assert_ne!(texts(&a), texts(&stream(&tools, &['A', 'B', 'C', 'D', 'S'], 3, 8)));
+        assert_ne!(
+            texts(&a),
+            texts(&stream(&tools, &['A', 'B', 'C', 'D', 'S'], 3, 8))
+        );
         let count = |p: char| a.iter().filter(|s| s.phase == p).count();
         assert_eq!((count('A'), count('B'), count('C')), (6, 6, 4));
         assert_eq!((count('D'), count('S')), (4, 12));

@@ -132,7 +132,10 @@ mod tests {
             extract_command(r#"{"command": "gridtool sort a.csv"}"#),
             "gridtool sort a.csv"
         );
-        assert_eq!(extract_command("`gridtool sort a.csv`"), "gridtool sort a.csv");
+        assert_eq!(
+            extract_command("`gridtool sort a.csv`"),
+            "gridtool sort a.csv"
+        );
         assert_eq!(
             extract_command("```sh\n$ gridtool  sort a.csv\n```"),
             "gridtool sort a.csv"

@@ -38,7 +38,8 @@ pub fn plot(report: &Report) -> String {
         .flat_map(|m| m.values().map(|(s, n)| s / n))
         .fold(1.0_f64, f64::max)
         .ceil();
-    let x = |i: usize| LEFT + (WIDTH - LEFT - RIGHT) * i as f64 / runs.saturating_sub(1).max(1) as f64;
+    let x =
+        |i: usize| LEFT + (WIDTH - LEFT - RIGHT) * i as f64 / runs.saturating_sub(1).max(1) as f64;
     let y = |v: f64| TOP + (HEIGHT - TOP - BOTTOM) * (1.0 - v / top);
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \

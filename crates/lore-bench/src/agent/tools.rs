@@ -9,18 +9,29 @@ use serde::Deserialize;
 
 /// The two tools shipped with the benchmark.
 pub const SHIPPED: [(&str, &str); 2] = [
-    ("gridtool.toml", include_str!("../../data/agent/gridtool.toml")),
-    ("fluxtool.toml", include_str!("../../data/agent/fluxtool.toml")),
+    (
+        "gridtool.toml",
+        include_str!("../../data/agent/gridtool.toml"),
+    ),
+    (
+        "fluxtool.toml",
+        include_str!("../../data/agent/fluxtool.toml"),
+    ),
 ];
 
 /// One tool as its file describes it.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tool {
+    /// Its name, the command's first word.
     pub name: String,
+    /// What the model is told up front.
     pub manual: String,
+    /// Its operations.
     pub ops: Vec<Op>,
+    /// Its tasks.
     pub tasks: Vec<Task>,
+    /// Wrong lessons to plant before the stress phase.
     #[serde(default)]
     pub planted: Vec<Planted>,
 }
@@ -29,9 +40,13 @@ pub struct Tool {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Op {
+    /// Its name, the command's first word.
     pub name: String,
+    /// Its grammar: literals, `{slot}` and `{slot:a|b}`.
     pub form: String,
+    /// The message of a command that does not fit; `{arg}` is the word it choked on.
     pub error: String,
+    /// Its reference page, shown after a failed attempt.
     pub reference: String,
 }
 
@@ -39,8 +54,11 @@ pub struct Op {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Task {
+    /// Its kind: tasks of one kind need the same form.
     pub kind: String,
+    /// What the model is asked.
     pub text: String,
+    /// `op` and the value of each slot a right command carries.
     pub expect: BTreeMap<String, String>,
     /// A task kind kept for the cross-task phase.
     #[serde(default)]
@@ -53,10 +71,13 @@ pub struct Task {
 pub struct Planted {
     /// `harmful` (the tool refuses what it says) or `contradictory` (it runs, wrongly).
     pub harm: String,
+    /// Its kind: tasks of one kind need the same form.
     pub kind: String,
+    /// The lesson's text.
     pub rule: String,
     /// The command the rule leads to, planted as a past attempt in the retrieval baseline.
     pub command: String,
+    /// The task it is planted on.
     pub task: String,
 }
 
@@ -342,14 +363,21 @@ mod tests {
         else {
             panic!("a wrong form must be refused")
         };
-        assert_eq!(e, "gridtool: sort: cannot read sort argument '--by' (exit 2)");
+        assert_eq!(
+            e,
+            "gridtool: sort: cannot read sort argument '--by' (exit 2)"
+        );
         assert!(!e.contains("--key"), "the error must not give the answer");
         assert!(matches!(
             tool.run("gridtool sort sales.csv --key=amount/desc", task),
             Outcome::ToolError(_)
         ));
-        assert!(matches!(tool.run("sort -k2 sales.csv", task), Outcome::ToolError(e) if e.starts_with("command not found")));
-        assert!(matches!(tool.run("gridtool order x", task), Outcome::ToolError(e) if e.contains("unknown operation 'order'")));
+        assert!(
+            matches!(tool.run("sort -k2 sales.csv", task), Outcome::ToolError(e) if e.starts_with("command not found"))
+        );
+        assert!(
+            matches!(tool.run("gridtool order x", task), Outcome::ToolError(e) if e.contains("unknown operation 'order'"))
+        );
         assert!(matches!(
             tool.run("gridtool filter sales.csv --keep=amount.gt.100", task),
             Outcome::WrongResult(_)
@@ -372,7 +400,9 @@ mod tests {
 
     #[test]
     fn a_bad_tool_file_is_refused_with_the_reason() {
-        let bad = SHIPPED[0].1.replace("direction = \"down\"", "direction = \"sideways\"");
+        let bad = SHIPPED[0]
+            .1
+            .replace("direction = \"down\"", "direction = \"sideways\"");
         let err = format!("{:#}", Tool::parse(&bad).unwrap_err());
         assert!(err.contains("does not pass"), "{err}");
         let err = format!("{:#}", Tool::parse("name = 1").unwrap_err());

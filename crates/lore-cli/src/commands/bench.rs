@@ -1,7 +1,9 @@
 //! `lore bench`: the benchmarks live in `lore-bench`; this hands them their settings and stdout.
 
 use anyhow::Result;
-use lore_bench::{Out, agent, episodes, ingest, knowledge, learning, lessons, locomo, recall, stores};
+use lore_bench::{
+    Out, agent, episodes, ingest, knowledge, learning, lessons, locomo, recall, stores,
+};
 use lore_providers::embedders::EmbedderKind;
 use lore_recall::HnswParams;
 use lore_sqlite::OpenMode;

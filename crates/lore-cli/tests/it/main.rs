@@ -3,6 +3,7 @@
 
 mod common;
 
+mod bench_agent;
 mod cli;
 mod clients;
 mod digests;
