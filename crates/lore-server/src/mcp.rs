@@ -837,8 +837,8 @@ fn tool_error(err: lore_core::Error) -> String {
         E::Conflict(_) => format!("{err}. It changed meanwhile; read it again, then retry."),
         E::Unsupported(_) => format!("{err}. This Lore server cannot do that; do not retry."),
         E::StorageFull(_) => format!(
-            "{err}. Nothing was saved. Carry on without writing to memory, tell the user, and \
-             retry later."
+            "{err}. Carry on without writing to memory, tell the user, and retry the write \
+             later."
         ),
         _ => {
             tracing::error!(error = %err, "an MCP tool failed");
@@ -1016,6 +1016,11 @@ mod tests {
             "/secret/path",
         )));
         assert!(!text.contains("/secret"), "{text}");
+        let text = tool_error(lore_core::Error::StorageFull("the disk is full".into()));
+        assert!(
+            text.contains("the disk is full") && text.contains("retry the write later"),
+            "{text}"
+        );
     }
 }
 
