@@ -57,6 +57,9 @@ pub struct MaintainReport {
     /// every write is scanned as it lands, so these are lessons stored before the detector
     /// learned to see what they hold.
     pub sensitive: Vec<LessonId>,
+    /// Decisions moved to `sensitive` for the same reason (none from a store without
+    /// decisions).
+    pub sensitive_decisions: Vec<lore_core::id::DecisionId>,
     /// Lessons moved from `needs_review` to `expired`.
     pub expired: Vec<LessonId>,
     /// Lessons archived by the TTL rule.
@@ -98,6 +101,7 @@ impl Engine {
         };
         // First, so that no later job (a digest, an evaluation) reads what it takes away.
         report.sensitive = self.rescan_sensitive()?;
+        report.sensitive_decisions = self.rescan_sensitive_decisions()?;
         report.expired = self.expire(now - upkeep.review_expiry)?;
         if self.config.capture.strategy.failures() {
             report.proposed = self.propose_from_errors()?;
@@ -158,6 +162,34 @@ impl Engine {
             "holds personal or secret data the detector now finds; stored before it could",
         );
         self.move_all(found, LessonStatus::Sensitive, &why)
+    }
+
+    /// [`Engine::rescan_sensitive`] for decisions, whose texts recording scans the same way.
+    fn rescan_sensitive_decisions(&self) -> Result<Vec<lore_core::id::DecisionId>> {
+        let all = match self.list_decisions(None, None) {
+            Ok(all) => all,
+            Err(lore_core::Error::Unsupported(_)) => return Ok(Vec::new()),
+            Err(err) => return Err(err),
+        };
+        let found: Vec<lore_core::id::DecisionId> = all
+            .into_iter()
+            .filter(|d| d.status != LessonStatus::Sensitive)
+            .filter(|d| {
+                [&d.situation, &d.action, &d.rationale]
+                    .into_iter()
+                    .chain(d.outcome.as_ref())
+                    .any(|t| !lore_core::sensitive::kinds(t).is_empty())
+            })
+            .map(|d| d.id)
+            .collect();
+        if !found.is_empty() {
+            self.review_decisions(
+                &found,
+                LessonStatus::Sensitive,
+                "holds personal or secret data the detector now finds; stored before it could",
+            )?;
+        }
+        Ok(found)
     }
 
     fn expire(&self, before: DateTime<Utc>) -> Result<Vec<LessonId>> {

@@ -531,7 +531,11 @@ fn maintain_marks_lessons_stored_before_the_detector_saw_their_secret() {
         .write(&records, lore_core::ports::store::OnDuplicate::Fail)
         .unwrap();
     let plain = p.seed("Quote version 4.11 of the runbook.", LessonStatus::Approved);
+    let decision = old_decision(&p, "Log in as admin with password: hunt3r7 and retry.");
     let report = p.engine.maintain().unwrap();
+    assert_eq!(report.sensitive_decisions, vec![decision.clone()]);
+    let stored = p.store.decisions().unwrap().decision(&decision).unwrap();
+    assert_eq!(stored.unwrap().status, LessonStatus::Sensitive);
     let mut expected: Vec<_> = old.iter().map(|l| l.id.clone()).collect();
     expected.sort();
     let mut found = report.sensitive.clone();
@@ -546,8 +550,47 @@ fn maintain_marks_lessons_stored_before_the_detector_saw_their_secret() {
         );
     }
     assert_eq!(p.status(&plain.id), LessonStatus::Approved);
-    assert!(p.engine.maintain().unwrap().sensitive.is_empty());
+    let again = p.engine.maintain().unwrap();
+    assert!(again.sensitive.is_empty() && again.sensitive_decisions.is_empty());
     p.assert_audit_explains_every_status();
+}
+
+/// An approved decision recorded through the Engine, then given `rationale` straight in the
+/// store, as a build whose detector missed it would have kept it.
+fn old_decision(p: &Project, rationale: &str) -> lore_core::id::DecisionId {
+    let recorded = p
+        .engine
+        .record_decision(lore_engine::NewDecision {
+            skill: Some(SkillPath::parse(SKILL).unwrap()),
+            situation: "The admin console refused a login".into(),
+            action: "Retry with the shared account".into(),
+            rationale: "It worked last time".into(),
+            outcome: None,
+            resolves: None,
+        })
+        .unwrap();
+    let mut old = recorded.clone();
+    old.rationale = rationale.into();
+    old.status = LessonStatus::Approved;
+    old.updated_at += TimeDelta::minutes(1);
+    let audit = lore_core::model::AuditEntry {
+        id: lore_core::id::AuditId::generate(old.updated_at),
+        subject_kind: lore_core::model::RecordKind::Decision,
+        subject: old.id.to_string(),
+        action: AuditAction::Transition,
+        from: Some(recorded.status),
+        to: Some(LessonStatus::Approved),
+        actor: "an older build".into(),
+        at: old.updated_at,
+        reason: "approved".into(),
+        evidence: serde_json::Value::Null,
+    };
+    p.store
+        .decisions()
+        .unwrap()
+        .update_decisions(&[(old.clone(), recorded.updated_at, audit)])
+        .unwrap();
+    old.id
 }
 
 #[test]

@@ -833,21 +833,6 @@ impl Store for PostgresStore {
 }
 
 impl PostgresStore {
-    /// Runs `sql` (several statements) in this store's schema: for tests that make the server
-    /// misbehave, such as a trigger that answers as a full disk would.
-    ///
-    /// # Errors
-    /// [`Error::Store`] when the server refuses.
-    #[doc(hidden)]
-    pub fn execute_batch(&self, sql: &str) -> Result<()> {
-        let sql = sql.to_owned();
-        self.run(move |pool| async move {
-            let client = pool.get().await?;
-            client.batch_execute(&sql).await?;
-            Ok(())
-        })
-    }
-
     /// Drops the schema this store was opened with (`schema=` or [`PostgresOptions::schema`])
     /// and everything in it: the end of a benchmark's or a test's scratch store.
     ///

@@ -81,6 +81,20 @@ impl TestStore {
     pub fn schema(&self) -> &str {
         &self.schema
     }
+
+    /// Runs `sql` (several statements) in the store's schema: for tests that make the server
+    /// misbehave, such as a trigger that answers as a full disk would.
+    ///
+    /// # Errors
+    /// [`lore_core::Error::Store`] when the server refuses.
+    pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        let sql = sql.to_owned();
+        self.run(move |pool| async move {
+            let client = pool.get().await?;
+            client.batch_execute(&sql).await?;
+            Ok(())
+        })
+    }
 }
 
 impl Deref for TestStore {

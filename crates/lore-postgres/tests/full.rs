@@ -49,7 +49,9 @@ fn a_full_disk_is_storage_full_until_a_write_succeeds_again() {
     };
     let store = TestStore::new(&url).unwrap();
     let before = execution(0);
-    store.write(&[before.clone()], OnDuplicate::Fail).unwrap();
+    store
+        .write(std::slice::from_ref(&before), OnDuplicate::Fail)
+        .unwrap();
     store.check_writable().unwrap();
 
     store.execute_batch(FULL).unwrap();
@@ -70,7 +72,9 @@ fn a_full_disk_is_storage_full_until_a_write_succeeds_again() {
     store.execute_batch(ROOM).unwrap();
     store.check_writable().unwrap();
     let after = execution(2);
-    store.write(&[after.clone()], OnDuplicate::Fail).unwrap();
+    store
+        .write(std::slice::from_ref(&after), OnDuplicate::Fail)
+        .unwrap();
     let ids: Vec<String> = store
         .executions(&ListFilter::default())
         .unwrap()

@@ -395,7 +395,8 @@ pub fn knowledge_and_decision_writes_pass_the_limits(store: &dyn Store) {
     let decisions = store.decisions().expect("the store keeps decisions");
     let f = Fixture::new();
     let start = decisions.decision_revision().unwrap();
-    let breaks: [(&str, fn(&mut DecisionRecord)); 5] = [
+    type Spoil = fn(&mut DecisionRecord);
+    let breaks: [(&str, Spoil); 5] = [
         ("situation", |d| d.situation = "a\0b".into()),
         ("action", |d| {
             d.action = "x".repeat(lore_core::limits::MAX_TEXT + 1)

@@ -253,6 +253,21 @@ fn killing_the_server_under_load_loses_no_acknowledged_write() {
     let mut kills = 0;
     for round in 0..sizes.server_kills {
         let (mut server, addr) = start_server(dir);
+        // The kill must land under write load, not during start-up: on a loaded machine the
+        // first write alone can take most of the kill window, and a round that acknowledged
+        // nothing tests nothing.
+        let warmed = std::time::Instant::now();
+        let first = loop {
+            if let Some(id) = post_execution(addr, round * 10_000 + 9_999) {
+                break id;
+            }
+            assert!(
+                warmed.elapsed() < Duration::from_secs(30),
+                "the server never acknowledged a write"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        acknowledged.lock().unwrap().push(first);
         let stop = Arc::new(AtomicBool::new(false));
         let writers: Vec<_> = (0..3)
             .map(|w| {

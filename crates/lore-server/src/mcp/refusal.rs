@@ -105,7 +105,7 @@ impl From<lore_core::Error> for ToolError {
             E::Unsupported(_) => "This Lore server cannot do that; do not retry.",
             E::StorageFull(_) => {
                 "Nothing was saved. Carry on without writing to memory, tell the user, and retry \
-                 later."
+                 the write later."
             }
             _ => INTERNAL_ADVICE,
         };
