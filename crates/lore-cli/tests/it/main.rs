@@ -7,6 +7,7 @@ mod cli;
 mod clients;
 mod digests;
 pub(crate) mod embedder;
+mod episode_sessions;
 mod episodes;
 mod failures;
 mod hostile;
