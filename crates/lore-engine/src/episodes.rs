@@ -219,7 +219,11 @@ impl Engine {
     /// # Errors
     /// [`Error::Invalid`] for an empty session name or a budget outside `1..=MAX_BUDGET`;
     /// [`Error::NotFound`] when the scope holds no episode of that session.
-    pub fn session_episodes(&self, session: &str, budget: Option<usize>) -> Result<Vec<EpisodeView>> {
+    pub fn session_episodes(
+        &self,
+        session: &str,
+        budget: Option<usize>,
+    ) -> Result<Vec<EpisodeView>> {
         let budget = check_budget(budget, EPISODE_BUDGET)?;
         let session = session.trim();
         if session.is_empty() {

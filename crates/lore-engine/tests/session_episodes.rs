@@ -23,9 +23,24 @@ fn episode(id: &str, session: &str, skill: &str, task: &str) -> Episode {
 fn a_session_s_episodes_are_read_by_its_name_inside_the_scope() {
     let p = Project::new(CurationMode::Auto);
     let add = |e: Episode| p.engine.add_episode(e, false).unwrap();
-    add(episode("EPI-1", "2026-01-01-session-126", SKILL, "Route the memory"));
-    add(episode("EPI-2", "2026-01-02-session-127", SKILL, "Something else"));
-    add(episode("EPI-3", "2026-01-01-session-126", SKILL, "Route it again"));
+    add(episode(
+        "EPI-1",
+        "2026-01-01-session-126",
+        SKILL,
+        "Route the memory",
+    ));
+    add(episode(
+        "EPI-2",
+        "2026-01-02-session-127",
+        SKILL,
+        "Something else",
+    ));
+    add(episode(
+        "EPI-3",
+        "2026-01-01-session-126",
+        SKILL,
+        "Route it again",
+    ));
     add(episode("EPI-4", "shared", "finance/invoice", "An invoice"));
 
     let views = p
@@ -37,7 +52,10 @@ fn a_session_s_episodes_are_read_by_its_name_inside_the_scope() {
     assert!(views[0].rendered.text.contains("Route the memory"));
     assert!(views.iter().all(|v| v.rendered.tokens <= 200));
 
-    let err = p.engine.session_episodes("no-such-session", None).unwrap_err();
+    let err = p
+        .engine
+        .session_episodes("no-such-session", None)
+        .unwrap_err();
     assert!(
         matches!(err, Error::NotFound { .. }) && err.to_string().contains("no-such-session"),
         "{err}"

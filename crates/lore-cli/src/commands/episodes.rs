@@ -102,7 +102,9 @@ pub fn episode(paths: &Paths, cmd: EpisodeCommand, json: bool) -> Result<()> {
                 let session = session.unwrap_or_default();
                 let views = engine.session_episodes(&session, budget)?;
                 if json {
-                    return output::json(&serde_json::json!({ "session": session, "episodes": views }));
+                    return output::json(
+                        &serde_json::json!({ "session": session, "episodes": views }),
+                    );
                 }
                 let text: Vec<&str> = views.iter().map(|v| v.rendered.text.as_str()).collect();
                 return output::line(text.join("\n\n"));

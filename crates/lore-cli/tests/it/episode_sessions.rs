@@ -9,7 +9,11 @@ const SKILL: &str = "dev/router";
 fn an_episode_is_shown_by_its_session_as_by_its_id() {
     let p = Project::new().initialized();
     for (id, session, task) in [
-        ("ep-a", "2026-01-01-session-126", "Implement the MemoryRouter module"),
+        (
+            "ep-a",
+            "2026-01-01-session-126",
+            "Implement the MemoryRouter module",
+        ),
         ("ep-b", "2026-01-02-session-127", "Fix the pre-commit hook"),
     ] {
         let episode = json!({

@@ -18,9 +18,9 @@ mod llm;
 mod mcp_surface;
 mod newcomer;
 mod org;
-mod proposer;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod proposer;
 mod recall;
 mod reliability;
 mod review;

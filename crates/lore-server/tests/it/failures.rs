@@ -12,7 +12,9 @@ use crate::common::server::Server;
 async fn a_failed_transition_is_fingerprinted_alike_through_rest_and_mcp() {
     let server = Server::with_tokens(EngineConfig::default());
     let (admin, _) = server.token(Role::Admin);
-    let id = server.record(&admin, json!({"task": "reach the kitchen"})).await;
+    let id = server
+        .record(&admin, json!({"task": "reach the kitchen"}))
+        .await;
     let step = |position: &str| {
         json!({
             "channel": "hard_failure",
@@ -24,7 +26,12 @@ async fn a_failed_transition_is_fingerprinted_alike_through_rest_and_mcp() {
     };
     let uri = format!("/v1/executions/{id}/signals");
     let (status, rest) = server
-        .send(Some(&admin), Method::POST, &uri, Some(step("hall at (4, 5)")))
+        .send(
+            Some(&admin),
+            Method::POST,
+            &uri,
+            Some(step("hall at (4, 5)")),
+        )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{rest}");
     let mut arguments = step("hall at (9, 1)");
@@ -37,7 +44,12 @@ async fn a_failed_transition_is_fingerprinted_alike_through_rest_and_mcp() {
     );
     assert_eq!(mcp["fingerprint"], rest["fingerprint"], "{answer}");
     assert_eq!(mcp["tags"], rest["tags"]);
-    assert!(rest["tags"].as_array().unwrap().contains(&json!("state_stall")));
+    assert!(
+        rest["tags"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("state_stall"))
+    );
 
     // Neither door takes a failure with nothing to go on, and they say why alike.
     let before = server.home.snapshot();
@@ -97,10 +109,18 @@ async fn an_episode_is_read_by_its_session_through_rest_and_mcp() {
             json!({"session": "2026-01-01-session-126", "budget": 300}),
         )
         .await;
-    assert_eq!(answer["result"]["structuredContent"]["text"], text, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["text"], text,
+        "{answer}"
+    );
 
     let (status, _) = server
-        .send(Some(&admin), Method::GET, "/v1/sessions/unknown/episodes", None)
+        .send(
+            Some(&admin),
+            Method::GET,
+            "/v1/sessions/unknown/episodes",
+            None,
+        )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     for arguments in [json!({}), json!({"id": "EPI-S1", "session": "x"})] {
