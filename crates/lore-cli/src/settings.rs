@@ -326,7 +326,10 @@ impl Settings {
             ("skills.min_confidence", self.given.skills.min_confidence),
             ("recall.personal_boost", r.personal_boost),
             ("org.min_confidence", self.given.org.min_confidence),
-            ("proposer.min_confidence", self.given.proposer.min_confidence),
+            (
+                "proposer.min_confidence",
+                self.given.proposer.min_confidence,
+            ),
         ];
         for (key, value) in unit {
             if let Some(v) = value

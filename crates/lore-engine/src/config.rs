@@ -308,6 +308,7 @@ pub struct ProposerConfig {
     /// The model the proposer's call names; `None` for the configured model.
     pub model: Option<String>,
     /// Sampling temperature of the proposer's call (seed 002's 0.3).
+    #[serde(serialize_with = "as_written")]
     pub temperature: f32,
     /// The most tokens the proposer may answer with (seed 002's 1500).
     pub max_tokens: u32,
@@ -326,6 +327,14 @@ impl Default for ProposerConfig {
             min_confidence: 0.5,
         }
     }
+}
+
+/// An `f32` as the decimal it was written as: widened as it is, 0.7 would read 0.699999988.
+fn as_written<S: serde::Serializer>(
+    value: &f32,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    serializer.serialize_f64(value.to_string().parse().unwrap_or(f64::from(*value)))
 }
 
 impl ProposerConfig {

@@ -212,6 +212,38 @@ impl Engine {
         Ok(EpisodeView { episode, rendered })
     }
 
+    /// The episodes recorded for `session` inside the scope, oldest first, each with its text
+    /// within `budget` (default [`EPISODE_BUDGET`]): seed 001's `Get-Episode -SessionId`. A
+    /// session is usually one episode; one recorded again under a new ID is another.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an empty session name or a budget outside `1..=MAX_BUDGET`;
+    /// [`Error::NotFound`] when the scope holds no episode of that session.
+    pub fn session_episodes(
+        &self,
+        session: &str,
+        budget: Option<usize>,
+    ) -> Result<Vec<EpisodeView>> {
+        let budget = check_budget(budget, EPISODE_BUDGET)?;
+        let session = session.trim();
+        if session.is_empty() {
+            return Err(Error::invalid("session", "is empty; name the session"));
+        }
+        let views: Vec<EpisodeView> = self
+            .all_episodes()?
+            .into_iter()
+            .filter(|e| e.session == session)
+            .map(|episode| {
+                let rendered = self.render(&render_episode(&episode), budget);
+                EpisodeView { episode, rendered }
+            })
+            .collect();
+        if views.is_empty() {
+            return Err(Error::not_found("episode of session", session));
+        }
+        Ok(views)
+    }
+
     /// One page of the episodes inside the scope, oldest first.
     ///
     /// # Errors

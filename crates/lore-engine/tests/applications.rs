@@ -4,10 +4,10 @@
 #[path = "curation/support.rs"]
 mod support;
 
-use lore_core::{SkillPath, Store};
 use lore_core::id::LessonId;
 use lore_core::model::{AuditAction, CurationMode, Execution, LessonStatus, Outcome};
 use lore_core::ports::clock::Clock;
+use lore_core::{SkillPath, Store};
 use lore_engine::NewExecution;
 use serde_json::json;
 use support::{Project, SKILL};
@@ -57,7 +57,10 @@ fn each_run_that_shows_a_lesson_counts_one_application_as_it_is_recorded() {
         .collect();
     assert_eq!(
         applied,
-        [format!("applied in {}", first.id), format!("applied in {}", second.id)]
+        [
+            format!("applied in {}", first.id),
+            format!("applied in {}", second.id)
+        ]
     );
     assert_eq!(p.engine.lesson(&other.id).unwrap().utility.activations, 1);
 

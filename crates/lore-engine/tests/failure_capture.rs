@@ -282,7 +282,11 @@ fn a_candidate_awaiting_its_fix_is_rewritten_once_a_run_shows_it() {
         ))
         .unwrap();
     let report = p.engine.maintain().unwrap();
-    assert_eq!(report.proposed, vec![id.clone()], "the same lesson, rewritten");
+    assert_eq!(
+        report.proposed,
+        vec![id.clone()],
+        "the same lesson, rewritten"
+    );
     let after = p.engine.lesson(&id).unwrap();
     assert_eq!(
         after.rule,

@@ -245,7 +245,9 @@ fn a_request_s_model_temperature_and_token_limit_reach_both_protocols_as_written
 
         // Without them, the configured model and the protocol's defaults.
         let server = FakeServer::scripted(vec![protocol.answer("ok", "served")]);
-        connect(&config(kind, &server)).complete(&request()).unwrap();
+        connect(&config(kind, &server))
+            .complete(&request())
+            .unwrap();
         let body = &server.requests()[0].body;
         assert_eq!(body["model"], "test-model", "{kind:?}");
         assert!(body.get("temperature").is_none(), "{kind:?}: {body}");

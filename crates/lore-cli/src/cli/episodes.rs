@@ -41,10 +41,14 @@ pub enum EpisodeCommand {
         #[arg(long)]
         replace: bool,
     },
-    /// One episode, within a token budget.
+    /// One episode, within a token budget: by its ID, or by its session (`--session`).
     Show {
         /// The episode ID.
-        id: EpisodeId,
+        #[arg(required_unless_present = "session")]
+        id: Option<EpisodeId>,
+        /// The session instead of the ID: every episode recorded for it, oldest first.
+        #[arg(long, conflicts_with_all = ["id", "decisions"])]
+        session: Option<String>,
         /// Only its decisions, in the order they were made.
         #[arg(long)]
         decisions: bool,

@@ -71,7 +71,11 @@ pub fn correct(paths: &Paths, args: CorrectArgs, json: bool) -> Result<()> {
             err["error"].as_str().unwrap_or_default()
         ))?;
     }
-    if let Some(note) = outcome.correction.extra.get(lore_engine::PROPOSAL_DISCARDED) {
+    if let Some(note) = outcome
+        .correction
+        .extra
+        .get(lore_engine::PROPOSAL_DISCARDED)
+    {
         output::line(format!(
             "proposer   proposal discarded: {}",
             note["why"].as_str().unwrap_or_default()

@@ -93,10 +93,22 @@ pub fn episode(paths: &Paths, cmd: EpisodeCommand, json: bool) -> Result<()> {
         }
         EpisodeCommand::Show {
             id,
+            session,
             decisions,
             budget,
         } => {
             let engine = reader(paths)?;
+            let Some(id) = id else {
+                let session = session.unwrap_or_default();
+                let views = engine.session_episodes(&session, budget)?;
+                if json {
+                    return output::json(
+                        &serde_json::json!({ "session": session, "episodes": views }),
+                    );
+                }
+                let text: Vec<&str> = views.iter().map(|v| v.rendered.text.as_str()).collect();
+                return output::line(text.join("\n\n"));
+            };
             if decisions {
                 let seq = engine.decision_sequence(&id, budget)?;
                 return print(&seq, &seq.rendered, json);

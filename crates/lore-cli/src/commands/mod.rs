@@ -132,6 +132,7 @@ fn show_config(paths: &Paths, json: bool) -> Result<()> {
             "recall": recall,
             "memory": {"injection": injection, "policy": memory},
             "org": paths.engine_config.org,
+            "proposer": settings.proposer(),
         }));
     }
     let file = match &settings.file {
@@ -153,5 +154,9 @@ fn show_config(paths: &Paths, json: bool) -> Result<()> {
     output::line(format!(
         "org: {}",
         serde_json::to_string(&paths.engine_config.org)?
+    ))?;
+    output::line(format!(
+        "proposer: {}",
+        serde_json::to_string(&settings.proposer())?
     ))
 }

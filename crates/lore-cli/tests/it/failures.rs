@@ -62,7 +62,10 @@ fn a_stuck_step_without_a_message_is_captured_and_recurring_becomes_a_candidate(
         .collect();
     assert!(tags.contains(&"state_stall"), "{tags:?}");
     let report = p.json(&["maintain"]);
-    assert!(report["proposed"].as_array().unwrap().is_empty(), "{report}");
+    assert!(
+        report["proposed"].as_array().unwrap().is_empty(),
+        "{report}"
+    );
 
     // Twice in one run: a pattern, with no successful run needed.
     stuck("hall at (9, 1)");
@@ -118,7 +121,8 @@ fn recall_error_infers_the_error_s_tags_and_finds_lessons_by_them() {
     let found = p.json(&["recall", "", "--skill", SKILL, "--error", error]);
     let inferred = found["inferred_tags"].as_array().unwrap();
     assert!(
-        inferred.iter().any(|t| t == "sort_direction") && inferred.iter().any(|t| t == "unknown_symbol"),
+        inferred.iter().any(|t| t == "sort_direction")
+            && inferred.iter().any(|t| t == "unknown_symbol"),
         "{found}"
     );
     let ids: Vec<&str> = found["lessons"]
@@ -133,6 +137,13 @@ fn recall_error_infers_the_error_s_tags_and_finds_lessons_by_them() {
     assert!(text.contains("sort_direction"), "{text}");
 
     // An error of another kind shares no tag and finds nothing.
-    let none = p.json(&["recall", "", "--skill", SKILL, "--error", "connection reset by peer"]);
+    let none = p.json(&[
+        "recall",
+        "",
+        "--skill",
+        SKILL,
+        "--error",
+        "connection reset by peer",
+    ]);
     assert!(none["lessons"].as_array().unwrap().is_empty(), "{none}");
 }

@@ -8,6 +8,7 @@ mod cli;
 mod clients;
 mod digests;
 pub(crate) mod embedder;
+mod episode_sessions;
 mod episodes;
 mod failures;
 mod hostile;
@@ -18,9 +19,9 @@ mod llm;
 mod mcp_surface;
 mod newcomer;
 mod org;
-mod proposer;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod proposer;
 mod recall;
 mod reliability;
 mod review;

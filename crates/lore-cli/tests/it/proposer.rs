@@ -102,7 +102,11 @@ fn proposer_calls(server: &FakeServer) -> Vec<Captured> {
 fn the_proposer_call_sends_its_model_temperature_and_token_limit_in_both_protocols() {
     for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
         let server = provider(protocol, 0.9);
-        let project = project(&server, protocol, "[proposer]\nmodel = \"proposer-small\"\n");
+        let project = project(
+            &server,
+            protocol,
+            "[proposer]\nmodel = \"proposer-small\"\n",
+        );
         let corrected = correct(&project, &[]);
         assert_eq!(corrected["lesson"]["rule"], PROPOSED_RULE, "{protocol:?}");
         assert_eq!(
@@ -113,7 +117,11 @@ fn the_proposer_call_sends_its_model_temperature_and_token_limit_in_both_protoco
         assert_eq!(calls.len(), 1, "{protocol:?}");
         let body = &calls[0].body;
         assert_eq!(body["model"], "proposer-small", "{protocol:?}: {body}");
-        assert_eq!(body["temperature"].as_f64(), Some(0.3), "{protocol:?}: {body}");
+        assert_eq!(
+            body["temperature"].as_f64(),
+            Some(0.3),
+            "{protocol:?}: {body}"
+        );
         assert_eq!(body["max_tokens"], 1500, "{protocol:?}: {body}");
     }
 }
@@ -125,6 +133,12 @@ fn configured_sampling_reaches_the_wire_and_the_skill_keeps_its_own_model() {
         &server,
         Protocol::OpenAi,
         "[proposer]\ntemperature = 0.7\nmax_tokens = 800\n",
+    );
+    let shown = project.json(&["config"]);
+    assert_eq!(
+        shown["proposer"],
+        json!({"enabled": true, "model": null, "temperature": 0.7, "max_tokens": 800,
+               "min_confidence": 0.5})
     );
     let run = project.json(&["run", SKILL, "--input", r#"{"alert": "disk 95%"}"#]);
     assert_eq!(run["execution"]["model"], "served-model");
@@ -148,13 +162,19 @@ fn a_proposal_below_min_confidence_is_discarded_and_the_result_says_so() {
     let lesson = &corrected["lesson"];
     assert_eq!(lesson["source"], "correction", "{lesson}");
     assert_ne!(lesson["rule"], PROPOSED_RULE);
-    assert!(lesson["rule"].as_str().unwrap().contains("on-call"), "{lesson}");
+    assert!(
+        lesson["rule"].as_str().unwrap().contains("on-call"),
+        "{lesson}"
+    );
     let note = &corrected["correction"]["extra"]["proposal_discarded"];
     assert_eq!(note["confidence"].as_f64(), Some(0.3), "{note}");
     assert_eq!(note["min_confidence"].as_f64(), Some(0.5), "{note}");
     assert_eq!(note["rule"], PROPOSED_RULE);
     assert!(
-        note["why"].as_str().unwrap().contains("below proposer.min_confidence 0.50"),
+        note["why"]
+            .as_str()
+            .unwrap()
+            .contains("below proposer.min_confidence 0.50"),
         "{note}"
     );
     // The text output says it too.
@@ -173,13 +193,21 @@ fn a_proposal_below_min_confidence_is_discarded_and_the_result_says_so() {
     let corrected = correct(&project, &["--set", "proposer.min_confidence=0.2"]);
     assert_eq!(corrected["lesson"]["rule"], PROPOSED_RULE);
     assert_eq!(corrected["lesson"]["source"], "llm");
-    assert!(corrected["correction"]["extra"].get("proposal_discarded").is_none());
+    assert!(
+        corrected["correction"]["extra"]
+            .get("proposal_discarded")
+            .is_none()
+    );
 }
 
 #[test]
 fn the_off_switch_sends_no_proposer_call_and_the_correction_still_teaches() {
     let server = provider(Protocol::Anthropic, 0.9);
-    let project = project(&server, Protocol::Anthropic, "[proposer]\nenabled = false\n");
+    let project = project(
+        &server,
+        Protocol::Anthropic,
+        "[proposer]\nenabled = false\n",
+    );
     let corrected = correct(&project, &[]);
     assert_eq!(corrected["lesson"]["source"], "correction");
     assert!(proposer_calls(&server).is_empty());

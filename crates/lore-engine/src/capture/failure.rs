@@ -199,8 +199,13 @@ impl Step {
             "" => channel.as_str(),
             given => given,
         };
-        let raw = [t.before.trim(), action.unwrap_or_default(), t.after.trim(), reason]
-            .map(sensitive::redact);
+        let raw = [
+            t.before.trim(),
+            action.unwrap_or_default(),
+            t.after.trim(),
+            reason,
+        ]
+        .map(sensitive::redact);
         let part = |text: &str| match lore_core::fingerprint(text) {
             fp if fp.is_empty() => "-".to_owned(),
             fp => fp,
@@ -225,7 +230,13 @@ impl Step {
     /// The stored message: the step as given, so a reader sees what happened.
     fn describe(&self) -> String {
         let [before, action, after, reason] = &self.raw;
-        let or_dash = |s: &String| if s.is_empty() { "-".to_owned() } else { s.clone() };
+        let or_dash = |s: &String| {
+            if s.is_empty() {
+                "-".to_owned()
+            } else {
+                s.clone()
+            }
+        };
         format!(
             "failed step ({reason}): state before {}; action {}; state after {}",
             or_dash(before),
@@ -528,8 +539,15 @@ mod tests {
             a.fingerprint(),
             "transition room <num> at <num> > move north <num> > room <num> at <num> : hard_failure"
         );
-        let c = Step::new(SignalChannel::ConstraintFailure, None, &t("", "door closed"));
-        assert_eq!(c.fingerprint(), "transition - > - > door closed : constraint_failed");
+        let c = Step::new(
+            SignalChannel::ConstraintFailure,
+            None,
+            &t("", "door closed"),
+        );
+        assert_eq!(
+            c.fingerprint(),
+            "transition - > - > door closed : constraint_failed"
+        );
         assert!(message_is_stall(&t("room 12", "room 12")));
         assert!(!message_is_stall(&t("room 12", "hall")));
         assert!(!message_is_stall(&t("", "")));

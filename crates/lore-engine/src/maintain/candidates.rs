@@ -25,8 +25,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde_json::{Map, Value, json};
 
 use crate::engine::{Engine, audit};
-use crate::review::Attribution;
 use crate::measure::signals_failure;
+use crate::review::Attribution;
 use lore_core::error::Result;
 use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{

@@ -49,13 +49,28 @@ pub struct RecordEpisodeParams {
     pub replace: bool,
 }
 
-/// Parameters of `get_episode` and `decision_sequence`.
+/// Parameters of `decision_sequence`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EpisodeParams {
     /// The episode's ID, as `record_episode` or `list_episodes` returned it.
     pub id: String,
     /// The most tokens the answer may take; 500 when omitted.
+    #[serde(default)]
+    pub budget: Option<usize>,
+}
+
+/// Parameters of `get_episode`: the episode's ID, or its session.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetEpisodeParams {
+    /// The episode's ID, as `record_episode` or `list_episodes` returned it.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The session instead of the ID: every episode recorded for it, oldest first.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The most tokens each episode's text may take; 500 when omitted.
     #[serde(default)]
     pub budget: Option<usize>,
 }
@@ -344,7 +359,7 @@ impl LoreMcp {
     }
 
     /// One recorded episode as text: task, metrics, lessons, decisions and events, quoted,
-    /// within a token budget.
+    /// within a token budget. Give its `id`, or the `session` it was recorded for.
     #[tool(annotations(
         title = "Get an episode",
         read_only_hint = true,
@@ -353,14 +368,28 @@ impl LoreMcp {
     async fn get_episode(
         &self,
         ctx: RequestContext<RoleServer>,
-        Parameters(p): Parameters<EpisodeParams>,
+        Parameters(p): Parameters<GetEpisodeParams>,
     ) -> Result<Json<Answer>, ToolError> {
-        let view = self
-            .call(&ctx, move |e| {
-                e.episode_view(&EpisodeId::parse(&p.id)?, p.budget)
+        let views = self
+            .call(&ctx, move |e| match (p.id, p.session) {
+                (Some(id), None) => Ok(vec![e.episode_view(&EpisodeId::parse(&id)?, p.budget)?]),
+                (None, Some(session)) => e.session_episodes(&session, p.budget),
+                _ => Err(lore_core::Error::invalid(
+                    "get_episode",
+                    "give the episode's id or its session, one of the two",
+                )),
             })
             .await?;
-        Ok(Json(view.rendered.into()))
+        let answers: Vec<Answer> = views.into_iter().map(|v| v.rendered.into()).collect();
+        Ok(Json(Answer {
+            text: answers
+                .iter()
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+            tokens: answers.iter().map(|a| a.tokens).sum(),
+            truncated: answers.iter().any(|a| a.truncated),
+        }))
     }
 
     /// The decisions of one episode in the order they were made, each with its context, the

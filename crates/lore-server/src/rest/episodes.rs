@@ -12,7 +12,7 @@ use lore_engine::{
     Attribution, CausalPath, DecisionSequence, EpisodePurgeReport, EpisodeQuery, EpisodeReceipt,
     EpisodeSummary, EpisodeView, Page, PatternQuery, Patterns, SimilarDecisions, WhatIf,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Body, Caller, Params, PurgeBody, page};
@@ -109,6 +109,25 @@ pub async fn get(
     Ok(Json(
         caller.run(move |e| e.episode_view(&id, q.budget)).await?,
     ))
+}
+
+/// The episodes of one session (seed 001's `Get-Episode -SessionId`), oldest first.
+#[derive(Debug, Serialize)]
+pub struct SessionEpisodes {
+    session: String,
+    items: Vec<EpisodeView>,
+}
+
+pub async fn by_session(
+    caller: Caller,
+    Path(session): Path<String>,
+    Params(q): Params<BudgetQuery>,
+) -> Result<Json<SessionEpisodes>, ApiError> {
+    let name = session.clone();
+    let items = caller
+        .run(move |e| e.session_episodes(&name, q.budget))
+        .await?;
+    Ok(Json(SessionEpisodes { session, items }))
 }
 
 pub async fn purge(

@@ -326,6 +326,11 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/episodes/extract", episodes::extract)
         .on(M::GET, "/v1/episodes", episodes::list)
         .on(M::GET, "/v1/episodes/{id}", episodes::get)
+        .on(
+            M::GET,
+            "/v1/sessions/{session}/episodes",
+            episodes::by_session,
+        )
         .on(M::GET, "/v1/episodes/{id}/decisions", episodes::decisions)
         .on(M::POST, "/v1/episodes/{id}/purge", episodes::purge)
         .on(M::GET, "/v1/graph/export", episodes::export)

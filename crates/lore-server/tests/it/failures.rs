@@ -1,5 +1,5 @@
-//! A failed step without error text, reported through REST and MCP: both doors take its
-//! transition and give it the same fingerprint and tags.
+//! Through REST and MCP alike: a failed step without error text, taken with its transition and
+//! given the same fingerprint and tags by both doors, and an episode read by its session.
 
 use axum::http::{Method, StatusCode};
 use lore_engine::EngineConfig;
@@ -12,7 +12,9 @@ use crate::common::server::Server;
 async fn a_failed_transition_is_fingerprinted_alike_through_rest_and_mcp() {
     let server = Server::with_tokens(EngineConfig::default());
     let (admin, _) = server.token(Role::Admin);
-    let id = server.record(&admin, json!({"task": "reach the kitchen"})).await;
+    let id = server
+        .record(&admin, json!({"task": "reach the kitchen"}))
+        .await;
     let step = |position: &str| {
         json!({
             "channel": "hard_failure",
@@ -24,7 +26,12 @@ async fn a_failed_transition_is_fingerprinted_alike_through_rest_and_mcp() {
     };
     let uri = format!("/v1/executions/{id}/signals");
     let (status, rest) = server
-        .send(Some(&admin), Method::POST, &uri, Some(step("hall at (4, 5)")))
+        .send(
+            Some(&admin),
+            Method::POST,
+            &uri,
+            Some(step("hall at (4, 5)")),
+        )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{rest}");
     let mut arguments = step("hall at (9, 1)");
@@ -37,7 +44,12 @@ async fn a_failed_transition_is_fingerprinted_alike_through_rest_and_mcp() {
     );
     assert_eq!(mcp["fingerprint"], rest["fingerprint"], "{answer}");
     assert_eq!(mcp["tags"], rest["tags"]);
-    assert!(rest["tags"].as_array().unwrap().contains(&json!("state_stall")));
+    assert!(
+        rest["tags"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("state_stall"))
+    );
 
     // Neither door takes a failure with nothing to go on, and they say why alike.
     let before = server.home.snapshot();
@@ -61,4 +73,59 @@ async fn a_failed_transition_is_fingerprinted_alike_through_rest_and_mcp() {
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert!(answer.to_string().contains("states before"), "{answer}");
     assert_eq!(server.home.snapshot(), before);
+}
+
+#[tokio::test]
+async fn an_episode_is_read_by_its_session_through_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (admin, _) = server.token(Role::Admin);
+    let episode = json!({
+        "id": "EPI-S1", "session": "2026-01-01-session-126", "skill": crate::common::SKILL,
+        "timestamp": "2026-01-01T17:00:00Z", "outcome": "success",
+        "task": "Implement the MemoryRouter module", "decisions": [], "events": [], "lessons": []
+    });
+    let (status, made) = server
+        .send(Some(&admin), Method::POST, "/v1/episodes", Some(episode))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let (status, read) = server
+        .send(
+            Some(&admin),
+            Method::GET,
+            "/v1/sessions/2026-01-01-session-126/episodes?budget=300",
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{read}");
+    assert_eq!(read["session"], "2026-01-01-session-126");
+    assert_eq!(read["items"][0]["episode"]["id"], "EPI-S1");
+    let text = read["items"][0]["text"].as_str().unwrap();
+    assert!(text.contains("MemoryRouter"), "{read}");
+
+    let answer = server
+        .mcp(
+            &admin,
+            "get_episode",
+            json!({"session": "2026-01-01-session-126", "budget": 300}),
+        )
+        .await;
+    assert_eq!(
+        answer["result"]["structuredContent"]["text"], text,
+        "{answer}"
+    );
+
+    let (status, _) = server
+        .send(
+            Some(&admin),
+            Method::GET,
+            "/v1/sessions/unknown/episodes",
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    for arguments in [json!({}), json!({"id": "EPI-S1", "session": "x"})] {
+        let answer = server.mcp(&admin, "get_episode", arguments).await;
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        assert!(answer.to_string().contains("one of the two"), "{answer}");
+    }
 }

@@ -203,7 +203,8 @@ async fn seeded() -> (Server, Seed) {
 
 fn episode(id: &str, context: &str) -> Value {
     json!({
-        "id": id, "skill": SKILL, "timestamp": "2026-01-01T17:00:00Z", "outcome": "failure",
+        "id": id, "session": "s-seed", "skill": SKILL, "timestamp": "2026-01-01T17:00:00Z",
+        "outcome": "failure",
         "task": format!("Export the ledger ({MARKER})"),
         "decisions": [{"id": "d1", "type": "design", "context": context,
                        "options": ["parquet", "csv"], "chosen": "parquet"}]
@@ -404,6 +405,9 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
         }),
         ("GET", "/v1/episodes") => row(Agent, true, |_| get("/v1/episodes")),
         ("GET", "/v1/episodes/{id}") => row(Agent, true, |_| get("/v1/episodes/EPI-SEED")),
+        ("GET", "/v1/sessions/{session}/episodes") => {
+            row(Agent, true, |_| get("/v1/sessions/s-seed/episodes"))
+        }
         ("GET", "/v1/episodes/{id}/decisions") => {
             row(Agent, true, |_| get("/v1/episodes/EPI-SEED/decisions"))
         }
