@@ -168,6 +168,10 @@ pub fn maintain(paths: &Paths, args: MaintainArgs, json: bool) -> Result<()> {
         report.pruned_by_rank.len()
     ))?;
     let changed = [
+        (
+            "sensitive (the detector now finds personal or secret data in it)",
+            &report.sensitive,
+        ),
         ("expired", &report.expired),
         (
             "proposed (from a recurring error or a well-graded run)",
@@ -184,6 +188,11 @@ pub fn maintain(paths: &Paths, args: MaintainArgs, json: bool) -> Result<()> {
         for id in ids {
             output::line(format!("  {id}  {what}"))?;
         }
+    }
+    for id in &report.sensitive_decisions {
+        output::line(format!(
+            "  {id}  decision sensitive (the detector now finds personal or secret data in it)"
+        ))?;
     }
     for id in &report.digests {
         output::line(format!("  {id}  digest made again (its sources changed)"))?;
