@@ -305,11 +305,6 @@ pub fn from_value<T: DeserializeOwned>(
     })
 }
 
-/// Parses a query string (without its `?`) into `T`.
-///
-/// # Errors
-/// [`Refused::Invalid`] naming the parameter at fault and the value it was given.
-
 fn not_an_object(place: Place) -> Refused {
     Refused::Invalid(format!("{} must be an object, not a list", place.whole()))
 }
