@@ -6,6 +6,10 @@
 //! names the field at fault and what it takes in the same words. Only serde's standard messages
 //! are rewritten; a message one of Lore's own types wrote is already a sentence and is kept.
 
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+
 /// Where the input came from, which decides what a field is called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
@@ -15,14 +19,14 @@ pub enum Place {
     Query,
     /// An MCP tool call's arguments.
     Arguments,
-    /// One line of a JSON-lines body, numbered from 1.
-    Line(usize),
+    /// One line of a JSON-lines file or body (the caller says which line).
+    Line,
 }
 
 impl Place {
     fn field(self) -> &'static str {
         match self {
-            Self::Body | Self::Line(_) => "field",
+            Self::Body | Self::Line => "field",
             Self::Query => "query parameter",
             Self::Arguments => "argument",
         }
@@ -30,7 +34,7 @@ impl Place {
 
     fn a_field(self) -> &'static str {
         match self {
-            Self::Body | Self::Line(_) => "a field",
+            Self::Body | Self::Line => "a field",
             Self::Query => "a query parameter",
             Self::Arguments => "an argument",
         }
@@ -42,7 +46,7 @@ impl Place {
             Self::Body => "the body".to_owned(),
             Self::Query => "the query string".to_owned(),
             Self::Arguments => "the arguments".to_owned(),
-            Self::Line(n) => format!("line {n}"),
+            Self::Line => "the line".to_owned(),
         }
     }
 }
@@ -65,7 +69,9 @@ pub fn segments(path: &serde_path_to_error::Path) -> Vec<String> {
     out
 }
 
-/// is the raw text of a query parameter, which serde's number parsers do not repeat.
+/// One of serde's messages about the value at `path` in `place`, as a sentence; `given` is the
+/// raw text of a query parameter, which serde's number parsers do not repeat. A message serde
+/// did not write (one of Lore's own types) is kept, with the field named when it does not.
 pub fn describe(place: Place, path: &[String], message: &str, given: Option<&str>) -> String {
     let noun = place.field();
     // An unknown field's path already ends in its name; a missing one's ends at its parent.
@@ -111,12 +117,12 @@ pub fn describe(place: Place, path: &[String], message: &str, given: Option<&str
             }
         );
     }
-    for (prefix, joiner) in [("invalid type: ", "not"), ("invalid value: ", "not")] {
+    for prefix in ["invalid type: ", "invalid value: "] {
         if let Some(rest) = message.strip_prefix(prefix)
             && let Some((unexpected, expected)) = rest.split_once(", expected ")
         {
             return format!(
-                "{subject} must be {}, {joiner} {}",
+                "{subject} must be {}, not {}",
                 expectation(expected),
                 unexpected_value(unexpected)
             );
@@ -203,7 +209,7 @@ fn unexpected_value(unexpected: &str) -> String {
     }
 }
 
-/// "`a`, `b`, `c`" (serde's list of names) as "`a`, `b` or `c`".
+/// "`a`, `b`, `c`" (serde's list of names) as "`a`, `b` and `c`".
 fn list(names: &str) -> String {
     let names: Vec<&str> = names.split(", ").collect();
     match names.split_last() {
@@ -227,4 +233,130 @@ fn alternatives(known: &str) -> String {
 fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
     let rest = text.strip_prefix(open)?;
     rest.split_once(close).map(|(inside, _)| inside)
+}
+
+/// Why input was refused: it is not JSON at all, or it is JSON of the wrong shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// The text does not parse as JSON (a 400 over HTTP).
+    Malformed(String),
+    /// It parses, but a field is missing, unknown or of the wrong kind (a 422 over HTTP).
+    Invalid(String),
+}
+
+impl Refused {
+    /// The sentence.
+    pub fn message(&self) -> &str {
+        match self {
+            Self::Malformed(m) | Self::Invalid(m) => m,
+        }
+    }
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+/// Parses a JSON object into `T` (a request body's type).
+///
+/// # Errors
+/// [`Refused::Malformed`] when `bytes` is not JSON, [`Refused::Invalid`] when it does not fit `T`.
+pub fn parse_object<T: DeserializeOwned>(bytes: &[u8], place: Place) -> Result<T, Refused> {
+    // serde reads a struct from a list by position, which would blame `[0]` for the shape.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return Err(not_an_object(place));
+    }
+    parse_json(bytes, place)
+}
+
+/// Parses any JSON document into `T`.
+///
+/// # Errors
+/// As [`parse_object`].
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8], place: Place) -> Result<T, Refused> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Refused::Malformed(format!(
+            "{} is empty; send a JSON object",
+            place.whole()
+        )));
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(&e, place))?;
+    de.end().map_err(|e| syntax(&e, place))?;
+    Ok(value)
+}
+
+/// Turns a JSON value (MCP's arguments) into `T`.
+///
+/// # Errors
+/// [`Refused::Invalid`] naming the argument at fault.
+pub fn from_value<T: DeserializeOwned>(
+    value: serde_json::Value,
+    place: Place,
+) -> Result<T, Refused> {
+    if value.is_array() {
+        return Err(not_an_object(place));
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = segments(e.path());
+        Refused::Invalid(describe(place, &path, &e.inner().to_string(), None))
+    })
+}
+
+fn not_an_object(place: Place) -> Refused {
+    Refused::Invalid(format!("{} must be an object, not a list", place.whole()))
+}
+
+fn json_error(e: &serde_path_to_error::Error<serde_json::Error>, place: Place) -> Refused {
+    let inner = e.inner();
+    if !inner.is_data() {
+        return syntax(inner, place);
+    }
+    let message = without_position(inner);
+    Refused::Invalid(describe(place, &segments(e.path()), &message, None))
+}
+
+/// serde_json's text without the " at line 1 column 7" it appends.
+fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    text.strip_suffix(&suffix).unwrap_or(&text).to_owned()
+}
+
+/// A JSON syntax error as a sentence with its line and column.
+fn syntax(e: &serde_json::Error, place: Place) -> Refused {
+    let message = without_position(e);
+    let what = if e.is_eof() {
+        "it ends before the JSON does (an object, list or string is not closed)"
+    } else if message.starts_with("trailing characters") {
+        "something follows the JSON value"
+    } else if message.starts_with("expected `,` or `}`") {
+        "a comma or a closing brace is missing"
+    } else if message.starts_with("expected `,` or `]`") {
+        "a comma or a closing bracket is missing"
+    } else if message.starts_with("expected `:`") {
+        "a colon is missing after a key"
+    } else if message.starts_with("key must be a string") {
+        "an object key is not in double quotes"
+    } else if message.starts_with("recursion limit exceeded") {
+        "it nests too deeply"
+    } else if message.starts_with("control character") {
+        "a string holds an unescaped control character (a raw newline or tab)"
+    } else if message.contains("escape") {
+        "a string holds an invalid escape"
+    } else if message.contains("number") {
+        "a number is malformed or out of range"
+    } else {
+        "a value is missing or is not JSON (strings need double quotes)"
+    };
+    let at = match place {
+        Place::Line => format!("column {}", e.column()),
+        _ => format!("line {} column {}", e.line(), e.column()),
+    };
+    Refused::Malformed(format!(
+        "{} is not valid JSON: {what}, at {at}",
+        place.whole()
+    ))
 }

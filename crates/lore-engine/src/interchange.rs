@@ -24,6 +24,7 @@ use lore_core::model::{
 };
 use lore_core::ports::store::Record;
 use lore_core::scope::SkillPath;
+use lore_core::wording::{self, Place};
 
 /// The file names of seed 000's memory folder.
 pub const EPISODIC_FILE: &str = "episodic_memory.json";
@@ -543,8 +544,8 @@ pub fn read_jsonl(input: impl BufRead) -> Result<Vec<Record>> {
 /// # Errors
 /// As [`read_jsonl`].
 pub fn read_jsonl_line(number: usize, line: &str) -> Result<Record> {
-    let parsed: Line =
-        serde_json::from_str(line).map_err(|e| Error::invalid(format!("line {number}"), e))?;
+    let parsed: Line = wording::parse_json(line.as_bytes(), Place::Line)
+        .map_err(|refused| Error::invalid(format!("line {number}"), refused))?;
     Ok(match parsed {
         Line::Execution(r) => Record::Execution(r),
         Line::Correction(r) => Record::Correction(r),

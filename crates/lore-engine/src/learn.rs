@@ -35,6 +35,7 @@ use lore_core::model::{AuthorKind, Correction, Execution, Lesson, LessonStatus, 
 use lore_core::ports::store::{LessonUpdate, OnDuplicate, Record};
 use lore_core::scope::SkillPath;
 use lore_core::supersession::Profile;
+use lore_core::wording::{self, Place};
 
 /// Lines written in one transaction.
 pub const BATCH: usize = 500;
@@ -97,8 +98,8 @@ pub fn parse_jsonl(text: &str) -> Result<Vec<LessonLine>> {
         if raw.trim().is_empty() {
             continue;
         }
-        let value: Value = serde_json::from_str(raw)
-            .map_err(|e| Error::invalid(format!("line {}", i + 1), format!("not JSON: {e}")))?;
+        let value: Value = wording::parse_json(raw.as_bytes(), Place::Line)
+            .map_err(|refused| Error::invalid(format!("line {}", i + 1), refused))?;
         out.push(parse_value(i + 1, "line", &value)?);
     }
     non_empty(out)

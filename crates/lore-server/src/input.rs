@@ -5,83 +5,14 @@
 //! for the author of a Rust type, not for whoever sent the request. Every door (REST bodies,
 //! query strings, path segments, MCP tool arguments) deserializes through [`parse_json`],
 //! [`parse_query`] or [`describe`], so each one names the field at fault and what it expects in
-//! the same words ([`lore_core::wording`], which episode files use too).
-
-use std::fmt;
+//! the same words: [`lore_core::wording`], which the Engine's readers use too. Query strings
+//! are parsed here, the one format the core does not read.
 
 use serde::de::DeserializeOwned;
 
-pub use lore_core::wording::{Place, describe, describe_path, segments};
-
-/// Why input was refused: it is not JSON at all, or it is JSON of the wrong shape.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refused {
-    /// The text does not parse as JSON (a 400 over HTTP).
-    Malformed(String),
-    /// It parses, but a field is missing, unknown or of the wrong kind (a 422 over HTTP).
-    Invalid(String),
-}
-
-impl Refused {
-    /// The sentence.
-    pub fn message(&self) -> &str {
-        match self {
-            Self::Malformed(m) | Self::Invalid(m) => m,
-        }
-    }
-}
-
-impl fmt::Display for Refused {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
-    }
-}
-
-/// Parses a JSON object into `T` (a request body's type).
-///
-/// # Errors
-/// [`Refused::Malformed`] when `bytes` is not JSON, [`Refused::Invalid`] when it does not fit `T`.
-pub fn parse_object<T: DeserializeOwned>(bytes: &[u8], place: Place) -> Result<T, Refused> {
-    // serde reads a struct from a list by position, which would blame `[0]` for the shape.
-    if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
-        return Err(not_an_object(place));
-    }
-    parse_json(bytes, place)
-}
-
-/// Parses any JSON document into `T`.
-///
-/// # Errors
-/// As [`parse_object`].
-pub fn parse_json<T: DeserializeOwned>(bytes: &[u8], place: Place) -> Result<T, Refused> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(Refused::Malformed(format!(
-            "{} is empty; send a JSON object",
-            place.whole()
-        )));
-    }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(&e, place))?;
-    de.end().map_err(|e| syntax(&e, place))?;
-    Ok(value)
-}
-
-/// Turns a JSON value (MCP's arguments) into `T`.
-///
-/// # Errors
-/// [`Refused::Invalid`] naming the argument at fault.
-pub fn from_value<T: DeserializeOwned>(
-    value: serde_json::Value,
-    place: Place,
-) -> Result<T, Refused> {
-    if value.is_array() {
-        return Err(not_an_object(place));
-    }
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = segments(e.path());
-        Refused::Invalid(describe(place, &path, &e.inner().to_string(), None))
-    })
-}
+pub use lore_core::wording::{
+    Place, Refused, describe, describe_path, from_value, parse_json, parse_object, segments,
+};
 
 /// Parses a query string (without its `?`) into `T`.
 ///
@@ -105,61 +36,6 @@ pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, Refused> {
     })
 }
 
-fn not_an_object(place: Place) -> Refused {
-    Refused::Invalid(format!("{} must be an object, not a list", place.whole()))
-}
-
-fn json_error(e: &serde_path_to_error::Error<serde_json::Error>, place: Place) -> Refused {
-    let inner = e.inner();
-    if !inner.is_data() {
-        return syntax(inner, place);
-    }
-    let message = without_position(inner);
-    Refused::Invalid(describe(place, &segments(e.path()), &message, None))
-}
-
-/// serde_json's text without the " at line 1 column 7" it appends.
-fn without_position(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let suffix = format!(" at line {} column {}", e.line(), e.column());
-    text.strip_suffix(&suffix).unwrap_or(&text).to_owned()
-}
-
-/// A JSON syntax error as a sentence with its line and column.
-fn syntax(e: &serde_json::Error, place: Place) -> Refused {
-    let message = without_position(e);
-    let what = if e.is_eof() {
-        "it ends before the JSON does (an object, list or string is not closed)"
-    } else if message.starts_with("trailing characters") {
-        "something follows the JSON value"
-    } else if message.starts_with("expected `,` or `}`") {
-        "a comma or a closing brace is missing"
-    } else if message.starts_with("expected `,` or `]`") {
-        "a comma or a closing bracket is missing"
-    } else if message.starts_with("expected `:`") {
-        "a colon is missing after a key"
-    } else if message.starts_with("key must be a string") {
-        "an object key is not in double quotes"
-    } else if message.starts_with("recursion limit exceeded") {
-        "it nests too deeply"
-    } else if message.starts_with("control character") {
-        "a string holds an unescaped control character (a raw newline or tab)"
-    } else if message.contains("escape") {
-        "a string holds an invalid escape"
-    } else if message.contains("number") {
-        "a number is malformed or out of range"
-    } else {
-        "a value is missing or is not JSON (strings need double quotes)"
-    };
-    Refused::Malformed(format!(
-        "{} is not valid JSON: {what}, at line {} column {}",
-        place.whole(),
-        e.line(),
-        e.column()
-    ))
-}
-
-/// One of serde's standard messages about `path` in `place`, rewritten as a sentence; `given`
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;

@@ -152,7 +152,9 @@ impl Drop for Reaped {
 
 #[test]
 fn serve_refuses_a_public_address_without_auth() {
+    // A project folder without a store yet: the address is refused before one is made.
     let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".lore")).unwrap();
     for addr in ["0.0.0.0:7077", "[::]:7077"] {
         let out = lore(dir.path())
             .args(["serve", "--addr", addr])
@@ -166,7 +168,7 @@ fn serve_refuses_a_public_address_without_auth() {
         );
     }
     assert!(
-        !dir.path().join(".lore").exists(),
+        !dir.path().join(".lore/lore.db").exists(),
         "a refused serve created a store"
     );
 }

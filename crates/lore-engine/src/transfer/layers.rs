@@ -29,6 +29,7 @@ use lore_core::ports::knowledge::DocumentUpdate;
 use lore_core::ports::store::{Record, Store, WriteReport};
 use lore_core::ports::tuning::{Checkpoint, TuneRun};
 use lore_core::scope::{Scope, SkillPath};
+use lore_core::wording::{self, Place};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -557,8 +558,8 @@ pub fn read_export(input: impl BufRead) -> Result<(Vec<Record>, Vec<LayerItem>)>
             continue;
         }
         if layer_line(&line) {
-            let item: LayerItem = serde_json::from_str(&line)
-                .map_err(|e| Error::invalid(format!("line {}", n + 1), e))?;
+            let item: LayerItem = wording::parse_json(line.as_bytes(), Place::Line)
+                .map_err(|refused| Error::invalid(format!("line {}", n + 1), refused))?;
             items.push(item);
         } else {
             records.push(read_jsonl_line(n + 1, &line)?);

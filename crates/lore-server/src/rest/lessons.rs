@@ -191,7 +191,9 @@ pub async fn import(
         // Each line's syntax first, so a broken line is described in the API's words.
         for (i, line) in text.lines().enumerate() {
             if !line.trim().is_empty() {
-                input::parse_json::<serde_json::Value>(line.as_bytes(), Place::Line(i + 1))?;
+                input::parse_json::<serde_json::Value>(line.as_bytes(), Place::Line).map_err(
+                    |refused| lore_core::Error::invalid(format!("line {}", i + 1), refused),
+                )?;
             }
         }
         learn::parse_jsonl(text)?

@@ -375,3 +375,54 @@ async fn a_listing_the_server_holds_whole_pages_like_a_stored_one() {
     let (all, _) = page("/v1/decisions").await;
     assert_eq!(all.len(), 3);
 }
+
+/// A field an MCP view shares with REST names the same thing and holds the same value: the
+/// views are smaller, never renamed.
+#[tokio::test]
+async fn an_mcp_view_names_its_fields_as_rest_does() {
+    let server = Server::open();
+    let id = server
+        .record("none", json!({"ticket": "EU checkout 500s"}))
+        .await;
+    let correction = json!({"skill": SKILL, "execution_id": id,
+        "correction": "When a ticket reports errors for many customers, priority must be urgent."});
+    let (status, corrected) = server
+        .send(None, Method::POST, "/v1/corrections", Some(correction))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{corrected}");
+    let lesson_id = corrected["lesson"]["id"].as_str().unwrap().to_owned();
+
+    let uri = format!("/v1/lessons/{lesson_id}");
+    let (_, rest) = server.send(None, Method::GET, &uri, None).await;
+    let mcp = server
+        .mcp("none", "get_lesson", json!({"id": lesson_id}))
+        .await;
+    let view = mcp["result"]["structuredContent"].as_object().unwrap();
+    assert!(view.len() > 5, "{mcp}");
+    for (field, value) in view {
+        assert_eq!(
+            &rest["lesson"][field], value,
+            "lesson field {field}: {rest}"
+        );
+    }
+
+    let (_, rest) = server
+        .send(None, Method::GET, &format!("/v1/executions/{id}"), None)
+        .await;
+    let mcp = server
+        .mcp("none", "list_lessons", json!({"skill": SKILL}))
+        .await;
+    let listed = &mcp["result"]["structuredContent"];
+    let item = listed
+        .as_object()
+        .unwrap()
+        .values()
+        .find_map(|v| v.as_array()?.first());
+    let item = item.unwrap_or_else(|| panic!("{mcp}")).as_object().unwrap();
+    for (field, value) in item {
+        if let Some(same) = corrected["lesson"].get(field) {
+            assert_eq!(same, value, "listed lesson field {field}");
+        }
+    }
+    assert_eq!(rest["id"], id.as_str(), "{rest}");
+}
