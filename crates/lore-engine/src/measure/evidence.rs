@@ -14,6 +14,11 @@
 //! as before. The same rule selects both sides, so the runs that showed the lesson outside its
 //! task type do not count for it either.
 //!
+//! For judging a lesson per task type, the runs of each skill are grouped once, in the order
+//! they ran: a run joins the first type whose first run's input shares at least [`TYPE_AT`] of
+//! its content words (no function words, nothing with a digit), else it starts one. The input
+//! alone decides, never the outcome.
+//!
 //! Each side gives a failure rate; the verdict comes from a Newcombe interval (Wilson score
 //! intervals combined) on the difference `baseline − shown`, one-sided at 95 % ([`Z`]) for the
 //! lesson's own error and at 97.5 % ([`Z_OVERALL`]) for any failure: a lower bound above zero
@@ -32,8 +37,8 @@ use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{
     ErrorEvent, Execution, Lesson, Outcome, SignalChannel, StratumBounds, UtilityStats,
 };
-use lore_core::supersession::STOPWORDS;
 use lore_core::scope::SkillPath;
+use lore_core::supersession::STOPWORDS;
 
 /// Similarity of two runs' inputs (Jaccard over words) from which they count as one task type.
 pub const MATCH_AT: f64 = 0.4;
