@@ -444,7 +444,7 @@ impl Engine {
         let mut updates = Vec::new();
         for (lesson, measurement, stats) in &measured {
             let (lesson, measurement, stats) = (lesson.clone(), measurement.clone(), stats.clone());
-            let gate = match self.gate(&lesson, &measurement)? {
+            let gate = match self.gate(&lesson, &measurement, stats.last_applied_at)? {
                 None => {
                     steady_loser(&lesson, &measurement, &by_id).map(|rival| self.loser_gate(rival))
                 }
@@ -496,7 +496,12 @@ impl Engine {
         }
     }
 
-    fn gate(&self, lesson: &Lesson, m: &Measurement) -> Result<Option<Gate>> {
+    fn gate(
+        &self,
+        lesson: &Lesson,
+        m: &Measurement,
+        last_shown: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<Option<Gate>> {
         // Each verdict checks its own evidence window (see `hurts` and `helps`).
         let own_evidence = m.runs >= MIN_RUNS && m.baseline_runs > 0;
         Ok(match lesson.status {
@@ -513,7 +518,8 @@ impl Engine {
                     && !m.hurts()
                     && m.difference > 0.0
                     && m.overall_difference >= 0.0
-                    && self.suppressed_by_measure(&lesson.id)? =>
+                    && self.suppressed_by_measure(&lesson.id)?
+                    && self.shown_since_suppressed(&lesson.id, last_shown)? =>
             {
                 Some(Gate::Reinstate)
             }
