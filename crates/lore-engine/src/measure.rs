@@ -39,6 +39,17 @@
 //!   ([`Engine::exploration`]); when those runs make the verdict fall (no upper bound below zero
 //!   and the point estimate now says it helps), it goes back on `trial`.
 //!
+//! A lesson recalled for several kinds of task can help one and break another; one comparison
+//! over all its runs dilutes the harm, and mixes task types whose runs fail at different rates.
+//! So runs are grouped into task types by the content words of their input (see [`evidence`]),
+//! and a lesson shown in at least [`STRATUM_SHARE`] of the judged runs of two or more types is
+//! judged in each of them, against that type's runs without it, with the same bounds and
+//! windows: it **hurts** when it hurts in any type, and **helps** when it helps in one and hurts
+//! in none. Within a type, only runs that showed the lessons known to help that type (their
+//! matched comparison says so) are compared: recall fills the place of a lesson that sits out
+//! with the next one, so a lesson shown outside its own task is shown mostly where that task's
+//! own lesson was missing. A lesson shown in one type is judged as above, on its matched runs.
+//!
 //! Several lessons are often shown together, so a run that failed because of one would count
 //! against all of them. Blame goes where it belongs: a first pass finds the lessons that hurt;
 //! every lesson is then measured without the runs that showed another lesson that hurts or is
@@ -346,7 +357,7 @@ impl Engine {
         let mut updates = Vec::new();
         for (lesson, measurement, stats) in &measured {
             let (lesson, measurement, stats) = (lesson.clone(), measurement.clone(), stats.clone());
-            let gate = match self.gate(&lesson, &measurement)? {
+            let gate = match self.gate(&lesson, &measurement, stats.last_applied_at)? {
                 None => {
                     steady_loser(&lesson, &measurement, &by_id).map(|rival| self.loser_gate(rival))
                 }
@@ -398,7 +409,12 @@ impl Engine {
         }
     }
 
-    fn gate(&self, lesson: &Lesson, m: &Measurement) -> Result<Option<Gate>> {
+    fn gate(
+        &self,
+        lesson: &Lesson,
+        m: &Measurement,
+        last_shown: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<Option<Gate>> {
         // Each verdict checks its own evidence window (see `hurts` and `helps`).
         let own_evidence = m.runs >= MIN_RUNS && m.baseline_runs > 0;
         Ok(match lesson.status {
@@ -415,7 +431,8 @@ impl Engine {
                     && !m.hurts()
                     && m.difference > 0.0
                     && m.overall_difference >= 0.0
-                    && self.suppressed_by_measure(&lesson.id)? =>
+                    && self.suppressed_by_measure(&lesson.id)?
+                    && self.shown_since_suppressed(&lesson.id, last_shown)? =>
             {
                 Some(Gate::Reinstate)
             }

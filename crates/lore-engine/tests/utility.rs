@@ -1225,7 +1225,11 @@ fn a_lesson_that_helps_one_task_type_and_harms_another_is_suppressed() {
         .unwrap();
     assert!(a.bounds[0] > 0.0, "{a:?}");
     let json = serde_json::to_value(&stats).unwrap();
-    assert_eq!(json["stratum_bounds"].as_array().unwrap().len(), 2, "{json}");
+    assert_eq!(
+        json["stratum_bounds"].as_array().unwrap().len(),
+        2,
+        "{json}"
+    );
 }
 
 #[test]
@@ -1256,7 +1260,11 @@ fn a_lesson_shown_in_one_task_type_only_is_judged_on_its_matched_runs() {
     typed_runs(&p, TYPE_A, TABLES, &[&lesson.id], 0, 8);
     typed_runs(&p, TYPE_B, LANGUAGES, &[], 1, 7);
     let report = p.engine.maintain().unwrap();
-    assert_eq!(report.utility.promoted, vec![lesson.id.clone()], "{report:?}");
+    assert_eq!(
+        report.utility.promoted,
+        vec![lesson.id.clone()],
+        "{report:?}"
+    );
     let m = &report.utility.measured[0];
     assert!(m.strata.is_empty(), "{m:?}");
     // A lesson without a source run is matched on its whole skill, as before.

@@ -832,10 +832,12 @@ mod tests {
         assert!(r.good_lessons >= 2 * 6, "{}", r.good_lessons);
         // Every recall now holds lessons under measurement out, which costs the simulated agent
         // the runs they sit out and the planted lessons some of their exposure in the 32 runs of
-        // the stress phase: the contradictory lesson is no longer suppressed within them
-        // (docs/learning-bench.md has the figures; issue 29).
+        // the stress phase. The contradictory lesson is not asserted: its constraint failure
+        // teaches the agent a correction that then outranks it, so it is shown two to four
+        // times where it applies, too few for a verdict (docs/learning-bench.md has the
+        // figures). Measured on these two seeds: recurrence 0.85, precision 0.78.
         assert!(r.harmful_suppressed >= 1, "{}", r.harmful_suppressed);
-        assert!(r.recurrence_reduction >= 0.7, "{}", r.recurrence_reduction);
-        assert!(r.retrieval_precision >= 0.65, "{}", r.retrieval_precision);
+        assert!(r.recurrence_reduction >= 0.8, "{}", r.recurrence_reduction);
+        assert!(r.retrieval_precision >= 0.75, "{}", r.retrieval_precision);
     }
 }

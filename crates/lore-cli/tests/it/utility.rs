@@ -149,3 +149,45 @@ fn maintain_captures_from_well_graded_runs_when_asked() {
     let err = p.fails(&["maintain", "--capture", "sometimes"]);
     assert!(err.contains("failure, success or hybrid"), "{err}");
 }
+
+/// The loop an agent's harness runs, through this build's `lore` alone and with no run key
+/// (`scripts/learning-loop --seed 5 --check`): the harmful rule a person wrote beside the first
+/// good one is recalled for several kinds of task and breaks only some of them, so over all its
+/// runs together its harm is diluted; judged within each kind of task it is found and
+/// suppressed, no good lesson is, and failures halve.
+#[test]
+fn the_unkeyed_loop_suppresses_a_rule_that_harms_other_task_types() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // The loop leaves its store in a temporary folder: this one, removed afterwards.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(root.join("scripts/learning-loop"))
+        .args([
+            "--seed",
+            "5",
+            "--check",
+            "--lore",
+            env!("CARGO_BIN_EXE_lore"),
+        ])
+        .env("TMPDIR", tmp.path());
+    // The same clean environment every other test gives `lore`.
+    let clean = crate::common::lore_command();
+    for (var, value) in clean.get_envs() {
+        match value {
+            Some(v) => cmd.env(var, v),
+            None => cmd.env_remove(var),
+        };
+    }
+    let started = std::time::Instant::now();
+    let out = cmd.output().expect("python3 runs scripts/learning-loop");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success(),
+        "the loop's check failed after {:.0} s:\n{stdout}\n{stderr}",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(stdout.contains("harmful lesson: suppressed"), "{stdout}");
+}

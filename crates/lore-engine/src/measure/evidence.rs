@@ -14,6 +14,11 @@
 //! as before. The same rule selects both sides, so the runs that showed the lesson outside its
 //! task type do not count for it either.
 //!
+//! For judging a lesson per task type, the runs of each skill are grouped once, in the order
+//! they ran: a run joins the first type whose first run's input shares at least [`TYPE_AT`] of
+//! its content words (no function words, nothing with a digit), else it starts one. The input
+//! alone decides, never the outcome.
+//!
 //! Each side gives a failure rate; the verdict comes from a Newcombe interval (Wilson score
 //! intervals combined) on the difference `baseline − shown`, one-sided at 95 % ([`Z`]) for the
 //! lesson's own error and at 97.5 % ([`Z_OVERALL`]) for any failure: a lower bound above zero
@@ -32,8 +37,8 @@ use lore_core::id::{ExecutionId, LessonId};
 use lore_core::model::{
     ErrorEvent, Execution, Lesson, Outcome, SignalChannel, StratumBounds, UtilityStats,
 };
-use lore_core::supersession::STOPWORDS;
 use lore_core::scope::SkillPath;
+use lore_core::supersession::STOPWORDS;
 
 /// Similarity of two runs' inputs (Jaccard over words) from which they count as one task type.
 pub const MATCH_AT: f64 = 0.4;
@@ -183,6 +188,14 @@ impl<'a> Evidence<'a> {
         // Per task type, every run of the type, matched to the lesson or not: a lesson recalled
         // outside its own task is judged there too, against runs of that type alone.
         let mut by_type: BTreeMap<usize, (Pair, Pair)> = BTreeMap::new();
+        // The share of a type's runs that showed the lesson counts the runs up to the last that
+        // did: once suppressed it is shown no more, and a verdict must not fade because of it.
+        let last_shown = pool
+            .iter()
+            .filter(|r| showed(r))
+            .map(|r| r.execution.timestamp)
+            .max();
+        let mut window: BTreeMap<usize, [usize; 2]> = BTreeMap::new();
         let mut own_types = BTreeSet::new();
         let mut stats = UtilityStats::default();
         for run in pool {
@@ -218,6 +231,11 @@ impl<'a> Evidence<'a> {
                     .any(|id| *id != lesson.id && !run.execution.lessons_shown.contains(id))
             });
             if !without_a_helper {
+                if last_shown.is_some_and(|last| run.execution.timestamp <= last) {
+                    let counts = window.entry(run.task_type).or_default();
+                    counts[0] += 1;
+                    counts[1] += usize::from(is_shown);
+                }
                 let (type_own, type_overall) = by_type.entry(run.task_type).or_default();
                 type_own.side(is_shown).add(own_failed, run.cost);
                 type_own.side(is_shown).grade(run.score);
@@ -243,10 +261,9 @@ impl<'a> Evidence<'a> {
         let mut measurement = measurement(lesson, &own, &overall);
         let judged_in: Vec<(usize, &(Pair, Pair))> = by_type
             .iter()
-            .filter(|(_, (own, _))| {
-                own.shown.runs > 0
-                    && own.shown.runs as f64
-                        >= STRATUM_SHARE * (own.shown.runs + own.baseline.runs) as f64
+            .filter(|(t, (own, _))| {
+                let [runs, shown] = window.get(t).copied().unwrap_or_default();
+                own.shown.runs > 0 && shown as f64 >= STRATUM_SHARE * runs as f64
             })
             .map(|(t, pairs)| (*t, pairs))
             .collect();

@@ -140,6 +140,24 @@ impl Engine {
         drawn < share
     }
 
+    /// Whether a run showed the lesson after its latest transition: only new evidence (runs that
+    /// explored it) may undo a suppression, never the same runs counted another way.
+    pub(super) fn shown_since_suppressed(
+        &self,
+        id: &LessonId,
+        last_shown: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<bool> {
+        let last = self
+            .store
+            .audit(Some(id.as_str()))?
+            .into_iter()
+            .rfind(|e| e.action == AuditAction::Transition);
+        Ok(match (last, last_shown) {
+            (Some(entry), Some(shown)) => shown >= entry.at,
+            _ => false,
+        })
+    }
+
     /// Whether the lesson's latest transition was the utility gate suppressing it.
     pub(super) fn suppressed_by_measure(&self, id: &LessonId) -> Result<bool> {
         let last = self
