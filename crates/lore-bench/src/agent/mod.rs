@@ -805,24 +805,29 @@ pub fn run(options: &Options, json: bool, out: &mut Out) -> Result<Report> {
                             step.task.text
                         )
                     })?;
-                if !json {
-                    out.line(format!(
-                        "seed {seed} {arm:?} {phase} {i:>2} {tool} {kind}: {verdict} in {steps} \
+                let line = format!(
+                    "seed {seed} {arm:?} {phase} {i:>2} {tool} {kind}: {verdict} in {steps} \
                          step(s), {errors} error(s), {tokens} prompt tokens{lessons}",
-                        phase = run.phase,
-                        i = index + 1,
-                        tool = run.tool,
-                        kind = run.kind,
-                        verdict = if run.passed { "passed" } else { "FAILED" },
-                        steps = run.steps,
-                        errors = run.errors(),
-                        tokens = run.prompt_tokens,
-                        lessons = if arm == Arm::Lore {
-                            format!(", {} lesson(s) shown", run.lessons_shown)
-                        } else {
-                            String::new()
-                        },
-                    ))?;
+                    phase = run.phase,
+                    i = index + 1,
+                    tool = run.tool,
+                    kind = run.kind,
+                    verdict = if run.passed { "passed" } else { "FAILED" },
+                    steps = run.steps,
+                    errors = run.errors(),
+                    tokens = run.prompt_tokens,
+                    lessons = if arm == Arm::Lore {
+                        format!(", {} lesson(s) shown", run.lessons_shown)
+                    } else {
+                        String::new()
+                    },
+                );
+                // A long run shows its progress; with --json it goes to stderr, so stdout stays
+                // one document.
+                if json {
+                    eprintln!("{line}");
+                } else {
+                    out.line(line)?;
                 }
                 runs.push(run);
             }
