@@ -545,6 +545,8 @@ fn the_decision_list_is_paged_like_every_list() {
 /// `lore serve` started through `sh` with SIGXFSZ ignored (an ignored signal stays ignored
 /// across `exec`), so a file-size limit set on it later makes writes fail instead of killing it.
 fn start_limitable(dir: &Path) -> Server {
+    // A project folder, since `lore serve` refuses to start a store where it happens to run.
+    std::fs::create_dir_all(dir.join(".lore")).unwrap();
     let lore = crate::common::lore_command();
     let mut sh = Command::new("sh");
     for (var, value) in lore.get_envs() {
