@@ -81,6 +81,9 @@ pub struct Refused(pub String);
 struct Claims {
     sub: Option<String>,
     role: String,
+    /// `domain_scope` is the claim's name in tokens minted for agentura-style gateways; either
+    /// name takes a list, or one domain as a string.
+    #[serde(alias = "domain_scope", deserialize_with = "one_or_many")]
     domains: Vec<String>,
     #[serde(default)]
     skills: Option<Vec<String>>,
@@ -91,6 +94,19 @@ struct Claims {
     org_role: Option<String>,
     #[serde(default)]
     department: Option<String>,
+}
+
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Domains {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match Domains::deserialize(d)? {
+        Domains::One(one) => vec![one],
+        Domains::Many(many) => many,
+    })
 }
 
 impl JwtVerifier {
@@ -219,7 +235,9 @@ fn refusal(kind: &ErrorKind) -> String {
         ErrorKind::InvalidAlgorithm => "the JWT's algorithm does not match the key".into(),
         ErrorKind::MissingRequiredClaim(claim) => format!("the JWT has no {claim:?} claim"),
         ErrorKind::Json(_) | ErrorKind::InvalidClaimFormat(_) => {
-            "the JWT's claims are missing or malformed (role and domains are required)".into()
+            "the JWT's claims are missing or malformed (role and domains, or domain_scope, are \
+             required, once each)"
+                .into()
         }
         _ => "the JWT is malformed".into(),
     }
@@ -298,6 +316,36 @@ mod tests {
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
         serde_json::from_value(base).unwrap()
+    }
+
+    #[test]
+    fn domain_scope_is_accepted_beside_domains_as_a_list_or_one_domain() {
+        let scoped = |claims: serde_json::Value| {
+            let claims: Claims = serde_json::from_value(claims).unwrap();
+            grant(claims).unwrap().scope.domains
+        };
+        let hr = Some(BTreeSet::from(["hr".to_owned()]));
+        assert_eq!(
+            scoped(serde_json::json!({"role": "agent", "domain_scope": ["hr"]})),
+            hr
+        );
+        assert_eq!(
+            scoped(serde_json::json!({"role": "agent", "domain_scope": "hr"})),
+            hr
+        );
+        assert_eq!(
+            scoped(serde_json::json!({"role": "agent", "domains": "hr"})),
+            hr
+        );
+        assert_eq!(
+            scoped(serde_json::json!({"role": "agent", "domain_scope": "*"})),
+            None
+        );
+        let both = serde_json::json!({"role": "agent", "domains": ["hr"], "domain_scope": ["*"]});
+        assert!(
+            serde_json::from_value::<Claims>(both).is_err(),
+            "two names for one claim are refused, never one chosen silently"
+        );
     }
 
     #[test]

@@ -532,6 +532,18 @@ async fn jwts_are_checked_and_bad_ones_refused() {
             .await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(ids(&body["items"]), std::slice::from_ref(&w.fin.1));
+        // A token minted with the gateway's claim name scopes the same way.
+        let mut gateway = ok.clone();
+        let claims = gateway.as_object_mut().unwrap();
+        claims.remove("domains");
+        claims.insert("domain_scope".into(), json!("hr"));
+        let minted = match w.kind {
+            Kind::EdDsa => jwt::eddsa(&gateway),
+            _ => jwt::hs256(&gateway),
+        };
+        let (status, body) = w.send(Some(&minted), Method::GET, "/v1/lessons", None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(ids(&body["items"]), std::slice::from_ref(&w.hr.1));
     }
 
     let with = |patch: Value| {
