@@ -144,13 +144,27 @@ impl Engine {
             return Ok(None);
         };
         let text = skills.skill_md(skill)?;
-        let Some(raw) = FrontMatter::parse(&text)
-            .get("output_schema")
-            .map(str::to_owned)
-        else {
+        let front = FrontMatter::parse(&text);
+        let Some(raw) = front.get("output_schema") else {
             return Ok(None);
         };
+        if front.is_nested("output_schema") {
+            return Err(Error::invalid(
+                "output_schema",
+                format!(
+                    "{skill}: written as a YAML map; write the JSON schema inline \
+                     (`output_schema: {{\"type\": \"object\"}}`), as JSON in a `|` block, or as \
+                     the path of a .json file in the skill's folder"
+                ),
+            ));
+        }
         let raw = raw.trim();
+        if raw.is_empty() {
+            return Err(Error::invalid(
+                "output_schema",
+                format!("{skill}: empty; remove the key or give a JSON schema"),
+            ));
+        }
         let json = if raw.starts_with('{') {
             raw.to_owned()
         } else {

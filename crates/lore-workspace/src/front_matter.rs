@@ -5,12 +5,15 @@
 //! bare scalars, and `|` / `>` block scalars (the indented lines that follow). Anything else is
 //! skipped, never an error, so a richer front matter written for another tool still loads.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The top-level keys of a front matter block.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FrontMatter {
     values: BTreeMap<String, String>,
+    /// Keys whose value is an indented YAML block (a map or a list) rather than a scalar: their
+    /// value reads empty, and a caller that needs a scalar can say what was written instead.
+    nested: BTreeSet<String>,
 }
 
 impl FrontMatter {
@@ -20,6 +23,7 @@ impl FrontMatter {
             return Self::default();
         };
         let mut values = BTreeMap::new();
+        let mut nested = BTreeSet::new();
         let lines: Vec<&str> = block.lines().collect();
         let mut i = 0;
         while i < lines.len() {
@@ -40,11 +44,19 @@ impl FrontMatter {
                 }
                 dedent(&lines[start..i], raw.starts_with('>'))
             } else {
+                if raw.is_empty() && lines.get(i).is_some_and(|l| l.starts_with([' ', '\t'])) {
+                    nested.insert(key.trim().to_owned());
+                }
                 unquote(raw).to_owned()
             };
             values.insert(key.trim().to_owned(), value);
         }
-        Self { values }
+        Self { values, nested }
+    }
+
+    /// Whether `key`'s value is an indented YAML map or list, which this reader does not read.
+    pub fn is_nested(&self, key: &str) -> bool {
+        self.nested.contains(key)
     }
 
     /// The value of `key`, if present.
@@ -109,6 +121,9 @@ mod tests {
             Some("{\"type\": \"object\",\n \"required\": [\"a\"]}")
         );
         assert_eq!(fm.get("tags"), Some(""));
+        assert!(fm.is_nested("tags"), "an indented list under a bare key is nested");
+        assert!(!fm.is_nested("output_schema"), "a `|` block is a scalar");
+        assert!(!fm.is_nested("name"));
         assert_eq!(fm.get("body"), None);
     }
 

@@ -224,6 +224,26 @@ fn extract_turns_a_markdown_log_into_a_recorded_episode() {
     assert_eq!(episodes(&p), 1);
 }
 
+/// `lore episode extract --dry-run | head`: a reader that stops early is not an error.
+#[test]
+fn a_dry_run_piped_into_a_reader_that_closes_early_exits_cleanly() {
+    let p = Project::new().initialized();
+    std::fs::write(p.path().join("s.md"), LOG).unwrap();
+    let mut child = crate::common::lore_command()
+        .args(["episode", "extract", "s.md", "--skill", SKILL, "--dry-run"])
+        .current_dir(p.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The read end closes before the command writes, so its first write meets a broken pipe.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}
+
 /// `lore graph export`: the graph in seed 001's `causal-graph.json` shape, to stdout or a file,
 /// and as DOT; a bad format is refused by name.
 #[test]

@@ -184,6 +184,13 @@ fn bad_run_input_is_refused_before_any_model_call() {
         "---\noutput_schema: ../../secret.json\n---\nDo it.\n",
     )
     .unwrap();
+    let yaml_md = project.path().join("skills/hr/yaml/SKILL.md");
+    fs::create_dir_all(yaml_md.parent().unwrap()).unwrap();
+    fs::write(
+        &yaml_md,
+        "---\noutput_schema:\n  type: object\n  required: [score]\n---\nDo it.\n",
+    )
+    .unwrap();
     for (args, needle) in [
         (vec!["run", SKILL, "--input", "bad.json"], "malformed JSON"),
         (
@@ -199,6 +206,10 @@ fn bad_run_input_is_refused_before_any_model_call() {
             "inside the skill's folder",
         ),
         (vec!["run", "../x", "--input", "input.json"], "invalid"),
+        (
+            vec!["run", "hr/yaml", "--input", "input.json"],
+            "written as a YAML map",
+        ),
     ] {
         let err = project.fails(&args);
         assert!(err.contains(needle), "{args:?}: {err}");
