@@ -285,8 +285,29 @@ pub async fn run_until_signal(
 ) -> std::io::Result<()> {
     let token = CancellationToken::new();
     tokio::spawn(cancel_on_signal(token.clone()));
+    survive_file_size_limit();
     let app = app_with_hosts(engine, limits, access, token.clone(), mcp);
     serve(listener, app, token).await
+}
+
+/// Turns a write past the process's file-size limit (`ulimit -f`) from death by SIGXFSZ into
+/// the `EFBIG` error the store reports as full (507), as a full disk is: a server that dies
+/// there loses every request in flight and restarts into the same limit.
+fn survive_file_size_limit() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::from_raw(libc::SIGXFSZ)) {
+            Ok(mut stream) => {
+                tokio::spawn(async move {
+                    while stream.recv().await.is_some() {
+                        tracing::warn!("a write passed this process's file-size limit");
+                    }
+                });
+            }
+            Err(err) => tracing::warn!(%err, "cannot catch SIGXFSZ; a file-size limit kills"),
+        }
+    }
 }
 
 /// Cancels `token` on Ctrl-C or SIGTERM.

@@ -121,7 +121,10 @@ mod tests {
             Some("{\"type\": \"object\",\n \"required\": [\"a\"]}")
         );
         assert_eq!(fm.get("tags"), Some(""));
-        assert!(fm.is_nested("tags"), "an indented list under a bare key is nested");
+        assert!(
+            fm.is_nested("tags"),
+            "an indented list under a bare key is nested"
+        );
         assert!(!fm.is_nested("output_schema"), "a `|` block is a scalar");
         assert!(!fm.is_nested("name"));
         assert_eq!(fm.get("body"), None);

@@ -9,7 +9,6 @@
 #![allow(clippy::print_stdout)]
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -50,19 +49,7 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut banner = String::new();
-        stdout.read_line(&mut banner).unwrap();
-        let addr = banner
-            .split("http://")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no address in {banner:?}"))
-            .trim_end_matches('/')
-            .parse()
-            .unwrap();
-        // Keep reading so the server never blocks on a full pipe.
-        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        let addr = crate::common::served_address(&mut child);
         Self { child, addr }
     }
 }
@@ -542,43 +529,6 @@ fn the_decision_list_is_paged_like_every_list() {
     assert_eq!(get(server.addr, "/v1/decisions?limit=0").0, 422);
 }
 
-/// `lore serve` started through `sh` with SIGXFSZ ignored (an ignored signal stays ignored
-/// across `exec`), so a file-size limit set on it later makes writes fail instead of killing it.
-fn start_limitable(dir: &Path) -> Server {
-    // A project folder, since `lore serve` refuses to start a store where it happens to run.
-    std::fs::create_dir_all(dir.join(".lore")).unwrap();
-    let lore = crate::common::lore_command();
-    let mut sh = Command::new("sh");
-    for (var, value) in lore.get_envs() {
-        match value {
-            Some(value) => sh.env(var, value),
-            None => sh.env_remove(var),
-        };
-    }
-    let mut child = sh
-        .args(["-c", "trap '' XFSZ; exec \"$@\"", "sh"])
-        .arg(lore.get_program())
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut banner = String::new();
-    stdout.read_line(&mut banner).unwrap();
-    let addr = banner
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {banner:?}"))
-        .trim_end_matches('/')
-        .parse()
-        .unwrap();
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    Server { child, addr }
-}
-
 /// Sets the soft file-size limit of process `pid` (`unlimited`, or bytes).
 fn limit_file_size(pid: u32, soft: &str) {
     let out = Command::new("prlimit")
@@ -603,7 +553,7 @@ fn ready(addr: SocketAddr) -> (u16, Value) {
 #[test]
 fn a_full_store_answers_507_is_not_ready_and_recovers_losing_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let server = start_limitable(dir.path());
+    let server = Server::start(dir.path(), &[]);
     let addr = server.addr;
     let filler = "x".repeat(16 * 1024);
     let record = |n: usize| {

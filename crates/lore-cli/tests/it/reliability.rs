@@ -13,7 +13,7 @@
 #![allow(clippy::print_stdout)]
 
 use std::collections::{BTreeSet, HashSet};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -201,19 +201,7 @@ fn start_server(dir: &Path) -> (Child, SocketAddr) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut banner = String::new();
-    stdout.read_line(&mut banner).unwrap();
-    let addr = banner
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {banner:?}"))
-        .trim_end_matches('/')
-        .parse()
-        .unwrap();
-    // Keep reading so the server never blocks on a full pipe.
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let addr = crate::common::served_address(&mut child);
     (child, addr)
 }
 

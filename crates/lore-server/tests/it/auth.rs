@@ -541,7 +541,9 @@ async fn jwts_are_checked_and_bad_ones_refused() {
             Kind::EdDsa => jwt::eddsa(&gateway),
             _ => jwt::hs256(&gateway),
         };
-        let (status, body) = w.send(Some(&minted), Method::GET, "/v1/lessons", None).await;
+        let (status, body) = w
+            .send(Some(&minted), Method::GET, "/v1/lessons", None)
+            .await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(ids(&body["items"]), std::slice::from_ref(&w.hr.1));
     }

@@ -5,8 +5,10 @@
 //! helper here, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 
 use serde_json::Value;
 
@@ -18,6 +20,24 @@ const CLEARED: &[&str] = &[
     "OPENROUTER_API_KEY",
     "DATABASE_URL",
 ];
+
+/// The address a just spawned `lore serve` (stdout piped) prints in its banner; the rest of its
+/// output is read and dropped from then on, so the server never blocks on a full pipe.
+pub fn served_address(child: &mut Child) -> SocketAddr {
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+    let mut banner = String::new();
+    stdout.read_line(&mut banner).unwrap();
+    let addr = banner
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {banner:?}"))
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    addr
+}
 
 /// The `lore` binary, with none of the shell's variables that would change what it does.
 pub fn lore_command() -> Command {
