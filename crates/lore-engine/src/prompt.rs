@@ -206,7 +206,8 @@ pub fn assemble_layered(
             source: sources[names.iter().position(|n| *n == s.name).unwrap_or(0)].clone(),
             chars: s.text.chars().count(),
             tokens: s.tokens,
-            truncated: s.truncated,
+            // Rules left out whole to fit the layer's budget are a cut too.
+            truncated: s.truncated || (s.name == "learned_rules" && fitting < lessons.len()),
         })
         .collect();
     let rules_text = stacked

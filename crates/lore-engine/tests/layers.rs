@@ -53,6 +53,10 @@ fn learned_rules_are_cut_whole_from_the_tail_and_only_shown_ones_are_activations
         .find(|l| l.name == "learned_rules")
         .unwrap();
     assert!(rules.tokens <= 200, "{rules:?}");
+    assert!(
+        rules.truncated,
+        "rules left out to fit are a cut: {rules:?}"
+    );
     let shown = &prompt.lessons;
     assert!(
         !shown.is_empty() && shown.len() < 30,
