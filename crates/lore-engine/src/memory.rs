@@ -316,7 +316,7 @@ impl Engine {
         check_limit(limit)?;
         self.check_read(skill)?;
         if let Some(q) = query.filter(|q| !q.trim().is_empty()) {
-            return self.search_log(skill, session, q, limit);
+            return self.search_log((Some(skill), MemoryCategory::Recall), session, q, limit);
         }
         let entries = self.store.memories(
             &ListFilter::skill(&self.scope, skill),
@@ -380,6 +380,11 @@ impl Engine {
             skill: skill.cloned(),
             ..self.filter()
         };
+        if category == MemoryCategory::Archival {
+            // Stems and the configured embedder, as lessons are recalled: a passage is found
+            // by "what does bob drink" as well as by its own words.
+            return self.search_log((skill, category), None, query, limit);
+        }
         Ok(self
             .store
             .search_memories(query, &filter, category, limit)?
@@ -612,7 +617,7 @@ impl Engine {
     /// Store and embedder failures.
     fn search_log(
         &self,
-        skill: &SkillPath,
+        skill: (Option<&SkillPath>, MemoryCategory),
         session: Option<&str>,
         query: &str,
         limit: usize,

@@ -1,4 +1,5 @@
-//! Searching a skill's conversation log with the recall pipeline's own parts.
+//! Searching a skill's conversation log, and archival passages, with the recall pipeline's own
+//! parts (archival passages are each found by their own text, with no session context).
 //!
 //! A reply rarely repeats the words of what it answers ("Yes, last Tuesday"), so an entry is
 //! found by a document that puts the entry before it in the same session first:
@@ -41,19 +42,28 @@ pub(crate) struct LogSearch<'a> {
     pub(crate) scope: &'a Scope,
 }
 
+/// The cosine at which a semantic embedder's nearest passage counts as about the query without
+/// sharing a word with it (all-MiniLM-L6-v2 puts paraphrases above 0.4 and unrelated sentences
+/// below 0.2).
+const SEMANTIC_FLOOR: f64 = 0.35;
+
 /// The per-skill indexes of one Engine, shared by its scoped handles.
 #[derive(Default)]
 pub(crate) struct LogIndexes {
     by_skill: Mutex<HashMap<LogKey, Arc<Mutex<LogIndex>>>>,
 }
 
-/// An index's embedder (by identity) and skill: a handle given another embedder gets its own.
-type LogKey = (String, SkillPath);
+/// An index's embedder (by identity), skill (every skill's, for `None`) and category: a handle
+/// given another embedder gets its own.
+type LogKey = (String, Option<SkillPath>, MemoryCategory);
 
 /// One skill's log, searchable; slot `i` holds the `i`-th entry in the store's order.
 struct LogIndex {
     /// The store's memory revision it reflects; `None` when the store cannot tell.
     revision: Option<u64>,
+    /// What it holds: a conversation log (each entry found with the one before it in its
+    /// session) or archival passages (each found by its own text).
+    category: MemoryCategory,
     /// The embedder as fitted to the log (the configured one when it does not fit).
     embedder: Arc<dyn Embedder>,
     /// Whether the configured embedder fits to a corpus.
@@ -80,10 +90,11 @@ struct Document {
 }
 
 impl LogIndex {
-    fn empty(embedder: Arc<dyn Embedder>, fits: bool) -> Self {
+    fn empty(embedder: Arc<dyn Embedder>, fits: bool, category: MemoryCategory) -> Self {
         let dim = embedder.id().dim;
         Self {
             revision: None,
+            category,
             embedder,
             fits,
             fitted_over: 0,
@@ -133,6 +144,18 @@ impl LogIndex {
     /// The text `entry` is found by, after the session's entry before it; records `entry` as
     /// that session's newest.
     fn document(&mut self, entry: &MemoryEntry) -> Document {
+        if self.category != MemoryCategory::Recall {
+            // A passage's tags are words it is filed under, found like its text.
+            let mut text = entry.text.clone();
+            for tag in &entry.tags {
+                text.push(' ');
+                text.push_str(&tag.replace(['-', '_'], " "));
+            }
+            return Document {
+                text,
+                earlier: None,
+            };
+        }
         let said = said(entry);
         let date = entry.timestamp.format("%-I:%M %P on %-d %B, %Y");
         let own = format!("({date}) {said}");
@@ -188,20 +211,21 @@ fn said(entry: &MemoryEntry) -> String {
 }
 
 impl LogIndexes {
-    /// The entries of `skill`'s conversation log that best match `query` (of `session` only,
-    /// when given), best first, at most `limit`; callers have checked the scope and the limit.
+    /// The entries of `category` of `skill` (of every skill in scope, for `None`) that best
+    /// match `query` (of `session` only, when given), best first, at most `limit`; callers have
+    /// checked the scope and the limit.
     ///
     /// # Errors
     /// Store and embedder failures.
     pub(crate) fn search(
         &self,
         with: &LogSearch<'_>,
-        skill: &SkillPath,
+        (skill, category): (Option<&SkillPath>, MemoryCategory),
         session: Option<&str>,
         query: &str,
         limit: usize,
     ) -> Result<Vec<(MemoryEntry, f64)>> {
-        let shared = self.log_index(with.embedder, skill);
+        let shared = self.log_index(with.embedder, skill, category);
         let mut index = shared.lock().unwrap_or_else(PoisonError::into_inner);
         bring_up_to_date(with, &mut index, skill)?;
         let index = &*index;
@@ -211,20 +235,55 @@ impl LogIndexes {
                 && session.is_none_or(|s| entry.session.as_deref() == Some(s))
         };
         let all = index.entries.len();
-        let list = |source, found: Vec<(u32, f64)>| RankedList {
-            source,
-            hits: found
-                .into_iter()
-                .map(|(slot, score)| Hit {
-                    id: slot.to_string(),
-                    score,
-                })
-                .collect(),
-            scale: lore_recall::Scale::MinMax,
+        let archival = index.category != MemoryCategory::Recall;
+        let list = |source, found: Vec<(u32, f64)>| {
+            // A log is ranked as the benchmark measured it (each list min-max scaled). A
+            // passage's score is read by itself (mem0's `search` shows it), so there a cosine
+            // stays a cosine and BM25 is scaled by the best match only: the last passage found
+            // is not given 0.
+            let scale = match (archival, source) {
+                (false, _) => lore_recall::Scale::MinMax,
+                (true, Source::Dense) => lore_recall::Scale::Calibrated {
+                    zero: 0.0,
+                    one: 1.0,
+                },
+                (true, _) => lore_recall::Scale::Calibrated {
+                    zero: 0.0,
+                    one: found
+                        .first()
+                        .map_or(1.0, |(_, best)| best.max(f64::EPSILON)),
+                },
+            };
+            RankedList {
+                source,
+                hits: found
+                    .into_iter()
+                    .map(|(slot, score)| Hit {
+                        id: slot.to_string(),
+                        score,
+                    })
+                    .collect(),
+                scale,
+            }
         };
-        let sparse = list(Source::Sparse, index.sparse.search(query, all, admits));
+        let sparse_hits = index.sparse.search(query, all, admits);
         let vector = index.embedder.embed(query)?;
-        let dense = list(Source::Dense, index.dense.ranked(&vector, admits));
+        let mut dense_hits = index.dense.ranked(&vector, admits);
+        if archival {
+            // A passage is an answer only when it shares a word's stem with the query, or, with
+            // a semantic embedder, its meaning: a search for what nothing holds finds nothing,
+            // as a word search did, instead of every passage ranked.
+            let floor = if index.embedder.semantic() {
+                SEMANTIC_FLOOR
+            } else {
+                f64::INFINITY
+            };
+            let worded: std::collections::HashSet<u32> =
+                sparse_hits.iter().map(|(slot, _)| *slot).collect();
+            dense_hits.retain(|(slot, cosine)| worded.contains(slot) || *cosine >= floor);
+        }
+        let sparse = list(Source::Sparse, sparse_hits);
+        let dense = list(Source::Dense, dense_hits);
         // Every entry gets the same reliability and age (none), so the order is the fused text
         // relevance alone, as the benchmark measures it; a log is not ranked by recency.
         let scored = rank(
@@ -243,14 +302,19 @@ impl LogIndexes {
             .collect())
     }
 
-    fn log_index(&self, embedder: &Arc<dyn Embedder>, skill: &SkillPath) -> Arc<Mutex<LogIndex>> {
-        let key = (embedder.id().to_string(), skill.clone());
+    fn log_index(
+        &self,
+        embedder: &Arc<dyn Embedder>,
+        skill: Option<&SkillPath>,
+        category: MemoryCategory,
+    ) -> Arc<Mutex<LogIndex>> {
+        let key = (embedder.id().to_string(), skill.cloned(), category);
         let mut map = self.by_skill.lock().unwrap_or_else(PoisonError::into_inner);
         map.entry(key)
             .or_insert_with(|| {
                 let embedder = embedder.clone();
                 let fits = embedder.fit(&["probe"]).is_some();
-                Arc::new(Mutex::new(LogIndex::empty(embedder, fits)))
+                Arc::new(Mutex::new(LogIndex::empty(embedder, fits, category)))
             })
             .clone()
     }
@@ -258,7 +322,11 @@ impl LogIndexes {
 
 /// Brings `index` to the store's memory revision: appends what was added after it, or
 /// rebuilds it when an entry changed or the fit is due.
-fn bring_up_to_date(with: &LogSearch<'_>, index: &mut LogIndex, skill: &SkillPath) -> Result<()> {
+fn bring_up_to_date(
+    with: &LogSearch<'_>,
+    index: &mut LogIndex,
+    skill: Option<&SkillPath>,
+) -> Result<()> {
     // Read before the entries, so a write landing in between is read again next time.
     let revision = with.store.memory_revision()?;
     if revision.is_some() && revision == index.revision {
@@ -266,17 +334,19 @@ fn bring_up_to_date(with: &LogSearch<'_>, index: &mut LogIndex, skill: &SkillPat
     }
     // Every handle allowed on the skill sees all of its log (memory scopes go by domain and
     // skill), so one index serves them all; each search checks the scope again.
-    let log = with.store.memories(
-        &ListFilter::skill(&Scope::unrestricted(), skill),
-        MemoryCategory::Recall,
-    )?;
+    let filter = ListFilter {
+        scope: Scope::unrestricted(),
+        skill: skill.cloned(),
+        ..ListFilter::default()
+    };
+    let log = with.store.memories(&filter, index.category)?;
     let refit =
         index.fits && log.len() > index.entries.len() && log.len() >= 2 * index.fitted_over.max(1);
     if index.is_prefix_of(&log) && !refit {
         let added = log[index.entries.len()..].to_vec();
         if let Err(err) = index.append(added) {
             // The sessions' last entries already moved on: start again at the next query.
-            *index = LogIndex::empty(with.embedder.clone(), index.fits);
+            *index = LogIndex::empty(with.embedder.clone(), index.fits, index.category);
             return Err(err);
         }
     } else {
@@ -293,7 +363,7 @@ fn rebuilt(
     log: Vec<MemoryEntry>,
 ) -> Result<LogIndex> {
     let configured = configured.clone();
-    let mut fresh = LogIndex::empty(configured.clone(), old.fits);
+    let mut fresh = LogIndex::empty(configured.clone(), old.fits, old.category);
     let documents: Vec<Document> = log.iter().map(|e| fresh.document(e)).collect();
     let texts: Vec<&str> = documents.iter().map(|d| d.text.as_str()).collect();
     let (embedder, vectors) = if old.fits {
@@ -368,7 +438,11 @@ mod tests {
 
     #[test]
     fn a_follow_up_answer_is_found_by_the_entry_two_before_it_in_its_session() {
-        let mut index = LogIndex::empty(Arc::new(BuiltinEmbedder::default()), false);
+        let mut index = LogIndex::empty(
+            Arc::new(BuiltinEmbedder::default()),
+            false,
+            MemoryCategory::Recall,
+        );
         index
             .append(vec![
                 entry("a", "ann", "I finished my first screenplay"),

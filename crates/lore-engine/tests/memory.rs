@@ -96,6 +96,36 @@ fn archival_passages_and_the_recall_log_are_found_again() {
     assert!(hits[0].entry.text.contains("payments-eu"), "{hits:?}");
     let hits = p.engine.archival_search(None, "infra", 5).unwrap();
     assert_eq!(hits.len(), 1, "tags are searched too: {hits:?}");
+    p.engine
+        .archival_write(&s, "Bob drinks black coffee every morning.", &[])
+        .unwrap();
+    // Words are matched by their stems, as lessons are recalled, not only as written.
+    for (query, found) in [
+        ("what does bob drink", "Bob drinks"),
+        ("drink", "Bob drinks"),
+        ("refund approvers", "second approver"),
+    ] {
+        let hits = p.engine.archival_search(Some(&s), query, 5).unwrap();
+        assert!(
+            hits.first().is_some_and(|h| h.entry.text.contains(found)),
+            "{query}: {hits:?}"
+        );
+        assert_eq!(hits.len(), 1, "{query}: only what shares a word: {hits:?}");
+    }
+    let both = p
+        .engine
+        .archival_search(Some(&s), "coffee refunds", 5)
+        .unwrap();
+    assert_eq!(both.len(), 2, "{both:?}");
+    assert!(
+        both.iter().all(|h| h.score > 0.0 && h.score <= 1.0),
+        "a passage found has a score of its own, the last one too: {both:?}"
+    );
+    let none = p
+        .engine
+        .archival_search(Some(&s), "weather in paris tomorrow", 5)
+        .unwrap();
+    assert!(none.is_empty(), "nothing holds it: {none:?}");
 
     for (speaker, text) in [
         ("user", "hello"),
