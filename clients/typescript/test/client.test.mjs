@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { Lore, LoreError } from "../index.mjs";
+import { Memory } from "../mem0.mjs";
 
 const URL = process.env.LORE_URL;
 const agent = new Lore({ baseUrl: URL, token: process.env.LORE_TEST_AGENT_TOKEN });
@@ -70,4 +71,31 @@ test("archival memory is written, searched and listed", async () => {
   assert.equal(hits[0].entry.id, entry.id);
   const listed = await agent.listMemories({ skill: "support/notes" });
   assert.deepEqual(listed.map((h) => h.entry.id), [entry.id]);
+});
+
+test("a mem0-shaped Memory keeps users apart and finds words by their stems", async () => {
+  const m = new Memory({ client: agent, skill: "support/mem0" });
+  const added = await m.add("Alice prefers green tea in the morning", { userId: "alice" });
+  assert.equal(added.results[0].event, "ADD");
+  await m.add([{ role: "user", content: "Bob drinks black coffee" }], { userId: "Bob@example.com" });
+  await m.add("Alice is allergic to peanuts", { userId: "alice", agentId: "concierge" });
+
+  const found = (await m.search("what does she drink tea coffee", { userId: "alice" })).results;
+  assert.deepEqual(found.map((r) => r.memory), ["Alice prefers green tea in the morning"]);
+  assert.ok(found[0].user_id === "alice" && found[0].score > 0 && found[0].score <= 1);
+  const bob = (await m.search("drink", { userId: "Bob@example.com" })).results;
+  assert.deepEqual(bob.map((r) => r.memory), ["Bob drinks black coffee"], "drink finds drinks");
+
+  const alice = (await m.getAll({ userId: "alice" })).results.map((r) => r.memory);
+  assert.deepEqual(alice, ["Alice prefers green tea in the morning", "Alice is allergic to peanuts"]);
+  assert.deepEqual((await m.getAll({ agentId: "concierge" })).results.map((r) => r.memory), ["Alice is allergic to peanuts"]);
+  const first = added.results[0].id;
+  assert.equal((await m.history(first))[0].event, "ADD");
+  assert.deepEqual(await m.history("MEM-20200101000000-AAAAAAAA"), []);
+  await assert.rejects(m.delete(first), (err) => err instanceof LoreError && err.code === "unsupported");
+  await assert.rejects(m.getAll(), TypeError);
+
+  const imported = await m.importMem0({ results: [{ id: "a1", memory: "Carol works night shifts", user_id: "carol" }, { id: "a3", memory: "" }] });
+  assert.equal(imported.results.length, 1);
+  assert.deepEqual((await m.getAll({ userId: "carol" })).results.map((r) => r.memory), ["Carol works night shifts"]);
 });

@@ -2,6 +2,7 @@
 // must be valid and must describe what the client is used for, so a type error here is a
 // broken promise to TypeScript users.
 import { Lore, LoreError, type CorrectionResult, type RecallResult, type TuneRun } from "../index.mjs";
+import { Memory, type MemoryItem } from "../mem0.mjs";
 
 export async function loop(lore: Lore): Promise<string[]> {
   const run = await lore.record({ skill: "support/triage", input: { t: 1 }, output: {}, outcome: "rejected", latencyMs: 5 });
@@ -29,4 +30,11 @@ export async function tune(lore: Lore): Promise<number> {
   const guard = { actor: "ops", confirm: true, reason: "it beat the base" };
   if (run.checkpoint) await lore.activateCheckpoint(run.checkpoint, guard);
   return run.epochs_done + members.length;
+}
+
+export async function memories(lore: Lore): Promise<number> {
+  const m = new Memory({ client: lore, skill: "support/mem0" });
+  await m.add([{ role: "user", content: "Alice prefers tea" }], { userId: "alice" });
+  const found: MemoryItem[] = (await m.search("tea", { userId: "alice", limit: 5 })).results;
+  return found.reduce((sum, item) => sum + (item.score ?? 0), 0);
 }
