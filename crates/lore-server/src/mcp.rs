@@ -18,7 +18,6 @@ mod compact;
 mod digests;
 mod embedder;
 mod episodes;
-mod knowledge;
 mod learn;
 mod memory;
 mod org;
@@ -728,7 +727,6 @@ impl LoreMcp {
             + Self::episode_tool_router()
             + Self::learn_tool_router()
             + Self::org_tool_router()
-            + Self::knowledge_tool_router()
             + Self::digest_tool_router()
             + Self::embedder_tool_router()
     }
@@ -818,7 +816,7 @@ fn described(entry: &Entry, tool: catalogue::Tool) -> rmcp::model::Tool {
         Some(tool.title.to_owned()),
         Some(read),
         (!read).then_some(false),
-        (!read).then_some(false),
+        (!read).then_some(entry.effect == Effect::Replace),
         Some(false),
     );
     rmcp::model::Tool::new(tool.name, entry.summary, object((entry.input_schema)()))

@@ -231,7 +231,8 @@ async def layers(session, reviewer):
     listed = await call(session, "list_knowledge", {"skill": SKILL})
     check([d["source"] for d in listed["documents"]] == ["docs/refunds.md"], f"list_knowledge: {listed}")
     found = await call(session, "recall_knowledge", {"query": "refund a late order"})
-    check(found["chunks"] and found["chunks"][0]["lines"] == [3, 5], f"recall_knowledge: {found}")
+    check(found["chunks"] and [found["chunks"][0][k] for k in ("line_start", "line_end")] == [3, 5],
+          f"recall_knowledge: {found}")
     made = await call(session, "record_decision", decision)
     check(made["status"] == "needs_review", f"record_decision: {made}")
     none = await call(session, "recall_decisions", {"query": "refund for a late order"})

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::schema::Documented;
-use super::{Effect, Entry, Operation, Rest, Tool, Verb};
+use super::{Effect, Entry, LayerQuery, Operation, Rest, Tool, Verb};
 use crate::auth::Role;
 
 /// The decision operations.
@@ -115,6 +115,7 @@ pub struct ListInput {
     status: Option<LessonStatus>,
     /// At most this many, 1 to 500; all of them up to 500 when omitted, with `next_offset`
     /// when more follow.
+    #[schemars(range(min = 1, max = 500))]
     limit: Option<usize>,
     /// Skip this many (the previous page's `next_offset`).
     offset: Option<usize>,
@@ -197,25 +198,6 @@ impl Operation for Review {
     }
 }
 
-/// A situation to find precedent for.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RecallInput {
-    /// The situation at hand, in plain words.
-    #[serde(default)]
-    query: String,
-    /// Only this skill's decisions, `domain/skill`.
-    #[schemars(with = "Option<Documented<SkillPath>>")]
-    skill: Option<SkillPath>,
-    /// At most this many (5 when omitted).
-    limit: Option<usize>,
-    /// The most tokens to return (2,000 when omitted).
-    budget: Option<usize>,
-    /// Also say why each candidate was kept or dropped (costs tokens).
-    #[serde(default)]
-    explain: bool,
-}
-
 /// The recalled decisions: the text to read and what is in it.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(transparent)]
@@ -254,7 +236,7 @@ struct RecalledItem {
 pub struct Recall;
 
 impl Operation for Recall {
-    type Input = RecallInput;
+    type Input = LayerQuery;
     type Output = Recalled;
     const NAME: &'static str = "recall_decisions";
     const SUMMARY: &'static str = "Before asking a person, look at what people decided in \
@@ -275,7 +257,7 @@ impl Operation for Recall {
     });
     const ANSWER: &'static str = "The packed decisions.";
 
-    fn run(engine: &Engine, q: RecallInput) -> lore_core::Result<Recalled> {
+    fn run(engine: &Engine, q: LayerQuery) -> lore_core::Result<Recalled> {
         engine
             .recall_decisions(&DecisionQuery {
                 text: q.query,

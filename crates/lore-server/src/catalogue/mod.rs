@@ -24,6 +24,7 @@
 //! for both and writes the small part of OpenAPI it needs itself.
 
 mod decisions;
+mod knowledge;
 pub mod schema;
 
 use std::sync::LazyLock;
@@ -48,6 +49,30 @@ pub enum Effect {
     Read,
     /// Adds or changes records.
     Write,
+    /// Adds or replaces records; the same input again changes nothing more.
+    Replace,
+}
+
+/// A question for one memory layer (knowledge, decisions): one shape for every layer.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LayerQuery {
+    /// The question or situation at hand, in plain words.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"\S"))]
+    query: String,
+    /// Only this skill's, `domain/skill`.
+    #[schemars(with = "Option<schema::Documented<lore_core::SkillPath>>")]
+    skill: Option<lore_core::SkillPath>,
+    /// At most this many (the layer's default when omitted: 8 chunks, 5 decisions).
+    #[schemars(range(min = 1, max = 50))]
+    limit: Option<usize>,
+    /// The most tokens to return (2,000 when omitted).
+    #[schemars(range(min = 1, max = 1_000_000))]
+    budget: Option<usize>,
+    /// Also say why each candidate was kept or dropped (costs tokens).
+    #[serde(default)]
+    explain: bool,
 }
 
 /// An HTTP method a catalogue operation is served on.
@@ -340,7 +365,12 @@ pub(crate) fn window<T>(
     Ok((items.into_iter().skip(offset).take(limit).collect(), next))
 }
 
-static ENTRIES: LazyLock<Vec<Entry>> = LazyLock::new(|| decisions::entries().to_vec());
+static ENTRIES: LazyLock<Vec<Entry>> = LazyLock::new(|| {
+    let mut all = Vec::new();
+    all.extend(decisions::entries());
+    all.extend(knowledge::entries());
+    all
+});
 
 /// Every operation in the catalogue.
 pub fn entries() -> &'static [Entry] {

@@ -68,10 +68,6 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     (
         "knowledge",
         &[
-            "layered_context",
-            "recall_knowledge",
-            "list_knowledge",
-            "ingest_knowledge",
             "read_digest",
             "build_digests",
             "define_eval_set",
@@ -119,7 +115,6 @@ const REVIEWER: &[&str] = &[
     "review_lessons",
     "unlink_lessons",
     "org_pool",
-    "ingest_knowledge",
     "build_digests",
     "define_eval_set",
     "run_evals",

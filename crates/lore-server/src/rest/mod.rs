@@ -18,7 +18,6 @@ mod episodes;
 mod events;
 mod executions;
 mod insights;
-mod knowledge;
 mod lessons;
 mod memory;
 mod metrics;
@@ -277,10 +276,6 @@ pub fn routes() -> Routes {
         .on(M::GET, "/v1/org/members", org::members)
         .on(M::POST, "/v1/org/pool", org::pool)
         .on(M::POST, "/v1/recall", recall::recall)
-        .on(M::POST, "/v1/knowledge/documents", knowledge::ingest)
-        .on(M::GET, "/v1/knowledge/documents", knowledge::list)
-        .on(M::POST, "/v1/knowledge/recall", knowledge::recall)
-        .on(M::POST, "/v1/context", knowledge::context)
         .on(M::POST, "/v1/digests/build", digests::build)
         .on(M::GET, "/v1/digests", digests::list)
         .on(M::GET, "/v1/digests/history", digests::history)
