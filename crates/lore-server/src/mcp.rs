@@ -1066,9 +1066,10 @@ mod budget {
         let tokens = cl100k.count(&default);
         assert!(tokens <= 2_500, "the default tools/list is {tokens} tokens");
         // Every tool at once (20,070 tokens before the schemas were trimmed): a bound that
-        // shows when descriptions grow back.
+        // shows when descriptions grow back. The catalogue's decision and knowledge tools answer
+        // the REST shapes whole (one shape per door), which their output schemas describe.
         let all = cl100k.count(&listed(&ToolSelection::all()));
-        assert!(all < 15_000, "all tools: {all} tokens");
+        assert!(all < 16_000, "all tools: {all} tokens");
         eprintln!("tools/list: default {tokens} cl100k tokens, all {all}");
     }
 }

@@ -55,10 +55,8 @@ impl Operation for Record {
     type Output = Stored;
     const NAME: &'static str = "record_decision";
     const SUMMARY: &'static str = "For reviewers: record what a person decided when an agent \
-        asked for help (situation, action, rationale, and optionally outcome and what it \
-        resolved), so later agents in a similar situation can follow the precedent once it is \
-        approved. It waits in needs_review (sensitive when it holds personal data); who decided \
-        is the credential.";
+        asked for help, a precedent for later agents once approved. It waits in needs_review; \
+        who decided is the credential.";
     const ROLE: Role = Role::Reviewer;
     const EFFECT: Effect = Effect::Write;
     const REST: Option<Rest> = Some(Rest {
@@ -239,10 +237,9 @@ impl Operation for Recall {
     type Input = LayerQuery;
     type Output = Recalled;
     const NAME: &'static str = "recall_decisions";
-    const SUMMARY: &'static str = "Before asking a person, look at what people decided in \
-        similar situations: the approved decisions most like yours (top 5 unless limit says \
-        otherwise), each quoted with its situation, action, rationale, who decided and when, \
-        within the budget (2,000 tokens unless told).";
+    const SUMMARY: &'static str = "Before asking a person, see what people decided in \
+        similar situations: the approved decisions most like yours, each with its situation, \
+        action, rationale, who decided and when.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
     const REST: Option<Rest> = Some(Rest {
