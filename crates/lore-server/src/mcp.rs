@@ -38,9 +38,9 @@ use lore_engine::{NewCorrection, NewExecution, NewSignal, PageRequest, RecallQue
 
 use crate::auth::{Grant, Role};
 use crate::catalogue::{self, Door, Effect, Entry, Principal};
-use futures_util::future::BoxFuture;
 use crate::metrics::Metrics;
 use crate::review::{Decide, Unlink, statuses};
+use futures_util::future::BoxFuture;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
@@ -355,10 +355,7 @@ impl LoreMcp {
         F: FnOnce(&Engine) -> lore_core::Result<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.principal(ctx)
-            .run(call)
-            .await
-            .map_err(ToolError::from)
+        self.principal(ctx).run(call).await.map_err(ToolError::from)
     }
 
     /// Who is calling: decided for every door in one place ([`Principal::new`]).

@@ -55,9 +55,7 @@ fn operation(entry: &Entry, verb: Verb) -> Value {
         let parameters: Vec<Value> = schema::properties(&input)
             .into_iter()
             .map(|(name, mut schema, required)| {
-                let description = schema
-                    .as_object_mut()
-                    .and_then(|s| s.remove("description"));
+                let description = schema.as_object_mut().and_then(|s| s.remove("description"));
                 let mut parameter = json!({"name": name, "in": "query", "schema": schema});
                 if required {
                     parameter["required"] = json!(true);

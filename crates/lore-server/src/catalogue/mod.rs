@@ -415,7 +415,12 @@ mod tests {
                 "{} has no door",
                 entry.name
             );
-            assert!(entry.summary.len() > 40, "{}: {}", entry.name, entry.summary);
+            assert!(
+                entry.summary.len() > 40,
+                "{}: {}",
+                entry.name,
+                entry.summary
+            );
         }
     }
 

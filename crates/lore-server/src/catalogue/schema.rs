@@ -69,7 +69,10 @@ pub fn component(name: &str) -> Value {
 }
 
 fn resolve(node: &mut Value, depth: usize) {
-    assert!(depth < 32, "openapi.json's components refer to each other in a circle");
+    assert!(
+        depth < 32,
+        "openapi.json's components refer to each other in a circle"
+    );
     match node {
         Value::Object(map) => {
             if let Some(Value::String(target)) = map.get("$ref")
@@ -99,12 +102,22 @@ fn settings() -> SchemaSettings {
 
 /// What a caller may send as `T`.
 pub fn input<T: JsonSchema>() -> Value {
-    bare(settings().for_deserialize().into_generator().into_root_schema_for::<T>())
+    bare(
+        settings()
+            .for_deserialize()
+            .into_generator()
+            .into_root_schema_for::<T>(),
+    )
 }
 
 /// What a caller gets as `T`.
 pub fn output<T: JsonSchema>() -> Value {
-    bare(settings().for_serialize().into_generator().into_root_schema_for::<T>())
+    bare(
+        settings()
+            .for_serialize()
+            .into_generator()
+            .into_root_schema_for::<T>(),
+    )
 }
 
 /// The schema without its `$schema` URL and the Rust type's name as a title.

@@ -29,13 +29,13 @@ pub use events::change_event;
 
 use std::sync::Arc;
 
+use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::handler::Handler;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
-use axum::Json;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::routing::{MethodFilter, on};
 use lore_engine::Engine;
@@ -77,8 +77,7 @@ impl FromRequestParts<AppState> for Caller {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let grant = state.access.grant(&parts.headers)?;
         let authenticated = grant.is_some();
-        let (engine, role) =
-            Principal::new(&state.engine, grant.as_ref(), Door::Rest).into_parts();
+        let (engine, role) = Principal::new(&state.engine, grant.as_ref(), Door::Rest).into_parts();
         Ok(Self {
             engine,
             role,
