@@ -20,7 +20,6 @@ mod embedder;
 mod episodes;
 mod learn;
 mod memory;
-mod org;
 pub mod refusal;
 pub mod select;
 mod stdio;
@@ -723,7 +722,6 @@ impl LoreMcp {
             + Self::memory_tool_router()
             + Self::episode_tool_router()
             + Self::learn_tool_router()
-            + Self::org_tool_router()
             + Self::digest_tool_router()
             + Self::embedder_tool_router()
     }

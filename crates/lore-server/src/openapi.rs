@@ -40,9 +40,10 @@ pub(crate) async fn document() -> Json<Value> {
     Json(parsed().clone())
 }
 
-/// `entry`'s operation: a `GET`'s input as query parameters, any other's as a JSON body.
+/// `entry`'s operation: the input's fields named in the path as path parameters, the others as
+/// a `GET`'s query parameters or any other method's JSON body.
 fn operation(entry: &Entry, verb: Verb) -> Value {
-    let input = (entry.input_schema)();
+    let mut input = (entry.input_schema)();
     let rest = entry.rest.expect("an operation with a REST door");
     let mut op = Map::new();
     op.insert("operationId".into(), json!(entry.operation_id()));
@@ -51,10 +52,21 @@ fn operation(entry: &Entry, verb: Verb) -> Value {
     if let Some(tool) = entry.tool {
         op.insert("x-mcp-tool".into(), json!(tool.name));
     }
+    let in_path = |name: &str| rest.path.contains(&format!("{{{name}}}"));
+    let mut parameters: Vec<Value> = schema::properties(&input)
+        .into_iter()
+        .filter(|(name, _, _)| in_path(name))
+        .map(|(name, schema, _)| json!({"name": name, "in": "path", "required": true, "schema": schema}))
+        .collect();
+    if let Some(fields) = input["properties"].as_object_mut() {
+        fields.retain(|name, _| !in_path(name));
+    }
+    if let Some(required) = input["required"].as_array_mut() {
+        required.retain(|name| !name.as_str().is_some_and(in_path));
+    }
     if verb == Verb::Get {
-        let parameters: Vec<Value> = schema::properties(&input)
-            .into_iter()
-            .map(|(name, mut schema, required)| {
+        parameters.extend(schema::properties(&input).into_iter().map(
+            |(name, mut schema, required)| {
                 let description = schema.as_object_mut().and_then(|s| s.remove("description"));
                 let mut parameter = json!({"name": name, "in": "query", "schema": schema});
                 if required {
@@ -64,14 +76,16 @@ fn operation(entry: &Entry, verb: Verb) -> Value {
                     parameter["description"] = description;
                 }
                 parameter
-            })
-            .collect();
-        op.insert("parameters".into(), json!(parameters));
+            },
+        ));
     } else {
         op.insert(
             "requestBody".into(),
             json!({"required": true, "content": {"application/json": {"schema": input}}}),
         );
+    }
+    if !parameters.is_empty() {
+        op.insert("parameters".into(), json!(parameters));
     }
     op.insert(
         "responses".into(),
@@ -109,6 +123,12 @@ mod tests {
             .map(|p| p["name"].as_str().unwrap())
             .collect();
         assert_eq!(names, ["skill", "status", "limit", "offset"]);
+        // A path's segment is a path parameter, and the body holds the rest.
+        let propagate = &parsed()["paths"]["/v1/lessons/{id}/propagate"]["post"];
+        assert_eq!(propagate["parameters"][0]["in"], "path", "{propagate}");
+        let body = &propagate["requestBody"]["content"]["application/json"]["schema"];
+        assert!(body["properties"]["id"].is_null(), "{body}");
+        assert!(body["properties"]["strategy"].is_object(), "{body}");
         // What stays hand-kept is still there.
         assert!(parsed()["paths"]["/v1/executions"]["post"].is_object());
     }

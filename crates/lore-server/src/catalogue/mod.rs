@@ -25,6 +25,7 @@
 
 mod decisions;
 mod knowledge;
+mod org;
 pub mod schema;
 
 use std::sync::LazyLock;
@@ -369,6 +370,7 @@ static ENTRIES: LazyLock<Vec<Entry>> = LazyLock::new(|| {
     let mut all = Vec::new();
     all.extend(decisions::entries());
     all.extend(knowledge::entries());
+    all.extend(org::entries());
     all
 });
 

@@ -49,7 +49,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         "review",
         &["review_queue", "review_lessons", "unlink_lessons"],
     ),
-    ("org", &["org_pool", "propagate_lesson"]),
+    ("org", &[]),
     (
         "episodes",
         &[
@@ -114,7 +114,6 @@ const REVIEWER: &[&str] = &[
     "review_queue",
     "review_lessons",
     "unlink_lessons",
-    "org_pool",
     "build_digests",
     "define_eval_set",
     "run_evals",

@@ -21,7 +21,6 @@ mod insights;
 mod lessons;
 mod memory;
 mod metrics;
-mod org;
 mod recall;
 mod review;
 
@@ -271,9 +270,6 @@ pub fn routes() -> Routes {
         .on(M::PATCH, "/v1/lessons/{id}", lessons::edit)
         .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
         .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
-        .on(M::POST, "/v1/lessons/{id}/propagate", org::propagate)
-        .on(M::GET, "/v1/org/members", org::members)
-        .on(M::POST, "/v1/org/pool", org::pool)
         .on(M::POST, "/v1/recall", recall::recall)
         .on(M::POST, "/v1/digests/build", digests::build)
         .on(M::GET, "/v1/digests", digests::list)
@@ -352,16 +348,33 @@ fn window<T>(
     Ok(crate::catalogue::window(items, limit, offset)?)
 }
 
-/// Mounts `O`'s REST door: its input from the query string of a `GET`, else from the body.
+/// Mounts `O`'s REST door: its input from the query string of a `GET`, else from the body,
+/// with the path's segments (`{id}`) as fields of the same input.
 pub(crate) fn mount<O: Operation>(routes: Routes) -> Routes {
     let Some(rest) = O::REST else {
         return routes;
     };
-    if rest.verb == Verb::Get {
-        routes.on(rest.verb.method(), rest.path, from_query::<O>)
-    } else {
-        routes.on(rest.verb.method(), rest.path, from_body::<O>)
+    match (rest.verb, rest.path.contains('{')) {
+        (Verb::Get, false) => routes.on(rest.verb.method(), rest.path, from_query::<O>),
+        (_, false) => routes.on(rest.verb.method(), rest.path, from_body::<O>),
+        (_, true) => routes.on(rest.verb.method(), rest.path, from_path_and_body::<O>),
     }
+}
+
+async fn from_path_and_body<O: Operation>(
+    caller: Caller,
+    Path(segments): Path<std::collections::BTreeMap<String, String>>,
+    Body(mut fields): Body<serde_json::Map<String, serde_json::Value>>,
+) -> Result<(StatusCode, Json<O::Output>), ApiError> {
+    for (name, value) in segments {
+        if fields.contains_key(&name) {
+            let why = format!("`{name}` is given in the path; leave it out of the body");
+            return Err(lore_core::Error::invalid(name, why).into());
+        }
+        fields.insert(name, serde_json::Value::String(value));
+    }
+    let input = input::from_value(serde_json::Value::Object(fields), Place::Body)?;
+    answer::<O>(caller, input).await
 }
 
 async fn from_query<O: Operation>(
