@@ -143,7 +143,7 @@ async def layers(binary, home, skills, skill):
                 "skill": skill, "situation": "A refund asked after the deadline",
                 "action": "Refund without a fee", "rationale": "It was the customer's first order",
             })
-            decision = made["decisions"][0]["id"]
+            decision = made["id"]
             await call("review_decisions", {"ids": [decision], "status": "approved", "reason": "fair"})
             built = await call("build_digests", {})
             digest = await call("read_digest", {"skill": skill})

@@ -9,6 +9,7 @@
 //! async runtime only parses, waits and writes. Both protocols share one `Arc<Engine>`.
 
 pub mod auth;
+pub mod catalogue;
 pub mod console;
 pub mod error;
 pub mod grant;

@@ -15,14 +15,11 @@
 //! name for either.
 
 mod compact;
-mod decisions;
 mod digests;
 mod embedder;
 mod episodes;
-mod knowledge;
 mod learn;
 mod memory;
-mod org;
 pub mod refusal;
 pub mod select;
 mod stdio;
@@ -38,10 +35,12 @@ use lore_core::sensitive;
 use lore_engine::Engine;
 use lore_engine::{NewCorrection, NewExecution, NewSignal, PageRequest, RecallQuery};
 
-use crate::auth::{ANONYMOUS, Grant, Role};
+use crate::auth::{Grant, Role};
+use crate::catalogue::{self, Door, Effect, Entry, Principal};
 use crate::metrics::Metrics;
 use crate::review::{Decide, Unlink, statuses};
-use rmcp::handler::server::router::tool::ToolRouter;
+use futures_util::future::BoxFuture;
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -355,27 +354,17 @@ impl LoreMcp {
         F: FnOnce(&Engine) -> lore_core::Result<T> + Send + 'static,
         T: Send + 'static,
     {
-        // Over HTTP the handle acts for the token (or the anonymous principal without tokens),
-        // so no argument can name another author or actor; over stdio the machine's user runs
-        // the process, as with the CLI. Without a credential the caller is a model, so it counts
-        // as an agent where only a person may act (an org lesson's approval): a person's
-        // authority reaches MCP only in a reviewer's or admin's token.
-        let engine = match (grant(ctx), over_http(ctx)) {
-            (Some(grant), _) => self
-                .engine
-                .scoped(grant.scope.clone())
-                .acting_as(grant.token_id.clone())
-                .as_author(grant.role.author_kind()),
-            (None, true) => self
-                .engine
-                .acting_as(ANONYMOUS)
-                .as_author(AuthorKind::Agent),
-            (None, false) => self.engine.as_author(AuthorKind::Agent),
+        self.principal(ctx).run(call).await.map_err(ToolError::from)
+    }
+
+    /// Who is calling: decided for every door in one place ([`Principal::new`]).
+    fn principal(&self, ctx: &RequestContext<RoleServer>) -> Principal {
+        let door = if over_http(ctx) {
+            Door::McpHttp
+        } else {
+            Door::McpStdio
         };
-        match tokio::task::spawn_blocking(move || call(&engine)).await {
-            Ok(result) => result.map_err(ToolError::from),
-            Err(err) => Err(ToolError::from(crate::error::ApiError::from(err))),
-        }
+        Principal::new(&self.engine, grant(ctx), door)
     }
 
     /// After a task: record the run. Returns its `id` for `correct` and `report_signal`.
@@ -712,9 +701,15 @@ impl LoreMcp {
 }
 
 impl LoreMcp {
-    /// The tools of every module: the loop, agents' memory, episodes, learning.
+    /// The tools of every module (the loop, agents' memory, episodes, learning) and of the
+    /// catalogue.
     fn every_tool() -> ToolRouter<Self> {
         let mut router = Self::generated_tools();
+        for entry in catalogue::entries() {
+            if let Some(tool) = entry.tool {
+                router.add_route(ToolRoute::new_dyn(described(entry, tool), dispatch));
+            }
+        }
         for route in router.map.values_mut() {
             route.attr = compact::tool(route.attr.clone());
         }
@@ -727,9 +722,6 @@ impl LoreMcp {
             + Self::memory_tool_router()
             + Self::episode_tool_router()
             + Self::learn_tool_router()
-            + Self::org_tool_router()
-            + Self::knowledge_tool_router()
-            + Self::decision_tool_router()
             + Self::digest_tool_router()
             + Self::embedder_tool_router()
     }
@@ -805,6 +797,45 @@ impl ServerHandler for LoreMcp {
                  words, so the next run avoids the mistake.",
             )
     }
+}
+
+/// A catalogue operation's `tools/list` entry: its name, its summary, its input and output
+/// schemas and annotations from whether it writes.
+fn described(entry: &Entry, tool: catalogue::Tool) -> rmcp::model::Tool {
+    let object = |schema: Value| match schema {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(rmcp::model::JsonObject::new()),
+    };
+    let read = entry.effect == Effect::Read;
+    let annotations = rmcp::model::ToolAnnotations::from_raw(
+        Some(tool.title.to_owned()),
+        Some(read),
+        (!read).then_some(false),
+        (!read).then_some(entry.effect == Effect::Replace),
+        Some(false),
+    );
+    rmcp::model::Tool::new(tool.name, entry.summary, object((entry.input_schema)()))
+        .with_raw_output_schema(object((entry.output_schema)()))
+        .with_annotations(annotations)
+}
+
+/// `tools/call` of a catalogue operation: the same call its REST door makes, its refusals
+/// said to the model.
+fn dispatch(
+    ctx: rmcp::handler::server::tool::ToolCallContext<'_, LoreMcp>,
+) -> BoxFuture<'_, Result<rmcp::model::CallToolResponse, rmcp::ErrorData>> {
+    let principal = ctx.service.principal(&ctx.request_context);
+    let arguments = Value::Object(ctx.arguments.unwrap_or_default());
+    let call = catalogue::tool(&ctx.name).map(|entry| (entry.call)(principal, arguments));
+    Box::pin(async move {
+        let Some(call) = call else {
+            return Err(rmcp::ErrorData::invalid_params("no such tool", None));
+        };
+        Ok(match call.await {
+            Ok(value) => rmcp::model::CallToolResult::structured(value).into(),
+            Err(failure) => ToolError::from(failure).into_result().into(),
+        })
+    })
 }
 
 /// Who writes a correction or a lesson: the credential's role says, as over REST. Without
@@ -965,10 +996,7 @@ mod tests {
     fn every_tool_belongs_to_exactly_one_group() {
         let tools = LoreMcp::every_tool().list_all();
         let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
-        let mut grouped: Vec<String> = select::GROUPS
-            .iter()
-            .flat_map(|(_, tools)| tools.iter().map(|t| (*t).to_owned()))
-            .collect();
+        let mut grouped: Vec<String> = select::every_tool().map(str::to_owned).collect();
         names.sort();
         grouped.sort();
         assert_eq!(names, grouped);
@@ -1033,9 +1061,10 @@ mod budget {
         let tokens = cl100k.count(&default);
         assert!(tokens <= 2_500, "the default tools/list is {tokens} tokens");
         // Every tool at once (20,070 tokens before the schemas were trimmed): a bound that
-        // shows when descriptions grow back.
+        // shows when descriptions grow back. The catalogue's decision and knowledge tools answer
+        // the REST shapes whole (one shape per door), which their output schemas describe.
         let all = cl100k.count(&listed(&ToolSelection::all()));
-        assert!(all < 15_000, "all tools: {all} tokens");
+        assert!(all < 16_000, "all tools: {all} tokens");
         eprintln!("tools/list: default {tokens} cl100k tokens, all {all}");
     }
 }

@@ -1,21 +1,35 @@
 //! `/v1/openapi.json`: the API described for people and code generators.
 //!
-//! The document is written by hand (`openapi.json` beside this file) rather than derived from
-//! annotations: it is short, it builds in no time, and the response shapes it names are the
-//! core's serde types, which carry no OpenAPI derive. What keeps it true is a test, not a macro:
-//! `openapi_document_matches_the_router` in `tests/rest.rs` checks that every route the router serves is in the document and every
-//! operation in the document is served.
+//! The catalogue's operations are written into the document from their definitions (their
+//! summary, role, input and output schemas, see [`crate::catalogue`]); the operations not in
+//! the catalogue yet, and the components describing the core's records, are kept by hand in
+//! `openapi.json` beside this file. What keeps the whole true is a test, not a macro:
+//! `openapi_document_matches_the_router` in `tests/it/rest.rs` checks that every route the
+//! router serves is in the document and every operation in the document is served.
 
 use std::sync::LazyLock;
 
 use axum::Json;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
-/// The document's text, as shipped.
-pub const DOCUMENT: &str = include_str!("openapi.json");
+use crate::catalogue::{self, Entry, Verb, schema};
 
-static PARSED: LazyLock<Value> =
-    LazyLock::new(|| serde_json::from_str(DOCUMENT).expect("openapi.json is valid JSON"));
+/// The hand-kept part of the document, as shipped.
+pub const WRITTEN: &str = include_str!("openapi.json");
+
+static PARSED: LazyLock<Value> = LazyLock::new(|| {
+    let mut document: Value = serde_json::from_str(WRITTEN).expect("openapi.json is valid JSON");
+    for entry in catalogue::entries() {
+        let Some(rest) = entry.rest else { continue };
+        let item = document["paths"]
+            .as_object_mut()
+            .expect("openapi.json has paths")
+            .entry(rest.path)
+            .or_insert_with(|| json!({}));
+        item[rest.verb.method().as_str().to_ascii_lowercase()] = operation(entry, rest.verb);
+    }
+    document
+});
 
 /// The OpenAPI document.
 pub fn parsed() -> &'static Value {
@@ -24,4 +38,98 @@ pub fn parsed() -> &'static Value {
 
 pub(crate) async fn document() -> Json<Value> {
     Json(parsed().clone())
+}
+
+/// `entry`'s operation: the input's fields named in the path as path parameters, the others as
+/// a `GET`'s query parameters or any other method's JSON body.
+fn operation(entry: &Entry, verb: Verb) -> Value {
+    let mut input = (entry.input_schema)();
+    let rest = entry.rest.expect("an operation with a REST door");
+    let mut op = Map::new();
+    op.insert("operationId".into(), json!(entry.operation_id()));
+    op.insert("summary".into(), json!(entry.summary));
+    op.insert("x-role".into(), json!(entry.role.name()));
+    if let Some(tool) = entry.tool {
+        op.insert("x-mcp-tool".into(), json!(tool.name));
+    }
+    let in_path = |name: &str| rest.path.contains(&format!("{{{name}}}"));
+    let mut parameters: Vec<Value> = schema::properties(&input)
+        .into_iter()
+        .filter(|(name, _, _)| in_path(name))
+        .map(|(name, schema, _)| json!({"name": name, "in": "path", "required": true, "schema": schema}))
+        .collect();
+    if let Some(fields) = input["properties"].as_object_mut() {
+        fields.retain(|name, _| !in_path(name));
+    }
+    if let Some(required) = input["required"].as_array_mut() {
+        required.retain(|name| !name.as_str().is_some_and(in_path));
+    }
+    if verb == Verb::Get {
+        parameters.extend(schema::properties(&input).into_iter().map(
+            |(name, mut schema, required)| {
+                let description = schema.as_object_mut().and_then(|s| s.remove("description"));
+                let mut parameter = json!({"name": name, "in": "query", "schema": schema});
+                if required {
+                    parameter["required"] = json!(true);
+                }
+                if let Some(description) = description {
+                    parameter["description"] = description;
+                }
+                parameter
+            },
+        ));
+    } else {
+        op.insert(
+            "requestBody".into(),
+            json!({"required": true, "content": {"application/json": {"schema": input}}}),
+        );
+    }
+    if !parameters.is_empty() {
+        op.insert("parameters".into(), json!(parameters));
+    }
+    op.insert(
+        "responses".into(),
+        json!({
+            rest.status.as_str(): {
+                "description": entry.answer,
+                "content": {"application/json": {"schema": (entry.output_schema)()}},
+            },
+            "default": {"$ref": "#/components/responses/Error"},
+        }),
+    );
+    Value::Object(op)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_catalogue_operation_is_written_from_its_definition() {
+        let decisions = &parsed()["paths"]["/v1/decisions"];
+        let record = &decisions["post"];
+        assert_eq!(record["operationId"], "recordDecision");
+        assert_eq!(record["x-role"], "reviewer");
+        let body = &record["requestBody"]["content"]["application/json"]["schema"];
+        assert_eq!(body["additionalProperties"], false, "{body}");
+        assert!(body["properties"]["situation"].is_object(), "{body}");
+        let stored = &record["responses"]["201"]["content"]["application/json"]["schema"];
+        assert!(stored["properties"]["decided_by"].is_object(), "{stored}");
+        let list = &decisions["get"];
+        let names: Vec<&str> = list["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["skill", "status", "limit", "offset"]);
+        // A path's segment is a path parameter, and the body holds the rest.
+        let propagate = &parsed()["paths"]["/v1/lessons/{id}/propagate"]["post"];
+        assert_eq!(propagate["parameters"][0]["in"], "path", "{propagate}");
+        let body = &propagate["requestBody"]["content"]["application/json"]["schema"];
+        assert!(body["properties"]["id"].is_null(), "{body}");
+        assert!(body["properties"]["strategy"].is_object(), "{body}");
+        // What stays hand-kept is still there.
+        assert!(parsed()["paths"]["/v1/executions"]["post"].is_object());
+    }
 }

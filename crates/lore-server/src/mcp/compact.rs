@@ -1,8 +1,8 @@
 //! Tool definitions as a model reads them: the schemas without what only a validator uses.
 //!
 //! A client sends every listed tool to the model on every turn. The generated schemas carry a
-//! `$schema` URL, number formats (`double`, `uint`) and, in the output schemas, a sentence for
-//! every field of every result; none of it changes what the model sends, and together they were
+//! `$schema` URL, number formats (`double`, `uint`), patterns and, in the output schemas, a
+//! sentence and examples for every field of every result; none of it changes what the model sends, and together they were
 //! about half of the list. Input fields keep their descriptions (that is how a model learns
 //! what to send); output fields keep their names and types, which clients validate results
 //! against.
@@ -29,9 +29,12 @@ pub fn tool(mut tool: Tool) -> Tool {
 fn trim(node: &mut JsonObject, prose: bool) {
     node.remove("$schema");
     node.remove("format");
+    // A skill path's pattern is for a validator; the field's description says `domain/skill`.
+    node.remove("pattern");
     if prose {
         node.remove("description");
         node.remove("title");
+        node.remove("examples");
     }
     for key in ["properties", "$defs", "definitions"] {
         if let Some(Value::Object(children)) = node.get_mut(key) {
@@ -73,7 +76,10 @@ mod tests {
         let input = schema(serde_json::json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
-            "properties": {"limit": {"type": "integer", "format": "uint", "description": "How many."}}
+            "properties": {
+                "limit": {"type": "integer", "format": "uint", "description": "How many."},
+                "skill": {"type": "string", "pattern": "^a/b$", "examples": ["a/b"]}
+            }
         }));
         let output = schema(serde_json::json!({
             "type": "object",
@@ -90,7 +96,8 @@ mod tests {
         assert_eq!(
             input,
             serde_json::json!({"type": "object", "properties": {
-                "limit": {"type": "integer", "description": "How many."}}})
+                "limit": {"type": "integer", "description": "How many."},
+                "skill": {"type": "string", "examples": ["a/b"]}}})
         );
         let output = Value::Object((*trimmed.output_schema.unwrap()).clone());
         assert_eq!(

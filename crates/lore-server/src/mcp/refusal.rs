@@ -17,6 +17,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
+use crate::catalogue::Failure;
 use crate::error::ApiError;
 use crate::input::{self, Place};
 
@@ -117,6 +118,16 @@ impl From<lore_core::Error> for ToolError {
 impl From<ApiError> for ToolError {
     fn from(api: ApiError) -> Self {
         Self::new(api.code(), api.message(), INTERNAL_ADVICE)
+    }
+}
+
+impl From<Failure> for ToolError {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Input(refused) => Self::arguments(refused.message().to_owned()),
+            Failure::Engine(err) => Self::from(err),
+            Failure::Internal(api) => Self::from(api),
+        }
     }
 }
 

@@ -16,12 +16,14 @@ use lore_core::Scope;
 
 use super::refusal::ToolError;
 use crate::auth::{Grant, Role};
+use crate::catalogue;
 
 /// The group a connection gets when it names none.
 pub const DEFAULT: &str = "loop";
 
-/// The named groups, in the order `--help` and the docs list them. Every tool is in exactly
-/// one (a unit test keeps it so).
+/// The named groups, in the order `--help` and the docs list them, with the tools still written
+/// with rmcp's macros; the catalogue's tools name their group themselves ([`members`]). Every
+/// tool is in exactly one (a unit test keeps it so).
 pub const GROUPS: &[(&str, &[&str])] = &[
     (
         "loop",
@@ -47,7 +49,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         "review",
         &["review_queue", "review_lessons", "unlink_lessons"],
     ),
-    ("org", &["org_pool", "propagate_lesson"]),
+    ("org", &[]),
     (
         "episodes",
         &[
@@ -66,13 +68,6 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     (
         "knowledge",
         &[
-            "layered_context",
-            "recall_knowledge",
-            "list_knowledge",
-            "ingest_knowledge",
-            "recall_decisions",
-            "record_decision",
-            "review_decisions",
             "read_digest",
             "build_digests",
             "define_eval_set",
@@ -113,15 +108,12 @@ const ALIASES: &[(&str, &[&str])] = &[
     ("self-editing", &["memory"]),
 ];
 
-/// The tools a reviewer's or admin's credential needs; every other tool is an agent's.
+/// The tools outside the catalogue that a reviewer's or admin's credential needs; every other
+/// such tool is an agent's. A catalogue tool's role is its operation's.
 const REVIEWER: &[&str] = &[
     "review_queue",
     "review_lessons",
     "unlink_lessons",
-    "org_pool",
-    "ingest_knowledge",
-    "record_decision",
-    "review_decisions",
     "build_digests",
     "define_eval_set",
     "run_evals",
@@ -139,7 +131,9 @@ const ADMIN: &[&str] = &[
 
 /// The role `tool` needs.
 pub fn role_needed(tool: &str) -> Role {
-    if ADMIN.contains(&tool) {
+    if let Some(entry) = catalogue::tool(tool) {
+        entry.role
+    } else if ADMIN.contains(&tool) {
         Role::Admin
     } else if REVIEWER.contains(&tool) {
         Role::Reviewer
@@ -171,9 +165,23 @@ pub fn refusal(tool: &str, grant: Option<&Grant>) -> Option<ToolError> {
     None
 }
 
-/// Every tool's name, from the groups.
+/// The tools of `group`: those listed in [`GROUPS`] and the catalogue's that name it.
+pub fn members(group: &str) -> Vec<&'static str> {
+    let listed = GROUPS
+        .iter()
+        .filter(|(g, _)| *g == group)
+        .flat_map(|(_, tools)| tools.iter().copied());
+    let catalogued = catalogue::entries()
+        .iter()
+        .filter_map(|e| e.tool)
+        .filter(|t| t.group == group)
+        .map(|t| t.name);
+    listed.chain(catalogued).collect()
+}
+
+/// Every tool's name, by group.
 pub fn every_tool() -> impl Iterator<Item = &'static str> {
-    GROUPS.iter().flat_map(|(_, tools)| tools.iter().copied())
+    GROUPS.iter().flat_map(|(group, _)| members(group))
 }
 
 /// The tools a connection may list and call; `None` is every tool.
@@ -208,11 +216,7 @@ impl ToolSelection {
                 .iter()
                 .find(|(alias, _)| *alias == name)
                 .map_or(&named[..], |(_, groups)| groups);
-            let tools: Vec<&str> = groups
-                .iter()
-                .filter_map(|g| GROUPS.iter().find(|(group, _)| group == g))
-                .flat_map(|(_, tools)| tools.iter().copied())
-                .collect();
+            let tools: Vec<&str> = groups.iter().flat_map(|g| members(g)).collect();
             if !tools.is_empty() {
                 chosen.extend(tools.into_iter().map(str::to_owned));
             } else if every_tool().any(|t| t == name) {
@@ -319,5 +323,22 @@ mod tests {
         assert!(refusal("embedder_status", Some(&scoped)).is_some());
         assert!(refusal("review_lessons", Some(&scoped)).is_none());
         assert!(refusal("embedder_train", None).is_none());
+        // A catalogue tool's role is its operation's.
+        assert!(refusal("record_decision", Some(&agent)).is_some());
+        assert!(refusal("recall_decisions", Some(&agent)).is_none());
+        assert!(refusal("record_decision", Some(&reviewer)).is_none());
+    }
+
+    #[test]
+    fn every_catalogue_tool_names_a_group_that_exists() {
+        for tool in catalogue::entries().iter().filter_map(|e| e.tool) {
+            assert!(
+                GROUPS.iter().any(|(g, _)| *g == tool.group),
+                "{} names the group {}",
+                tool.name,
+                tool.group
+            );
+            assert!(members(tool.group).contains(&tool.name), "{}", tool.name);
+        }
     }
 }

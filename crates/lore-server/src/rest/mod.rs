@@ -12,18 +12,15 @@
 //!   knows the router's real surface without a second, hand-kept list.
 
 mod agent_memory;
-mod decisions;
 mod digests;
 mod embedder;
 mod episodes;
 mod events;
 mod executions;
 mod insights;
-mod knowledge;
 mod lessons;
 mod memory;
 mod metrics;
-mod org;
 mod recall;
 mod review;
 
@@ -31,20 +28,21 @@ pub use events::change_event;
 
 use std::sync::Arc;
 
+use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::handler::Handler;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, Method, Uri};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::routing::{MethodFilter, on};
-use lore_core::model::AuthorKind;
 use lore_engine::Engine;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{ANONYMOUS, Access, Role};
+use crate::auth::{Access, Role};
+use crate::catalogue::{Door, Operation, Principal, Verb};
 use crate::error::ApiError;
 use crate::input::{self, Place};
 use crate::metrics::Metrics;
@@ -76,28 +74,14 @@ impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        Ok(match state.access.grant(&parts.headers)? {
-            // Open access binds loopback only (see `crate::server`): the machine's user owns
-            // the store file anyway, so the caller gets the server's own handle.
-            None => Self {
-                engine: state
-                    .engine
-                    .acting_as(ANONYMOUS)
-                    .as_author(AuthorKind::Human),
-                role: Role::Admin,
-                metrics: Arc::clone(&state.metrics),
-                authenticated: false,
-            },
-            Some(grant) => Self {
-                engine: state
-                    .engine
-                    .scoped(grant.scope)
-                    .acting_as(grant.token_id)
-                    .as_author(grant.role.author_kind()),
-                role: grant.role,
-                metrics: Arc::clone(&state.metrics),
-                authenticated: true,
-            },
+        let grant = state.access.grant(&parts.headers)?;
+        let authenticated = grant.is_some();
+        let (engine, role) = Principal::new(&state.engine, grant.as_ref(), Door::Rest).into_parts();
+        Ok(Self {
+            engine,
+            role,
+            metrics: Arc::clone(&state.metrics),
+            authenticated,
         })
     }
 }
@@ -141,8 +125,11 @@ impl Caller {
         F: FnOnce(&Engine) -> lore_core::Result<T> + Send + 'static,
         T: Send + 'static,
     {
-        let engine = self.engine;
-        Ok(tokio::task::spawn_blocking(move || call(&engine)).await??)
+        Ok(self.into_principal().run(call).await?)
+    }
+
+    fn into_principal(self) -> Principal {
+        Principal::from_parts(self.engine, self.role)
     }
 }
 
@@ -253,10 +240,12 @@ impl Routes {
     }
 }
 
-/// The `/v1` routes.
+/// The `/v1` routes: the catalogue's, then the ones still written here.
 pub fn routes() -> Routes {
     use Method as M;
-    Routes::new()
+    crate::catalogue::entries()
+        .iter()
+        .fold(Routes::new(), |routes, entry| (entry.mount)(routes))
         .on(M::GET, "/v1/openapi.json", openapi::document)
         .on(M::GET, "/v1/status", memory::status)
         .on(M::GET, "/v1/whoami", insights::whoami)
@@ -281,18 +270,7 @@ pub fn routes() -> Routes {
         .on(M::PATCH, "/v1/lessons/{id}", lessons::edit)
         .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
         .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
-        .on(M::POST, "/v1/lessons/{id}/propagate", org::propagate)
-        .on(M::GET, "/v1/org/members", org::members)
-        .on(M::POST, "/v1/org/pool", org::pool)
         .on(M::POST, "/v1/recall", recall::recall)
-        .on(M::POST, "/v1/knowledge/documents", knowledge::ingest)
-        .on(M::GET, "/v1/knowledge/documents", knowledge::list)
-        .on(M::POST, "/v1/knowledge/recall", knowledge::recall)
-        .on(M::POST, "/v1/context", knowledge::context)
-        .on(M::POST, "/v1/decisions", decisions::record)
-        .on(M::GET, "/v1/decisions", decisions::list)
-        .on(M::POST, "/v1/decisions/review", decisions::review)
-        .on(M::POST, "/v1/decisions/recall", decisions::recall)
         .on(M::POST, "/v1/digests/build", digests::build)
         .on(M::GET, "/v1/digests", digests::list)
         .on(M::GET, "/v1/digests/history", digests::history)
@@ -361,25 +339,65 @@ pub struct PageQuery {
     offset: Option<usize>,
 }
 
-/// Cuts a listing the Engine returns whole to the page asked for (every record from the start
-/// unless it says otherwise, at most [`lore_engine::MAX_PAGE`]), with the offset of the next
-/// page, as the store-paged listings answer.
-///
-/// # Errors
-/// 422 for a limit outside `1..=MAX_PAGE`, in the Engine's words for its own pages.
+/// [`crate::catalogue::window`], for the listings not in the catalogue yet.
 fn window<T>(
     items: Vec<T>,
     limit: Option<usize>,
     offset: Option<usize>,
 ) -> Result<(Vec<T>, Option<usize>), ApiError> {
-    let limit = limit.unwrap_or(lore_engine::MAX_PAGE);
-    if limit == 0 || limit > lore_engine::MAX_PAGE {
-        let why = format!("{limit} is outside 1 to {}", lore_engine::MAX_PAGE);
-        return Err(lore_core::Error::invalid("limit", why).into());
+    Ok(crate::catalogue::window(items, limit, offset)?)
+}
+
+/// Mounts `O`'s REST door: its input from the query string of a `GET`, else from the body,
+/// with the path's segments (`{id}`) as fields of the same input.
+pub(crate) fn mount<O: Operation>(routes: Routes) -> Routes {
+    let Some(rest) = O::REST else {
+        return routes;
+    };
+    match (rest.verb, rest.path.contains('{')) {
+        (Verb::Get, false) => routes.on(rest.verb.method(), rest.path, from_query::<O>),
+        (_, false) => routes.on(rest.verb.method(), rest.path, from_body::<O>),
+        (_, true) => routes.on(rest.verb.method(), rest.path, from_path_and_body::<O>),
     }
-    let offset = offset.unwrap_or(0);
-    let next = (items.len() > offset.saturating_add(limit)).then_some(offset + limit);
-    Ok((items.into_iter().skip(offset).take(limit).collect(), next))
+}
+
+async fn from_path_and_body<O: Operation>(
+    caller: Caller,
+    Path(segments): Path<std::collections::BTreeMap<String, String>>,
+    Body(mut fields): Body<serde_json::Map<String, serde_json::Value>>,
+) -> Result<(StatusCode, Json<O::Output>), ApiError> {
+    for (name, value) in segments {
+        if fields.contains_key(&name) {
+            let why = format!("`{name}` is given in the path; leave it out of the body");
+            return Err(lore_core::Error::invalid(name, why).into());
+        }
+        fields.insert(name, serde_json::Value::String(value));
+    }
+    let input = input::from_value(serde_json::Value::Object(fields), Place::Body)?;
+    answer::<O>(caller, input).await
+}
+
+async fn from_query<O: Operation>(
+    caller: Caller,
+    Params(input): Params<O::Input>,
+) -> Result<(StatusCode, Json<O::Output>), ApiError> {
+    answer::<O>(caller, input).await
+}
+
+async fn from_body<O: Operation>(
+    caller: Caller,
+    Body(input): Body<O::Input>,
+) -> Result<(StatusCode, Json<O::Output>), ApiError> {
+    answer::<O>(caller, input).await
+}
+
+async fn answer<O: Operation>(
+    caller: Caller,
+    input: O::Input,
+) -> Result<(StatusCode, Json<O::Output>), ApiError> {
+    let status = O::REST.map_or(StatusCode::OK, |r| r.status);
+    let output = caller.into_principal().invoke::<O>(input).await?;
+    Ok((status, Json(output)))
 }
 
 /// The page a listing asks for; 50 records from the start unless it says otherwise.

@@ -106,7 +106,12 @@ async fn documents_are_ingested_listed_and_recalled_through_rest_and_mcp() {
         Some(1),
         "{answer}"
     );
-    assert_eq!(structured["chunks"][0]["lines"], json!([3, 5]));
+    // The same field names as over REST.
+    let chunk = &structured["chunks"][0];
+    assert_eq!(
+        (&chunk["line_start"], &chunk["line_end"]),
+        (&json!(3), &json!(5))
+    );
     assert!(
         structured["text"]
             .as_str()
