@@ -268,7 +268,8 @@ fn find_word(text: &str, word: &str) -> Option<usize> {
     }
     let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
     text_l.match_indices(&word_l).map(|(at, _)| at).find(|&at| {
-        !alnum(text_l[..at].chars().next_back()) && !alnum(text_l[at + word_l.len()..].chars().next())
+        !alnum(text_l[..at].chars().next_back())
+            && !alnum(text_l[at + word_l.len()..].chars().next())
     })
 }
 
@@ -454,7 +455,10 @@ mod tests {
             task,
             "gridtool: sort: cannot read sort argument 'amount' (exit 2)",
         );
-        assert_eq!(error, "gridtool: sort: cannot read sort argument 'COLUMN' (exit 2)");
+        assert_eq!(
+            error,
+            "gridtool: sort: cannot read sort argument 'COLUMN' (exit 2)"
+        );
         // A value inside a longer word is not a value.
         let (kept, _) = tool.pattern(task, "gridtool sort sales.csv --key=amounts/down");
         assert_eq!(kept, "gridtool sort FILE --key=amounts/down");
