@@ -317,7 +317,7 @@ fn lore_bench_agent_refuses_bad_input_by_name() {
 /// the loop on the new tool: without memory it keeps guessing the forms the manual leaves out;
 /// with Lore, the lessons learned from its own corrections reach its prompt and at least halve
 /// its errors on the tasks after the first of each kind. Measured on seeds 1, 2 and 3 in this
-/// configuration (see docs/agent-bench.md), the reduction was 75 % or more on each, so half is
+/// configuration (see docs/agent-bench.md), the reduction was 83 % or more on each, so half is
 /// a margin, not the figure. One seed, six tasks, two arms, up to three attempts a task: about
 /// 30 model calls, 2 to 4 minutes at a load of 2 to 4.
 #[test]
