@@ -500,6 +500,38 @@ fn system_prompt(tool: &Tool) -> String {
     )
 }
 
+/// The agent's correction of a task it failed and then passed, written from what it saw: the
+/// operation, the command that passed and the one that failed with the tool's message.
+///
+/// Each part is there because the 1.5B model showed it is needed. The directive sentence holds
+/// the form (Lore makes a lesson's rule of a correction's directive sentences, and a directive
+/// that only points at "the form that worked" lost it). The form is a pattern, the task's
+/// values replaced by their slots' names, since the model copies an example's values. The
+/// sentence opens with the condition "When asked to OP (what the manual says OP does)", so
+/// Lore states when the lesson applies: recall then holds it back from a task of another
+/// operation of the same tool, whose form the model would copy, and finds it for a task worded
+/// as the manual words the operation ("Order the rows …" for `sort`).
+fn correction(tool: &Tool, task: &Task, good: &str, bad: &str, err: &str) -> String {
+    let op = good.split_whitespace().nth(1).unwrap_or(&task.kind);
+    let what = tool
+        .describe(op)
+        .map(|d| format!(" ({d})"))
+        .unwrap_or_default();
+    let (form, slots) = tool.pattern(task, good);
+    let (bad, _) = tool.pattern(task, bad);
+    let (err, _) = tool.pattern(task, err);
+    let values = match slots.as_slice() {
+        [] => "the task's own values".to_string(),
+        [one] => format!("the task's own {one}"),
+        [first @ .., last] => format!("the task's own {} and {last}", first.join(", ")),
+    };
+    format!(
+        "When asked to {op}{what}, write the {name} command in the form `{form}` with {values}. \
+         The command `{bad}` failed with: {err}",
+        name = tool.name
+    )
+}
+
 /// What one arm keeps between tasks.
 struct Memory {
     arm: Arm,
@@ -702,13 +734,7 @@ impl Harness<'_> {
             (memory.arm, run.passed, first_failure.as_ref())
         {
             let good = run.commands.last().expect("a passed run has a command");
-            // One directive sentence that carries the command: a lesson is made of the
-            // correction's directive, and "the form that worked" alone would lose the form.
-            let text = format!(
-                "Write this kind of {tool} command in the form `{good}` with the task's own \
-                 values, because `{bad}` failed with: {err}",
-                tool = tool.name
-            );
+            let text = correction(tool, task, good, bad, err);
             let lore = memory.lore.as_ref().expect("the Lore arm has a store");
             let (_, by_model) = lore.correct(&s, ex, &text, true)?;
             run.lesson_written = true;

@@ -165,6 +165,52 @@ impl Tool {
             .map_or("", |o| o.reference.as_str())
     }
 
+    /// What the manual says an operation does: the text after its name on the manual's line
+    /// for it, commas taken out so it reads as one clause. `None` when the manual has no line.
+    pub fn describe(&self, op: &str) -> Option<String> {
+        self.manual.lines().find_map(|line| {
+            let (name, what) = line.trim().split_once(char::is_whitespace)?;
+            (name == op).then(|| what.replace(',', "").trim().to_string())
+        })
+    }
+
+    /// `text` with each value of `task` that the task's own words spell out replaced by its
+    /// slot's name in capitals, and those names. What is left is the pattern a command of this
+    /// kind follows: a small model copies the values of a lesson's example into a task that has
+    /// others, so a lesson names the pattern. A value the task does not spell out (`down` for
+    /// "largest first") is part of the tool's language and stays.
+    pub fn pattern(&self, task: &Task, text: &str) -> (String, Vec<String>) {
+        let said = |value: &str| {
+            value
+                .split(',')
+                .all(|part| !part.is_empty() && find_word(&task.text, part).is_some())
+        };
+        let mut slots: Vec<(&String, &String)> = task
+            .expect
+            .iter()
+            .filter(|(k, v)| k.as_str() != "op" && said(v))
+            .collect();
+        // The longest value first, so a value inside another one is not replaced within it.
+        slots.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+        let mut out = text.to_string();
+        let mut names = Vec::new();
+        for (slot, value) in slots {
+            let name = slot.to_uppercase();
+            let (mut replaced, mut from) = (false, 0);
+            // Past each name put in, so a value spelled like its slot's name ends the search.
+            while let Some(at) = find_word(&out[from..], value).map(|at| at + from) {
+                out.replace_range(at..at + value.len(), &name);
+                from = at + name.len();
+                replaced = true;
+            }
+            if replaced {
+                names.push(name);
+            }
+        }
+        names.sort();
+        (out, names)
+    }
+
     /// Runs `command` as the simulated tool and checks its effect against `task`.
     pub fn run(&self, command: &str, task: &Task) -> Outcome {
         let command = command.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -211,6 +257,20 @@ impl Tool {
             Outcome::WrongResult("the output is not what the task asked for".into())
         }
     }
+}
+
+/// The byte offset of `word` in `text` where it stands whole: no letter or digit touches it on
+/// either side, so `id` is found in `fields:id,total` but not in `hidden`. Case-insensitive.
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    let (text_l, word_l) = (text.to_lowercase(), word.to_lowercase());
+    if word_l.is_empty() || text_l.len() != text.len() {
+        return None;
+    }
+    let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    text_l.match_indices(&word_l).map(|(at, _)| at).find(|&at| {
+        !alnum(text_l[..at].chars().next_back())
+            && !alnum(text_l[at + word_l.len()..].chars().next())
+    })
 }
 
 fn unquote(s: &str) -> &str {
@@ -382,6 +442,50 @@ mod tests {
             tool.run("gridtool filter sales.csv --keep=amount.gt.100", task),
             Outcome::WrongResult(_)
         ));
+    }
+
+    #[test]
+    fn a_pattern_names_the_tasks_values_and_keeps_the_tools_words() {
+        let tool = grid();
+        let task = &tool.tasks[0]; // Sort sales.csv by the column amount, largest first.
+        let (form, names) = tool.pattern(task, "gridtool sort sales.csv --key=amount/down");
+        assert_eq!(form, "gridtool sort FILE --key=COLUMN/down");
+        assert_eq!(names, ["COLUMN", "FILE"]);
+        let (error, _) = tool.pattern(
+            task,
+            "gridtool: sort: cannot read sort argument 'amount' (exit 2)",
+        );
+        assert_eq!(
+            error,
+            "gridtool: sort: cannot read sort argument 'COLUMN' (exit 2)"
+        );
+        // A value inside a longer word is not a value.
+        let (kept, _) = tool.pattern(task, "gridtool sort sales.csv --key=amounts/down");
+        assert_eq!(kept, "gridtool sort FILE --key=amounts/down");
+        // A value spelled like its slot's name is replaced once, not forever.
+        let mut odd = task.clone();
+        odd.text = "Sort file by the column amount, largest first.".into();
+        odd.expect.insert("file".into(), "file".into());
+        let (form, _) = tool.pattern(&odd, "gridtool sort file --key=amount/down");
+        assert_eq!(form, "gridtool sort FILE --key=COLUMN/down");
+
+        let flux = Tool::parse(SHIPPED[1].1).unwrap();
+        let select = &flux.tasks[0]; // From the stream orders keep only the fields id and total.
+        let (form, _) = flux.pattern(select, "fluxtool select orders fields:id,total");
+        assert_eq!(form, "fluxtool select STREAM fields:FIELDS");
+        let other = flux.tasks.iter().find(|t| t.kind == "rename").unwrap();
+        let (form, _) = flux.pattern(other, "fluxtool rename orders --as=total:amount");
+        assert_eq!(form, "fluxtool rename STREAM --as=FROM:TO");
+    }
+
+    #[test]
+    fn an_operation_is_described_by_its_manual_line() {
+        let tool = grid();
+        assert_eq!(
+            tool.describe("sort").as_deref(),
+            Some("order the rows of FILE by one column ascending or descending")
+        );
+        assert_eq!(tool.describe("join"), None);
     }
 
     #[test]

@@ -46,8 +46,9 @@ pub struct AgentArgs {
     /// Attempts at a task before it counts as failed.
     #[arg(long, default_value_t = 3)]
     pub max_steps: usize,
-    /// Lessons asked of `lore recall` per step.
-    #[arg(long, default_value_t = 2)]
+    /// Lessons asked of `lore recall` per step. One: a small model copies the form of any lesson
+    /// it is shown, and a second one is most often about another operation of the same tool.
+    #[arg(long, default_value_t = 1)]
     pub recall_limit: usize,
     /// Where the Lore arm's lessons come from: `proposer` (Lore's proposer with the same model
     /// writes them from the agent's correction) or `correction` (the correction distilled

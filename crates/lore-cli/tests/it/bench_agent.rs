@@ -314,14 +314,14 @@ fn lore_bench_agent_refuses_bad_input_by_name() {
 }
 
 /// The real local model (Qwen2.5-Coder-1.5B-Instruct, served by scripts/ci/model-server) runs
-/// the loop on the new tool: without memory it keeps guessing the forms the manual leaves out,
-/// and with Lore the lessons learned from its own corrections reach its prompt. Whether they
-/// halve its repeated errors is measured by `lore bench agent` over several seeds, not asserted
-/// on one: on one seed of six tasks the two arms have tied (6 and 6 errors after the first of
-/// each kind) as well as parted (8 against 2). A small configuration: one seed, six tasks, two
-/// arms, two attempts a task (about 3 to 6 minutes on 2 shared cores).
+/// the loop on the new tool: without memory it keeps guessing the forms the manual leaves out;
+/// with Lore, the lessons learned from its own corrections reach its prompt and at least halve
+/// its errors on the tasks after the first of each kind. Measured on seeds 1, 2 and 3 in this
+/// configuration (see docs/agent-bench.md), the reduction was 83 % or more on each, so half is
+/// a margin, not the figure. One seed, six tasks, two arms, up to three attempts a task: about
+/// 30 model calls, 2 to 4 minutes at a load of 2 to 4.
 #[test]
-fn a_real_model_runs_the_loop_and_lessons_reach_its_prompt() {
+fn a_real_model_repeats_fewer_mistakes_with_lore() {
     let Ok(server) = std::env::var("LORE_MODEL_SERVER") else {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
@@ -343,7 +343,7 @@ fn a_real_model_runs_the_loop_and_lessons_reach_its_prompt() {
         "--lessons",
         "correction",
         "--max-steps",
-        "2",
+        "3",
         "--seed",
         "1",
     ]);
@@ -352,12 +352,17 @@ fn a_real_model_runs_the_loop_and_lessons_reach_its_prompt() {
         "real model, phase B: none {none}\nlore {lore}\nload {} → {}, {} s",
         report["load_before"], report["load_after"], report["seconds"]
     );
-    // Without memory the model keeps guessing the forms the manual leaves out.
-    assert!(count(&none["errors_after_first"]) >= 3, "{none}");
-    assert!(count(&lore["lessons_shown"]) >= 2, "{lore}");
     assert_eq!(
         count(&lore["runs"]),
         count(&none["runs"]),
         "lore {lore} none {none}"
+    );
+    // Without memory the model keeps guessing the forms the manual leaves out.
+    assert!(count(&none["errors_after_first"]) >= 4, "{none}");
+    assert!(count(&lore["lessons_shown"]) >= 2, "{lore}");
+    assert!(
+        count(&lore["errors_after_first"]) * 2 <= count(&none["errors_after_first"]),
+        "with Lore, the errors after the first task of each kind are at most half of those \
+         without memory: lore {lore} none {none}"
     );
 }
