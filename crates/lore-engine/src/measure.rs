@@ -65,6 +65,7 @@ mod explore;
 
 pub(crate) use evidence::signals_failure;
 pub use evidence::{MATCH_AT, STRATUM_SHARE, TYPE_AT, Z, Z_OVERALL};
+pub(crate) use explore::standing;
 pub use explore::{EXPLORE_SHARE, HOLDOUT_SHARE, OPEN_HOLDOUT_SHARE, SETTLED_HOLDOUT_SHARE};
 
 use std::collections::{BTreeSet, HashMap, HashSet};

@@ -377,7 +377,7 @@ fn group_task_types<'a>(runs: &mut [Judged<'a>]) -> Vec<TaskType<'a>> {
 
 /// The words of an input that say what the task is: no function words, and nothing with a
 /// digit in it (counts, versions, identifiers change from run to run of one task).
-fn content_words(terms: &BTreeSet<String>) -> BTreeSet<String> {
+pub(super) fn content_words(terms: &BTreeSet<String>) -> BTreeSet<String> {
     terms
         .iter()
         .filter(|w| !STOPWORDS.contains(&w.as_str()))
