@@ -327,7 +327,10 @@ impl Engine {
                 evidence.measure_with_types(lesson, &HashSet::new(), &Helpers::new());
             if m.runs >= MIN_RUNS && m.difference > 0.0 && m.overall_difference >= 0.0 {
                 for t in own_types {
-                    helpers.entry(t).or_default().insert(lesson.id.clone());
+                    helpers
+                        .entry(t)
+                        .or_default()
+                        .insert(lesson.id.clone(), lesson.triggers.clone());
                 }
             }
         }

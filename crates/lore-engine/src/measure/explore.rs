@@ -18,6 +18,7 @@
 use std::collections::BTreeSet;
 
 use super::evidence::{content_words, terms};
+use super::{MIN_RUNS, OVERALL_MIN_RUNS};
 use crate::{Engine, RecallQuery};
 use lore_core::error::Result;
 use lore_core::id::LessonId;
@@ -165,14 +166,16 @@ impl Engine {
         )
     }
 
-    /// Whether `incumbent`, placed ahead of a near-tied `challenger` by its evidence, gives it
-    /// its place in this recall: when the incumbent's bound says it helps and the challenger is
-    /// still to be measured where `query` recalls it (never shown in a recorded run, or not yet
-    /// surely helpful there). The challenger's own holdout draw is the experiment's other arm:
+    /// Whether `incumbent`, placed ahead of a near-tied `challenger`, gives it its place in this
+    /// recall: when the challenger is still to be measured where `query` recalls it (never shown
+    /// in a recorded run, or its bound not yet sure there) and the incumbent is known better
+    /// than it (its bound says it helps, or it was judged over [`LINGER_AFTER`] runs and more
+    /// than the challenger). The challenger's own holdout draw is the experiment's other arm:
     /// the caller rotates only when the challenger was not drawn, so its control is the run
-    /// with the incumbent. Without it a challenger tied with a proven lesson is shown only where
-    /// that one sits out, too seldom in the very task it is about to be judged there: a rule
-    /// contradicting the right one stays approved, shown only where it does not apply.
+    /// with the incumbent. Without this a challenger tied with a better-known lesson is shown
+    /// only where that one sits out, too seldom in the very task it is about to be judged
+    /// there: a rule contradicting the right one stays approved, shown only where it does not
+    /// apply.
     pub fn rotates(incumbent: &Lesson, challenger: &Lesson, query: &str) -> bool {
         let u = &challenger.utility;
         let live = matches!(
@@ -181,10 +184,10 @@ impl Engine {
         );
         let measuring = u.activations == 0
             || Engine::holdout_share_for(challenger, query) > SETTLED_HOLDOUT_SHARE;
-        live && measuring
-            && !surely_hurts(challenger)
-            && standing(incumbent) >= PROVEN
-            && standing(challenger) < PROVEN
+        let judged = |l: &Lesson| l.utility.helped + l.utility.hurt;
+        let known_better = standing(incumbent) >= PROVEN
+            || (judged(incumbent) >= LINGER_AFTER && judged(incumbent) > judged(challenger));
+        live && measuring && !surely_hurts(challenger) && known_better
     }
 
     /// Whether a run showed the lesson after its latest transition: only new evidence (runs that
@@ -278,10 +281,12 @@ pub(crate) fn standing(lesson: &Lesson) -> f64 {
     }
 }
 
+/// Whether the gate's verdict on the lesson is that it hurts, over enough runs to say so.
 fn surely_hurts(lesson: &Lesson) -> bool {
     let u = &lesson.utility;
-    u.bounds.is_some_and(|[_, upper]| upper < 0.0)
-        || u.overall_bounds.is_some_and(|[_, upper]| upper < 0.0)
+    let judged = (u.helped + u.hurt) as usize;
+    (judged >= MIN_RUNS && u.bounds.is_some_and(|[_, upper]| upper < 0.0))
+        || (judged >= OVERALL_MIN_RUNS && u.overall_bounds.is_some_and(|[_, upper]| upper < 0.0))
 }
 
 /// A draw below `share`: from the key and the lesson when there is a key, else fresh.
