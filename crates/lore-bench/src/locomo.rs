@@ -579,6 +579,7 @@ pub(crate) fn turn_entry<'a>(
         conflicts_with: Cow::Borrowed(&[]),
         condition_match: None,
         personal: false,
+        standing: 0.0,
     }
 }
 

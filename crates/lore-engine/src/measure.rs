@@ -45,10 +45,18 @@
 //! and a lesson shown in at least [`STRATUM_SHARE`] of the judged runs of two or more types is
 //! judged in each of them, against that type's runs without it, with the same bounds and
 //! windows: it **hurts** when it hurts in any type, and **helps** when it helps in one and hurts
-//! in none. Within a type, only runs that showed the lessons known to help that type (their
-//! matched comparison says so) are compared: recall fills the place of a lesson that sits out
-//! with the next one, so a lesson shown outside its own task is shown mostly where that task's
-//! own lesson was missing. A lesson shown in one type is judged as above, on its matched runs.
+//! in none. Within a type, a run that left out a lesson known to help that type (its matched
+//! comparison says so) is compared only when that lesson's own error did not happen in it: recall fills the place of a lesson that sits out with the next
+//! one, so a lesson shown outside its own task is shown mostly where that task's own lesson was
+//! missing, and those runs fail for want of it; a rival that took the helper's place in the
+//! helper's own task and failed in its own way is judged on that run. A lesson shown in one
+//! type is judged as above, on its matched runs.
+//!
+//! Recall breaks near-ties by evidence (`standing`), so a lesson still to be measured that
+//! ties with a better-known one would seldom be shown in its own task; it takes that one's
+//! place in the recalls that do not hold it out ([`Engine::rotates`]), whose control is then
+//! the run with the better-known lesson. How often a lesson is held out follows the task type
+//! of the recall ([`Engine::holdout_share_for`]).
 //!
 //! Several lessons are often shown together, so a run that failed because of one would count
 //! against all of them. Blame goes where it belongs: a first pass finds the lessons that hurt;
@@ -65,6 +73,7 @@ mod explore;
 
 pub(crate) use evidence::signals_failure;
 pub use evidence::{MATCH_AT, STRATUM_SHARE, TYPE_AT, Z, Z_OVERALL};
+pub(crate) use explore::standing;
 pub use explore::{EXPLORE_SHARE, HOLDOUT_SHARE, OPEN_HOLDOUT_SHARE, SETTLED_HOLDOUT_SHARE};
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -326,7 +335,10 @@ impl Engine {
                 evidence.measure_with_types(lesson, &HashSet::new(), &Helpers::new());
             if m.runs >= MIN_RUNS && m.difference > 0.0 && m.overall_difference >= 0.0 {
                 for t in own_types {
-                    helpers.entry(t).or_default().insert(lesson.id.clone());
+                    helpers
+                        .entry(t)
+                        .or_default()
+                        .insert(lesson.id.clone(), lesson.triggers.clone());
                 }
             }
         }

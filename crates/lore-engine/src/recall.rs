@@ -25,9 +25,9 @@ use lore_core::scope::{Scope, SkillPath};
 use lore_recall::applies::{QueryWords, condition_match};
 use lore_recall::lessons::{self, IndexInfo, RecallIndex, SharedIndex, Shown};
 use lore_recall::{
-    Eligibility, Embedder, EmbedderId, Entries, Entry, Explanation, Hit, MemoryFilter,
-    NON_INFERABLE_TAG, QueryShape, RankedList, RecallConfig, Scale, Source, Tokenizer, calibrate,
-    run,
+    Decision, DropReason, Eligibility, Embedder, EmbedderId, Entries, Entry, Explanation, Hit,
+    MemoryFilter, NEAR_TIE, NON_INFERABLE_TAG, QueryShape, RankedList, RecallConfig, Recalled,
+    Scale, Source, Tokenizer, calibrate, run,
 };
 
 /// What [`Engine::reembed`] did.
@@ -254,9 +254,9 @@ impl Engine {
             .iter()
             .copied()
             .filter(|&slot| {
-                index
-                    .doc(slot)
-                    .is_some_and(|d| Engine::held_out(&d.lesson, query.explore.as_deref()))
+                index.doc(slot).is_some_and(|d| {
+                    Engine::held_out_for(&d.lesson, &query.text, query.explore.as_deref())
+                })
             })
             .collect();
         let words = QueryWords::of(&query.text);
@@ -302,6 +302,9 @@ impl Engine {
         // Only a lesson that would have been placed is held out: the recall is made whole
         // first, and made again without the drawn lessons only when one of them was placed.
         let mut recalled = pipeline(&HashSet::new());
+        let mut drawn = drawn;
+        let rotated = rotated(index, &recalled, &drawn, query);
+        drawn.extend(rotated);
         let held_out: Vec<LessonId> = recalled
             .packed
             .items
@@ -525,6 +528,7 @@ impl Engine {
                         .and_then(|id| sessions.get(id).cloned().flatten()),
                     age_hours: age_hours(lesson.updated_at, now),
                     reliability: reliability(lesson),
+                    standing: crate::measure::standing(lesson),
                     utility: lesson.utility.utility,
                     confidence: lesson.confidence,
                     eligibility: self.eligibility(lesson),
@@ -587,6 +591,51 @@ impl Engine {
             s => Eligibility::Ineligible(format!("status {}", s.as_str())),
         }
     }
+}
+
+/// The placed lessons that give their place this time to a near-tied candidate still under
+/// measurement ([`Engine::rotates`]): only a candidate the limit left out, and that this recall
+/// did not draw to sit out, competes for it.
+fn rotated(
+    index: &RecallIndex,
+    recalled: &Recalled,
+    drawn: &HashSet<u32>,
+    query: &RecallQuery,
+) -> Vec<u32> {
+    let score = |id: &str| {
+        recalled
+            .explain
+            .iter()
+            .find(|e| e.id == id)
+            .map(|e| e.score)
+    };
+    let left_out: Vec<(&Lesson, f64)> = recalled
+        .explain
+        .iter()
+        .filter(|e| {
+            matches!(
+                &e.decision,
+                Decision::Dropped {
+                    why: DropReason::OverLimit
+                }
+            )
+        })
+        .filter_map(|e| index.lesson(&e.id).map(|found| (found, e.score)))
+        .filter(|((slot, _), _)| !drawn.contains(slot))
+        .map(|((_, lesson), score)| (lesson, score))
+        .collect();
+    recalled
+        .packed
+        .items
+        .iter()
+        .filter_map(|item| Some((index.lesson(&item.id)?, score(&item.id)?)))
+        .filter(|((_, placed), at)| {
+            left_out.iter().any(|(rival, s)| {
+                (at - s).abs() < NEAR_TIE && Engine::rotates(placed, rival, &query.text)
+            })
+        })
+        .map(|((slot, _), _)| slot)
+        .collect()
 }
 
 fn fingerprint_candidates(

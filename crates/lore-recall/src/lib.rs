@@ -216,6 +216,9 @@ pub struct Entry<'a> {
     /// Whether it is the caller's own rather than shared: it gets
     /// [`RecallConfig::personal_boost`].
     pub personal: bool,
+    /// How firmly measurement and curation vouch for it, higher first: what breaks a near-tie
+    /// of scores ([`NEAR_TIE`]) instead of recency. 0 when nothing does.
+    pub standing: f64,
 }
 
 /// Why a candidate was left out.
@@ -327,7 +330,7 @@ mod config;
 mod pipeline;
 
 pub use config::{RecallConfig, RecallConfigBuilder};
-pub use pipeline::{Scored, rank, run};
+pub use pipeline::{NEAR_TIE, Scored, rank, run};
 
 fn check_range(what: &str, value: f64, lo: f64, hi: f64) -> Result<()> {
     if value.is_finite() && (lo..=hi).contains(&value) {
@@ -368,6 +371,7 @@ pub(crate) mod tests {
             tiers: vec![text.to_owned()].into(),
             condition_match: None,
             personal: false,
+            standing: 0.0,
         }
     }
 }

@@ -11,6 +11,11 @@ use super::{
     Tokenizer, fuse, pack, recency,
 };
 
+/// Scores closer than this are a tie. What tells them apart then (recency, a word more or less)
+/// says nothing about which memory works, so measurement and curation decide
+/// ([`Entry::standing`]): a newer lesson does not take the place of a better-evidenced one.
+pub const NEAR_TIE: f64 = 0.02;
+
 /// A fused candidate with its score's parts and its score.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scored {
@@ -101,7 +106,8 @@ pub fn run(
     if config.non_inferable_only {
         filters.push(&NonInferableOnly);
     }
-    let survivors = filter_stage(&scored, entries, config, &filters, &mut drop);
+    let mut survivors = filter_stage(&scored, entries, config, &filters, &mut drop);
+    break_ties(&mut survivors);
     let pool_size = config.limit.saturating_mul(config.pool_multiplier);
     for (entry, _) in survivors.iter().skip(pool_size) {
         drop(&entry.id, DropReason::OutsidePool);
@@ -194,6 +200,35 @@ fn filter_stage<'e, 'a>(
         }
     }
     survivors
+}
+
+/// Orders each run of near-tied candidates ([`NEAR_TIE`] from the run's first) by standing,
+/// best first, and gives them the run's best score as MMR's relevance, so MMR keeps that order
+/// (its ties keep the earlier item). A run whose standings are all equal is left alone: there
+/// is no evidence to go by, and the scores' own order stands.
+fn break_ties(survivors: &mut [(&Entry<'_>, f64)]) {
+    let mut start = 0;
+    while start < survivors.len() {
+        let top = survivors[start].1;
+        let len = survivors[start..]
+            .iter()
+            .take_while(|(_, score)| top - score < NEAR_TIE)
+            .count();
+        let group = &mut survivors[start..start + len];
+        start += len;
+        let first = group[0].0.standing;
+        if group.iter().all(|(e, _)| e.standing == first) {
+            continue;
+        }
+        group.sort_by(|a, b| {
+            b.0.standing
+                .total_cmp(&a.0.standing)
+                .then(b.1.total_cmp(&a.1))
+        });
+        for (_, score) in group.iter_mut() {
+            *score = top;
+        }
+    }
 }
 
 /// The candidate's relevance when it is below `floor`: its calibrated text relevance, or
@@ -506,6 +541,47 @@ mod tests {
         );
         assert_eq!(why("m5"), DropReason::OutsidePool);
         assert!(matches!(why("m2"), DropReason::OverLimit));
+    }
+
+    /// Two lessons at full relevance: recency would put the newer first. Evidence decides a
+    /// near-tie instead; with no evidence on either side the scores' order stands.
+    #[test]
+    fn a_near_tie_goes_to_the_better_evidenced_candidate_not_the_newer() {
+        let full = RankedList {
+            source: Source::Sparse,
+            hits: ["new", "old"]
+                .iter()
+                .map(|id| Hit {
+                    id: (*id).to_owned(),
+                    score: 12.0,
+                })
+                .collect(),
+            scale: crate::Scale::Calibrated {
+                zero: 2.0,
+                one: 10.0,
+            },
+        };
+        let config = RecallConfig::builder().limit(1).build().unwrap();
+        let aged = |id: &str, age_hours: f64, standing: f64| {
+            let mut e = entry(id, id);
+            e.age_hours = age_hours;
+            e.standing = standing;
+            e
+        };
+        let lists = [full];
+        let e = entries(vec![aged("new", 0.0, 1.5), aged("old", 400.0, 2.6)]);
+        let r = plain(&lists, &e, &config);
+        assert_eq!(kept(&r), ["old"]);
+        let score = |id: &str| r.explain.iter().find(|x| x.id == id).unwrap().score;
+        assert!(
+            score("new") > score("old"),
+            "the scores themselves are unchanged"
+        );
+        let e = entries(vec![aged("new", 0.0, 1.5), aged("old", 400.0, 1.5)]);
+        assert_eq!(kept(&plain(&lists, &e, &config)), ["new"]);
+        // Past the tie, relevance decides whatever the evidence.
+        let e = entries(vec![aged("new", 0.0, 1.5), aged("old", 4000.0, 2.6)]);
+        assert_eq!(kept(&plain(&lists, &e, &config)), ["new"]);
     }
 
     #[test]

@@ -830,16 +830,23 @@ mod tests {
             .collect();
         assert_eq!(r.good_lessons_suppressed, 0, "{why:#?}");
         assert!(r.good_lessons >= 2 * 6, "{}", r.good_lessons);
-        // Every recall now holds lessons under measurement out, which costs the simulated agent
-        // the runs they sit out and the planted lessons some of their exposure in the 32 runs of
-        // the stress phase. The contradictory lesson is not asserted: its constraint failure
-        // teaches the agent a correction that then outranks it, so it is shown two to four
-        // times where it applies, too few for a verdict (docs/learning-bench.md has the
-        // figures). Measured on these two seeds: recurrence 0.79, precision 0.76 (0.85 and 0.78
-        // before a recurring fingerprint alone made a candidate lesson, whose early warning
-        // takes a slot in the runs before the fix is known).
+        // Every recall holds lessons under measurement out, which costs the simulated agent the
+        // runs they sit out. Recall breaks near-ties by evidence, and a lesson still to be
+        // measured takes a better-known one's place where they tie, so the planted lessons are
+        // shown in their own task until judged: the harmful one is suppressed, and the
+        // contradictory one sometimes (its own error it prevents; only the comparison of any
+        // failure, over 5 runs in one task type, can find it within the 32 runs of the stress
+        // phase). Showing them costs precision. Measured on these two seeds: recurrence 0.81,
+        // precision 0.74, harmful and contradictory each suppressed in 1 of 2 (0.79, 0.76,
+        // 1 and 0 before near-ties went to evidence).
         assert!(r.harmful_suppressed >= 1, "{}", r.harmful_suppressed);
-        assert!(r.recurrence_reduction >= 0.75, "{}", r.recurrence_reduction);
-        assert!(r.retrieval_precision >= 0.75, "{}", r.retrieval_precision);
+        assert!(
+            r.harmful_suppressed + r.contradictory_suppressed >= 2,
+            "harmful {}, contradictory {}",
+            r.harmful_suppressed,
+            r.contradictory_suppressed
+        );
+        assert!(r.recurrence_reduction >= 0.8, "{}", r.recurrence_reduction);
+        assert!(r.retrieval_precision >= 0.72, "{}", r.retrieval_precision);
     }
 }

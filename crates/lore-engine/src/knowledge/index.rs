@@ -742,6 +742,7 @@ pub(crate) fn entries<T: Item>(
             tiers: Cow::Borrowed(&index.rendered[i][..]),
             condition_match: None,
             personal: false,
+            standing: 0.0,
         });
     }
     out

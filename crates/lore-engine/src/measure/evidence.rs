@@ -107,9 +107,9 @@ impl TaskType<'_> {
     }
 }
 
-/// Per task type, the lessons that help its runs: a run of the type that left one out is no
-/// like-for-like evidence about another lesson.
-pub(super) type Helpers = HashMap<usize, HashSet<LessonId>>;
+/// Per task type, the lessons that help its runs, with their trigger fingerprints: a run of the
+/// type that left one out and failed for want of it is no evidence about another lesson.
+pub(super) type Helpers = HashMap<usize, HashMap<LessonId, Vec<String>>>;
 
 pub(super) struct Evidence<'a> {
     pub(super) runs: Vec<Judged<'a>>,
@@ -224,11 +224,17 @@ impl<'a> Evidence<'a> {
             };
             // Recall fills the place of a lesson that sits out with the next one, so a lesson
             // shown outside its own task is shown most often where that task's own lesson was
-            // not, and those runs fail for want of it: within a type, only runs that showed
-            // the lessons known to help there are compared.
-            let without_a_helper = helpers.get(&run.task_type).is_some_and(|ids| {
-                ids.iter()
-                    .any(|id| *id != lesson.id && !run.execution.lessons_shown.contains(id))
+            // not, and those runs fail for want of it: within a type, a run that left out a
+            // lesson known to help there is compared only when that lesson's error did not
+            // happen in it (one without triggers: never). A run where a rival took the helper's
+            // place in the helper's own task and failed in its own way is the rival's evidence.
+            let without_a_helper = helpers.get(&run.task_type).is_some_and(|known| {
+                known.iter().any(|(id, triggers)| {
+                    *id != lesson.id
+                        && !run.execution.lessons_shown.contains(id)
+                        && (triggers.is_empty()
+                            || triggers.iter().any(|t| run.fingerprints.contains(t)))
+                })
             });
             if !without_a_helper {
                 if last_shown.is_some_and(|last| run.execution.timestamp <= last) {
@@ -377,7 +383,7 @@ fn group_task_types<'a>(runs: &mut [Judged<'a>]) -> Vec<TaskType<'a>> {
 
 /// The words of an input that say what the task is: no function words, and nothing with a
 /// digit in it (counts, versions, identifiers change from run to run of one task).
-fn content_words(terms: &BTreeSet<String>) -> BTreeSet<String> {
+pub(super) fn content_words(terms: &BTreeSet<String>) -> BTreeSet<String> {
     terms
         .iter()
         .filter(|w| !STOPWORDS.contains(&w.as_str()))

@@ -17,7 +17,8 @@
 
 use std::collections::BTreeSet;
 
-use super::evidence::terms;
+use super::evidence::{content_words, terms};
+use super::{MIN_RUNS, OVERALL_MIN_RUNS};
 use crate::{Engine, RecallQuery};
 use lore_core::error::Result;
 use lore_core::id::LessonId;
@@ -47,6 +48,10 @@ pub const SETTLED_HOLDOUT_SHARE: f64 = 0.03;
 /// bound of its difference is above this, hurts for sure when the upper bound is below minus
 /// this. A suppression on evidence that clear is not explored again.
 pub const SETTLED_MARGIN: f64 = 0.2;
+/// The standing ([`standing`]) from which a lesson's bound says it helps.
+const PROVEN: f64 = 2.0;
+/// How close a query must be to a task type ([`of_type`]) to be taken as of that type.
+const TYPE_CLOSENESS: f64 = 0.5;
 /// Share of a lesson's words (or the query's, if fewer) that must appear in the query.
 const WORD_OVERLAP: f64 = 0.3;
 /// The audit reason the gate writes when it suppresses.
@@ -103,41 +108,86 @@ impl Engine {
     ///   has spoken, and every further held-out run is a failure an agent need not have had.
     ///
     /// The last two only while the comparison of any failure does not lean towards harm: a
-    /// lesson may prevent its own error and cause another.
+    /// lesson may prevent its own error and cause another. This is the share over all its runs;
+    /// a recall uses [`Engine::holdout_share_for`], which follows the task types.
     pub fn holdout_share(lesson: &Lesson) -> f64 {
         let u = &lesson.utility;
-        let live = matches!(lesson.status, LessonStatus::Trial | LessonStatus::Approved);
-        if !live || u.activations == 0 || u.helped + u.hurt >= SETTLED_AFTER {
+        if !in_experiment(lesson) {
             return 0.0;
         }
-        // A lesson that prevents its own error by causing another looks helpful on its own
-        // error alone: while the comparison of any failure leans towards harm (the centre of
-        // its bounds below zero), the experiment stays balanced. Its bounds themselves are too
-        // wide to wait for: every failure of a run counts there, most of them not the lesson's.
-        let unharmful = u
-            .overall_bounds
-            .is_none_or(|[lower, upper]| lower + upper >= 0.0);
-        match u.bounds {
-            Some([lower, _]) if lower > SETTLED_MARGIN && unharmful => SETTLED_HOLDOUT_SHARE,
-            Some([lower, _]) if lower > 0.0 && unharmful => HOLDOUT_SHARE,
-            _ if unharmful && u.helped + u.hurt < LINGER_AFTER => HOLDOUT_SHARE,
-            _ => OPEN_HOLDOUT_SHARE,
+        share_for(u.bounds, u.overall_bounds, u.helped + u.hurt)
+    }
+
+    /// The share of recalls of `query` that leave `lesson` out: as [`Engine::holdout_share`],
+    /// but from the bounds of the task type the query is of, when the lesson is judged per task
+    /// type (`utility.stratum_bounds`); when the query is as close to several types, the least
+    /// decided of them. A lesson sure to help its own type is shown there almost always, and
+    /// held out of another type it is shown in as much as that type still needs: without that,
+    /// a type it harms would have nothing to compare with. A query of no judged type gets the
+    /// share over all its runs.
+    pub fn holdout_share_for(lesson: &Lesson, query: &str) -> f64 {
+        if !in_experiment(lesson) {
+            return 0.0;
         }
+        let words = content_words(&terms(query).collect());
+        let typed: Vec<(f64, f64)> = lesson
+            .utility
+            .stratum_bounds
+            .iter()
+            .map(|t| {
+                let share = share_for(Some(t.bounds), Some(t.overall_bounds), t.runs);
+                (of_type(&words, &t.task_type), share)
+            })
+            .filter(|(closeness, _)| *closeness >= TYPE_CLOSENESS)
+            .collect();
+        let closest = typed.iter().map(|(c, _)| *c).fold(0.0, f64::max);
+        typed
+            .iter()
+            .filter(|(c, _)| *c >= closest)
+            .map(|(_, share)| *share)
+            .reduce(f64::max)
+            .unwrap_or_else(|| Engine::holdout_share(lesson))
     }
 
     /// Whether this recall leaves `lesson` out to measure it ([`Engine::holdout_share`]). With
     /// the run's `key` the draw is a hash of the key and the lesson's ID, so a replay holds out
     /// the same lessons; without one it is a fresh random draw.
     pub fn held_out(lesson: &Lesson, key: Option<&str>) -> bool {
-        let share = Engine::holdout_share(lesson);
-        if share <= 0.0 {
-            return false;
-        }
-        let drawn = match key {
-            Some(key) => draw(&format!("hold:{key}"), &lesson.id),
-            None => lore_core::id::random_unit(),
-        };
-        drawn < share
+        drawn_below(Engine::holdout_share(lesson), "hold", lesson, key)
+    }
+
+    /// [`Engine::held_out`] for a recall of `query`, at [`Engine::holdout_share_for`].
+    pub fn held_out_for(lesson: &Lesson, query: &str, key: Option<&str>) -> bool {
+        drawn_below(
+            Engine::holdout_share_for(lesson, query),
+            "hold",
+            lesson,
+            key,
+        )
+    }
+
+    /// Whether `incumbent`, placed ahead of a near-tied `challenger`, gives it its place in this
+    /// recall: when the challenger is still to be measured where `query` recalls it (never shown
+    /// in a recorded run, or its bound not yet sure there) and the incumbent is known better
+    /// than it (its bound says it helps, or it was judged over [`LINGER_AFTER`] runs and more
+    /// than the challenger). The challenger's own holdout draw is the experiment's other arm:
+    /// the caller rotates only when the challenger was not drawn, so its control is the run
+    /// with the incumbent. Without this a challenger tied with a better-known lesson is shown
+    /// only where that one sits out, too seldom in the very task it is about to be judged
+    /// there: a rule contradicting the right one stays approved, shown only where it does not
+    /// apply.
+    pub fn rotates(incumbent: &Lesson, challenger: &Lesson, query: &str) -> bool {
+        let u = &challenger.utility;
+        let live = matches!(
+            challenger.status,
+            LessonStatus::Trial | LessonStatus::Approved
+        );
+        let measuring = u.activations == 0
+            || Engine::holdout_share_for(challenger, query) > SETTLED_HOLDOUT_SHARE;
+        let judged = |l: &Lesson| l.utility.helped + l.utility.hurt;
+        let known_better = standing(incumbent) >= PROVEN
+            || (judged(incumbent) >= LINGER_AFTER && judged(incumbent) > judged(challenger));
+        live && measuring && !surely_hurts(challenger) && known_better
     }
 
     /// Whether a run showed the lesson after its latest transition: only new evidence (runs that
@@ -169,6 +219,86 @@ impl Engine {
             e.to == Some(LessonStatus::Suppressed) && e.reason.starts_with(SUPPRESSED_BY_MEASURE)
         }))
     }
+}
+
+/// A live lesson a recorded run showed, not yet judged over [`SETTLED_AFTER`] runs.
+fn in_experiment(lesson: &Lesson) -> bool {
+    let u = &lesson.utility;
+    matches!(lesson.status, LessonStatus::Trial | LessonStatus::Approved)
+        && u.activations > 0
+        && u.helped + u.hurt < SETTLED_AFTER
+}
+
+/// The holdout share for one comparison's bounds over `judged` runs that showed the lesson.
+fn share_for(bounds: Option<[f64; 2]>, overall: Option<[f64; 2]>, judged: u64) -> f64 {
+    // A lesson that prevents its own error by causing another looks helpful on its own
+    // error alone: while the comparison of any failure leans towards harm (the centre of
+    // its bounds below zero), the experiment stays balanced. Its bounds themselves are too
+    // wide to wait for: every failure of a run counts there, most of them not the lesson's.
+    let unharmful = overall.is_none_or(|[lower, upper]| lower + upper >= 0.0);
+    match bounds {
+        Some([lower, _]) if lower > SETTLED_MARGIN && unharmful => SETTLED_HOLDOUT_SHARE,
+        Some([lower, _]) if lower > 0.0 && unharmful => HOLDOUT_SHARE,
+        _ if unharmful && judged < LINGER_AFTER => HOLDOUT_SHARE,
+        _ => OPEN_HOLDOUT_SHARE,
+    }
+}
+
+/// How close a query (its content words) is to the task type named by `name`, the words every
+/// run of the type shares: the share of the smaller of the two that is shared. A step of a task
+/// carries only part of its type's words, and a type's name only its first words.
+fn of_type(query: &BTreeSet<String>, name: &str) -> f64 {
+    let type_words: BTreeSet<String> = terms(name).collect();
+    let smaller = type_words.len().min(query.len());
+    if smaller == 0 {
+        return 0.0;
+    }
+    type_words.intersection(query).count() as f64 / smaller as f64
+}
+
+/// How firmly measurement and curation vouch for a lesson, higher first: what breaks a near-tie
+/// in recall ([`lore_recall::NEAR_TIE`]) instead of recency. A lesson whose bound says it helps
+/// comes first, the surer the higher; then one not yet judged, approved before trial, then by
+/// confidence; one whose bound says it hurts last.
+pub(crate) fn standing(lesson: &Lesson) -> f64 {
+    let u = &lesson.utility;
+    if surely_hurts(lesson) {
+        return 0.0;
+    }
+    let unharmful = u
+        .overall_bounds
+        .is_none_or(|[lower, upper]| lower + upper >= 0.0);
+    match u.bounds {
+        Some([lower, _]) if lower > 0.0 && unharmful => PROVEN + lower.min(1.0),
+        _ => {
+            let approved = if lesson.status == LessonStatus::Approved {
+                0.5
+            } else {
+                0.0
+            };
+            1.0 + approved + 0.4 * lesson.confidence.clamp(0.0, 1.0)
+        }
+    }
+}
+
+/// Whether the gate's verdict on the lesson is that it hurts, over enough runs to say so.
+fn surely_hurts(lesson: &Lesson) -> bool {
+    let u = &lesson.utility;
+    let judged = (u.helped + u.hurt) as usize;
+    (judged >= MIN_RUNS && u.bounds.is_some_and(|[_, upper]| upper < 0.0))
+        || (judged >= OVERALL_MIN_RUNS && u.overall_bounds.is_some_and(|[_, upper]| upper < 0.0))
+}
+
+/// A draw below `share`: from the key and the lesson when there is a key, else fresh.
+fn drawn_below(share: f64, salt: &str, lesson: &Lesson, key: Option<&str>) -> bool {
+    if share <= 0.0 {
+        return false;
+    }
+    let drawn = match key {
+        Some(key) => draw(&format!("{salt}:{key}"), &lesson.id),
+        None => lore_core::id::random_unit(),
+    };
+    drawn < share
 }
 
 fn overlaps(lesson: &Lesson, query: &BTreeSet<String>) -> bool {
