@@ -531,6 +531,16 @@ impl Store for SqliteStore {
         search::search(&self.conn(), query, filter, limit)
     }
 
+    #[instrument(skip_all)]
+    fn search_lessons(
+        &self,
+        query: &str,
+        filter: &ListFilter,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
+        search::search_lessons(&self.conn(), query, filter, limit)
+    }
+
     fn lesson_revision(&self) -> Result<u64> {
         vectors::revision(&self.conn())
     }
