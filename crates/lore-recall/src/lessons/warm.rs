@@ -319,3 +319,105 @@ fn stored_or_embedded(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BuiltinEmbedder;
+    use lore_core::ports::store::{OnDuplicate, Record};
+    use lore_sqlite::{OpenMode, SqliteStore};
+
+    fn lesson(n: usize) -> Lesson {
+        let at = "2026-03-01T12:00:00Z";
+        serde_json::from_value(serde_json::json!({
+            "id": LessonId::generate(chrono::Utc::now()),
+            "skill": "ops/deploy",
+            "mistake": format!("mistake {n}"),
+            "root_cause": "cause",
+            "rule": format!("rule {n}: check field f{n}"),
+            "applies_when": "always",
+            "tiers": {"summary": format!("rule {n}"), "condition": "", "action": "", "rationale": ""},
+            "confidence": 0.8,
+            "source": "manual",
+            "status": "approved",
+            "created_at": at,
+            "updated_at": at,
+        }))
+        .unwrap()
+    }
+
+    /// The build cannot swap its index in while a query holds the lock; meanwhile the state is
+    /// warming and a lesson is written. Once the build is in, the next query's index has it.
+    #[test]
+    fn a_lesson_written_while_the_index_builds_is_in_it_once_ready() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> =
+            Arc::new(SqliteStore::open(dir.path().join("lore.db"), OpenMode::Create).unwrap());
+        let records: Vec<Record> = (0..200).map(|n| Record::Lesson(lesson(n))).collect();
+        store.write(&records, OnDuplicate::Fail).unwrap();
+        let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::with_dim(16).unwrap());
+        let statuses = [LessonStatus::Approved];
+        let shared = SharedIndex::default();
+        let warmup = Arc::new(Warmup::default());
+        warmup.background();
+        assert_eq!(
+            state(&shared, &warmup),
+            IndexState::Warming,
+            "nothing built yet"
+        );
+
+        let held = shared.write().unwrap();
+        warmup.start(&shared, &store, &embedder, &statuses);
+        assert_eq!(state(&shared, &warmup), IndexState::Warming);
+        let late = lesson(999);
+        store
+            .write(&[Record::Lesson(late.clone())], OnDuplicate::Fail)
+            .unwrap();
+        drop(held);
+
+        while warmup.is_building() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(state(&shared, &warmup), IndexState::Ready);
+        let guard = fresh_or_start(&shared, &warmup, &store, &embedder, &statuses)
+            .unwrap()
+            .expect("the built index is there");
+        let index = guard.as_ref().unwrap();
+        assert!(index.lesson(late.id.as_str()).is_some());
+        assert_eq!(index.info().lessons, 201);
+    }
+
+    /// A provisional index holds only the retrievable lessons it was given, with vectors, and
+    /// says where it came from; making it writes nothing to the store.
+    #[test]
+    fn a_provisional_index_holds_what_it_was_given_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Create).unwrap();
+        let mut lessons: Vec<Lesson> = (0..3).map(lesson).collect();
+        lessons[2].status = LessonStatus::Rejected;
+        let records: Vec<Record> = lessons.iter().cloned().map(Record::Lesson).collect();
+        store.write(&records, OnDuplicate::Fail).unwrap();
+        let revision = store.lesson_revision().unwrap();
+        let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::with_dim(16).unwrap());
+        let index = RecallIndex::provisional(
+            &store,
+            &embedder,
+            &[LessonStatus::Approved],
+            lessons.clone(),
+        )
+        .unwrap();
+        assert_eq!(index.info().origin, IndexOrigin::Warming);
+        assert_eq!(index.info().lessons, 2);
+        assert!(index.lesson(lessons[2].id.as_str()).is_none());
+        let (slot, _) = index.lesson(lessons[0].id.as_str()).unwrap();
+        assert_eq!(index.dense.vector(slot).len(), 16);
+        assert!(
+            store
+                .vectors(&Scope::unrestricted(), None)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(store.lesson_revision().unwrap(), revision);
+        assert!(store.index_state("embedder").unwrap().is_none());
+    }
+}
