@@ -29,7 +29,7 @@
 //! used (damaged, another embedder or fit, too many slots gone) is rebuilt from the store with
 //! a warning.
 //!
-//! A server does not wait for any of this: [`warm`] builds the index in the background and
+//! A server does not wait for any of this: [`Warmup`] builds the index in the background and
 //! answers from the store's own search meanwhile.
 
 mod warm;
@@ -96,7 +96,7 @@ pub enum IndexOrigin {
         added: usize,
     },
     /// Made for one query from the lessons the store's own search found, while the full index
-    /// builds in the background ([`warm`]).
+    /// builds in the background ([`Warmup`]).
     Warming,
 }
 
