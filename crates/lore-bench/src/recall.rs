@@ -68,6 +68,15 @@ struct SizeReport {
     ann: bool,
     /// Bytes the vector index holds per lesson: float vectors, int8 codes and graph links.
     vector_bytes_per_lesson: f64,
+    /// What building the sparse and dense indexes added to the process's resident memory, per
+    /// lesson (Linux's VmRSS before and after; the allocator may keep freed pages, so this is
+    /// what the indexes cost a process, not what they hold).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index_rss_bytes_per_lesson: Option<f64>,
+    /// The whole process's resident memory once the indexes are built, per lesson: corpus
+    /// texts and vectors included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rss_bytes_per_lesson: Option<f64>,
     /// LanceDB on the same corpus, vectors and questions, when `--peer` names its script.
     #[serde(skip_serializing_if = "Option::is_none")]
     peer: Option<Peer>,
@@ -258,7 +267,7 @@ pub fn run_bench(
         out.line(format!(
             "{:>8} lessons: p50 {:.2} ms, p99 {:.2} ms ({} queries{}; medians: embed {:.3} \
              (p99 {:.3}), bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; corpus embedded in {:.1} s{}, \
-             index built in {:.1} s{}, {:.0} bytes a lesson); \
+             index built in {:.1} s{}, {:.0} bytes a lesson{}); \
              {} recall@10 vs exact {}{}",
             s.lessons,
             s.p50_ms,
@@ -281,6 +290,12 @@ pub fn run_bench(
             s.build_cpu_s
                 .map_or_else(String::new, |cpu| format!(" ({cpu:.1} s of CPU)")),
             s.vector_bytes_per_lesson,
+            match (s.index_rss_bytes_per_lesson, s.rss_bytes_per_lesson) {
+                (Some(index), Some(all)) => format!(
+                    "; RSS {index:.0} bytes a lesson for the indexes, {all:.0} for the process"
+                ),
+                _ => String::new(),
+            },
             if s.ann { "HNSW" } else { "exact scan" },
             s.ann_recall_at_10.describe(),
             match &s.peer {
@@ -360,12 +375,14 @@ fn measure(
     }
     let start = Instant::now();
     let cpu_start = cpu_seconds();
+    let rss_before = rss_bytes();
     let mut sparse = SparseIndex::new();
     let mut dense = VectorIndex::with_params(id.dim, params);
     for text in &texts {
         sparse.add(text);
     }
     dense.add_many(&vectors);
+    let rss_after = rss_bytes();
     drop(vectors);
     let build_s = start.elapsed().as_secs_f64();
     let build_cpu_s = cpu_seconds().zip(cpu_start).map(|(end, start)| end - start);
@@ -469,6 +486,10 @@ fn measure(
         ann_recall_at_10,
         ann: dense.graph().is_some(),
         vector_bytes_per_lesson: dense.heap_bytes() as f64 / size as f64,
+        index_rss_bytes_per_lesson: rss_before
+            .zip(rss_after)
+            .map(|(before, after)| after.saturating_sub(before) as f64 / size as f64),
+        rss_bytes_per_lesson: rss_after.map(|after| after as f64 / size as f64),
         peer,
         sweep,
     };
@@ -656,6 +677,14 @@ fn load_average() -> Option<f64> {
         .next()?
         .parse()
         .ok()
+}
+
+/// The process's resident memory in bytes, from Linux's `/proc/self/status`.
+fn rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// The process's user and system CPU seconds so far, from Linux's `/proc/self/stat` (in

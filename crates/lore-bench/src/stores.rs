@@ -1,6 +1,8 @@
 //! `lore bench stores`: SQLite beside PostgreSQL through the same Engine. Recording throughput
 //! with one writer and with four, writing approved lessons in batches, and recall latency over
-//! them (the first recall builds the index from the store and is reported apart).
+//! them (the first recall builds the index from the store and is reported apart), and a new
+//! Engine's first answers over them, with and without the saved index, waiting for it or
+//! answering while it builds as a server does.
 //!
 //! Each store is fresh (a temporary SQLite file; a PostgreSQL schema of its own that the caller
 //! drops afterwards), so the figures do not depend on what a store already held.
@@ -15,7 +17,7 @@ use lore_core::id::LessonId;
 use lore_core::model::{AuthorKind, LessonStatus, Outcome};
 use lore_core::ports::embed::Embedder;
 use lore_core::ports::store::{ListFilter, OnDuplicate, Record, Store};
-use lore_engine::{Engine, EngineConfig, NewCorrection, NewExecution, RecallQuery};
+use lore_engine::{Engine, EngineConfig, IndexState, NewCorrection, NewExecution, RecallQuery};
 use lore_recall::BuiltinEmbedder;
 use lore_sqlite::{OpenMode, SqliteStore};
 use serde::Serialize;
@@ -83,6 +85,28 @@ pub struct StoreFigures {
     pub recall_p99_ms: f64,
     /// The store's own search paths, for a store that has them.
     pub store_side: Option<StoreSide>,
+    /// A new Engine over the same lessons, as a new process opens one.
+    pub cold_start: ColdStart,
+}
+
+/// A new Engine's first answers over the lessons already written, as `lore serve` makes one
+/// at start: milliseconds from making the Engine. Each is one run.
+#[derive(Debug, Serialize)]
+pub struct ColdStart {
+    /// With the saved index beside the store, the first recall when it waits for the load
+    /// (as a command does); absent for a store without a place for the file.
+    pub saved_first_ms: Option<f64>,
+    /// With no saved index, the first recall of an Engine that builds in the background (as
+    /// the server's does): answered from the store's own search.
+    pub unsaved_first_ms: f64,
+    /// Whether that first answer said `warming`.
+    pub unsaved_first_warming: bool,
+    /// When its index was ready.
+    pub unsaved_ready_ms: f64,
+    /// With the saved index, the first recall of an Engine that loads it in the background.
+    pub saved_background_first_ms: Option<f64>,
+    /// When its index was ready.
+    pub saved_ready_ms: Option<f64>,
 }
 
 /// Searching inside the store instead of in the process: its own vector index and its own
@@ -140,6 +164,24 @@ pub fn run(
             f.recall_first_ms,
             f.recall_p50_ms,
             f.recall_p99_ms
+        ))?;
+        let c = &f.cold_start;
+        let opt = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.0} ms"));
+        out.line(format!(
+            "{:<8} a new Engine: without the saved index, first recall {:.0} ms ({}), index \
+             ready {:.0} ms; with it, first recall {} waiting for the load, or {} answering \
+             while it loads, ready {}",
+            f.store,
+            c.unsaved_first_ms,
+            if c.unsaved_first_warming {
+                "warming: the store's search"
+            } else {
+                "ready"
+            },
+            c.unsaved_ready_ms,
+            opt(c.saved_first_ms),
+            opt(c.saved_background_first_ms),
+            opt(c.saved_ready_ms),
         ))?;
         if let Some(side) = &f.store_side {
             out.line(format!(
@@ -280,6 +322,8 @@ fn measure(name: &'static str, store: Arc<dyn Store>, lessons: usize) -> Result<
     recalls.sort();
     let texts: Vec<String> = (0..RECALLS).map(|i| query(i).text).collect();
     let store_side = store_side(store.as_ref(), &texts)?;
+    drop(engine);
+    let cold_start = cold_start(&store, &query(RECALLS))?;
     Ok(StoreFigures {
         store: name,
         record_one_per_s,
@@ -292,7 +336,62 @@ fn measure(name: &'static str, store: Arc<dyn Store>, lessons: usize) -> Result<
         recall_p50_ms: quantile(&recalls, 0.5),
         recall_p99_ms: quantile(&recalls, 0.99),
         store_side,
+        cold_start,
     })
+}
+
+/// A new Engine's first recall and when its index is ready, without the saved index (deleted
+/// first) and with it (as the build just left it).
+fn cold_start(store: &Arc<dyn Store>, query: &RecallQuery) -> Result<ColdStart> {
+    let saved = store.derived_path(lore_recall::saved::NAME);
+    let saved_first_ms = match &saved {
+        Some(_) => {
+            let started = Instant::now();
+            Engine::new(Arc::clone(store), EngineConfig::default()).recall(query)?;
+            Some(ms(started.elapsed()))
+        }
+        None => None,
+    };
+    if let Some(path) = &saved {
+        std::fs::remove_file(path)?;
+    }
+    let (unsaved_first_ms, unsaved_first_warming, unsaved_ready_ms) =
+        background_start(store, query)?;
+    let (saved_background_first_ms, saved_ready_ms) = match saved {
+        Some(_) => {
+            let (first, _, ready) = background_start(store, query)?;
+            (Some(first), Some(ready))
+        }
+        None => (None, None),
+    };
+    Ok(ColdStart {
+        saved_first_ms,
+        unsaved_first_ms,
+        unsaved_first_warming,
+        unsaved_ready_ms,
+        saved_background_first_ms,
+        saved_ready_ms,
+    })
+}
+
+/// A server's Engine started over `store`: milliseconds to its first recall, whether that
+/// said warming, and milliseconds until its index was ready.
+fn background_start(store: &Arc<dyn Store>, query: &RecallQuery) -> Result<(f64, bool, f64)> {
+    let started = Instant::now();
+    let engine = Engine::new(Arc::clone(store), EngineConfig::default()).with_background_index();
+    engine.warm_recall_index();
+    let first = engine.recall(query)?;
+    let first_ms = ms(started.elapsed());
+    while engine.recall_index_state() != IndexState::Ready {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The first recall after the swap waits for nothing but the update since the build.
+    engine.recall(query)?;
+    Ok((
+        first_ms,
+        first.index == IndexState::Warming,
+        ms(started.elapsed()),
+    ))
 }
 
 /// The store's own search paths over the lessons the recall figures used, or `None` for a

@@ -19,7 +19,7 @@ use lore_workspace::skills::SkillLibrary;
 
 use lore_core::ports::embed::Embedder;
 use lore_core::ports::tokenize::Tokenizer;
-use lore_recall::lessons::SharedIndex;
+use lore_recall::lessons::{SharedIndex, Warmup};
 use lore_recall::{ApproxTokenizer, BuiltinEmbedder, RecallConfig};
 
 use crate::config::EngineConfig;
@@ -83,6 +83,8 @@ pub(crate) struct RecallSettings {
     pub(crate) configured: bool,
     /// Shared by every clone and scoped handle of one Engine.
     pub(crate) index: SharedIndex,
+    /// The index's background build, when recall does not wait for it (shared likewise).
+    pub(crate) warmup: Arc<Warmup>,
     /// The session of each lesson's source execution, for `max_per_session`: executions do not
     /// change, so a recall reads each one once.
     pub(crate) sessions: Arc<
@@ -98,6 +100,7 @@ impl Default for RecallSettings {
             config: RecallConfig::default(),
             configured: false,
             index: SharedIndex::default(),
+            warmup: Arc::default(),
             sessions: Arc::default(),
         }
     }

@@ -51,6 +51,7 @@ mod run;
 mod search;
 mod transfer;
 mod tuning;
+mod warm;
 
 pub use causal::{
     CausalPath, MAX_GRAPH_RESULTS, OutcomeStats, PATH_BUDGET, PATTERN_BUDGET, PathStep,
@@ -77,7 +78,7 @@ pub use layered::{
 };
 pub use learn::{LearnReport, LearnedLine, LessonLine, LineOutcome};
 pub use lessons::LessonEdit;
-pub use lore_recall::lessons::{IndexInfo, IndexOrigin};
+pub use lore_recall::lessons::{IndexInfo, IndexOrigin, IndexState, Phases};
 pub use maintain::{MaintainReport, RECURS_AT};
 pub use measure::{
     EXPLORE_SHARE, HOLDOUT_SHARE, MATCH_AT, MIN_RUNS, MeasureReport, Measurement, NewSignal,

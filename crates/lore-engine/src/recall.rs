@@ -23,7 +23,7 @@ use lore_core::id::LessonId;
 use lore_core::model::{Lesson, LessonStatus};
 use lore_core::scope::{Scope, SkillPath};
 use lore_recall::applies::{QueryWords, condition_match};
-use lore_recall::lessons::{self, IndexInfo, RecallIndex, SharedIndex, Shown};
+use lore_recall::lessons::{self, IndexInfo, IndexState, RecallIndex, SharedIndex, Shown};
 use lore_recall::{
     Decision, DropReason, Eligibility, Embedder, EmbedderId, Entries, Entry, Explanation, Hit,
     MemoryFilter, NEAR_TIE, NON_INFERABLE_TAG, QueryShape, RankedList, RecallConfig, Recalled,
@@ -109,6 +109,9 @@ pub struct RecallResult {
     /// default).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub episodes: Vec<crate::episode_texts::RecalledEpisode>,
+    /// `ready`: candidates came from the full index; `warming`: it was still building, and
+    /// they came from the store's own full-text search ([`Engine::with_background_index`]).
+    pub index: IndexState,
 }
 
 impl RecallResult {
@@ -145,6 +148,12 @@ impl Engine {
             embedder
         };
         self.recall.index = SharedIndex::default();
+        // A build under way fills the old index; the new one gets its own.
+        let background = self.recall.warmup.is_background();
+        self.recall.warmup = Arc::default();
+        if background {
+            self.recall.warmup.background();
+        }
         self
     }
 
@@ -190,13 +199,9 @@ impl Engine {
             lore_core::limits::name("run", key)?;
         }
         let statuses: Vec<LessonStatus> = self.retrievable_statuses().into_iter().collect();
-        let guard = lessons::fresh(
-            &self.recall.index,
-            self.store.as_ref(),
-            &self.recall.embedder,
-            &statuses,
-        )?;
-        let index = guard.as_ref().expect("a fresh index is built");
+        let pool = config.limit * config.pool_multiplier;
+        let held = self.held_index(query, pool, &statuses)?;
+        let index: &RecallIndex = &held;
         // Scope and skill are enforced inside every search, so a narrow handle still gets its
         // own top k rather than what is left of everyone's.
         let (mask, allowed) = index.skill_mask(|skill| {
@@ -213,7 +218,6 @@ impl Engine {
                         .doc(slot)
                         .is_some_and(|d| lore_core::org::visible(&d.lesson, &view)))
         };
-        let pool = config.limit * config.pool_multiplier;
         let sparse = index.sparse.search(&query.text, pool, admits);
         let dense = if query.text.trim().is_empty() {
             Vec::new()
@@ -343,8 +347,9 @@ impl Engine {
             held_out,
             explain: query.explain.then_some(recalled.explain),
             episodes: Vec::new(),
+            index: held.state(),
         };
-        drop(guard);
+        drop(held);
         if let Some(key) = &query.explore {
             self.add_explored(&mut result, query, key)?;
         }

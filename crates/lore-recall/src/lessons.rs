@@ -28,6 +28,11 @@
 //! the file lacks, so it reflects the store exactly as a build would; a file that cannot be
 //! used (damaged, another embedder or fit, too many slots gone) is rebuilt from the store with
 //! a warning.
+//!
+//! A server does not wait for any of this: [`Warmup`] builds the index in the background and
+//! answers from the store's own search meanwhile.
+
+mod warm;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -44,6 +49,7 @@ use lore_core::id::LessonId;
 use lore_core::model::{Lesson, LessonStatus};
 use lore_core::ports::store::{LessonVector, Store};
 use lore_core::scope::{Scope, SkillPath};
+pub use warm::{Held, IndexState, Warmup, fresh_or_start, state};
 
 /// The key of the embedder's identity and fit size in [`Store::index_state`].
 const EMBEDDER_KEY: &str = "embedder";
@@ -89,6 +95,28 @@ pub enum IndexOrigin {
         /// Retrievable lessons the file lacked.
         added: usize,
     },
+    /// Made for one query from the lessons the store's own search found, while the full index
+    /// builds in the background ([`Warmup`]).
+    Warming,
+}
+
+/// Milliseconds each part of making the index took (zero for a part it did not do): what a
+/// cold start spends, so an operator can tell reading the store from building the graph.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Phases {
+    /// Reading the lessons from the store (and the saved file, for a load).
+    pub read_ms: u64,
+    /// Reading their stored vectors, and embedding (and storing) those that lacked one.
+    pub vectors_ms: u64,
+    /// Adding their words to BM25.
+    pub sparse_ms: u64,
+    /// Adding their vectors to the dense index: the HNSW graph, built or restored.
+    pub graph_ms: u64,
+}
+
+/// Milliseconds since `start`.
+fn ms_since(start: std::time::Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// What the Engine's recall index holds now (see [`super::Engine::recall_index_info`]).
@@ -104,6 +132,8 @@ pub struct IndexInfo {
     pub slots: usize,
     /// Whether dense search walks an HNSW graph (else it scans exactly).
     pub graph: bool,
+    /// What making it took, part by part.
+    pub phases: Phases,
 }
 
 /// One lesson in the index.
@@ -146,6 +176,7 @@ pub struct RecallIndex {
     origin: IndexOrigin,
     /// Slots the file beside the store already has (slots are only ever appended).
     saved_slots: usize,
+    phases: Phases,
 }
 
 /// [`RecallIndex::slot_skills`] of a removed slot.
@@ -377,6 +408,7 @@ impl RecallIndex {
         every: usize,
         progress: &mut dyn FnMut(usize),
     ) -> Result<Self> {
+        let started = std::time::Instant::now();
         let changes = store.lessons_changed(&Scope::unrestricted(), 0)?;
         let lessons: Vec<Lesson> = changes
             .lessons
@@ -385,6 +417,8 @@ impl RecallIndex {
             .collect();
         let texts: Vec<String> = lessons.iter().map(lesson_text).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let read_ms = ms_since(started);
+        let started = std::time::Instant::now();
         let (embedder, state) = match stored_embedder(store, configured)? {
             Some((embedder, state))
                 if !refit_due(embedder.as_ref(), state.fit_docs, refs.len()) =>
@@ -396,6 +430,8 @@ impl RecallIndex {
         let (embedder, checkpoint) = adapted(embedder, adapter);
         let vectors = vectors_for(store, embedder.as_ref(), &lessons, &texts, true)?;
         let mut index = Self::empty(changes.revision, embedder, state, statuses);
+        index.phases.read_ms = read_ms;
+        index.phases.vectors_ms = ms_since(started);
         index.adapter = checkpoint;
         index.insert_saving(store, lessons, &texts, &vectors, every, progress);
         Ok(index)
@@ -425,6 +461,7 @@ impl RecallIndex {
             tags: HashMap::new(),
             origin: IndexOrigin::Built,
             saved_slots: 0,
+            phases: Phases::default(),
         }
     }
 
@@ -488,6 +525,7 @@ impl RecallIndex {
         let Some((embedder, state)) = stored_embedder(store, configured)? else {
             return Ok(Err("the store has no embedder state".into()));
         };
+        let started = std::time::Instant::now();
         let changes = store.lessons_changed(&Scope::unrestricted(), 0)?;
         let mut lessons: Vec<Option<Lesson>> = changes
             .lessons
@@ -532,10 +570,15 @@ impl RecallIndex {
         }
         let (kept_lessons, kept_texts): (Vec<Lesson>, Vec<String>) =
             claimed.iter().flatten().cloned().unzip();
+        let read_ms = ms_since(started);
+        let started = std::time::Instant::now();
         let mut vectors =
             vectors_for(store, embedder.as_ref(), &kept_lessons, &kept_texts, true)?.into_iter();
         let dim = state.fitted.dim;
         let mut index = Self::empty(changes.revision, embedder, state, statuses);
+        index.phases.read_ms = read_ms;
+        index.phases.vectors_ms = ms_since(started);
+        let started = std::time::Instant::now();
         let mut data = Vec::with_capacity(slots.len() * dim);
         let mut live = Vec::with_capacity(slots.len());
         for entry in claimed {
@@ -559,6 +602,8 @@ impl RecallIndex {
             };
             live.push(index.docs[slot as usize].is_some());
         }
+        index.phases.sparse_ms = ms_since(started);
+        let started = std::time::Instant::now();
         // The graph keeps the shape it was built with (a release that changes the defaults
         // does not rebuild it); searches take this release's effort.
         let params = HnswParams {
@@ -570,6 +615,7 @@ impl RecallIndex {
             return Ok(Err("its graph does not fit its slots".into()));
         };
         index.dense = dense;
+        index.phases.graph_ms = ms_since(started);
         index.saved_slots = slots.len();
         let added: Vec<Lesson> = lessons.into_iter().flatten().collect();
         let origin = IndexOrigin::Loaded {
@@ -639,6 +685,7 @@ impl RecallIndex {
             lessons: self.sparse.len(),
             slots: self.sparse.slots(),
             graph: self.dense.graph().is_some(),
+            phases: self.phases.clone(),
         }
     }
 
@@ -709,11 +756,15 @@ impl RecallIndex {
     /// batches.
     fn insert_all(&mut self, lessons: Vec<Lesson>, texts: &[String], vectors: &[Vec<f32>]) {
         let first = self.sparse.slots();
+        let started = std::time::Instant::now();
         for (lesson, text) in lessons.into_iter().zip(texts) {
             let slot = self.sparse.add(text);
             self.register(slot, lesson);
         }
+        self.phases.sparse_ms += ms_since(started);
+        let started = std::time::Instant::now();
         let dense_first = self.dense.add_many(vectors);
+        self.phases.graph_ms += ms_since(started);
         debug_assert_eq!(
             first, dense_first as usize,
             "the sparse and dense slots agree"

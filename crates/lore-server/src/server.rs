@@ -173,15 +173,30 @@ pub fn app_with_hosts(
 /// How long readiness waits for the store before answering that it is not ready.
 const READY_WITHIN: Duration = Duration::from_secs(2);
 
+/// The header on recalls and `/readyz` saying whether recall answers from its full index
+/// (`ready`) or, while that builds, from the store's own search (`warming`).
+pub(crate) const INDEX_HEADER: &str = "lore-recall-index";
+
 /// `/healthz` (the process answers) and `/readyz` (it can serve: the store answers a cheap read
 /// within [`READY_WITHIN`], has room for writes, and it is not shutting down), for load balancers
-/// and orchestrators.
+/// and orchestrators. A server whose recall index is still building can serve (from the store's
+/// search), so `/readyz` is 200 then too, with `recall_index` and [`INDEX_HEADER`] saying
+/// `warming`: a balancer that prefers warm servers can tell them apart.
 /// Neither needs a token nor says more than its status, so a probe learns nothing else.
 fn probes(engine: Arc<Engine>, shutdown: CancellationToken) -> Router {
     use axum::http::StatusCode;
     use axum::routing::get;
     let answer = |status: StatusCode, word: &str| {
         (status, axum::Json(serde_json::json!({ "status": word }))).into_response()
+    };
+    let ready = |index: lore_engine::IndexState| {
+        let body = serde_json::json!({ "status": "ready", "recall_index": index.as_str() });
+        (
+            StatusCode::OK,
+            [(INDEX_HEADER, index.as_str())],
+            axum::Json(body),
+        )
+            .into_response()
     };
     Router::new()
         .route(
@@ -194,14 +209,13 @@ fn probes(engine: Arc<Engine>, shutdown: CancellationToken) -> Router {
                 if shutdown.is_cancelled() {
                     return answer(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
                 }
+                let index = engine.recall_index_state();
                 let read = tokio::task::spawn_blocking(move || {
                     engine.check_writable()?;
                     engine.change_cursor()
                 });
                 match tokio::time::timeout(READY_WITHIN, read).await {
-                    Ok(Ok(Ok(_) | Err(lore_core::Error::Unsupported(_)))) => {
-                        answer(StatusCode::OK, "ready")
-                    }
+                    Ok(Ok(Ok(_) | Err(lore_core::Error::Unsupported(_)))) => ready(index),
                     Ok(Ok(Err(lore_core::Error::StorageFull(cause)))) => {
                         tracing::warn!(%cause, "not ready: the store is full");
                         answer(StatusCode::SERVICE_UNAVAILABLE, "storage full")

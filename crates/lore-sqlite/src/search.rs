@@ -42,24 +42,41 @@ pub(crate) fn search(
     if limit == 0 {
         return Ok(Vec::new());
     }
-    let lessons = SearchIn {
-        table: Table::Lessons,
-        fts: "lessons_fts",
-        rank: LESSON_RANK,
-        kind: RecordKind::Lesson,
-    };
+    let mut hits = LESSONS.run(conn, &expr, filter, limit)?;
     let executions = SearchIn {
         table: Table::Executions,
         fts: "executions_fts",
         rank: "bm25(executions_fts)",
         kind: RecordKind::Execution,
     };
-    let mut hits = lessons.run(conn, &expr, filter, limit)?;
     hits.extend(executions.run(conn, &expr, filter, limit)?);
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     hits.truncate(limit);
     Ok(hits)
 }
+
+/// [`search`] over lessons alone.
+///
+/// # Errors
+/// [`lore_core::Error::Store`] when the query fails.
+pub(crate) fn search_lessons(
+    conn: &Connection,
+    query: &str,
+    filter: &ListFilter,
+    limit: usize,
+) -> Result<Vec<SearchHit>> {
+    match fts_query(query) {
+        Some(expr) if limit > 0 => LESSONS.run(conn, &expr, filter, limit),
+        _ => Ok(Vec::new()),
+    }
+}
+
+const LESSONS: SearchIn = SearchIn {
+    table: Table::Lessons,
+    fts: "lessons_fts",
+    rank: LESSON_RANK,
+    kind: RecordKind::Lesson,
+};
 
 /// One searched kind: its record table, full-text table and rank expression.
 struct SearchIn {

@@ -49,6 +49,12 @@ pub enum OpenMode {
 /// briefly, and a write batch is one transaction.
 pub struct SqliteStore {
     conn: Mutex<Connection>,
+    /// A read-only connection of its own for the reads of every lesson or vector that a
+    /// recall index build makes: seconds at 100k lessons, which on `conn` would hold every
+    /// other call that long (a server's recalls while its index warms, its writes). WAL lets
+    /// it read beside the writer. Opened at first use; `None` inside until then, and `conn`
+    /// serves when it cannot be opened.
+    bulk: Mutex<Option<Connection>>,
     path: PathBuf,
     schema_version: u32,
     checkpointer: Option<Checkpointer>,
@@ -227,6 +233,7 @@ impl SqliteStore {
         }
         Ok(Self {
             conn: Mutex::new(conn),
+            bulk: Mutex::new(None),
             path: path.to_owned(),
             schema_version,
             checkpointer,
@@ -244,6 +251,26 @@ impl SqliteStore {
     /// unwinding), so a poisoned lock is safe to take over.
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs the read `f` on the bulk-read connection ([`SqliteStore::bulk`]), or on the
+    /// shared one when that cannot be opened.
+    fn bulk_read<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        let mut bulk = self.bulk.lock().unwrap_or_else(PoisonError::into_inner);
+        if bulk.is_none() {
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            *bulk = Connection::open_with_flags(&self.path, flags)
+                .and_then(|c| c.busy_timeout(BUSY_TIMEOUT).map(|()| c))
+                .inspect_err(|err| tracing::debug!(%err, "bulk reads share the connection"))
+                .ok();
+        }
+        match bulk.as_mut() {
+            Some(conn) => f(conn),
+            None => {
+                drop(bulk);
+                f(&mut self.conn())
+            }
+        }
     }
 
     /// Runs `f` in one write transaction, committed only when `f` succeeds. A write refused
@@ -531,6 +558,16 @@ impl Store for SqliteStore {
         search::search(&self.conn(), query, filter, limit)
     }
 
+    #[instrument(skip_all)]
+    fn search_lessons(
+        &self,
+        query: &str,
+        filter: &ListFilter,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
+        search::search_lessons(&self.conn(), query, filter, limit)
+    }
+
     fn lesson_revision(&self) -> Result<u64> {
         vectors::revision(&self.conn())
     }
@@ -538,11 +575,17 @@ impl Store for SqliteStore {
     #[instrument(skip_all, fields(since))]
     fn lessons_changed(&self, scope: &Scope, since: u64) -> Result<LessonChanges> {
         // One read transaction, so the revision and the rows are of the same moment.
-        let mut conn = self.conn();
-        let tx = conn.transaction().db()?;
-        let changes = vectors::changed(&tx, scope, since)?;
-        tx.commit().db()?;
-        Ok(changes)
+        let read = |conn: &mut Connection| {
+            let tx = conn.transaction().db()?;
+            let changes = vectors::changed(&tx, scope, since)?;
+            tx.commit().db()?;
+            Ok(changes)
+        };
+        if since == 0 {
+            self.bulk_read(read)
+        } else {
+            read(&mut self.conn())
+        }
     }
 
     #[instrument(skip_all, fields(vectors = items.len()))]
@@ -553,15 +596,15 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all)]
     fn vectors(&self, scope: &Scope, lessons: Option<&[LessonId]>) -> Result<Vec<LessonVector>> {
+        let Some(ids) = lessons else {
+            return self.bulk_read(|conn| vectors::list(conn, scope, None));
+        };
         let conn = self.conn();
-        match lessons {
-            None => vectors::list(&conn, scope, None),
-            // Bounded batches: SQLite limits the parameters of one statement.
-            Some(ids) => ids.chunks(500).try_fold(Vec::new(), |mut all, chunk| {
-                all.extend(vectors::list(&conn, scope, Some(chunk))?);
-                Ok(all)
-            }),
-        }
+        // Bounded batches: SQLite limits the parameters of one statement.
+        ids.chunks(500).try_fold(Vec::new(), |mut all, chunk| {
+            all.extend(vectors::list(&conn, scope, Some(chunk))?);
+            Ok(all)
+        })
     }
 
     fn index_state(&self, key: &str) -> Result<Option<Vec<u8>>> {

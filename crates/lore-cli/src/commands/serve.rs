@@ -63,10 +63,14 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 
 /// The Engine a server hands every request: the CLI's, with the configured model (which
 /// proposes lessons from corrections, writes digests and judges evaluation questions, as on the
-/// command line) and episode budgets counted as the CLI counts them. Also a line saying which
-/// model answers, naming no key or address.
+/// command line) and episode budgets counted as the CLI counts them, and recall answering from
+/// the store's search while its index builds in the background (so no request waits a minute
+/// for a build over a large store). Also a line saying which model answers, naming no key or
+/// address.
 fn server_engine(paths: &Paths, reformulate: &ReformulateArgs) -> Result<(Arc<Engine>, String)> {
-    let engine = reformulate.apply(paths.engine(OpenMode::Create)?)?;
+    let engine = reformulate
+        .apply(paths.engine(OpenMode::Create)?)?
+        .with_background_index();
     let (engine, model) = match configured_model()? {
         Some(llm) => {
             let line = format!(
@@ -97,6 +101,7 @@ pub fn serve(paths: &Paths, args: ServeArgs) -> Result<()> {
             .await
             .with_context(|| format!("cannot listen on {}", args.addr))?;
         let addr = listener.local_addr()?;
+        engine.warm_recall_index();
         output::line(format!(
             "Lore listening on http://{addr} (the console at /, REST at /v1, MCP at /mcp)"
         ))?;
@@ -144,6 +149,7 @@ pub fn mcp(paths: &Paths, args: McpArgs) -> Result<()> {
     // A client starts `lore mcp` in a folder of its own choosing (often `/` or the user's home),
     // where a default `./.lore` would be a new store nobody meant; `commands::run` refused that.
     let (engine, model) = server_engine(paths, &args.reformulate)?;
+    engine.warm_recall_index();
     // Standard output carries the protocol: the model line goes to the log.
     eprintln!("{model}");
     let tools = lore_server::mcp::LoreMcp::new(engine);

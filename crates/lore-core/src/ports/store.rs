@@ -414,6 +414,26 @@ pub trait Store: Send + Sync {
     /// [`crate::Error::Store`] when the backend fails.
     fn search(&self, query: &str, filter: &ListFilter, limit: usize) -> Result<Vec<SearchHit>>;
 
+    /// [`Store::search`] over lessons alone, best first: what recall answers from while its
+    /// own index builds. The default searches everything and keeps the lessons; a store
+    /// overrides it to skip the executions.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the backend fails.
+    fn search_lessons(
+        &self,
+        query: &str,
+        filter: &ListFilter,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
+        Ok(self
+            .search(query, filter, limit.saturating_mul(4))?
+            .into_iter()
+            .filter(|hit| hit.kind == RecordKind::Lesson)
+            .take(limit)
+            .collect())
+    }
+
     /// The memory entries of `category` that `filter` selects (scope, skill, limit, offset),
     /// oldest first.
     ///

@@ -47,11 +47,14 @@ impl RecallBody {
 pub async fn recall(
     caller: Caller,
     Body(b): Body<RecallBody>,
-) -> Result<Json<RecallResult>, ApiError> {
+) -> Result<([(&'static str, &'static str); 1], Json<RecallResult>), ApiError> {
     let query = b.into_query()?;
     let metrics = caller.metrics.clone();
     let started = Instant::now();
     let result = caller.run(move |e| e.recall(&query)).await?;
     metrics.observe_recall(started.elapsed());
-    Ok(Json(result))
+    Ok((
+        [(crate::server::INDEX_HEADER, result.index.as_str())],
+        Json(result),
+    ))
 }

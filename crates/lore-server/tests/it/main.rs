@@ -20,3 +20,4 @@ mod rest;
 mod secrets;
 mod security;
 mod shapes;
+mod warming;

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A new `lore serve`'s first answers: seeds a temporary store with N lessons (seed.py), then
+# starts the server RUNS times without the saved recall index and RUNS times with it, and for
+# each start prints when the first POST /v1/recall answered (its status and Lore-Recall-Index
+# header), when /readyz first said the index is ready, and the server's RSS then (and per
+# lesson). Every figure is from the server's start, as the operator sees it.
+# Usage: coldstart.sh [LORE_BINARY] [N]   (defaults: target/release/lore 100000); RUNS (env,
+# default 3).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+lore=${1:-target/release/lore}
+n=${2:-100000}
+runs=${RUNS:-3}
+port=${PORT:-7178}
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  echo "coldstart.sh: port $port is in use; pick another with PORT=" >&2
+  exit 1
+fi
+server=
+work=$(mktemp -d)
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+python3 "$here/seed.py" "$n" > "$work/lessons.jsonl"
+"$lore" --home "$work/.lore" --skills "$work/skills" import --jsonl "$work/lessons.jsonl" >/dev/null
+url="http://127.0.0.1:$port"
+now() { date +%s.%N; }
+since() { echo "$(now) - $1" | bc; }
+
+# Starts the server, fires a recall every 20 ms until one answers, then polls /readyz.
+start() {
+  local label=$1 t0 first status header rss
+  t0=$(now)
+  "$lore" --home "$work/.lore" --skills "$work/skills" serve --addr "127.0.0.1:$port" \
+    2>>"$work/server.log" >/dev/null &
+  server=$!
+  while :; do
+    header=$(curl -s -o /dev/null -D - -w '%{http_code}' -m 60 "$url/v1/recall" \
+      -H 'content-type: application/json' -d '{"query":"a refund that mentions a deadline"}' \
+      2>/dev/null || true)
+    status=${header: -3}
+    [ "$status" != "000" ] && [ -n "$status" ] && break
+    sleep 0.02
+  done
+  first=$(since "$t0")
+  local index
+  index=$(printf '%s' "$header" | tr -d '\r' | awk -F': ' 'tolower($1)=="lore-recall-index"{print $2}')
+  while ! curl -s -D - -o /dev/null "$url/readyz" | tr -d '\r' | grep -qi '^lore-recall-index: ready'; do
+    sleep 0.05
+  done
+  local ready
+  ready=$(since "$t0")
+  rss=$(awk '/^VmRSS/{print $2}' "/proc/$server/status")
+  printf '%s: first recall %s (%s) at %.2f s; index ready at %.2f s; RSS %d MB, %.0f bytes a lesson; %s\n' \
+    "$label" "$status" "${index:-no header}" "$first" "$ready" $((rss / 1024)) \
+    "$(echo "$rss * 1024 / $n" | bc -l)" "$(uptime | sed 's/.*load/load/')"
+  kill "$server"
+  wait "$server" 2>/dev/null || true
+  server=
+}
+
+for run in $(seq "$runs"); do
+  rm -f "$work/.lore/index/lore.recall"
+  start "no saved index, run $run of $runs"
+done
+for run in $(seq "$runs"); do
+  start "saved index, run $run of $runs"
+done
+ls -l "$work/.lore/index"
