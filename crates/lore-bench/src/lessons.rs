@@ -700,11 +700,11 @@ mod tests {
                 json!({"skill": "writing/translation", "task": "Translate the release notes into German",
                     "failed": "brand names were translated", "reflection": "I translated the brand \
                     names too. When translating release notes, keep every product name in English.",
-                    "reworded": "Localize the changelog for customers in Japan"}),
+                    "reworded": "Localize the product changelog for Japanese customers"}),
                 json!({"skill": "ops/deploy", "task": "Deploy the billing service",
                     "failed": "pods crashed", "reflection": "The pods crashed because the schema \
                     migration had not run. Run database migrations before rolling out a release.",
-                    "reworded": "Ship the billing release that adds a column to the invoices table"}),
+                    "reworded": "Release the new billing build that changes the schema"}),
             ],
         );
         let unrelated = write(
