@@ -219,12 +219,14 @@ impl Engine {
                         .is_some_and(|d| lore_core::org::visible(&d.lesson, &view)))
         };
         let sparse = index.sparse.search(&query.text, pool, admits);
-        let dense = if query.text.trim().is_empty() {
-            Vec::new()
+        let vector = if query.text.trim().is_empty() {
+            None
         } else {
-            let q = index.embedder.embed(&query.text)?;
-            index.dense.search(&q, pool, allowed, admits)
+            Some(index.embedder.embed(&query.text)?)
         };
+        let dense = vector
+            .as_ref()
+            .map_or_else(Vec::new, |q| index.dense.search(q, pool, allowed, admits));
         let scales = [
             calibrate::sparse(index.sparse.query_weight(&query.text)),
             calibrate::dense(index.embedder.semantic()),
@@ -264,9 +266,20 @@ impl Engine {
             })
             .collect();
         let words = QueryWords::of(&query.text);
+        let semantic = index.embedder.semantic();
         let entries = self.entries(index, &slots, |slot, shown| {
             let condition = shown.condition.as_ref()?;
             if words.is_empty() || by_error.contains(&slot) {
+                return None;
+            }
+            // A sentence model that places the task close to the lesson has read the condition
+            // in other words than its own.
+            if let Some(q) = &vector
+                && calibrate::meets_by_meaning(
+                    semantic,
+                    lore_recall::cosine(q, index.dense.vector(slot)),
+                )
+            {
                 return None;
             }
             Some(condition_match(condition, &shown.stems, &words, |w| {
