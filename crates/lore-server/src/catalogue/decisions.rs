@@ -12,17 +12,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::schema::Documented;
-use super::{Effect, Entry, LayerQuery, Operation, Rest, Tool, Verb};
+use super::{Each, Effect, LayerQuery, Operation, Rest, Tool, Verb};
 use crate::auth::Role;
 
 /// The decision operations.
-pub fn entries() -> [Entry; 4] {
-    [
-        Entry::of::<Record>(),
-        Entry::of::<List>(),
-        Entry::of::<Review>(),
-        Entry::of::<Recall>(),
-    ]
+pub(crate) fn each(each: &mut impl Each) {
+    each.one::<Record>();
+    each.one::<List>();
+    each.one::<Review>();
+    each.one::<Recall>();
 }
 
 /// What a person decided.

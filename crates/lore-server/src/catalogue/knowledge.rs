@@ -16,17 +16,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::schema::{Component, Documented};
-use super::{Effect, Entry, LayerQuery, Operation, Rest, Tool, Verb};
+use super::{Each, Effect, LayerQuery, Operation, Rest, Tool, Verb};
 use crate::auth::Role;
 
 /// The knowledge operations.
-pub fn entries() -> [Entry; 4] {
-    [
-        Entry::of::<Context>(),
-        Entry::of::<Recall>(),
-        Entry::of::<List>(),
-        Entry::of::<Ingest>(),
-    ]
+pub(crate) fn each(each: &mut impl Each) {
+    each.one::<Context>();
+    each.one::<Recall>();
+    each.one::<List>();
+    each.one::<Ingest>();
 }
 
 impl Component for KnowledgeDocument {

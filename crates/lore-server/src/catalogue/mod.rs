@@ -6,7 +6,7 @@
 //! whether it writes, its REST method and path and its MCP tool name and group, and the one
 //! function that calls the Engine. From it come:
 //!
-//! - the REST route and its handler ([`crate::rest::routes`] mounts every entry),
+//! - the REST route and its handler (the REST door mounts every operation through [`for_each`]),
 //! - the MCP tool: its `tools/list` entry (name, description, input and output schema,
 //!   annotations) and its `tools/call` dispatch ([`crate::mcp`] adds every entry),
 //! - the OpenAPI document's operation ([`crate::openapi`] writes them beside the hand-kept
@@ -285,8 +285,6 @@ pub struct Entry {
     pub input_schema: fn() -> Value,
     /// The output's JSON schema (what serialising writes), every subschema inlined.
     pub output_schema: fn() -> Value,
-    /// Mounts the REST handler on a router.
-    pub(crate) mount: fn(crate::rest::Routes) -> crate::rest::Routes,
     /// Runs the operation on JSON arguments (MCP's), answering JSON.
     pub call: fn(Principal, Value) -> BoxFuture<'static, Result<Value, Failure>>,
 }
@@ -310,7 +308,6 @@ impl Entry {
             tool: O::TOOL,
             input_schema: schema::input::<O::Input>,
             output_schema: schema::output::<O::Output>,
-            mount: crate::rest::mount::<O>,
             call: call_json::<O>,
         }
     }
@@ -366,12 +363,31 @@ pub(crate) fn window<T>(
     Ok((items.into_iter().skip(offset).take(limit).collect(), next))
 }
 
+/// Something a door does once for each operation's type (the REST door mounts its handler):
+/// the catalogue knows every operation, the door what to do with one, so the catalogue never
+/// imports a door.
+pub(crate) trait Each {
+    /// Does it for `O`.
+    fn one<O: Operation>(&mut self);
+}
+
+/// Calls `each` once for every operation, in the catalogue's order.
+pub(crate) fn for_each(each: &mut impl Each) {
+    decisions::each(each);
+    knowledge::each(each);
+    org::each(each);
+}
+
 static ENTRIES: LazyLock<Vec<Entry>> = LazyLock::new(|| {
-    let mut all = Vec::new();
-    all.extend(decisions::entries());
-    all.extend(knowledge::entries());
-    all.extend(org::entries());
-    all
+    struct Collect(Vec<Entry>);
+    impl Each for Collect {
+        fn one<O: Operation>(&mut self) {
+            self.0.push(Entry::of::<O>());
+        }
+    }
+    let mut all = Collect(Vec::new());
+    for_each(&mut all);
+    all.0
 });
 
 /// Every operation in the catalogue.

@@ -14,16 +14,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::schema::{Component, Documented};
-use super::{Effect, Entry, Operation, Rest, Tool, Verb};
+use super::{Each, Effect, Operation, Rest, Tool, Verb};
 use crate::auth::Role;
 
 /// The organization operations.
-pub fn entries() -> [Entry; 3] {
-    [
-        Entry::of::<Members>(),
-        Entry::of::<Pool>(),
-        Entry::of::<Propagate>(),
-    ]
+pub(crate) fn each(each: &mut impl Each) {
+    each.one::<Members>();
+    each.one::<Pool>();
+    each.one::<Propagate>();
 }
 
 impl Component for Member {

@@ -13,9 +13,11 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
 /// The hand-kept part of the OpenAPI document, whose components describe the core's records.
-static WRITTEN: LazyLock<Value> = LazyLock::new(|| {
-    serde_json::from_str(crate::openapi::WRITTEN).expect("openapi.json is valid JSON")
-});
+/// The hand-kept part of the document, as shipped.
+pub const WRITTEN: &str = include_str!("../openapi.json");
+
+static PARSED: LazyLock<Value> =
+    LazyLock::new(|| serde_json::from_str(WRITTEN).expect("openapi.json is valid JSON"));
 
 /// A core type described by the document's component [`Component::NAME`].
 pub trait Component {
@@ -60,7 +62,7 @@ impl<T: Component> JsonSchema for Documented<T> {
 /// When the document lacks it: a catalogue type names a component that is not there, which
 /// the catalogue's tests meet at once.
 pub fn component(name: &str) -> Value {
-    let found = WRITTEN["components"]["schemas"]
+    let found = PARSED["components"]["schemas"]
         .get(name)
         .unwrap_or_else(|| panic!("openapi.json has no component {name}"));
     let mut body = found.clone();
@@ -78,7 +80,7 @@ fn resolve(node: &mut Value, depth: usize) {
             if let Some(Value::String(target)) = map.get("$ref")
                 && let Some(name) = target.strip_prefix("#/components/schemas/")
             {
-                let mut body = WRITTEN["components"]["schemas"][name].clone();
+                let mut body = PARSED["components"]["schemas"][name].clone();
                 resolve(&mut body, depth + 1);
                 map.remove("$ref");
                 if let Value::Object(fields) = body {

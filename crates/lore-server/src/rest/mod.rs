@@ -42,7 +42,7 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Access, Role};
-use crate::catalogue::{Door, Operation, Principal, Verb};
+use crate::catalogue::{Door, Each, Operation, Principal, Verb};
 use crate::error::ApiError;
 use crate::input::{self, Place};
 use crate::metrics::Metrics;
@@ -243,9 +243,17 @@ impl Routes {
 /// The `/v1` routes: the catalogue's, then the ones still written here.
 pub fn routes() -> Routes {
     use Method as M;
-    crate::catalogue::entries()
-        .iter()
-        .fold(Routes::new(), |routes, entry| (entry.mount)(routes))
+    struct Mount(Option<Routes>);
+    impl Each for Mount {
+        fn one<O: Operation>(&mut self) {
+            self.0 = self.0.take().map(mount::<O>);
+        }
+    }
+    let mut catalogued = Mount(Some(Routes::new()));
+    crate::catalogue::for_each(&mut catalogued);
+    catalogued
+        .0
+        .unwrap_or_else(Routes::new)
         .on(M::GET, "/v1/openapi.json", openapi::document)
         .on(M::GET, "/v1/status", memory::status)
         .on(M::GET, "/v1/whoami", insights::whoami)
