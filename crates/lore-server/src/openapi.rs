@@ -57,10 +57,12 @@ fn operation(entry: &Entry, verb: Verb) -> Value {
         .filter(|(name, _, _)| in_path(name))
         .map(|(name, schema, _)| json!({"name": name, "in": "path", "required": true, "schema": schema}))
         .collect();
-    if let Some(fields) = input["properties"].as_object_mut() {
+    // `get_mut`, not indexing: `value["key"]` on an object inserts a null where the key is
+    // missing, and `"required": null` is not a schema.
+    if let Some(fields) = input.get_mut("properties").and_then(Value::as_object_mut) {
         fields.retain(|name, _| !in_path(name));
     }
-    if let Some(required) = input["required"].as_array_mut() {
+    if let Some(required) = input.get_mut("required").and_then(Value::as_array_mut) {
         required.retain(|name| !name.as_str().is_some_and(in_path));
     }
     if verb == Verb::Get {
@@ -128,6 +130,17 @@ mod tests {
         let body = &propagate["requestBody"]["content"]["application/json"]["schema"];
         assert!(body["properties"]["id"].is_null(), "{body}");
         assert!(body["properties"]["strategy"].is_object(), "{body}");
+        // Every `required` is a list of names (an input with none says nothing).
+        for (path, item) in parsed()["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                let body = &op["requestBody"]["content"]["application/json"]["schema"];
+                let required = body.get("required");
+                assert!(
+                    required.is_none_or(Value::is_array),
+                    "{method} {path}: required is {required:?}"
+                );
+            }
+        }
         // What stays hand-kept is still there.
         assert!(parsed()["paths"]["/v1/executions"]["post"].is_object());
     }
