@@ -16,6 +16,10 @@ use lore_recall::lessons::{self, Held, IndexState, RecallIndex};
 use crate::engine::Engine;
 use crate::recall::RecallQuery;
 
+/// Up to this many lessons a recall that finds the index missing builds it itself rather than
+/// answering from the store's search.
+const BUILD_WHILE_WAITING: u64 = 1_000;
+
 impl Engine {
     /// Has recall answer while its index builds rather than wait for it: the build runs on a
     /// thread of its own (see [`Engine::warm_recall_index`]) and, until it is done, each
@@ -68,6 +72,18 @@ impl Engine {
         let fresh =
             lessons::fresh_or_start(shared, &self.recall.warmup, &self.store, embedder, statuses)?;
         if let Some(guard) = fresh {
+            return Ok(Held::Ready(guard));
+        }
+        // A store this small builds in milliseconds, and a provisional index over a handful of
+        // search hits scores worse than the whole (a word in every one of its lessons weighs
+        // nothing): wait for the build instead.
+        if self
+            .store
+            .counts(&lore_core::Scope::unrestricted())?
+            .lessons
+            <= BUILD_WHILE_WAITING
+        {
+            let guard = lessons::fresh(shared, self.store.as_ref(), embedder, statuses)?;
             return Ok(Held::Ready(guard));
         }
         let found = self.searched_by_store(query, pool, statuses)?;
