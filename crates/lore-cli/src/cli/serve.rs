@@ -24,8 +24,8 @@ pub struct ServeArgs {
     #[arg(long = "mcp-host", value_name = "HOST")]
     pub mcp_hosts: Vec<String>,
     /// Serve MCP without sessions: each request stands alone, so any of several servers behind
-    /// a proxy answers any request (compose.yaml's servers run so). Clients get no session ID
-    /// and no stream of server-sent messages between their requests.
+    /// a proxy answers any request (deploy/compose.postgres.yaml's servers run so). Clients get
+    /// no session ID and no stream of server-sent messages between their requests.
     #[arg(long, env = "LORE_MCP_STATELESS")]
     pub mcp_stateless: bool,
     /// The audience (`aud`) JWTs must include.

@@ -769,20 +769,21 @@ fn the_store_password_never_shows() {
     assert_eq!(all.matches(reason).count(), 1, "{all}");
 }
 
-/// The repository's root, where `compose.yaml` and `deploy/` are.
+/// The repository's root, where `deploy/` is.
 fn repository() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The arguments `compose.yaml` gives each Lore server, without `serve` and its listening
-/// address (a test listens on loopback).
+/// The arguments `deploy/compose.postgres.yaml` gives each Lore server, without `serve` and its
+/// listening address (a test listens on loopback).
 fn compose_server_arguments() -> Vec<String> {
-    let compose = std::fs::read_to_string(repository().join("compose.yaml")).unwrap();
+    let compose =
+        std::fs::read_to_string(repository().join("deploy/compose.postgres.yaml")).unwrap();
     let line = compose
         .lines()
         .map(str::trim)
         .find_map(|l| l.strip_prefix("command:"))
-        .expect("compose.yaml gives the servers a command");
+        .expect("deploy/compose.postgres.yaml gives the servers a command");
     let args: Vec<String> = serde_json::from_str(line.trim()).unwrap();
     assert_eq!(args.first().map(String::as_str), Some("serve"), "{args:?}");
     let mut out = Vec::new();
@@ -877,7 +878,7 @@ impl Proxy {
         probe(self.addr, path)
     }
 
-    /// One JSON-RPC message to `/mcp` under the name compose.yaml's servers accept, with the
+    /// One JSON-RPC message to `/mcp` under the name the compose layout's servers accept, with the
     /// session when there is one: the status, the session header, and the answer's text.
     fn mcp(&self, session: Option<&str>, message: &Value) -> (u16, Option<String>, String) {
         mcp_at(self.addr, Some("lore.internal"), session, message)
@@ -891,8 +892,8 @@ impl Drop for Proxy {
     }
 }
 
-/// The layout `compose.yaml` deploys, run without Docker: three servers started with the
-/// compose file's own arguments on one database, behind nginx running `deploy/nginx.conf` with
+/// The layout `deploy/compose.postgres.yaml` deploys, run without Docker: three servers started
+/// with the compose file's own arguments on one database, behind nginx running `deploy/nginx.conf` with
 /// the service names pointed at them. Through the proxy the servers are ready, every call of an
 /// MCP client is answered whichever server the proxy picks, a write made through one server directly arrives on
 /// the proxy's event stream, and when a server dies the proxy's next requests are answered by
