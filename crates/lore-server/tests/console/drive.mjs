@@ -258,6 +258,61 @@ const scenarios = {
     out.episode_nodes = await page.locator("#episode-graph g[data-node]").count();
     await shot(page, "10-episode");
   },
+
+  // The pages of the other layers, as a reviewer, over the data the test wrote.
+  async layers(page) {
+    await signIn(page, process.env.LORE_REVIEWER);
+    await page.goto(url + "/#/decisions");
+    await page.locator("#decisions").waitFor();
+    out.waiting_decisions = await page.locator("#decisions tbody tr").count();
+    out.markup = await page.locator("#decisions img").count();
+    out.unlabelled = await unlabelled(page);
+    await shot(page, "13-decisions");
+    const approve = () => page.locator(`#decisions tr[data-id="${process.env.LORE_DECISION}"]`).getByRole("button", { name: /^Approve / });
+    await approve().click();
+    await page.getByText("a reason is required").waitFor();
+    out.reason_refused = await page.getByText("a reason is required").count();
+    await page.getByLabel("Reason for a move").fill("Matches the refund policy");
+    await approve().click();
+    await page.locator(`#decisions tr[data-id="${process.env.LORE_DECISION}"]`).waitFor({ state: "detached" });
+    out.left_waiting = await page.locator("#decisions tbody tr").count();
+    await page.goto(url + "/#/decisions/approved");
+    await page.locator(`#decisions tr[data-id="${process.env.LORE_DECISION}"]`).waitFor();
+    out.approved_decisions = await page.locator("#decisions tbody tr").count();
+
+    await page.goto(url + "/#/knowledge");
+    await page.locator("#documents").waitFor();
+    out.documents = await page.locator("#documents tbody tr").count();
+    await page.getByLabel("Search (knowledge recall)").fill(process.env.LORE_KNOWLEDGE_QUERY);
+    await page.getByRole("button", { name: "Search knowledge" }).click();
+    await page.locator("#knowledge-recall pre, #knowledge-recall .notice, #knowledge-recall .error").first().waitFor();
+    out.chunks = await page.locator("#knowledge-recall ol.chunks li").count();
+    out.knowledge_text = (await page.locator("#knowledge-recall").textContent()) || "";
+    out.unlabelled.push(...await unlabelled(page));
+    await shot(page, "14-knowledge");
+
+    await page.goto(url + "/#/digests");
+    await page.locator("#digests").waitFor();
+    out.digests = await page.locator("#digests tbody tr").count();
+    await page.locator("#digests a").first().click();
+    await page.locator("#digest-history li").first().waitFor();
+    out.digest_versions = await page.locator("#digest-history li").count();
+    out.digest_text = await page.locator("#digest-text pre").textContent();
+    await shot(page, "15-digest");
+    const older = page.locator("#digest-history a").first();
+    const olderId = await older.textContent();
+    await older.click();
+    await page.locator("#digest-history strong", { hasText: olderId }).waitFor();
+    out.older_text = await page.locator("#digest-text pre").textContent();
+
+    await page.goto(url + "/#/evals");
+    await page.locator("#trends .trend").first().waitFor();
+    out.trends = await page.locator("#trends .trend").count();
+    out.trend_points = (await page.locator('#trends path[data-series="score"]').first().getAttribute("d")).split("L").length;
+    out.eval_runs = await page.locator("#eval-runs tbody tr").count();
+    out.unlabelled.push(...await unlabelled(page));
+    await shot(page, "16-evaluations");
+  },
 };
 
 const browser = await chromium.launch({

@@ -418,6 +418,24 @@ impl Console {
         serde_json::from_str(&res.body_mut().read_to_string().unwrap()).unwrap()
     }
 
+    /// A POST as the given token; panics unless it succeeds, since the test's own setup failed.
+    fn post(&self, token: &str, path: &str, body: &Value) -> Value {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .new_agent();
+        let mut res = agent
+            .post(format!("{}{path}", self.url()))
+            .header("Authorization", format!("Bearer {token}"))
+            .header("Content-Type", "application/json")
+            .send(body.to_string())
+            .unwrap();
+        let status = res.status();
+        let text = res.body_mut().read_to_string().unwrap();
+        assert!(status.is_success(), "POST {path}: {status} {text}");
+        serde_json::from_str(&text).unwrap()
+    }
+
     fn status(&self, id: &str) -> String {
         let shown = self.get(&self.admin, &format!("/v1/lessons/{id}"));
         shown["lesson"]["status"].as_str().unwrap().to_owned()
@@ -742,4 +760,100 @@ fn without_tokens_the_console_needs_no_sign_in() {
     assert_eq!(seen["role"], "admin", "{seen}");
     assert_eq!(seen["who"], "no token (loopback) admin", "{seen}");
     assert_eq!(seen["cards"], 3, "{seen}");
+}
+
+/// Records a decision through the REST API and returns its ID.
+fn decide(console: &Console, situation: &str, action: &str) -> String {
+    let made = console.post(
+        &console.admin,
+        "/v1/decisions",
+        &json!({"skill": SKILL, "situation": situation, "action": action,
+                "rationale": "The refund policy says so"}),
+    );
+    made["id"].as_str().unwrap().to_owned()
+}
+
+fn review_decision(console: &Console, id: &str) {
+    console.post(
+        &console.admin,
+        "/v1/decisions/review",
+        &json!({"ids": [id], "status": "approved", "reason": "policy"}),
+    );
+}
+
+/// The pages of the layers beside lessons, over data written through the API: a reviewer
+/// approves a waiting decision with a reason (refused without one), reads and searches the
+/// knowledge documents, reads a skill's digest and goes back to its older version, and sees an
+/// evaluation set's score over its runs. Stored text is shown as text, never as markup.
+#[test]
+fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
+    let console = start(false);
+    let first = decide(&console, "A refund asked after 40 days", "Store credit only");
+    review_decision(&console, &first);
+    console.post(&console.admin, "/v1/digests/build", &json!({}));
+    let later = decide(&console, "A refund asked twice", "Refund once, escalate the second");
+    review_decision(&console, &later);
+    console.post(&console.admin, "/v1/digests/build", &json!({}));
+    let waiting = decide(&console, "A customer asks for a fix date", "Link the status page");
+    decide(
+        &console,
+        "<img src=x onerror=alert(1)> in a ticket",
+        "Quote it as text",
+    );
+    console.post(
+        &console.admin,
+        "/v1/knowledge/documents",
+        &json!({"skill": SKILL, "documents": [{"source": "docs/refunds.md",
+            "text": "# Refunds\n\nWithin 30 days refunds are paid in cash.\n\n## Late refunds\n\nAfter 30 days, store credit only.\n"}]}),
+    );
+    console.post(
+        &console.admin,
+        "/v1/evals/sets",
+        &json!({"skill": SKILL, "name": "refunds", "questions": [
+            {"question": "A refund asked after 40 days: what do we give?", "expected": "store credit"}]}),
+    );
+    for _ in 0..2 {
+        console.post(&console.admin, "/v1/evals/runs", &json!({"skill": SKILL}));
+    }
+
+    let Some(seen) = console.drive(
+        "layers",
+        &[
+            ("LORE_DECISION", waiting.clone()),
+            ("LORE_KNOWLEDGE_QUERY", "late refund after 30 days".into()),
+        ],
+    ) else {
+        return;
+    };
+    no_page_errors(&seen);
+    assert_eq!(seen["unlabelled"], json!([]), "{seen}");
+    assert_eq!(seen["waiting_decisions"], 2, "the reviewer's default view: {seen}");
+    assert_eq!(seen["markup"], 0, "a decision's text became markup: {seen}");
+    assert_eq!(seen["reason_refused"], 1, "a move without a reason: {seen}");
+    assert_eq!(seen["left_waiting"], 1, "{seen}");
+    let listed = console.get(&console.admin, "/v1/decisions?status=approved");
+    let approved = crate::common::ids(&listed["decisions"]);
+    assert!(approved.contains(&waiting), "{listed}");
+    assert_eq!(seen["approved_decisions"], 3, "{seen}");
+    assert_eq!(seen["documents"], 1, "{seen}");
+    assert!(seen["chunks"].as_u64().unwrap() >= 1, "{seen}");
+    assert!(
+        seen["knowledge_text"]
+            .as_str()
+            .unwrap()
+            .contains("store credit only"),
+        "{seen}"
+    );
+    assert_eq!(seen["digests"], 1, "one skill's digest: {seen}");
+    assert_eq!(seen["digest_versions"], 2, "{seen}");
+    let newest = seen["digest_text"].as_str().unwrap();
+    let older = seen["older_text"].as_str().unwrap();
+    assert!(newest.contains("escalate the second"), "{seen}");
+    assert!(!older.contains("escalate the second") && older.contains("Store credit only"), "{seen}");
+    assert_eq!(seen["trends"], 1, "{seen}");
+    assert_eq!(seen["trend_points"], 2, "one point per run: {seen}");
+    assert_eq!(seen["eval_runs"], 2, "{seen}");
+    for name in ["13-decisions", "14-knowledge", "15-digest", "16-evaluations"] {
+        assert!(shots().join(format!("{name}.png")).exists(), "{name}");
+    }
 }

@@ -191,6 +191,11 @@ const pages = {
   health: healthPage,
   episodes: episodesPage,
   episode: episodePage,
+  decisions: decisionsPage,
+  knowledge: knowledgePage,
+  digests: digestsPage,
+  digest: digestPage,
+  evals: evalsPage,
 };
 
 function route() {
@@ -200,7 +205,7 @@ function route() {
   state.page = page;
   for (const a of document.querySelectorAll(".top nav a")) {
     const here = a.dataset.page === page || (page === "lesson" && a.dataset.page === "memory") ||
-      (page === "episode" && a.dataset.page === "episodes");
+      (page === "episode" && a.dataset.page === "episodes") || (page === "digest" && a.dataset.page === "digests");
     if (here) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   show(h("p", { class: "muted" }, "Loading…"));
@@ -1031,4 +1036,138 @@ async function episodePage(id) {
       it.kind === "decision"
         ? [h("strong", {}, it.d.context), h("div", {}, "Options: ", (it.d.options || []).join(" · "), " → chose ", h("strong", {}, it.d.chosen)), it.d.rationale ? h("div", { class: "muted" }, it.d.rationale) : null]
         : [h("span", {}, it.e.content)]))));
+}
+
+// ---------- the other layers: decisions, knowledge, digests, evaluations ----------
+
+// A paged list endpoint, read to its end (each page names the next one's offset).
+async function all(path, key) {
+  const items = [];
+  let offset = 0;
+  for (let pages = 0; pages < 20; pages++) {
+    const sep = path.includes("?") ? "&" : "?";
+    const page = await get(`${path}${sep}limit=500&offset=${offset}`);
+    items.push(...(page[key] || []));
+    if (page.next_offset === undefined || page.next_offset === null) break;
+    offset = page.next_offset;
+  }
+  return items;
+}
+
+const DECISION_MOVES = [["approved", "Approve"], ["rejected", "Reject"], ["sensitive", "Mark sensitive"], ["archived", "Archive"]];
+
+async function decisionsPage(status) {
+  document.title = "Decisions · Lore";
+  const wanted = STATUSES.includes(status) ? status : status === "all" ? "" : isReviewer() ? "needs_review" : "";
+  const rows = await all("/v1/decisions" + (wanted ? `?status=${wanted}` : ""), "decisions");
+  const filter = h("select", { id: "decision-status", onchange: () => { location.hash = "#/decisions/" + (filter.value || "all"); } },
+    h("option", { value: "" }, "any state"), STATUSES.map((st) => h("option", { value: st, selected: st === wanted }, st.replace(/_/g, " "))));
+  const reason = h("input", { id: "decision-reason", placeholder: "Why (the audit log keeps it)", style: "width:320px" });
+  const error = h("div", { "aria-live": "assertive" });
+  const move = (d, to) => async () => {
+    if (!reason.value.trim()) { error.replaceChildren(h("p", { class: "error", role: "alert" }, "Say why first: a reason is required.")); reason.focus(); return; }
+    try {
+      await post("/v1/decisions/review", { ids: [d.id], status: to, reason: reason.value.trim() });
+      toast(`${d.id}: ${to.replace(/_/g, " ")}.`);
+      route();
+    } catch (err) { error.replaceChildren(failure(err)); }
+  };
+  show(
+    h("h1", {}, "Decisions"),
+    h("p", { class: "lede" }, "What people decided when agents asked. Only approved decisions are recalled; each move is audited with its reason."),
+    h("div", { class: "filters row" },
+      h("div", {}, h("label", { for: "decision-status" }, "State"), filter),
+      isReviewer() ? h("div", {}, h("label", { for: "decision-reason" }, "Reason for a move"), reason) : null),
+    error,
+    rows.length ? h("table", { id: "decisions" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Situation"), h("th", {}, "Decided"), h("th", {}, "Why"), h("th", {}, "Skill"), h("th", {}, "State"), h("th", {}, "By"), h("th", {}, "When"),
+        isReviewer() ? h("th", {}, "Review") : null)),
+      h("tbody", {}, rows.map((d) => h("tr", { "data-id": d.id },
+        h("td", {}, d.situation, h("div", { class: "mono muted" }, d.id)), h("td", {}, d.action), h("td", {}, d.rationale),
+        h("td", {}, d.skill), h("td", {}, pill(d.status)), h("td", {}, d.decided_by || ""), h("td", {}, when(d.created_at)),
+        isReviewer() ? h("td", { class: "actions" }, DECISION_MOVES.filter(([to]) => to !== d.status).map(([to, label]) =>
+          h("button", { type: "button", class: to === "approved" ? "approve" : to === "rejected" ? "reject" : null, "aria-label": `${label} ${d.id}`, onclick: move(d, to) }, label))) : null))))
+      : h("p", { class: "empty" }, wanted ? `No decision is ${wanted.replace(/_/g, " ")}.` : "No decision was recorded yet."));
+}
+
+async function knowledgePage() {
+  document.title = "Knowledge · Lore";
+  const docs = await all("/v1/knowledge/documents", "documents");
+  const q = h("input", { id: "kq", type: "search", placeholder: "What does the agent need to know?", style: "width:340px" });
+  const out = h("div", { id: "knowledge-recall" });
+  show(
+    h("h1", {}, "Knowledge"),
+    h("p", { class: "lede" }, "The team's documents, cut into chunks by heading and recalled with their source and lines."),
+    h("form", { class: "filters", onsubmit: async (e) => {
+      e.preventDefault();
+      try {
+        const r = await post("/v1/knowledge/recall", { query: q.value });
+        out.replaceChildren(r.chunks.length
+          ? h("section", { class: "panel" }, h("h2", {}, `${r.chunks.length} chunk(s), ${r.tokens} of ${r.budget} tokens`),
+            h("ol", { class: "chunks" }, r.chunks.map((c) => h("li", {}, h("strong", {}, c.heading || c.source), " ",
+              h("span", { class: "muted" }, `${c.source}, lines ${c.line_start}–${c.line_end} · ${c.skill} · score ${c.score.toFixed(2)}`)))),
+            h("pre", { class: "quoted" }, r.text))
+          : h("p", { class: "notice" }, "No chunk is about that."));
+      } catch (err) { out.replaceChildren(failure(err)); }
+    } }, h("div", { class: "row" }, h("div", {}, h("label", { for: "kq" }, "Search (knowledge recall)"), q),
+      h("button", { class: "primary", type: "submit" }, "Search knowledge"))),
+    out,
+    docs.length ? h("table", { id: "documents" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Source"), h("th", {}, "Skill"), h("th", { class: "num" }, "Chunks"), h("th", {}, "Ingested"), h("th", {}, "By"))),
+      h("tbody", {}, docs.map((d) => h("tr", {}, h("td", { class: "mono" }, d.source), h("td", {}, d.skill),
+        h("td", { class: "num" }, d.chunks), h("td", {}, when(d.ingested_at)), h("td", {}, d.ingested_by || "")))))
+      : h("p", { class: "empty" }, "No document was ingested yet: `lore ingest --skill domain/skill docs/`."));
+}
+
+async function digestsPage() {
+  document.title = "Digests · Lore";
+  const digests = await all("/v1/digests", "digests");
+  show(
+    h("h1", {}, "Digests"),
+    h("p", { class: "lede" }, "Each skill's one-page summary of its approved lessons and decisions, rebuilt when they change."),
+    digests.length ? h("table", { id: "digests" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Skill"), h("th", { class: "num" }, "Sources"), h("th", {}, "Made"), h("th", {}, "When"))),
+      h("tbody", {}, digests.map((d) => h("tr", {},
+        h("td", {}, h("a", { href: "#/digest/" + encodeURIComponent(d.skill) }, d.skill)), h("td", { class: "num" }, (d.sources || []).length),
+        h("td", {}, d.method && d.method.kind ? d.method.kind : ""), h("td", {}, when(d.generated_at))))))
+      : h("p", { class: "empty" }, "No digest was built yet: `lore digest build` (or `lore maintain`)."));
+}
+
+async function digestPage(skill, version) {
+  document.title = `Digest of ${skill} · Lore`;
+  const history = (await get(`/v1/digests/history?skill=${encodeURIComponent(skill)}&limit=50`)).digests;
+  const shown = history.find((d) => d.id === version) || history[0];
+  show(
+    h("p", {}, h("a", { href: "#/digests" }, "← Digests")),
+    h("h1", {}, "Digest of ", skill),
+    shown ? [
+      h("div", { class: "meta" }, h("span", { class: "mono" }, shown.id), " · ", shown.method && shown.method.kind ? shown.method.kind : "", " · ", when(shown.generated_at),
+        " · ", (shown.sources || []).length, " source(s)"),
+      // Shown as text: a digest is stored text, never markup.
+      h("section", { class: "panel", id: "digest-text", style: "margin-top:16px" }, h("pre", { class: "quoted" }, shown.markdown)),
+      h("h2", {}, "History"),
+      h("ol", { id: "digest-history" }, history.map((d) => h("li", {},
+        d.id === shown.id ? h("strong", { class: "mono" }, d.id) : h("a", { class: "mono", href: `#/digest/${encodeURIComponent(skill)}/${encodeURIComponent(d.id)}` }, d.id),
+        " · ", (d.sources || []).length, " source(s) · ", when(d.generated_at))))]
+      : h("p", { class: "empty" }, "No digest of this skill yet."));
+}
+
+async function evalsPage() {
+  document.title = "Evaluations · Lore";
+  const [trends, runs] = await Promise.all([get("/v1/evals/trends"), all("/v1/evals/runs", "runs")]);
+  const latest = runs.slice(-20).reverse();
+  show(
+    h("h1", {}, "Evaluations"),
+    h("p", { class: "lede" }, "Question sets with expected answers, graded over time against what memory gives for each question: is memory making the answers better?"),
+    trends.trends.length ? h("div", { class: "grid2", id: "trends" }, trends.trends.map((t) =>
+      h("section", { class: "panel trend", "data-set": `${t.skill}/${t.set}` },
+        h("h2", {}, t.skill, " · ", t.set),
+        lines(`Score of ${t.set} per run`, t.points.map((p) => p.at.slice(5, 10)), [
+          { name: "score", values: t.points.map((p) => p.score), color: "#1d4ed8" }], 200, [0, 1]),
+        h("p", { class: "muted" }, `${t.runs} run(s); best ${pct(t.best)}; change over these runs ${t.change >= 0 ? "+" : ""}${Math.round(t.change * 100)} points.`))))
+      : h("p", { class: "empty" }, "No set was run yet: `lore eval define` then `lore eval run`."),
+    latest.length ? [h("h2", {}, "Latest runs"), h("table", { id: "eval-runs" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Run"), h("th", {}, "Set"), h("th", { class: "num" }, "Passed"), h("th", { class: "num" }, "Score"), h("th", {}, "Trigger"), h("th", {}, "When"))),
+      h("tbody", {}, latest.map((r) => h("tr", {}, h("td", { class: "mono" }, r.id), h("td", {}, `${r.skill} · ${r.set}`),
+        h("td", { class: "num" }, `${r.passed} of ${r.total}`), h("td", { class: "num" }, pct(r.score)), h("td", {}, r.trigger), h("td", {}, when(r.run_at))))))] : null);
 }
