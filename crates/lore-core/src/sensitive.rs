@@ -17,8 +17,9 @@
 //! flagged wrongly vanishes from prompts, so ordinary numbers must stay clean.
 //!
 //! Text is read as a model would read it, not as it was typed: compatibility forms are folded
-//! (NFKC: a fullwidth `ＡＫＩＡ` is `AKIA`) and invisible format characters are dropped (a key
-//! split by a zero-width space is still the key), and findings are mapped back onto the
+//! (NFKC: a fullwidth `ＡＫＩＡ` is `AKIA`), Cyrillic and Greek letters drawn like Latin ones
+//! are read as those (`pаssword` with a Cyrillic `а`), invisible format characters are dropped
+//! (a key split by a zero-width space is still the key), and findings are mapped back onto the
 //! original text so that redaction removes the invisible characters with the secret.
 //! Passwords are found by what names them — an assignment (`password: hunt3r7`), a sentence
 //! (`the root password is …`), a URL's user information (`postgres://admin:S3cr3t@host`) —
@@ -519,7 +520,11 @@ impl Folded {
             }
             let end = at + c.len_utf8();
             let before = out.text.len();
-            out.text.extend(std::iter::once(c).nfkc());
+            out.text.extend(
+                std::iter::once(c)
+                    .nfkc()
+                    .map(|n| latin_lookalike(n).unwrap_or(n)),
+            );
             for _ in before..out.text.len() {
                 out.starts.push(at);
                 out.ends.push(end);
@@ -527,6 +532,50 @@ impl Folded {
         }
         Some(out)
     }
+}
+
+/// The Latin letter a Cyrillic or Greek letter is drawn like, so that `pаssword` with a
+/// Cyrillic `а` reads as the word a model reads. NFKC leaves these apart (they are letters of
+/// their own scripts); only letters that look the same in common fonts are folded.
+fn latin_lookalike(c: char) -> Option<char> {
+    Some(match c {
+        'а' | 'α' => 'a',
+        'с' | 'ϲ' => 'c',
+        'ԁ' => 'd',
+        'е' | 'ё' => 'e',
+        'һ' => 'h',
+        'і' | 'ι' => 'i',
+        'ј' => 'j',
+        'к' | 'κ' => 'k',
+        'о' | 'ο' => 'o',
+        'р' | 'ρ' => 'p',
+        'ԛ' => 'q',
+        'ѕ' => 's',
+        'т' | 'τ' => 't',
+        'υ' => 'u',
+        'ν' => 'v',
+        'ԝ' => 'w',
+        'х' | 'χ' => 'x',
+        'у' => 'y',
+        'А' | 'Α' => 'A',
+        'В' | 'Β' => 'B',
+        'С' | 'Ϲ' => 'C',
+        'Е' | 'Ε' => 'E',
+        'Н' | 'Η' => 'H',
+        'І' | 'Ι' => 'I',
+        'Ј' => 'J',
+        'К' | 'Κ' => 'K',
+        'М' | 'Μ' => 'M',
+        'Ν' => 'N',
+        'О' | 'Ο' => 'O',
+        'Р' | 'Ρ' => 'P',
+        'Ѕ' => 'S',
+        'Т' | 'Τ' => 'T',
+        'Х' | 'Χ' => 'X',
+        'У' | 'Υ' => 'Y',
+        'Ζ' => 'Z',
+        _ => return None,
+    })
 }
 
 /// Characters that show nothing (Unicode's default-ignorable code points): zero-width spaces
@@ -821,7 +870,7 @@ mod tests {
         .collect()
     }
 
-    /// Issue 31's detector misses, and their neighbours: dotted cards, passwords by assignment,
+    /// Misses the detector once had, and their neighbours: dotted cards, passwords by assignment,
     /// by sentence and in URLs, keys split by invisible characters or typed in other forms.
     fn evasions() -> Vec<(String, SensitiveKind)> {
         [
@@ -841,13 +890,17 @@ mod tests {
             ("card 4111\u{200b}1111\u{200b}1111\u{200b}1111", CardNumber),
             ("client_secret: \"a$b%c^d&e*f(g)\"", ApiKey),
             ("the api token was 9f8e7d6c5b4a", Password),
+            // Letters of other scripts drawn like Latin ones: Cyrillic а, Greek ο, Cyrillic АКІА.
+            ("p\u{430}ssword: hunter2xyz", Password),
+            ("the root passw\u{3bf}rd is Tr0ub4dor&3", Password),
+            ("\u{410}\u{41a}\u{406}\u{410}IOSFODNN7EXAMPLE", ApiKey),
         ]
         .map(|(t, k)| (t.to_owned(), k))
         .to_vec()
     }
 
     #[test]
-    fn issue_31_evasions_are_found_and_redacted_whole() {
+    fn evasions_are_found_and_redacted_whole() {
         let missed: Vec<_> = evasions()
             .into_iter()
             .filter(|(t, k)| !kinds(t).contains(k))
@@ -917,6 +970,9 @@ mod tests {
             "version 1.2.3.4 and address 10.0.0.1 and 2026.11.27.1",
             "values 4111.1111.1111.1112 fail Luhn",
             "\u{FF11}\u{FF12} fullwidth digits and a zero\u{200b}width space",
+            // Russian and Greek prose stays clean when its letters are read as Latin ones.
+            "Пароль не нужен: сервис открыт для всех.",
+            "Ο κωδικός πρόσβασης είναι υποχρεωτικός για την υπηρεσία.",
         ]
         .map(str::to_owned)
         .to_vec();

@@ -16,7 +16,7 @@
 //!   its creation, its last edit and its last placement into a prompt — is older than `max_age`.
 //! - **Pareto**: per skill, lessons measured as useful (positive measured utility) come first,
 //!   best utility first: evidence outranks novelty, so a newer lesson that was never measured
-//!   cannot push out one that proved itself (issue 14). The rest are ranked by non-dominated
+//!   cannot push out one that proved itself. The rest are ranked by non-dominated
 //!   layers over relevance and recency (last activity), where relevance is confidence for a
 //!   lesson not measured yet and at most half of it for one measured as useless or harmful;
 //!   the first layers are kept up to `max_lessons`, ties inside the last layer going to higher

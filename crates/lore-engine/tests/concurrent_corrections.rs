@@ -1,4 +1,4 @@
-//! Corrections racing on one store (issue 13, defect 4): a correction is either stored and
+//! Corrections racing on one store: a correction is either stored and
 //! acknowledged, or refused and not stored — never refused after it was stored.
 //!
 //! Each thread opens its own connection to one SQLite file, as separate server processes do,

@@ -1,4 +1,4 @@
-//! The reliability suite's bounded fuzzing of the parsers (issue 13, B5; docs/reliability.md):
+//! The reliability suite's bounded fuzzing of the parsers (docs/reliability.md):
 //! error fingerprints, skill paths, markdown episode extraction, the seed format and JSONL
 //! import. Inputs are both arbitrary and made by mutating valid documents (bytes flipped, cut,
 //! spliced), which reaches deeper than noise. The only property is the one an attacker cares

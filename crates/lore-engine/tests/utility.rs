@@ -386,7 +386,7 @@ fn at_risk(p: &Project, fails: bool, shown: &[&LessonId]) {
 
 #[test]
 fn a_lesson_is_compared_with_runs_of_its_own_task_type_not_the_whole_skill() {
-    // Issue 14: the skill mixes task types; most runs never meet the column error.
+    // The skill mixes task types; most runs never meet the column error.
     let p = Project::new(CurationMode::Auto);
     let lesson = column_lesson(&p);
     for fails in [true, true, true, false] {

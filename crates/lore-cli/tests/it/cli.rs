@@ -428,7 +428,7 @@ fn lessons_can_be_listed_shown_edited_and_retired_with_an_audit_trail() {
     );
 }
 
-/// Issue 13: `lore lessons list/show` printed a sensitive lesson's secrets. They are masked
+/// `lore lessons list/show` used to print a sensitive lesson's secrets. They are masked
 /// unless `show --raw` asks, and that read is audited with who asked.
 #[test]
 fn lessons_are_printed_redacted_and_a_raw_read_is_audited() {

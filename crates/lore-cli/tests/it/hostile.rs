@@ -1,5 +1,5 @@
-//! The reliability suite's hostile inputs through the CLI's doors (issue 13, B4;
-//! docs/reliability.md): `lore record`, `lore import --jsonl` and `lore import --from` (the seed
+//! The reliability suite's hostile inputs through the CLI's doors
+//! (docs/reliability.md): `lore record`, `lore import --jsonl` and `lore import --from` (the seed
 //! format). The corpus is the server's (`crates/lore-server/tests/fixtures/hostile.json`), so
 //! every door meets the same inputs. Each case must exit non-zero with a message, and the store's
 //! export must be byte for byte what it was; accepted prompt-injection text must come back in

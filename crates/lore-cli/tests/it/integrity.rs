@@ -1,4 +1,4 @@
-//! The reliability suite's integrity cases (issue 31; docs/reliability.md): writes that are
+//! The reliability suite's integrity cases (docs/reliability.md): writes that are
 //! read-modify-writes under concurrency, write amplification, links under `skills/`, and
 //! validation that every door shares. Real `lore` processes on real SQLite files (and on the
 //! PostgreSQL test server when `LORE_TEST_POSTGRES_URL` is set), real HTTP on loopback.

@@ -1,4 +1,4 @@
-//! The reliability suite's process half (issue 13, B1 and B2; docs/reliability.md): real `lore`
+//! The reliability suite's process half (docs/reliability.md): real `lore`
 //! processes on a real SQLite file, killed with SIGKILL while they write, and several writing at
 //! once. What is checked is the promise to the caller: every write that was acknowledged (an ID
 //! printed by the CLI, a 2xx from the server) is in the store afterwards, no ID is handed out

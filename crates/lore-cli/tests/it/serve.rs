@@ -191,7 +191,7 @@ fn serve_says_it_is_unauthenticated_answers_rest_and_stops_on_sigterm() {
     server.terminate();
 }
 
-/// Issue 13: a server started before any token existed stayed open after one was made.
+/// A server started before any token existed used to stay open after one was made.
 #[test]
 fn a_token_created_while_serving_closes_the_server_without_a_restart() {
     let dir = project();

@@ -3,7 +3,7 @@
 //!
 //! A lesson is compared with *matched* runs that did not show it, never with every other run of
 //! its skill: a skill mixes task types, and a lesson about `sort` compared with runs that never
-//! sort looks useless or harmful whatever it does (issue 14). A run is matched to a lesson when it
+//! sort looks useless or harmful whatever it does. A run is matched to a lesson when it
 //! is of the same skill and either
 //!
 //! - one of the lesson's trigger fingerprints was reported on it (it met the lesson's error), or

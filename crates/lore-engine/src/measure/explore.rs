@@ -2,7 +2,7 @@
 //! be undone by evidence (DESIGN.md).
 //!
 //! Without it a suppression is forever: a suppressed lesson is never shown, so no run can ever
-//! speak for it (issue 14). [`Engine::exploration`] returns, for one run, the lessons that the
+//! speak for it. [`Engine::exploration`] returns, for one run, the lessons that the
 //! utility gate suppressed and that match the run — one of their triggers is the query's
 //! fingerprint, or they share enough words with the query — in [`EXPLORE_SHARE`] of such runs.
 //! Which runs is decided by a hash of the caller's key (a session or run ID) and the lesson's ID,

@@ -788,13 +788,25 @@ fn review_decision(console: &Console, id: &str) {
 #[test]
 fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
     let console = start(false);
-    let first = decide(&console, "A refund asked after 40 days", "Store credit only");
+    let first = decide(
+        &console,
+        "A refund asked after 40 days",
+        "Store credit only",
+    );
     review_decision(&console, &first);
     console.post(&console.admin, "/v1/digests/build", &json!({}));
-    let later = decide(&console, "A refund asked twice", "Refund once, escalate the second");
+    let later = decide(
+        &console,
+        "A refund asked twice",
+        "Refund once, escalate the second",
+    );
     review_decision(&console, &later);
     console.post(&console.admin, "/v1/digests/build", &json!({}));
-    let waiting = decide(&console, "A customer asks for a fix date", "Link the status page");
+    let waiting = decide(
+        &console,
+        "A customer asks for a fix date",
+        "Link the status page",
+    );
     decide(
         &console,
         "<img src=x onerror=alert(1)> in a ticket",
@@ -827,7 +839,10 @@ fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
     };
     no_page_errors(&seen);
     assert_eq!(seen["unlabelled"], json!([]), "{seen}");
-    assert_eq!(seen["waiting_decisions"], 2, "the reviewer's default view: {seen}");
+    assert_eq!(
+        seen["waiting_decisions"], 2,
+        "the reviewer's default view: {seen}"
+    );
     assert_eq!(seen["markup"], 0, "a decision's text became markup: {seen}");
     assert_eq!(seen["reason_refused"], 1, "a move without a reason: {seen}");
     assert_eq!(seen["left_waiting"], 1, "{seen}");
@@ -849,11 +864,19 @@ fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
     let newest = seen["digest_text"].as_str().unwrap();
     let older = seen["older_text"].as_str().unwrap();
     assert!(newest.contains("escalate the second"), "{seen}");
-    assert!(!older.contains("escalate the second") && older.contains("Store credit only"), "{seen}");
+    assert!(
+        !older.contains("escalate the second") && older.contains("Store credit only"),
+        "{seen}"
+    );
     assert_eq!(seen["trends"], 1, "{seen}");
     assert_eq!(seen["trend_points"], 2, "one point per run: {seen}");
     assert_eq!(seen["eval_runs"], 2, "{seen}");
-    for name in ["13-decisions", "14-knowledge", "15-digest", "16-evaluations"] {
+    for name in [
+        "13-decisions",
+        "14-knowledge",
+        "15-digest",
+        "16-evaluations",
+    ] {
         assert!(shots().join(format!("{name}.png")).exists(), "{name}");
     }
 }

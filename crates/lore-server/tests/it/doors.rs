@@ -1,4 +1,4 @@
-//! Defect 8 of issue 13: every door refuses what another refuses, and says so in its own
+//! Every door refuses what another refuses, and says so in its own
 //! protocol. MCP tools refuse unknown arguments as REST bodies do; a 405 or an unknown route
 //! answers the API's JSON error; malformed MCP over HTTP and over stdio gets a JSON-RPC error
 //! object instead of a bare status or silence.
@@ -240,7 +240,7 @@ async fn mcp_on_stdio_answers_garbage_with_a_parse_error_and_keeps_serving() {
         .unwrap();
 }
 
-/// Issue 33: the same act answers the same on every door. Without a credential the caller is
+/// The same act answers the same on every door. Without a credential the caller is
 /// the machine's user on REST and on MCP alike, so a correction is approved at once (auto
 /// curation); with an agent's token it is on trial on both. `record_execution` names its
 /// fields as `POST /v1/executions` does.

@@ -1,5 +1,5 @@
-//! The reliability suite's bounded fuzzing of request bodies (issue 13, B5;
-//! docs/reliability.md): every operation of the OpenAPI document that takes a body gets random
+//! The reliability suite's bounded fuzzing of request bodies
+//! (docs/reliability.md): every operation of the OpenAPI document that takes a body gets random
 //! JSON and mutated valid bodies; every operation with a path parameter gets random IDs; MCP
 //! gets random JSON-RPC messages. The property: never a 5xx (a panic in an Engine call is a
 //! 500), and every 4xx in the API's error shape (REST) or as a JSON-RPC error (MCP).

@@ -1,5 +1,5 @@
-//! The reliability suite's hostile inputs through REST and MCP (issue 13, B4;
-//! docs/reliability.md). The corpus is `tests/fixtures/hostile.json`, shared with the CLI's
+//! The reliability suite's hostile inputs through REST and MCP
+//! (docs/reliability.md). The corpus is `tests/fixtures/hostile.json`, shared with the CLI's
 //! half (`lore`, JSONL import, seed import). Each case must be refused (4xx, or a tool error)
 //! and leave the store exactly as it was; prompt-injection text, which is valid text and is
 //! accepted, must come back in a prompt only quoted, under a rule with its provenance.

@@ -1,4 +1,4 @@
-//! Issue 14 over REST and MCP: a correction with no rule answers `lesson: null` and why,
+//! Learning from what exists, over REST and MCP: a correction with no rule answers `lesson: null` and why,
 //! recall on an empty store answers with no lessons, and lessons that already exist are learned
 //! in bulk (`POST /v1/lessons/import`, `learn_lessons`), once.
 

@@ -1,4 +1,4 @@
-//! The reliability suite's role-and-scope matrix (issue 13, B3; docs/reliability.md).
+//! The reliability suite's role-and-scope matrix (docs/reliability.md).
 //!
 //! Every REST operation in the OpenAPI document and every MCP tool the server lists is called
 //! with an agent, a reviewer and an admin token, each once scoped to the domain that holds the

@@ -1,4 +1,4 @@
-//! Issue 31's attacks on secrets and quoting, kept as the reliability suite's `secrets::` cases:
+//! Attacks on secrets and quoting, kept as the reliability suite's `secrets::` cases:
 //! an agent reads every door for secrets planted through every write path (an edit, an
 //! execution's keys, session and model, a knowledge source, memory writes), a member's own lesson
 //! stays its own through digests, evaluation runs and the context, and stored text holding any
@@ -20,7 +20,7 @@ use crate::common::server::Server;
 const AWS_KEY: &str = "AKIAIOSFODNN7EXAMPLE";
 const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
 
-/// Issue 31's detector misses, each with the words that must never come back.
+/// The detector's past misses, each with the words that must never come back.
 fn planted() -> Vec<(String, &'static str)> {
     vec![
         (format!("keys {AWS_KEY} {AWS_SECRET}"), "EXAMPLEKEY"),
@@ -33,6 +33,11 @@ fn planted() -> Vec<(String, &'static str)> {
             "S3cr3t",
         ),
         ("key AKIA\u{200b}IOSFODNN7EXAMPLE split".into(), "IOSFODNN7"),
+        // A Cyrillic `а` in the word that names the password.
+        (
+            "then p\u{430}ssword: hunter2xyz to log in".into(),
+            "hunter2xyz",
+        ),
     ]
 }
 

@@ -1,4 +1,4 @@
-//! The defects of issue 13, each as an attack that used to work: an agent token passing as a
+//! Security defects, each as an attack that used to work: an agent token passing as a
 //! person, secrets read back raw by agents and written into a skill's files, and a server
 //! started before any token existed staying open after one was made.
 
