@@ -36,7 +36,7 @@ use unicode_normalization::UnicodeNormalization;
 
 use serde_json::Value;
 
-use crate::model::{AuditEntry, Correction, Execution, Lesson};
+use crate::model::{AuditEntry, Correction, DecisionRecord, Execution, Lesson};
 
 /// What kind of sensitive data was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -725,6 +725,18 @@ fn key_kind(key: &str) -> SensitiveKind {
     } else {
         SensitiveKind::ApiKey
     }
+}
+
+/// A copy of `decision` with every text a person wrote redacted: what a reader of decisions
+/// (an agent's list, a reviewer's page) is shown. The stored decision keeps its text.
+pub fn redact_decision(decision: &DecisionRecord) -> DecisionRecord {
+    let mut out = decision.clone();
+    out.situation = redact(&decision.situation);
+    out.action = redact(&decision.action);
+    out.rationale = redact(&decision.rationale);
+    out.outcome = decision.outcome.as_deref().map(redact);
+    out.resolves = decision.resolves.as_deref().map(redact);
+    out
 }
 
 /// A copy of `execution` with its input, output, extra details, model and session redacted.

@@ -136,7 +136,7 @@ impl Engine {
             Value::Null,
         );
         self.store.decisions()?.put_decision(&decision, &entry)?;
-        Ok(decision)
+        Ok(sensitive::redact_decision(&decision))
     }
 
     /// Moves decisions to `to` along the lessons' lifecycle, all or none, each with an audit
@@ -189,10 +189,14 @@ impl Engine {
             updates.push((changed, expected, entry));
         }
         store.update_decisions(&updates)?;
-        Ok(updates.into_iter().map(|(d, ..)| d).collect())
+        Ok(updates
+            .iter()
+            .map(|(d, ..)| sensitive::redact_decision(d))
+            .collect())
     }
 
-    /// The decisions inside this handle's scope (of `skill`, in `status`, when given).
+    /// The decisions inside this handle's scope (of `skill`, in `status`, when given), their
+    /// text redacted: a decision flagged `sensitive` holds what no reader may see.
     ///
     /// # Errors
     /// [`Error::Unsupported`] from a store without decisions; store failures.
@@ -203,7 +207,7 @@ impl Engine {
     ) -> Result<Vec<DecisionRecord>> {
         let mut all = self.store.decisions()?.decisions(&self.scope, skill)?;
         all.retain(|d| status.is_none_or(|s| d.status == s));
-        Ok(all)
+        Ok(all.iter().map(sensitive::redact_decision).collect())
     }
 
     /// What the approved decisions' index holds; `None` before this Engine's first decision

@@ -172,6 +172,64 @@ async fn a_reviewers_edit_that_plants_a_secret_reaches_no_door() {
     );
 }
 
+/// A person's decision that holds a secret is kept, as `sensitive`, and never recalled; an
+/// agent listing or recalling decisions (REST and MCP) sees it with the secret redacted, and the answer to
+/// the person who recorded it does not repeat it either.
+#[tokio::test]
+async fn a_decision_holding_a_secret_is_listed_redacted_on_every_door() {
+    let server = server();
+    let (reviewer, _) = server.token(Role::Reviewer);
+    let (agent, _) = server.token(Role::Agent);
+    let mut seen = Vec::new();
+    for (i, (secret, _)) in planted().into_iter().enumerate() {
+        let body = json!({"skill": SKILL, "situation": format!("Billing login {i} fails"),
+                          "action": format!("Use {secret}"), "rationale": "ops said so"});
+        let made = ok(
+            &server,
+            &reviewer,
+            Method::POST,
+            "/v1/decisions",
+            Some(body),
+        )
+        .await;
+        assert_eq!(made["status"], "sensitive", "{secret:?}: {made}");
+        seen.push(made);
+    }
+    seen.push(ok(&server, &agent, Method::GET, "/v1/decisions", None).await);
+    let recall = json!({"query": "billing login fails", "skill": SKILL});
+    seen.push(
+        ok(
+            &server,
+            &agent,
+            Method::POST,
+            "/v1/decisions/recall",
+            Some(recall),
+        )
+        .await,
+    );
+    let answer = server
+        .mcp(
+            &agent,
+            "recall_decisions",
+            json!({"query": "billing login fails"}),
+        )
+        .await;
+    assert!(answer["result"].is_object(), "{answer}");
+    seen.push(answer);
+    let listed = &seen[seen.len() - 3]["decisions"];
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        planted().len(),
+        "{listed}"
+    );
+    let text: String = seen.iter().map(Value::to_string).collect();
+    let leaks: Vec<_> = planted()
+        .into_iter()
+        .filter(|(_, words)| text.contains(&in_json(words)))
+        .collect();
+    assert!(leaks.is_empty(), "decisions leaked: {leaks:?}");
+}
+
 #[tokio::test]
 async fn memory_and_lessons_refuse_every_kind_of_planted_secret() {
     let server = server();
