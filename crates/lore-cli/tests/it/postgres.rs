@@ -1231,3 +1231,112 @@ fn the_knowledge_layers_work_across_servers_on_postgres() {
     assert!(answer.contains("runbooks/cancel.md"), "{answer}");
     assert!(!answer.contains("\"isError\":true"), "{answer}");
 }
+
+/// `lore serve` over PostgreSQL holding thousands of lessons answers recall from its first
+/// request while its index builds in the background (from the store's full-text search, saying
+/// `warming` in the body and the header), `/readyz` answers 200 throughout and says whether the
+/// index is warm, and once it is ready the same query finds the same lesson first.
+#[test]
+fn a_new_server_on_postgres_answers_while_its_index_builds() {
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = Schema::new(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let skill = "ops/exports";
+    let at = "2026-03-01T12:00:00Z";
+    let lines: String = (0..5000)
+        .map(|n| {
+            let lesson = json!({
+                "id": format!("REFL-20260301120000-{n:08}"),
+                "skill": skill,
+                "mistake": format!("mistake {n}"),
+                "root_cause": "cause",
+                "rule": format!("check field f{n} of record r{n} before sending"),
+                "applies_when": "always",
+                "tiers": {"summary": format!("check f{n}"), "condition": "", "action": "",
+                          "rationale": ""},
+                "confidence": 0.8,
+                "source": "manual",
+                "status": "approved",
+                "created_at": at,
+                "updated_at": at,
+            });
+            format!("{}\n", json!({"type": "lesson", "record": lesson}))
+        })
+        .collect();
+    let file = dir.path().join("lessons.jsonl");
+    std::fs::write(&file, lines).unwrap();
+    let import = crate::common::lore_command()
+        .current_dir(dir.path())
+        .args(["import", "--store", &schema.url, "--jsonl"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        import.status.success(),
+        "{}",
+        String::from_utf8_lossy(&import.stderr)
+    );
+
+    let s = Server::start(dir.path(), &schema.url, &[]);
+    let index_of = |path: &str, body: Option<&Value>| {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .new_agent();
+        let url = format!("http://{}{path}", s.addr);
+        let mut res = match body {
+            Some(b) => agent
+                .post(&url)
+                .header("Content-Type", "application/json")
+                .send(b.to_string()),
+            None => agent.get(&url).call(),
+        }
+        .unwrap();
+        let header = res
+            .headers()
+            .get("lore-recall-index")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let status = res.status().as_u16();
+        let text = res.body_mut().read_to_string().unwrap();
+        (
+            status,
+            header,
+            serde_json::from_str::<Value>(&text).unwrap(),
+        )
+    };
+    let query = json!({"query": "check field f17 of record r17", "skill": skill});
+    let first = |body: &Value| body["lessons"][0]["id"].as_str().map(str::to_owned);
+
+    let (status, header, body) = index_of("/v1/recall", Some(&query));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(header, "warming", "a new server's first recall: {body}");
+    assert_eq!(body["index"], "warming", "{body}");
+    let wanted = Some("REFL-20260301120000-00000017".to_owned());
+    assert_eq!(first(&body), wanted, "{body}");
+
+    let started = Instant::now();
+    loop {
+        let (status, header, body) = index_of("/readyz", None);
+        assert_eq!((status, &body["status"]), (200, &json!("ready")), "{body}");
+        assert_eq!(
+            body["recall_index"].as_str(),
+            Some(header.as_str()),
+            "{body}"
+        );
+        if header == "ready" {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "the index was not ready within 10 minutes"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, header, body) = index_of("/v1/recall", Some(&query));
+    assert_eq!((status, header.as_str()), (200, "ready"), "{body}");
+    assert_eq!(first(&body), wanted, "{body}");
+}
