@@ -209,9 +209,14 @@ fn unexpected_value(unexpected: &str) -> String {
     }
 }
 
-/// "`a`, `b`, `c`" (serde's list of names) as "`a`, `b` and `c`".
+/// "`a`, `b`, `c`" (serde's list of names) as "`a`, `b` and `c`"; serde writes a list of two
+/// as "`a` or `b`", which is also all of them here.
 fn list(names: &str) -> String {
-    let names: Vec<&str> = names.split(", ").collect();
+    let names: Vec<&str> = if names.contains(", ") {
+        names.split(", ").collect()
+    } else {
+        names.split(" or ").collect()
+    };
     match names.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => names.join(""),

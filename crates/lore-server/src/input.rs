@@ -121,6 +121,19 @@ mod tests {
                 .starts_with("`skil` is not a field here; the fields are `skill`, `limit`"),
             "{unknown}"
         );
+        // serde names two fields as "`a` or `b`": both are fields, so both are listed.
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Pair {
+            skill: Option<String>,
+            set: Option<String>,
+        }
+        let err = parse_object::<Pair>(br#"{"sett": "x"}"#, Place::Body).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "`sett` is not a field here; the fields are `skill` and `set`"
+        );
     }
 
     #[test]
