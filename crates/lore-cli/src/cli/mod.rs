@@ -626,9 +626,10 @@ pub enum BenchCommand {
     /// The learning loop with a real model (any OpenAI-compatible endpoint) as the executor on
     /// two fictional tools: no memory, plain experience retrieval and Lore on the same tasks.
     Agent(AgentArgs),
-    /// Seed 003's learning protocol with two simulated tools (gridtool, fluxtool) and an agent
-    /// that learns only from the text Lore returns: error recurrence with and without memory,
-    /// retention, suppression of planted harmful lessons, retrieval precision.
+    /// The learning protocol (bootstrap, a new tool, retention, planted harmful lessons) with two
+    /// simulated tools (gridtool, fluxtool) and an agent that learns only from the text Lore
+    /// returns: error recurrence with and without memory, retention, suppression of planted
+    /// harmful lessons, retrieval precision.
     Learning {
         /// How many random seeds.
         #[arg(long, default_value_t = 5)]
