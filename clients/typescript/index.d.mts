@@ -181,6 +181,8 @@ export class Lore {
   activateCheckpoint(id: string, guard: AdminGuard): Promise<Record<string, unknown>>;
   /** `to` is a checkpoint, or `base` for the base embedder alone. */
   rollbackEmbedder(to: string, guard: AdminGuard): Promise<Record<string, unknown>>;
+  /** Deletes a checkpoint recall does not use, with its weights; its run keeps its figures. */
+  deleteCheckpoint(id: string, guard: AdminGuard): Promise<{ deleted: string }>;
 }
 
 /** An agent of the organization. */

@@ -228,4 +228,8 @@ export class Lore {
   async rollbackEmbedder(to, { actor, confirm = false, reason }) {
     return this.request("POST", "/v1/embedder/rollback", { body: { to, actor, confirm, reason } });
   }
+
+  async deleteCheckpoint(id, { actor, confirm = false, reason }) {
+    return this.request("POST", `/v1/embedder/checkpoints/${seg(id)}/delete`, { body: { actor, confirm, reason } });
+  }
 }

@@ -202,3 +202,8 @@ def test_organization_and_embedder_operations_reach_the_server_with_their_guards
         assert admin.tuning_runs()["total"] == 0
         with pytest.raises(NotFoundError):
             admin.tuning_run("TUNE-20260101000000-AAAAAAAA")
+        # A blank reason is refused before the store is asked; an unknown checkpoint is not found.
+        with pytest.raises(InvalidRequestError):
+            admin.delete_checkpoint("CKPT-20260101000000-AAAAAAAA", actor="ops", reason=" ", confirm=True)
+        with pytest.raises(NotFoundError):
+            admin.delete_checkpoint("CKPT-20260101000000-AAAAAAAA", actor="ops", reason="old", confirm=True)

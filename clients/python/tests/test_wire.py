@@ -71,6 +71,7 @@ CALLS = [
     _wire.checkpoints(),
     _wire.activate_checkpoint("CKPT-1", "ops", True, "why"),
     _wire.rollback_embedder("base", "ops", True, "why"),
+    _wire.delete_checkpoint("CKPT-1", "ops", True, "why"),
 ]
 
 

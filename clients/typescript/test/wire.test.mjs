@@ -62,7 +62,8 @@ test("every call is an operation of the document with known fields", async () =>
   await lore.checkpoints();
   await lore.activateCheckpoint("CKPT-1", { actor: "ops", confirm: true, reason: "why" });
   await lore.rollbackEmbedder("base", { actor: "ops", confirm: true, reason: "why" });
-  assert.equal(sent.length, 29);
+  await lore.deleteCheckpoint("CKPT-1", { actor: "ops", confirm: true, reason: "why" });
+  assert.equal(sent.length, 30);
   const plan = resolve(doc.components.schemas.TunePlan);
   for (const { init } of sent) {
     const sentPlan = init.body === undefined ? undefined : JSON.parse(init.body).plan;

@@ -511,6 +511,25 @@ impl Engine {
         }
     }
 
+    /// Deletes checkpoint `id` and its weights, audited; the runs that made it keep their
+    /// figures. The active checkpoint is refused: roll back first.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an incomplete [`Admin`]; [`Error::NotFound`]; [`Error::Conflict`]
+    /// for the active checkpoint; [`Error::Unsupported`] on a store without tuning.
+    #[instrument(skip_all)]
+    pub fn delete_checkpoint(&self, id: &CheckpointId, admin: &Admin) -> Result<CheckpointId> {
+        admin.check()?;
+        let tuning = self.tuning_store()?;
+        let checkpoint = tuning
+            .checkpoint(id)?
+            .ok_or_else(|| Error::not_found("checkpoint", id))?;
+        let evidence = json!({"run": checkpoint.run, "better": checkpoint.evaluation.better});
+        let entry = self.admin_audit(id.as_str(), "delete", admin, evidence);
+        tuning.delete_checkpoint(id, &entry)?;
+        Ok(id.clone())
+    }
+
     fn switch(
         &self,
         adapter: Option<Arc<Adapter>>,

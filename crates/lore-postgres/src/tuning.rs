@@ -266,6 +266,37 @@ impl TuningStore for PostgresStore {
             w.commit().await
         })
     }
+
+    fn delete_checkpoint(&self, id: &CheckpointId, audit: &AuditEntry) -> Result<()> {
+        let id = id.as_str().to_owned();
+        let audit = Row::audit(audit)?;
+        PostgresStore::run(self, move |pool| async move {
+            let mut client = pool.get().await?;
+            let mut w = Writer::begin(&mut client, [Counter::Audit]).await?;
+            // The row lock holds off an activation until this transaction ends.
+            let active =
+                w.tx.query_opt(
+                    "SELECT checkpoint FROM embedder_active WHERE id = 1 FOR UPDATE",
+                    &[],
+                )
+                .await?
+                .and_then(|row| row.get::<_, Option<String>>(0));
+            if active.as_deref() == Some(id.as_str()) {
+                return Err(Fail::Lore(Error::Conflict(format!(
+                    "checkpoint {id} is the one recall uses; roll back to another checkpoint \
+                     or to the base embedder first"
+                ))));
+            }
+            let deleted =
+                w.tx.execute("DELETE FROM embedder_checkpoints WHERE id = $1", &[&id])
+                    .await?;
+            if deleted == 0 {
+                return Err(Fail::Lore(Error::not_found("checkpoint", &id)));
+            }
+            rows::insert(&mut w, &audit).await?;
+            w.commit().await
+        })
+    }
 }
 
 /// The stored run `id`, its row locked until `tx` ends.

@@ -36,7 +36,8 @@ READ_ONLY = {
     "export_causal_graph", "what_if", "similar_decisions", "find_patterns", "find_anti_patterns",
     "layered_context", "recall_knowledge", "list_knowledge", "recall_decisions",
     "read_digest", "eval_trends",
-    "embedder_status", "embedder_runs", "embedder_preflight",
+    "embedder_status", "embedder_runs", "embedder_run", "embedder_checkpoints",
+    "embedder_preflight",
 }
 WRITES = {
     "record_execution", "correct", "review_lessons", "unlink_lessons", "report_signal",
@@ -46,13 +47,16 @@ WRITES = {
     "build_digests", "define_eval_set", "run_evals",
     "ingest_knowledge", "record_decision", "review_decisions",
     "embedder_train", "embedder_resume", "embedder_activate", "embedder_rollback", "embedder_cancel",
+    "embedder_delete_checkpoint",
 }
 # What an agent's token may not call, so is not listed to it.
 PRIVILEGED = {
     "review_queue", "review_lessons", "unlink_lessons", "org_pool", "ingest_knowledge",
     "record_decision", "review_decisions", "build_digests", "define_eval_set", "run_evals",
-    "embedder_status", "embedder_runs", "embedder_preflight",
+    "embedder_status", "embedder_runs", "embedder_run", "embedder_checkpoints",
+    "embedder_preflight",
     "embedder_train", "embedder_resume", "embedder_activate", "embedder_rollback", "embedder_cancel",
+    "embedder_delete_checkpoint",
 }
 
 
@@ -278,26 +282,43 @@ async def embedder(session, reviewer):
         refused = await session.call_tool("embedder_status", {})
         check(attr(refused, "is_error", "isError"), "an agent's token read the embedder's tuning")
         return
+    # Each tool answers what its REST operation answers, field for field.
     status = await call(session, "embedder_status", {})
-    check(status["result"]["active"]["checkpoint"] is None, f"embedder_status: {status}")
-    preflight = await call(session, "embedder_preflight", {})
-    check(preflight["result"]["problems"], f"one execution is not enough to train on: {preflight}")
+    check(status["checkpoint"] is None, f"embedder_status: {status}")
+    preflight = await call(session, "embedder_preflight", {"plan": {"epochs": 3}})
+    check(preflight["problems"], f"one execution is not enough to train on: {preflight}")
     refused = await session.call_tool("embedder_rollback", {
-        "target": "base", "actor": "client", "confirm": False, "reason": "test",
+        "to": "base", "actor": "client", "confirm": False, "reason": "test",
     })
     check(attr(refused, "is_error", "isError"), "an unconfirmed rollback was accepted")
     text = " ".join(getattr(c, "text", "") for c in refused.content)
     check("confirm" in text, f"the refusal does not name the confirmation: {text}")
     switched = await call(session, "embedder_rollback", {
-        "target": "base", "actor": "client", "confirm": True, "reason": "test",
+        "to": "base", "actor": "client", "confirm": True, "reason": "test",
     })
-    check(switched["result"]["to"] is None, f"embedder_rollback: {switched}")
+    check(switched["to"] is None, f"embedder_rollback: {switched}")
     runs = await call(session, "embedder_runs", {})
-    check(runs["result"]["total"] == 0, f"embedder_runs: {runs}")
+    check(runs["total"] == 0, f"embedder_runs: {runs}")
     failed = await session.call_tool("embedder_train", {})
     check(attr(failed, "is_error", "isError"), "training without pairs succeeded")
-    runs = await call(session, "embedder_runs", {})
-    check(runs["result"]["runs"][0]["status"] == "failed", f"a failed run is kept: {runs}")
+    runs = await call(session, "embedder_runs", {"limit": 1})
+    check(runs["runs"][0]["status"] == "failed", f"a failed run is kept: {runs}")
+    one = await call(session, "embedder_run", {"id": runs["runs"][0]["id"]})
+    check(one["id"] == runs["runs"][0]["id"], f"embedder_run: {one}")
+    checkpoints = await call(session, "embedder_checkpoints", {})
+    check(checkpoints["checkpoints"] == [], f"embedder_checkpoints: {checkpoints}")
+    unreasoned = await session.call_tool("embedder_delete_checkpoint", {
+        "id": "CKPT-none", "actor": "client", "confirm": True, "reason": " ",
+    })
+    text = " ".join(getattr(c, "text", "") for c in unreasoned.content)
+    check(attr(unreasoned, "is_error", "isError") and "reason" in text,
+          f"a blank reason was accepted: {text}")
+    missing = await session.call_tool("embedder_delete_checkpoint", {
+        "id": "CKPT-none", "actor": "client", "confirm": True, "reason": "test",
+    })
+    text = " ".join(getattr(c, "text", "") for c in missing.content)
+    check(attr(missing, "is_error", "isError") and "not found" in text,
+          f"an unknown checkpoint was deleted: {text}")
 
 
 async def exercise(session, reviewer):

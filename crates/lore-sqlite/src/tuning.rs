@@ -246,6 +246,30 @@ impl TuningStore for SqliteStore {
             rows::insert(tx, &audit)
         })
     }
+
+    fn delete_checkpoint(&self, id: &CheckpointId, audit: &AuditEntry) -> Result<()> {
+        let audit = Row::audit(audit)?;
+        self.in_transaction(|tx| {
+            let active: Option<Option<String>> = tx
+                .prepare_cached("SELECT checkpoint FROM embedder_active WHERE id = 1")
+                .and_then(|mut s| s.query_row([], |r| r.get(0)).optional())
+                .db()?;
+            if active.flatten().as_deref() == Some(id.as_str()) {
+                return Err(Error::Conflict(format!(
+                    "checkpoint {id} is the one recall uses; roll back to another checkpoint \
+                     or to the base embedder first"
+                )));
+            }
+            let deleted = tx
+                .prepare_cached("DELETE FROM embedder_checkpoints WHERE id = ?")
+                .and_then(|mut s| s.execute([id.as_str()]))
+                .db()?;
+            if deleted == 0 {
+                return Err(Error::not_found("checkpoint", id));
+            }
+            rows::insert(tx, &audit)
+        })
+    }
 }
 
 /// The stored run `id`, read inside `tx`.

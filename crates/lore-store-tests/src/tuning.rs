@@ -27,8 +27,9 @@ fn entry(subject: &str) -> AuditEntry {
 
 /// A run is stored and changed by ID; a finished run's checkpoint reads back with its weights
 /// bit for bit (and without them in listings); the active checkpoint is set and cleared with an
-/// audit entry, and an unknown one is refused with nothing written. A store without tuning says
-/// so with [`Error::Unsupported`].
+/// audit entry, and an unknown one is refused with nothing written; a checkpoint is deleted
+/// with an audit entry, never while active. A store without tuning says so with
+/// [`Error::Unsupported`].
 pub fn tuning_runs_and_checkpoints_roundtrip(store: &dyn Store) {
     let tuning = match store.tuning() {
         Ok(tuning) => tuning,
@@ -91,8 +92,38 @@ pub fn tuning_runs_and_checkpoints_roundtrip(store: &dyn Store) {
         Some(checkpoint.id.clone())
     );
     assert_eq!(store.audit(Some(checkpoint.id.as_str())).unwrap().len(), 1);
+    // The checkpoint recall applies is never deleted, and the refusal writes nothing.
+    assert!(matches!(
+        tuning.delete_checkpoint(&checkpoint.id, &entry(checkpoint.id.as_str())),
+        Err(Error::Conflict(_))
+    ));
+    assert_eq!(store.audit(Some(checkpoint.id.as_str())).unwrap().len(), 1);
+    assert!(tuning.checkpoint(&checkpoint.id).unwrap().is_some());
     tuning.set_active_checkpoint(None, &entry("base")).unwrap();
     assert_eq!(tuning.active_checkpoint().unwrap(), None);
+
+    tuning
+        .delete_checkpoint(&checkpoint.id, &entry(checkpoint.id.as_str()))
+        .unwrap();
+    assert_eq!(tuning.checkpoint(&checkpoint.id).unwrap(), None);
+    assert!(
+        tuning
+            .checkpoints()
+            .unwrap()
+            .iter()
+            .all(|c| c.id != checkpoint.id)
+    );
+    assert_eq!(store.audit(Some(checkpoint.id.as_str())).unwrap().len(), 2);
+    assert_eq!(
+        tuning.run(&run.id).unwrap().unwrap().checkpoint,
+        Some(checkpoint.id.clone()),
+        "the run keeps its record of what it made"
+    );
+    assert!(matches!(
+        tuning.delete_checkpoint(&checkpoint.id, &entry(checkpoint.id.as_str())),
+        Err(Error::NotFound { .. })
+    ));
+    assert_eq!(store.audit(Some(checkpoint.id.as_str())).unwrap().len(), 2);
 }
 
 /// A running run's progress is recorded with its weights after each epoch, and a run an

@@ -229,5 +229,10 @@ def activate_checkpoint(checkpoint: str, actor: str, confirm: bool, reason: str)
     return Call("POST", path, body=_guard(actor, confirm, reason))
 
 
+def delete_checkpoint(checkpoint: str, actor: str, confirm: bool, reason: str) -> Call:
+    path = f"/v1/embedder/checkpoints/{_id(checkpoint)}/delete"
+    return Call("POST", path, body=_guard(actor, confirm, reason))
+
+
 def rollback_embedder(to: str, actor: str, confirm: bool, reason: str) -> Call:
     return Call("POST", "/v1/embedder/rollback", body={"to": to, **_guard(actor, confirm, reason)})

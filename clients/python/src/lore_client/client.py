@@ -252,6 +252,10 @@ class Lore:
         """Rolls recall back to a checkpoint, or to the base embedder alone."""
         return cast(Json, self._send(_wire.rollback_embedder(to, actor, confirm, reason)))
 
+    def delete_checkpoint(self, checkpoint: str, *, actor: str, reason: str, confirm: bool = False) -> Json:
+        """Deletes a checkpoint recall does not use, with its weights; its run keeps its figures."""
+        return cast(Json, self._send(_wire.delete_checkpoint(checkpoint, actor, confirm, reason)))
+
 class AsyncLore:
     """The asynchronous twin of :class:`Lore`: the same methods, awaited."""
 
@@ -437,3 +441,7 @@ class AsyncLore:
     async def rollback_embedder(self, to: str = "base", *, actor: str, reason: str, confirm: bool = False) -> Json:
         """Rolls recall back to a checkpoint, or to the base embedder alone."""
         return cast(Json, await self._send(_wire.rollback_embedder(to, actor, confirm, reason)))
+
+    async def delete_checkpoint(self, checkpoint: str, *, actor: str, reason: str, confirm: bool = False) -> Json:
+        """Deletes a checkpoint recall does not use, with its weights; its run keeps its figures."""
+        return cast(Json, await self._send(_wire.delete_checkpoint(checkpoint, actor, confirm, reason)))

@@ -48,6 +48,13 @@ pub enum EmbedderCommand {
         #[command(flatten)]
         admin: AdminArgs,
     },
+    /// Delete a checkpoint recall does not use, with its weights; its run keeps its figures.
+    DeleteCheckpoint {
+        /// The checkpoint.
+        checkpoint: CheckpointId,
+        #[command(flatten)]
+        admin: AdminArgs,
+    },
     /// Cancel a running run (default: the newest running one).
     Cancel {
         /// The run.

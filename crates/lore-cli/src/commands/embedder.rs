@@ -167,6 +167,16 @@ pub fn run(paths: &Paths, cmd: EmbedderCommand, json: bool) -> Result<()> {
             let switch = engine.rollback_embedder(to.as_ref(), &admin(&a))?;
             show_switch(&switch, json)
         }
+        EmbedderCommand::DeleteCheckpoint {
+            checkpoint,
+            admin: a,
+        } => {
+            let deleted = engine.delete_checkpoint(&checkpoint, &admin(&a))?;
+            if json {
+                return output::json(&serde_json::json!({"deleted": deleted}));
+            }
+            output::line(format!("deleted {deleted}"))
+        }
         EmbedderCommand::Cancel { run, admin: a } => {
             let cancelled = engine.cancel_tuning(run.as_ref(), &admin(&a))?;
             if json {

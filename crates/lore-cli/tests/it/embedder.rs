@@ -154,6 +154,81 @@ fn an_adapter_is_trained_activated_with_a_guard_and_rolled_back() {
     assert!(err.contains("not found"), "{err}");
 }
 
+/// The audit entries of `subject`, read straight from the store's file.
+fn audit_of(p: &Project, subject: &str) -> Vec<serde_json::Value> {
+    let conn = rusqlite::Connection::open(p.path().join(".lore/lore.db")).unwrap();
+    let bodies: Vec<String> = conn
+        .prepare("SELECT body FROM audit WHERE subject = ? ORDER BY seq")
+        .unwrap()
+        .query_map([subject], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    bodies
+        .iter()
+        .map(|b| serde_json::from_str(b).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_checkpoint_is_deleted_only_with_the_guard_and_never_while_recall_uses_it() {
+    let p = Project::new().initialized();
+    with_feedback(&p);
+    let run = p.json(&["embedder", "train", "--by", "ops", "--epochs", "5"]);
+    let checkpoint = run["checkpoint"].as_str().unwrap().to_owned();
+    let guard = ["--by", "ops", "--confirm", "--reason", "stale"];
+    let activate = [&["embedder", "activate", checkpoint.as_str()][..], &guard].concat();
+    if run["evaluation"]["better"] == true {
+        p.ok(&activate);
+        let delete = [
+            &["embedder", "delete-checkpoint", checkpoint.as_str()][..],
+            &guard,
+        ]
+        .concat();
+        let err = p.fails(&delete);
+        assert!(err.contains("recall uses"), "{err}");
+        assert_eq!(p.json(&["embedder", "active"])["checkpoint"], checkpoint);
+        let back = [&["embedder", "rollback", "base"][..], &guard].concat();
+        p.ok(&back);
+    }
+    for (missing, args) in [
+        (
+            "reason",
+            &["--by", "ops", "--confirm", "--reason", "  "][..],
+        ),
+        ("confirm", &["--by", "ops", "--reason", "stale"][..]),
+        ("actor", &["--confirm", "--reason", "stale"][..]),
+    ] {
+        let cmd = [
+            &["embedder", "delete-checkpoint", checkpoint.as_str()][..],
+            args,
+        ]
+        .concat();
+        let err = p.fails(&cmd);
+        assert!(err.contains(missing), "{missing}: {err}");
+    }
+    let listed = p.json(&["embedder", "checkpoints"]);
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+
+    let delete = [
+        &["embedder", "delete-checkpoint", checkpoint.as_str()][..],
+        &guard,
+    ]
+    .concat();
+    let deleted = p.json(&delete);
+    assert_eq!(deleted["deleted"], checkpoint, "{deleted}");
+    assert_eq!(p.json(&["embedder", "checkpoints"]), serde_json::json!([]));
+    // The run that made it keeps its figures.
+    let runs = p.json(&["embedder", "runs"]);
+    assert!(runs["runs"][0]["evaluation"].is_object(), "{runs}");
+    let audit = audit_of(&p, &checkpoint);
+    let last = audit.last().expect("the deletion is audited");
+    assert_eq!(last["evidence"]["operation"], "delete", "{last}");
+    assert_eq!(last["reason"], "stale", "{last}");
+    let err = p.fails(&delete);
+    assert!(err.contains("not found"), "{err}");
+}
+
 /// One request to `lore serve` over loopback: the status code and the JSON body.
 fn call(
     server: &crate::serve::Server,
@@ -231,4 +306,44 @@ fn rest_over_loopback_trains_refuses_an_unguarded_switch_and_activates() {
     assert!(back["to"].is_null(), "{back}");
     // The CLI, another process on the same file, sees the switch.
     assert!(p.json(&["embedder", "active"])["checkpoint"].is_null());
+
+    // A run named in the path reads with no body; a resume with none is read the same way.
+    let (status, one) = call(
+        &server,
+        "GET",
+        &format!("/v1/embedder/runs/{}", run["id"].as_str().unwrap()),
+        None,
+    );
+    assert_eq!((status, &one["id"]), (200, &run["id"]), "{one}");
+    let resume = format!("/v1/embedder/runs/{}/resume", run["id"].as_str().unwrap());
+    let (status, finished) = call(&server, "POST", &resume, None);
+    assert_eq!(
+        (status, finished["error"]["code"].as_str()),
+        (409, Some("conflict")),
+        "{finished}"
+    );
+    let (status, page) = call(&server, "GET", "/v1/embedder/checkpoints?limit=1", None);
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["checkpoints"][0]["id"], checkpoint.as_str(), "{page}");
+    let delete = format!("/v1/embedder/checkpoints/{checkpoint}/delete");
+    let blank = r#"{"actor": "ops", "confirm": true, "reason": " "}"#;
+    let (status, refused) = call(&server, "POST", &delete, Some(blank));
+    assert_eq!(status, 422, "{refused}");
+    assert_eq!(refused["error"]["code"], "invalid", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("reason"),
+        "{refused}"
+    );
+    let (status, deleted) = call(&server, "POST", &delete, Some(guarded));
+    assert_eq!(status, 200, "{deleted}");
+    assert_eq!(deleted["deleted"], checkpoint.as_str(), "{deleted}");
+    let (status, gone) = call(&server, "POST", &delete, Some(guarded));
+    assert_eq!(
+        (status, gone["error"]["code"].as_str()),
+        (404, Some("not_found")),
+        "{gone}"
+    );
 }

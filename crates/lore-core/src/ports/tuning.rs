@@ -331,6 +331,15 @@ pub trait TuningStore: Send + Sync {
     /// # Errors
     /// [`crate::Error::Store`] when the backend fails; nothing is written then.
     fn cancel_run(&self, run: &TuneRun, audit: &AuditEntry) -> Result<()>;
+
+    /// Deletes checkpoint `id` with its weights and writes `audit`, atomically. The active
+    /// checkpoint is never deleted: the check and the deletion happen in one transaction, so
+    /// an activation committed meanwhile cannot leave recall applying a checkpoint that is gone.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] for an unknown checkpoint; [`crate::Error::Conflict`] when it
+    /// is the active one; nothing is written then.
+    fn delete_checkpoint(&self, id: &CheckpointId, audit: &AuditEntry) -> Result<()>;
 }
 
 /// Whether `stored` is the running attempt `run` belongs to: progress from any other attempt

@@ -24,6 +24,7 @@
 //! for both and writes the small part of OpenAPI it needs itself.
 
 mod decisions;
+mod embedder;
 mod knowledge;
 mod org;
 pub mod schema;
@@ -52,6 +53,9 @@ pub enum Effect {
     Write,
     /// Adds or replaces records; the same input again changes nothing more.
     Replace,
+    /// Removes work or switches what every caller gets; the same input again changes nothing
+    /// more. Guarded by `actor`, `confirm` and `reason`.
+    Destroy,
 }
 
 /// A question for one memory layer (knowledge, decisions): one shape for every layer.
@@ -74,6 +78,18 @@ pub struct LayerQuery {
     /// Also say why each candidate was kept or dropped (costs tokens).
     #[serde(default)]
     explain: bool,
+}
+
+/// A page of a listing with no other parameter.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PageInput {
+    /// At most this many, 1 to 500; all of them up to 500 when omitted, with `next_offset`
+    /// when more follow.
+    #[schemars(range(min = 1, max = 500))]
+    limit: Option<usize>,
+    /// Skip this many (the previous page's `next_offset`).
+    offset: Option<usize>,
 }
 
 /// An HTTP method a catalogue operation is served on.
@@ -375,6 +391,7 @@ pub(crate) trait Each {
 pub(crate) fn for_each(each: &mut impl Each) {
     decisions::each(each);
     knowledge::each(each);
+    embedder::each(each);
     org::each(each);
 }
 

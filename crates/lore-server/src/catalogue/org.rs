@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::schema::{Component, Documented};
-use super::{Each, Effect, Operation, Rest, Tool, Verb};
+use super::{Each, Effect, Operation, PageInput, Rest, Tool, Verb};
 use crate::auth::Role;
 
 /// The organization operations.
@@ -34,18 +34,6 @@ impl Component for PoolReport {
 
 impl Component for Propagated {
     const NAME: &'static str = "Propagated";
-}
-
-/// A page of a listing with no other parameter.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PageInput {
-    /// At most this many, 1 to 500; all of them up to 500 when omitted, with `next_offset`
-    /// when more follow.
-    #[schemars(range(min = 1, max = 500))]
-    limit: Option<usize>,
-    /// Skip this many (the previous page's `next_offset`).
-    offset: Option<usize>,
 }
 
 /// The members, a page of them.

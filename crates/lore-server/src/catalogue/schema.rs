@@ -56,6 +56,26 @@ impl<T: Component> JsonSchema for Documented<T> {
     }
 }
 
+/// A core record answered whole, described by its component: an operation's output when it
+/// is one record as the core defines it.
+#[derive(Debug, serde::Serialize)]
+#[serde(transparent)]
+pub struct Described<T>(pub T);
+
+impl<T: Component> JsonSchema for Described<T> {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed(T::NAME)
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        Documented::<T>::json_schema(generator)
+    }
+}
+
 /// The component `name` with every `$ref` inside it replaced by what it names.
 ///
 /// # Panics

@@ -86,19 +86,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "conversation_log_write",
         ],
     ),
-    (
-        "embedder",
-        &[
-            "embedder_status",
-            "embedder_runs",
-            "embedder_preflight",
-            "embedder_train",
-            "embedder_resume",
-            "embedder_activate",
-            "embedder_rollback",
-            "embedder_cancel",
-        ],
-    ),
+    ("embedder", &[]),
 ];
 
 /// Earlier group names, still accepted so existing client configurations keep working.
@@ -117,24 +105,12 @@ const REVIEWER: &[&str] = &[
     "build_digests",
     "define_eval_set",
     "run_evals",
-    "embedder_status",
-    "embedder_runs",
-    "embedder_preflight",
-];
-const ADMIN: &[&str] = &[
-    "embedder_train",
-    "embedder_resume",
-    "embedder_activate",
-    "embedder_rollback",
-    "embedder_cancel",
 ];
 
 /// The role `tool` needs.
 pub fn role_needed(tool: &str) -> Role {
     if let Some(entry) = catalogue::tool(tool) {
         entry.role
-    } else if ADMIN.contains(&tool) {
-        Role::Admin
     } else if REVIEWER.contains(&tool) {
         Role::Reviewer
     } else {

@@ -13,7 +13,6 @@
 
 mod agent_memory;
 mod digests;
-mod embedder;
 mod episodes;
 mod events;
 mod executions;
@@ -287,20 +286,6 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/evals/runs", digests::run)
         .on(M::GET, "/v1/evals/runs", digests::runs)
         .on(M::GET, "/v1/evals/trends", digests::trends)
-        .on(M::GET, "/v1/embedder", embedder::active)
-        .on(M::POST, "/v1/embedder/preflight", embedder::preflight)
-        .on(M::POST, "/v1/embedder/runs", embedder::start)
-        .on(M::GET, "/v1/embedder/runs", embedder::runs)
-        .on(M::GET, "/v1/embedder/runs/{id}", embedder::run)
-        .on(M::POST, "/v1/embedder/runs/{id}/resume", embedder::resume)
-        .on(M::POST, "/v1/embedder/cancel", embedder::cancel)
-        .on(M::GET, "/v1/embedder/checkpoints", embedder::checkpoints)
-        .on(
-            M::POST,
-            "/v1/embedder/checkpoints/{id}/activate",
-            embedder::activate,
-        )
-        .on(M::POST, "/v1/embedder/rollback", embedder::rollback)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/memory/core", agent_memory::core)
         .on(M::PUT, "/v1/memory/core", agent_memory::write_core)
@@ -339,14 +324,6 @@ pub struct PurgeBody {
     reason: String,
 }
 
-/// `?limit=&offset=` on a listing that has no other parameter.
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PageQuery {
-    limit: Option<usize>,
-    offset: Option<usize>,
-}
-
 /// [`crate::catalogue::window`], for the listings not in the catalogue yet.
 fn window<T>(
     items: Vec<T>,
@@ -364,16 +341,52 @@ pub(crate) fn mount<O: Operation>(routes: Routes) -> Routes {
     };
     match (rest.verb, rest.path.contains('{')) {
         (Verb::Get, false) => routes.on(rest.verb.method(), rest.path, from_query::<O>),
+        (Verb::Get, true) => routes.on(rest.verb.method(), rest.path, from_path_and_query::<O>),
         (_, false) => routes.on(rest.verb.method(), rest.path, from_body::<O>),
         (_, true) => routes.on(rest.verb.method(), rest.path, from_path_and_body::<O>),
     }
 }
 
+type Segments = std::collections::BTreeMap<String, String>;
+
+/// The path's segments as query parameters after the query's own, so that a segment is read,
+/// and refused, in the same words as any other parameter.
+async fn from_path_and_query<O: Operation>(
+    caller: Caller,
+    Path(segments): Path<Segments>,
+    uri: Uri,
+) -> Result<(StatusCode, Json<O::Output>), ApiError> {
+    let input = with_segments(uri.query().unwrap_or_default(), &segments)?;
+    answer::<O>(caller, input).await
+}
+
+fn with_segments<T: DeserializeOwned>(query: &str, segments: &Segments) -> Result<T, ApiError> {
+    let mut all = form_urlencoded::Serializer::new(query.to_owned());
+    for (name, value) in segments {
+        if form_urlencoded::parse(query.as_bytes()).any(|(k, _)| k == name.as_str()) {
+            let why = format!("`{name}` is given in the path; leave it out of the query");
+            return Err(lore_core::Error::invalid(name.clone(), why).into());
+        }
+        all.append_pair(name, value);
+    }
+    Ok(input::parse_query(&all.finish())?)
+}
+
+/// The body's fields with the path's segments: a body is optional here, since an act on one
+/// record named in the path (`/runs/{id}/resume`) may need nothing more.
 async fn from_path_and_body<O: Operation>(
     caller: Caller,
-    Path(segments): Path<std::collections::BTreeMap<String, String>>,
-    Body(mut fields): Body<serde_json::Map<String, serde_json::Value>>,
+    Path(segments): Path<Segments>,
+    headers: HeaderMap,
+    bytes: Bytes,
 ) -> Result<(StatusCode, Json<O::Output>), ApiError> {
+    let mut fields = if bytes.iter().all(u8::is_ascii_whitespace) {
+        serde_json::Map::new()
+    } else if is_json(&headers) {
+        input::parse_object(&bytes, Place::Body)?
+    } else {
+        return Err(ApiError::not_json());
+    };
     for (name, value) in segments {
         if fields.contains_key(&name) {
             let why = format!("`{name}` is given in the path; leave it out of the body");

@@ -474,6 +474,12 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
                 json!({"actor": "a", "confirm": true, "reason": "r"}),
             )
         }),
+        ("POST", "/v1/embedder/checkpoints/{id}/delete") => tuning(Admin, |_| {
+            with(
+                "/v1/embedder/checkpoints/CKPT-1/delete",
+                json!({"actor": "a", "confirm": true, "reason": "r"}),
+            )
+        }),
         ("POST", "/v1/embedder/rollback") => tuning(Admin, |_| {
             with(
                 "/v1/embedder/rollback",
@@ -638,19 +644,27 @@ fn tool_row(name: &str) -> Option<Row> {
             with("", json!({"query": format!("{WORD} export worker")}))
         }),
         "list_knowledge" => row(Agent, true, |_| with("", json!({}))),
-        "embedder_status" => tuning(Reviewer, |_| with("", json!({}))),
-        "embedder_runs" => tuning(Reviewer, |_| with("", json!({}))),
-        "embedder_preflight" => tuning(Reviewer, |_| with("", json!({}))),
-        "embedder_train" => tuning(Role::Admin, |_| with("", json!({}))),
-        "embedder_resume" => tuning(Role::Admin, |_| with("", json!({"run_id": "TUNE-1"}))),
-        "embedder_activate" | "embedder_rollback" | "embedder_cancel" => {
-            tuning(Role::Admin, |_| {
-                with(
-                    "",
-                    json!({"target": "base", "actor": "a", "confirm": true, "reason": "r"}),
-                )
-            })
+        "embedder_status" | "embedder_runs" | "embedder_checkpoints" | "embedder_preflight" => {
+            tuning(Reviewer, |_| with("", json!({})))
         }
+        "embedder_run" => tuning(Reviewer, |_| with("", json!({"id": "TUNE-1"}))),
+        "embedder_train" => tuning(Role::Admin, |_| with("", json!({}))),
+        "embedder_resume" => tuning(Role::Admin, |_| with("", json!({"id": "TUNE-1"}))),
+        "embedder_rollback" => tuning(Role::Admin, |_| {
+            with(
+                "",
+                json!({"to": "base", "actor": "a", "confirm": true, "reason": "r"}),
+            )
+        }),
+        "embedder_cancel" => tuning(Role::Admin, |_| {
+            with("", json!({"actor": "a", "confirm": true, "reason": "r"}))
+        }),
+        "embedder_activate" | "embedder_delete_checkpoint" => tuning(Role::Admin, |_| {
+            with(
+                "",
+                json!({"id": "CKPT-1", "actor": "a", "confirm": true, "reason": "r"}),
+            )
+        }),
         "recall_decisions" => row(Agent, true, |_| {
             with("", json!({"query": format!("{WORD} export refund")}))
         }),
