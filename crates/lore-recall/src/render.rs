@@ -177,7 +177,11 @@ mod tests {
         let mut lesson = learned_on_sales();
         lesson.applies_when = format!("{} sales, amount.", lore_core::text::TASK_WORDS_LABEL);
         let shown = Shown::of(&lesson);
-        assert!(!shown.tiers[1].contains("Applies when"), "{}", shown.tiers[1]);
+        assert!(
+            !shown.tiers[1].contains("Applies when"),
+            "{}",
+            shown.tiers[1]
+        );
         assert!(shown.text.contains("amount"));
     }
 }
