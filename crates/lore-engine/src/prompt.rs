@@ -102,7 +102,9 @@ fn render_lesson(lesson: &Lesson) -> String {
     out.push_str(&quote::block(&lesson.rule, "  "));
     // The condition is the correction's words as much as the rule is (`if the user mentions
     // …`), so it stays inside the quote: nothing a correction wrote reaches the prompt unquoted.
-    let applies = one_line(&lesson.applies_when);
+    // The task words after the stated condition are for matching, not for the prompt: they are
+    // the example's values, and a small model copies them into the next task.
+    let applies = one_line(lore_core::text::stated_condition(&lesson.applies_when));
     if !applies.is_empty() {
         out.push_str(&format!("  > _Applies when_: {applies}\n"));
     }
@@ -300,5 +302,41 @@ impl Engine {
             prompt.lead_with("memory_tools", &note, self.tokenizer());
         }
         Ok(prompt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The task words a lesson was learned on stay out of the prompt: a model copies them.
+    #[test]
+    fn learned_rules_show_the_stated_condition_without_the_task_words() {
+        let at = "2026-03-01T12:00:00Z";
+        let lesson: Lesson = serde_json::from_value(serde_json::json!({
+            "id": LessonId::generate(chrono::Utc::now()),
+            "skill": "tools/fluxtool",
+            "mistake": "joined the fields with a space",
+            "root_cause": "cause",
+            "rule": "Write `fluxtool select STREAM fields:FIELD,FIELD`.",
+            "applies_when": format!(
+                "When asked to select fields. {} fluxtool, logins, user, ip.",
+                lore_core::text::TASK_WORDS_LABEL
+            ),
+            "tiers": {"summary": "", "condition": "", "action": "", "rationale": ""},
+            "confidence": 0.8,
+            "source": "manual",
+            "status": "approved",
+            "created_at": at,
+            "updated_at": at,
+        }))
+        .unwrap();
+        let text = render_learned_rules(&[lesson]).unwrap();
+        assert!(
+            text.contains("> _Applies when_: When asked to select fields.\n"),
+            "{text}"
+        );
+        assert!(!text.contains("logins"), "{text}");
+        assert!(!text.contains(lore_core::text::TASK_WORDS_LABEL), "{text}");
     }
 }

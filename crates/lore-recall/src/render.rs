@@ -83,7 +83,9 @@ fn tiers(lesson: &Lesson) -> Vec<String> {
     let tier0 = format!("{head}\n  > {summary}");
     let mut tier1 = format!("{head}\n");
     tier1.push_str(&quote::block(&lesson.rule, "  "));
-    let applies = quote::one_line(&lesson.applies_when);
+    // Only the stated condition: the task words after it are for matching, and a prompt that
+    // lists them hands the example's values back to a model that copies what it is shown.
+    let applies = quote::one_line(lore_core::text::stated_condition(&lesson.applies_when));
     if !applies.is_empty() {
         // The condition is the correction's own words like the rule: it stays inside the quote.
         tier1.push_str(&format!("  > _Applies when_: {applies}\n"));
@@ -124,4 +126,62 @@ fn first_line(text: &str) -> Option<String> {
     quote::lines(text)
         .map(|l| l.trim().to_owned())
         .find(|l| !l.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn learned_on_sales() -> Lesson {
+        let at = "2026-03-01T12:00:00Z";
+        serde_json::from_value(serde_json::json!({
+            "id": lore_core::id::LessonId::generate(chrono::Utc::now()),
+            "skill": "tools/gridtool",
+            "mistake": "wrote the column bare",
+            "root_cause": "cause",
+            "rule": "Write the command as `gridtool sort FILE --key=COLUMN/down`.",
+            "applies_when": format!(
+                "When asked to sort rows. {} gridtool, sales, amount.",
+                lore_core::text::TASK_WORDS_LABEL
+            ),
+            "tiers": {"summary": "Sort with --key", "condition": "", "action": "", "rationale": ""},
+            "confidence": 0.8,
+            "source": "manual",
+            "status": "approved",
+            "created_at": at,
+            "updated_at": at,
+        }))
+        .unwrap()
+    }
+
+    /// The words of the task a lesson was learned on find it, but a prompt that shows them gives
+    /// the example's values to a model that copies them into the next task.
+    #[test]
+    fn a_lessons_task_words_are_searched_but_never_shown() {
+        let lesson = learned_on_sales();
+        let shown = Shown::of(&lesson);
+        assert!(shown.text.contains("sales, amount"), "{}", shown.text);
+        for tier in &shown.tiers {
+            assert!(!tier.contains("sales"), "{tier}");
+            assert!(!tier.contains(lore_core::text::TASK_WORDS_LABEL), "{tier}");
+        }
+        assert!(
+            shown.tiers[1].contains("_Applies when_: When asked to sort rows."),
+            "{}",
+            shown.tiers[1]
+        );
+    }
+
+    #[test]
+    fn a_lesson_with_only_task_words_shows_no_condition() {
+        let mut lesson = learned_on_sales();
+        lesson.applies_when = format!("{} sales, amount.", lore_core::text::TASK_WORDS_LABEL);
+        let shown = Shown::of(&lesson);
+        assert!(
+            !shown.tiers[1].contains("Applies when"),
+            "{}",
+            shown.tiers[1]
+        );
+        assert!(shown.text.contains("amount"));
+    }
 }

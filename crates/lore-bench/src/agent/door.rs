@@ -16,6 +16,12 @@ pub struct Proposer {
     pub model: String,
 }
 
+/// The bound on the proposer's answer, set through Lore's `[proposer]` settings. A lesson's JSON
+/// takes about 200 tokens; with the default bound of 1,500 the 1.5B model ran on past 890 tokens
+/// (at 1.7 tokens a second under load: over ten minutes for one lesson). A proposal cut short
+/// fails its schema, and Lore keeps the distilled lesson and records why.
+pub const PROPOSER_MAX_TOKENS: u32 = 320;
+
 /// One `lore` binary on one temporary home.
 pub struct Lore {
     binary: PathBuf,
@@ -68,7 +74,8 @@ impl Lore {
                 cmd.env("LORE_LLM_PROVIDER", "openai")
                     .env("LORE_LLM_BASE_URL", &p.base_url)
                     .env("LORE_LLM_MODEL", &p.model)
-                    .env("LORE_LLM_TIMEOUT_SECS", "600");
+                    .env("LORE_LLM_TIMEOUT_SECS", "600")
+                    .env("LORE_PROPOSER_MAX_TOKENS", PROPOSER_MAX_TOKENS.to_string());
             }
             _ => {
                 cmd.env("LORE_LLM_PROVIDER", "offline");

@@ -179,32 +179,42 @@ impl Tool {
     /// kind follows: a small model copies the values of a lesson's example into a task that has
     /// others, so a lesson names the pattern. A value the task does not spell out (`down` for
     /// "largest first") is part of the tool's language and stays.
+    ///
+    /// A value that is a list (items joined by one of [`LIST_SEPARATORS`]) keeps its form: each
+    /// item becomes the item's name ([`item_name`]), the separators stay (`FIELD,FIELD`). One
+    /// name for the whole list hid how it is written, and the model joined the items with a
+    /// space. Items are replaced wherever they stand whole, so a failed command that wrote the
+    /// list another way (`--fields id total`) reads as a pattern too.
     pub fn pattern(&self, task: &Task, text: &str) -> (String, Vec<String>) {
-        let said = |value: &str| {
-            value
-                .split(',')
-                .all(|part| !part.is_empty() && find_word(&task.text, part).is_some())
-        };
-        let mut slots: Vec<(&String, &String)> = task
-            .expect
-            .iter()
-            .filter(|(k, v)| k.as_str() != "op" && said(v))
-            .collect();
+        let mut pieces: Vec<(&str, String)> = Vec::new();
+        for (slot, value) in task.expect.iter().filter(|(k, _)| k.as_str() != "op") {
+            let items: Vec<&str> = value.split(LIST_SEPARATORS).collect();
+            if items
+                .iter()
+                .any(|item| item.is_empty() || find_word(&task.text, item).is_none())
+            {
+                continue;
+            }
+            let name = if items.len() > 1 {
+                item_name(slot)
+            } else {
+                slot.to_uppercase()
+            };
+            pieces.extend(items.into_iter().map(|item| (item, name.clone())));
+        }
         // The longest value first, so a value inside another one is not replaced within it.
-        slots.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+        pieces.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
         let mut out = text.to_string();
         let mut names = Vec::new();
-        for (slot, value) in slots {
-            let name = slot.to_uppercase();
-            let (mut replaced, mut from) = (false, 0);
+        for (value, name) in pieces {
+            let mut from = 0;
             // Past each name put in, so a value spelled like its slot's name ends the search.
             while let Some(at) = find_word(&out[from..], value).map(|at| at + from) {
                 out.replace_range(at..at + value.len(), &name);
                 from = at + name.len();
-                replaced = true;
-            }
-            if replaced {
-                names.push(name);
+                if !names.contains(&name) {
+                    names.push(name.clone());
+                }
             }
         }
         names.sort();
@@ -256,6 +266,19 @@ impl Tool {
         } else {
             Outcome::WrongResult("the output is not what the task asked for".into())
         }
+    }
+}
+
+/// The characters the items of a list value are joined by (`fields:id,total`).
+pub const LIST_SEPARATORS: [char; 3] = [',', ';', '|'];
+
+/// The name of one item of the list slot `slot`, in capitals: the slot's name less a plural
+/// `s` (`fields` → `FIELD`), or the name itself when it has none.
+fn item_name(slot: &str) -> String {
+    let name = slot.to_uppercase();
+    match name.strip_suffix('S') {
+        Some(one) if !one.is_empty() => one.to_string(),
+        _ => name,
     }
 }
 
@@ -471,8 +494,21 @@ mod tests {
 
         let flux = Tool::parse(SHIPPED[1].1).unwrap();
         let select = &flux.tasks[0]; // From the stream orders keep only the fields id and total.
-        let (form, _) = flux.pattern(select, "fluxtool select orders fields:id,total");
-        assert_eq!(form, "fluxtool select STREAM fields:FIELDS");
+        let (form, names) = flux.pattern(select, "fluxtool select orders fields:id,total");
+        assert_eq!(form, "fluxtool select STREAM fields:FIELD,FIELD");
+        assert_eq!(names, ["FIELD", "STREAM"]);
+        // A list written another way still reads as a pattern, its items named.
+        let (bad, _) = flux.pattern(select, "fluxtool select orders --fields id total");
+        assert_eq!(bad, "fluxtool select STREAM --fields FIELD FIELD");
+        // A list of three keeps its three items and its separators.
+        let mut three = select.clone();
+        three.text = "From the stream orders keep the fields id, total and ts.".into();
+        three.expect.insert("fields".into(), "id;total;ts".into());
+        let (form, _) = flux.pattern(&three, "fluxtool select orders fields:id;total;ts");
+        assert_eq!(form, "fluxtool select STREAM fields:FIELD;FIELD;FIELD");
+        // A file name is one value, not a list: its dot is not a separator.
+        let (form, _) = tool.pattern(task, "gridtool sort sales.csv --key=amount/down");
+        assert_eq!(form, "gridtool sort FILE --key=COLUMN/down");
         let other = flux.tasks.iter().find(|t| t.kind == "rename").unwrap();
         let (form, _) = flux.pattern(other, "fluxtool rename orders --as=total:amount");
         assert_eq!(form, "fluxtool rename STREAM --as=FROM:TO");
