@@ -150,6 +150,9 @@ pub struct ContextResult {
     pub layers: Vec<LayerReport>,
     /// The failed layers' warnings.
     pub warnings: Vec<String>,
+    /// Each layer's text as it stands in `text`, for a caller that places the layers itself.
+    #[serde(skip)]
+    pub(crate) parts: Vec<(ContextLayer, String)>,
 }
 
 /// What one layer's read returned.
@@ -254,6 +257,13 @@ impl Engine {
                 report.status = LayerStatus::Filled;
             }
         }
+        let parts = parts
+            .into_iter()
+            .filter_map(|(name, text, _)| {
+                let layer = ContextLayer::ORDER.into_iter().find(|l| l.name() == name)?;
+                Some((layer, text))
+            })
+            .collect();
         Ok(ContextResult {
             tokenizer: tokenizer.name().to_owned(),
             layer_budget: budgets.per_layer,
@@ -262,6 +272,7 @@ impl Engine {
             text,
             layers: reports,
             warnings,
+            parts,
         })
     }
 

@@ -10,6 +10,7 @@ use crate::CoreBlock;
 use crate::InjectionStrategy;
 use crate::curate;
 use crate::engine::Engine;
+use crate::layered::{ContextLayer, ContextQuery};
 use lore_core::error::Error;
 use lore_core::error::Result;
 use lore_core::id::LessonId;
@@ -138,6 +139,20 @@ pub fn render_core_memory(blocks: &[CoreBlock]) -> Option<String> {
     Some(out)
 }
 
+/// The words of a task for recall: the text within the query limit, cut at a character
+/// boundary (a run's input can be longer than any query).
+fn task_words(task: &str) -> String {
+    let max = lore_core::limits::MAX_TEXT;
+    if task.len() <= max {
+        return task.to_owned();
+    }
+    let mut end = max;
+    while !task.is_char_boundary(end) {
+        end -= 1;
+    }
+    task[..end].to_owned()
+}
+
 /// Between two layers.
 const SEPARATOR: &str = "\n\n---\n\n";
 
@@ -167,7 +182,45 @@ pub fn assemble_layered(
     budgets: LayerBudgets,
     tokenizer: &dyn Tokenizer,
 ) -> AssembledPrompt {
-    let mut layers: Vec<(Layer, String)> = Vec::new();
+    let fitting = rules_that_fit(lessons, budgets.per_layer, tokenizer);
+    let memory = render_learned_rules(&lessons[..fitting])
+        .map(|rules| MemoryLayer {
+            name: "learned_rules",
+            text: rules.trim_end().to_owned(),
+            cut: fitting < lessons.len(),
+        })
+        .into_iter()
+        .collect();
+    let (mut prompt, kept) = stack_prompt(files, memory, core, budgets, tokenizer);
+    let rules_text = kept
+        .iter()
+        .find(|(name, _)| *name == "learned_rules")
+        .map_or("", |(_, text)| text.as_str());
+    prompt.lessons = lessons[..fitting]
+        .iter()
+        .filter(|l| rules_text.contains(&format!("**{}**", l.id)))
+        .map(|l| l.id.clone())
+        .collect();
+    prompt
+}
+
+/// A memory layer of the prompt, and whether its own read already left items out.
+struct MemoryLayer {
+    name: &'static str,
+    text: String,
+    cut: bool,
+}
+
+/// Stacks WORKSPACE, DOMAIN, the `memory` layers in their order, core memory and SKILL; the
+/// result's `lessons` is left for the caller, with the text each layer kept.
+fn stack_prompt(
+    files: &SkillFiles,
+    memory: Vec<MemoryLayer>,
+    core: &[CoreBlock],
+    budgets: LayerBudgets,
+    tokenizer: &dyn Tokenizer,
+) -> (AssembledPrompt, Vec<(&'static str, String)>) {
+    let mut layers: Vec<(Layer, String, bool)> = Vec::new();
     let file_layer = |name, file: &lore_workspace::skills::LayerFile, expendable| {
         (
             Layer {
@@ -176,6 +229,7 @@ pub fn assemble_layered(
                 expendable,
             },
             file.path.display().to_string(),
+            false,
         )
     };
     if let Some(f) = &files.workspace {
@@ -184,52 +238,48 @@ pub fn assemble_layered(
     if let Some(f) = &files.domain {
         layers.push(file_layer("domain", f, true));
     }
-    let fitting = rules_that_fit(lessons, budgets.per_layer, tokenizer);
-    if let Some(rules) = render_learned_rules(&lessons[..fitting]) {
-        let text = rules.trim_end().to_owned();
-        layers.push((layer("learned_rules", text), "store".to_owned()));
+    for m in memory.into_iter().filter(|m| !m.text.trim().is_empty()) {
+        layers.push((layer(m.name, m.text), "store".to_owned(), m.cut));
     }
     if let Some(memory) = render_core_memory(core) {
         let text = memory.trim_end().to_owned();
-        layers.push((layer("core_memory", text), "store".to_owned()));
+        layers.push((layer("core_memory", text), "store".to_owned(), false));
     }
     layers.push(file_layer("skill", &files.skill, false));
     // The stack cuts expendable layers from the last backwards: the memory layers, which come
     // after the context files, give way first; SKILL.md is not expendable.
-    let (order, sources): (Vec<Layer>, Vec<String>) = layers.into_iter().unzip();
-    let names: Vec<&'static str> = order.iter().map(|l| l.name).collect();
+    let names: Vec<&'static str> = layers.iter().map(|l| l.0.name).collect();
+    let (order, meta): (Vec<Layer>, Vec<(String, bool)>) =
+        layers.into_iter().map(|(l, s, c)| (l, (s, c))).unzip();
     let stacked = stack(order, budgets, SEPARATOR, tokenizer);
-    let layers = stacked
+    let info = stacked
         .iter()
-        .map(|s| LayerInfo {
-            name: s.name,
-            source: sources[names.iter().position(|n| *n == s.name).unwrap_or(0)].clone(),
-            chars: s.text.chars().count(),
-            tokens: s.tokens,
-            // Rules left out whole to fit the layer's budget are a cut too.
-            truncated: s.truncated || (s.name == "learned_rules" && fitting < lessons.len()),
+        .map(|s| {
+            let (source, cut) = &meta[names.iter().position(|n| *n == s.name).unwrap_or(0)];
+            LayerInfo {
+                name: s.name,
+                source: source.clone(),
+                chars: s.text.chars().count(),
+                tokens: s.tokens,
+                truncated: s.truncated || *cut,
+            }
         })
         .collect();
-    let rules_text = stacked
-        .iter()
-        .find(|s| s.name == "learned_rules")
-        .map(|s| s.text.as_str())
-        .unwrap_or("");
-    let shown = lessons[..fitting]
-        .iter()
-        .filter(|l| rules_text.contains(&format!("**{}**", l.id)))
-        .map(|l| l.id.clone())
-        .collect();
+    let kept: Vec<(&'static str, String)> =
+        stacked.iter().map(|s| (s.name, s.text.clone())).collect();
     let text = stacked
         .into_iter()
         .map(|s| s.text)
         .collect::<Vec<_>>()
         .join(SEPARATOR);
-    AssembledPrompt {
-        text: text + "\n",
-        layers,
-        lessons: shown,
-    }
+    (
+        AssembledPrompt {
+            text: text + "\n",
+            layers: info,
+            lessons: Vec::new(),
+        },
+        kept,
+    )
 }
 
 fn layer(name: &'static str, text: String) -> Layer {
@@ -260,6 +310,95 @@ impl Engine {
     /// [`Error::Unsupported`] without a skills folder, [`Error::NotFound`] when the skill has no
     /// `SKILL.md`, [`Error::Forbidden`] outside the scope.
     pub fn prompt(&self, skill: &SkillPath) -> Result<AssembledPrompt> {
+        self.prompt_for(skill, None)
+    }
+
+    /// The system prompt for `skill` doing `task`: with a task, the memory between DOMAIN and
+    /// SKILL is the layered context for it (lessons by the recall pipeline, which holds
+    /// lessons out to measure them like any recall, then decisions, the digest and knowledge,
+    /// in that order, each within the layer budget and together within what the total leaves
+    /// after the files and core memory); without one, every retrievable lesson of the skill,
+    /// best first, as [`Engine::prompt`] shows it.
+    ///
+    /// # Errors
+    /// As [`Engine::prompt`]. A memory layer that fails to read is left out with a warning in
+    /// the log, as in [`Engine::context`].
+    pub fn prompt_for(&self, skill: &SkillPath, task: Option<&str>) -> Result<AssembledPrompt> {
+        let task = task.map(str::trim).filter(|t| !t.is_empty());
+        let Some(task) = task else {
+            return self.prompt_of_all_lessons(skill);
+        };
+        if !self.scope.allows(skill) {
+            return Err(Error::Forbidden(format!(
+                "{skill} is outside this handle's scope"
+            )));
+        }
+        let Some(skills) = &self.skills else {
+            return Err(Error::Unsupported(
+                "prompt assembly needs a skills folder".into(),
+            ));
+        };
+        let files = skills.load(skill)?;
+        let core = self.core_memory(skill)?;
+        let budgets = self.config.prompt_budgets;
+        let tokenizer = self.tokenizer();
+        let mut context = None;
+        // With tools, the agent reads its memory when it decides to; the prompt leaves it out
+        // so that it is not paid for twice.
+        if self.config.injection == InjectionStrategy::Context {
+            let fixed: usize = [files.workspace.as_ref(), files.domain.as_ref(), Some(&files.skill)]
+                .into_iter()
+                .flatten()
+                .map(|f| tokenizer.count(f.text.trim()) + 2)
+                .sum::<usize>()
+                + render_core_memory(&core.blocks).map_or(0, |c| tokenizer.count(&c) + 2);
+            let room = budgets.total.saturating_sub(fixed);
+            if room > 0 {
+                context = Some(self.context(&ContextQuery {
+                    text: task_words(task),
+                    skill: Some(skill.clone()),
+                    layer_budget: Some(budgets.per_layer),
+                    total_budget: Some(room),
+                    explain: false,
+                })?);
+            }
+        }
+        let memory = context
+            .as_ref()
+            .map(|c| {
+                c.parts
+                    .iter()
+                    .map(|(layer, text)| MemoryLayer {
+                        name: layer.name(),
+                        text: text.clone(),
+                        cut: c
+                            .layers
+                            .iter()
+                            .any(|r| r.layer == *layer && r.truncated),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let (mut prompt, kept) = stack_prompt(&files, memory, &core.blocks, budgets, tokenizer);
+        let lessons_text = kept
+            .iter()
+            .find(|(name, _)| *name == ContextLayer::Lessons.name())
+            .map_or("", |(_, text)| text.as_str());
+        prompt.lessons = context
+            .iter()
+            .flat_map(|c| &c.layers)
+            .filter(|r| r.layer == ContextLayer::Lessons)
+            .flat_map(|r| &r.items)
+            .filter(|id| lessons_text.contains(&format!("**{id}**")))
+            .filter_map(|id| LessonId::parse(id).ok())
+            .collect();
+        if let Some(note) = crate::memory::memory_instruction(self.config.injection) {
+            prompt.lead_with("memory_tools", &note, tokenizer);
+        }
+        Ok(prompt)
+    }
+
+    fn prompt_of_all_lessons(&self, skill: &SkillPath) -> Result<AssembledPrompt> {
         if !self.scope.allows(skill) {
             return Err(Error::Forbidden(format!(
                 "{skill} is outside this handle's scope"

@@ -1,7 +1,8 @@
 //! Running a skill on a model (seed 000's `run`): prompt, call, parse, record.
 //!
-//! The prompt is the same 4-layer prompt `lore memory prompt` shows, so what a person inspects is
-//! what the model gets. When SKILL.md's front matter declares an `output_schema`, the answer must
+//! The prompt is the one `lore memory prompt SKILL --task TEXT` shows for the input's text: the
+//! skill's files around the layered context for the task (lessons, decisions, digest,
+//! knowledge), so what a person inspects is what the model gets. When SKILL.md's front matter declares an `output_schema`, the answer must
 //! be JSON matching it (checked, with one repair, by [`complete_json`]). Every run that reached
 //! the model is recorded, including the ones that failed: a timeout or an answer that does not
 //! match the schema becomes an execution with outcome `failure` and the error in its `extra`, so
@@ -66,7 +67,8 @@ impl Engine {
     /// [`Error::Llm`] when the model call fails; as [`Engine::prompt`] for the skill;
     /// [`Error::Invalid`] for a malformed `output_schema`.
     pub fn execute(&self, skill: &SkillPath, input: &Value, llm: &dyn Llm) -> Result<SkillAnswer> {
-        let prompt = self.prompt(skill)?;
+        let task = task_text(input);
+        let prompt = self.prompt_for(skill, Some(&task))?;
         let mut request = LlmRequest::new(prompt.text, input_message(input));
         request.schema = self.output_schema(skill)?;
         let started = Instant::now();
@@ -180,6 +182,22 @@ impl Engine {
         }
         Ok(Some(schema))
     }
+}
+
+/// What the run is about, for recalling memory: the input when it is text, else the text of
+/// its string values (field names and numbers say little about the task).
+fn task_text(input: &Value) -> String {
+    fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+        match value {
+            Value::String(text) => out.push(text),
+            Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+            Value::Object(fields) => fields.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    strings(input, &mut out);
+    out.join("\n")
 }
 
 /// The user message: the input as JSON, or as is when it is a string.
