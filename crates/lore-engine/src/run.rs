@@ -67,7 +67,7 @@ impl Engine {
     /// [`Error::Llm`] when the model call fails; as [`Engine::prompt`] for the skill;
     /// [`Error::Invalid`] for a malformed `output_schema`.
     pub fn execute(&self, skill: &SkillPath, input: &Value, llm: &dyn Llm) -> Result<SkillAnswer> {
-        let task = task_text(input);
+        let task = self.run_task(skill, input)?;
         let prompt = self.prompt_for(skill, Some(&task))?;
         let mut request = LlmRequest::new(prompt.text, input_message(input));
         request.schema = self.output_schema(skill)?;
@@ -184,9 +184,33 @@ impl Engine {
     }
 }
 
-/// What the run is about, for recalling memory: the input when it is text, else the text of
-/// its string values (field names and numbers say little about the task).
-fn task_text(input: &Value) -> String {
+impl Engine {
+    /// What a run of `skill` on `input` is about, for recalling its memory: the skill's name,
+    /// the `description` of its SKILL.md when it has one, then the input's text.
+    ///
+    /// An input alone often names only the case at hand ("Jane Smith, Senior Backend Engineer,
+    /// 5 years Python"), while the skill's lessons name the situation it is a case of
+    /// ("screening senior backend candidates"): the skill's own words say which situation it is.
+    fn run_task(&self, skill: &SkillPath, input: &Value) -> Result<String> {
+        let mut parts = vec![skill.as_str().replace(['/', '-', '_'], " ")];
+        if let Some(skills) = &self.skills {
+            let text = skills.skill_md(skill)?;
+            if let Some(description) = FrontMatter::parse(&text).get("description") {
+                parts.push(description.trim().to_owned());
+            }
+        }
+        parts.push(input_text(input));
+        Ok(parts
+            .into_iter()
+            .filter(|p| !p.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+}
+
+/// The input's text for recall: the input when it is text, else the text of its string values
+/// (field names and numbers say little about the task).
+fn input_text(input: &Value) -> String {
     fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
         match value {
             Value::String(text) => out.push(text),
