@@ -10,7 +10,7 @@ use crate::CoreBlock;
 use crate::InjectionStrategy;
 use crate::curate;
 use crate::engine::Engine;
-use crate::layered::{ContextLayer, ContextQuery};
+use crate::layered::{ContextQuery, ContextResult};
 use lore_core::error::Error;
 use lore_core::error::Result;
 use lore_core::id::LessonId;
@@ -40,8 +40,18 @@ pub struct LayerInfo {
     pub chars: usize,
     /// Its tokens, by the Engine's tokenizer.
     pub tokens: usize,
-    /// Whether it was cut to fit its budget (tail first).
+    /// Whether anything of it was left out: cut tail first to fit its budget or the total,
+    /// or items its read offered left out whole.
     pub truncated: bool,
+    /// For a memory layer, how many items (rules, lessons, decisions, digests, chunks) its
+    /// read packed into the layer's budget, before the prompt's total cut any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packed: Option<usize>,
+    /// For a memory layer, the IDs of the items the prompt holds, in order: fewer than
+    /// `packed` when the total cut some, none when it emptied the layer (which is then listed
+    /// with no text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<Vec<String>>,
 }
 
 /// A system prompt and what it was built from.
@@ -67,6 +77,8 @@ impl AssembledPrompt {
                 chars: text.trim_end().chars().count(),
                 tokens: tokenizer.count(text.trim_end()),
                 truncated: false,
+                packed: None,
+                items: None,
             },
         );
     }
@@ -187,40 +199,38 @@ pub fn assemble_layered(
         .map(|rules| MemoryLayer {
             name: "learned_rules",
             text: rules.trim_end().to_owned(),
+            ids: lessons[..fitting].iter().map(|l| l.id.to_string()).collect(),
+            packed: fitting,
             cut: fitting < lessons.len(),
         })
         .into_iter()
         .collect();
-    let (mut prompt, kept) = stack_prompt(files, memory, core, budgets, tokenizer);
-    let rules_text = kept
-        .iter()
-        .find(|(name, _)| *name == "learned_rules")
-        .map_or("", |(_, text)| text.as_str());
-    prompt.lessons = lessons[..fitting]
-        .iter()
-        .filter(|l| rules_text.contains(&format!("**{}**", l.id)))
-        .map(|l| l.id.clone())
-        .collect();
-    prompt
+    stack_prompt(files, memory, core, budgets, tokenizer)
 }
 
-/// A memory layer of the prompt, and whether its own read already left items out.
+/// A memory layer of the prompt: its text, the IDs of the items in it, how many items its
+/// read packed, and whether something already left items out.
 struct MemoryLayer {
     name: &'static str,
     text: String,
+    ids: Vec<String>,
+    packed: usize,
     cut: bool,
 }
 
-/// Stacks WORKSPACE, DOMAIN, the `memory` layers in their order, core memory and SKILL; the
-/// result's `lessons` is left for the caller, with the text each layer kept.
+/// The layers whose items are lessons, the prompt's activations.
+const LESSON_LAYERS: [&str; 2] = ["learned_rules", "lessons"];
+
+/// Stacks WORKSPACE, DOMAIN, the `memory` layers in their order, core memory and SKILL. The
+/// prompt's `lessons` are the lessons whose provenance line survived every cut.
 fn stack_prompt(
     files: &SkillFiles,
     memory: Vec<MemoryLayer>,
     core: &[CoreBlock],
     budgets: LayerBudgets,
     tokenizer: &dyn Tokenizer,
-) -> (AssembledPrompt, Vec<(&'static str, String)>) {
-    let mut layers: Vec<(Layer, String, bool)> = Vec::new();
+) -> AssembledPrompt {
+    let mut layers: Vec<(Layer, String, Option<MemoryLayer>)> = Vec::new();
     let file_layer = |name, file: &lore_workspace::skills::LayerFile, expendable| {
         (
             Layer {
@@ -229,7 +239,7 @@ fn stack_prompt(
                 expendable,
             },
             file.path.display().to_string(),
-            false,
+            None,
         )
     };
     if let Some(f) = &files.workspace {
@@ -238,48 +248,71 @@ fn stack_prompt(
     if let Some(f) = &files.domain {
         layers.push(file_layer("domain", f, true));
     }
-    for m in memory.into_iter().filter(|m| !m.text.trim().is_empty()) {
-        layers.push((layer(m.name, m.text), "store".to_owned(), m.cut));
+    // An empty memory layer is left out of the stack but kept here, to be listed.
+    for mut m in memory {
+        let text = std::mem::take(&mut m.text);
+        layers.push((layer(m.name, text), "store".to_owned(), Some(m)));
     }
     if let Some(memory) = render_core_memory(core) {
         let text = memory.trim_end().to_owned();
-        layers.push((layer("core_memory", text), "store".to_owned(), false));
+        layers.push((layer("core_memory", text), "store".to_owned(), None));
     }
     layers.push(file_layer("skill", &files.skill, false));
     // The stack cuts expendable layers from the last backwards: the memory layers, which come
     // after the context files, give way first; SKILL.md is not expendable.
-    let names: Vec<&'static str> = layers.iter().map(|l| l.0.name).collect();
-    let (order, meta): (Vec<Layer>, Vec<(String, bool)>) =
-        layers.into_iter().map(|(l, s, c)| (l, (s, c))).unzip();
-    let stacked = stack(order, budgets, SEPARATOR, tokenizer);
-    let info = stacked
-        .iter()
-        .map(|s| {
-            let (source, cut) = &meta[names.iter().position(|n| *n == s.name).unwrap_or(0)];
-            LayerInfo {
-                name: s.name,
-                source: source.clone(),
-                chars: s.text.chars().count(),
-                tokens: s.tokens,
-                truncated: s.truncated || *cut,
-            }
+    let (order, meta): (Vec<Layer>, Vec<(&'static str, String, Option<MemoryLayer>)>) = layers
+        .into_iter()
+        .map(|(l, source, m)| {
+            let name = l.name;
+            (l, (name, source, m))
         })
+        .unzip();
+    let stacked = stack(order, budgets, SEPARATOR, tokenizer);
+    let mut info = Vec::new();
+    for (name, source, memory) in meta {
+        let kept = stacked.iter().find(|s| s.name == name);
+        // A memory layer the total emptied is still listed, so the prompt says what it lost.
+        if kept.is_none() && memory.as_ref().is_none_or(|m| m.packed == 0) {
+            continue;
+        }
+        let text = kept.map_or("", |s| s.text.as_str());
+        let held = memory.as_ref().map(|m| {
+            m.ids
+                .iter()
+                .filter(|id| text.contains(&format!("**{id}**")))
+                .cloned()
+                .collect::<Vec<_>>()
+        });
+        let lost = match (&memory, &held) {
+            (Some(m), Some(held)) => m.cut || held.len() < m.packed,
+            _ => false,
+        };
+        info.push(LayerInfo {
+            name,
+            source,
+            chars: text.chars().count(),
+            tokens: kept.map_or(0, |s| s.tokens),
+            truncated: kept.is_none_or(|s| s.truncated) || lost,
+            packed: memory.as_ref().map(|m| m.packed),
+            items: held,
+        });
+    }
+    let lessons = info
+        .iter()
+        .filter(|l| LESSON_LAYERS.contains(&l.name))
+        .flat_map(|l| l.items.iter().flatten())
+        .filter_map(|id| LessonId::parse(id).ok())
         .collect();
-    let kept: Vec<(&'static str, String)> =
-        stacked.iter().map(|s| (s.name, s.text.clone())).collect();
     let text = stacked
         .into_iter()
         .map(|s| s.text)
         .collect::<Vec<_>>()
         .join(SEPARATOR);
-    (
-        AssembledPrompt {
-            text: text + "\n",
-            layers: info,
-            lessons: Vec::new(),
-        },
-        kept,
-    )
+    AssembledPrompt {
+        text: text + "\n",
+        layers: info,
+        lessons,
+    }
 }
 
 fn layer(name: &'static str, text: String) -> Layer {
@@ -301,6 +334,28 @@ fn rules_that_fit(lessons: &[Lesson], budget: usize, tokenizer: &dyn Tokenizer) 
         fitting += 1;
     }
     fitting
+}
+
+/// The layered context's layers as the prompt's memory layers, in the context's order; a
+/// layer whose read found nothing is left out, one the context's total emptied kept empty.
+fn memory_layers(context: &ContextResult) -> Vec<MemoryLayer> {
+    context
+        .layers
+        .iter()
+        .filter(|r| r.packed > 0)
+        .map(|r| MemoryLayer {
+            name: r.layer.name(),
+            text: context
+                .parts
+                .iter()
+                .find(|(layer, _)| *layer == r.layer)
+                .map(|(_, text)| text.clone())
+                .unwrap_or_default(),
+            ids: r.items.clone(),
+            packed: r.packed,
+            cut: r.truncated,
+        })
+        .collect()
 }
 
 impl Engine {
@@ -363,35 +418,8 @@ impl Engine {
                 })?);
             }
         }
-        let memory = context
-            .as_ref()
-            .map(|c| {
-                c.parts
-                    .iter()
-                    .map(|(layer, text)| MemoryLayer {
-                        name: layer.name(),
-                        text: text.clone(),
-                        cut: c
-                            .layers
-                            .iter()
-                            .any(|r| r.layer == *layer && r.truncated),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let (mut prompt, kept) = stack_prompt(&files, memory, &core.blocks, budgets, tokenizer);
-        let lessons_text = kept
-            .iter()
-            .find(|(name, _)| *name == ContextLayer::Lessons.name())
-            .map_or("", |(_, text)| text.as_str());
-        prompt.lessons = context
-            .iter()
-            .flat_map(|c| &c.layers)
-            .filter(|r| r.layer == ContextLayer::Lessons)
-            .flat_map(|r| &r.items)
-            .filter(|id| lessons_text.contains(&format!("**{id}**")))
-            .filter_map(|id| LessonId::parse(id).ok())
-            .collect();
+        let memory = context.as_ref().map(memory_layers).unwrap_or_default();
+        let mut prompt = stack_prompt(&files, memory, &core.blocks, budgets, tokenizer);
         if let Some(note) = crate::memory::memory_instruction(self.config.injection) {
             prompt.lead_with("memory_tools", &note, tokenizer);
         }
