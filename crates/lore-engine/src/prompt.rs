@@ -230,17 +230,23 @@ fn stack_prompt(
     budgets: LayerBudgets,
     tokenizer: &dyn Tokenizer,
 ) -> AssembledPrompt {
-    let mut layers: Vec<(Layer, String, Option<MemoryLayer>)> = Vec::new();
+    let mut layers: Vec<(Layer, Origin)> = Vec::new();
     let file_layer = |name, file: &lore_workspace::skills::LayerFile, expendable| {
-        (
-            Layer {
-                name,
-                text: file.text.trim().to_owned(),
-                expendable,
-            },
-            file.path.display().to_string(),
-            None,
-        )
+        let origin = Origin {
+            source: file.path.display().to_string(),
+            memory: None,
+        };
+        let text = file.text.trim().to_owned();
+        let layer = Layer {
+            name,
+            text,
+            expendable,
+        };
+        (layer, origin)
+    };
+    let store = |memory| Origin {
+        source: "store".to_owned(),
+        memory,
     };
     if let Some(f) = &files.workspace {
         layers.push(file_layer("workspace", f, true));
@@ -251,52 +257,26 @@ fn stack_prompt(
     // An empty memory layer is left out of the stack but kept here, to be listed.
     for mut m in memory {
         let text = std::mem::take(&mut m.text);
-        layers.push((layer(m.name, text), "store".to_owned(), Some(m)));
+        layers.push((layer(m.name, text), store(Some(m))));
     }
     if let Some(memory) = render_core_memory(core) {
         let text = memory.trim_end().to_owned();
-        layers.push((layer("core_memory", text), "store".to_owned(), None));
+        layers.push((layer("core_memory", text), store(None)));
     }
     layers.push(file_layer("skill", &files.skill, false));
     // The stack cuts expendable layers from the last backwards: the memory layers, which come
     // after the context files, give way first; SKILL.md is not expendable.
-    let (order, meta): (Vec<Layer>, Vec<(&'static str, String, Option<MemoryLayer>)>) = layers
-        .into_iter()
-        .map(|(l, source, m)| {
-            let name = l.name;
-            (l, (name, source, m))
-        })
-        .unzip();
+    let names: Vec<&'static str> = layers.iter().map(|(l, _)| l.name).collect();
+    let (order, origins): (Vec<Layer>, Vec<Origin>) = layers.into_iter().unzip();
     let stacked = stack(order, budgets, SEPARATOR, tokenizer);
-    let mut info = Vec::new();
-    for (name, source, memory) in meta {
-        let kept = stacked.iter().find(|s| s.name == name);
-        // A memory layer the total emptied is still listed, so the prompt says what it lost.
-        if kept.is_none() && memory.as_ref().is_none_or(|m| m.packed == 0) {
-            continue;
-        }
-        let text = kept.map_or("", |s| s.text.as_str());
-        let held = memory.as_ref().map(|m| {
-            m.ids
-                .iter()
-                .filter(|id| text.contains(&format!("**{id}**")))
-                .cloned()
-                .collect::<Vec<_>>()
-        });
-        let lost = match (&memory, &held) {
-            (Some(m), Some(held)) => m.cut || held.len() < m.packed,
-            _ => false,
-        };
-        info.push(LayerInfo {
-            name,
-            source,
-            chars: text.chars().count(),
-            tokens: kept.map_or(0, |s| s.tokens),
-            truncated: kept.is_none_or(|s| s.truncated) || lost,
-            packed: memory.as_ref().map(|m| m.packed),
-            items: held,
-        });
-    }
+    let info: Vec<LayerInfo> = names
+        .into_iter()
+        .zip(origins)
+        .filter_map(|(name, origin)| {
+            let kept = stacked.iter().find(|s| s.name == name);
+            layer_info(name, origin, kept)
+        })
+        .collect();
     let lessons = info
         .iter()
         .filter(|l| LESSON_LAYERS.contains(&l.name))
@@ -313,6 +293,47 @@ fn stack_prompt(
         layers: info,
         lessons,
     }
+}
+
+/// Where a layer of the prompt came from: its file, or the store with the memory layer's read.
+struct Origin {
+    source: String,
+    memory: Option<MemoryLayer>,
+}
+
+/// What the prompt says of the layer `name` as `kept` by the stack; `None` for a layer that
+/// was never there. A memory layer the total emptied is still listed, so the prompt says what
+/// it lost.
+fn layer_info(
+    name: &'static str,
+    origin: Origin,
+    kept: Option<&lore_recall::Stacked>,
+) -> Option<LayerInfo> {
+    let memory = origin.memory;
+    if kept.is_none() && memory.as_ref().is_none_or(|m| m.packed == 0) {
+        return None;
+    }
+    let text = kept.map_or("", |s| s.text.as_str());
+    let held: Option<Vec<String>> = memory.as_ref().map(|m| {
+        m.ids
+            .iter()
+            .filter(|id| text.contains(&format!("**{id}**")))
+            .cloned()
+            .collect()
+    });
+    let lost = match (&memory, &held) {
+        (Some(m), Some(held)) => m.cut || held.len() < m.packed,
+        _ => false,
+    };
+    Some(LayerInfo {
+        name,
+        source: origin.source,
+        chars: text.chars().count(),
+        tokens: kept.map_or(0, |s| s.tokens),
+        truncated: kept.is_none_or(|s| s.truncated) || lost,
+        packed: memory.as_ref().map(|m| m.packed),
+        items: held,
+    })
 }
 
 fn layer(name: &'static str, text: String) -> Layer {
