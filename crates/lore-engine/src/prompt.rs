@@ -199,7 +199,10 @@ pub fn assemble_layered(
         .map(|rules| MemoryLayer {
             name: "learned_rules",
             text: rules.trim_end().to_owned(),
-            ids: lessons[..fitting].iter().map(|l| l.id.to_string()).collect(),
+            ids: lessons[..fitting]
+                .iter()
+                .map(|l| l.id.to_string())
+                .collect(),
             packed: fitting,
             cut: fitting < lessons.len(),
         })
@@ -422,11 +425,15 @@ impl Engine {
         // With tools, the agent reads its memory when it decides to; the prompt leaves it out
         // so that it is not paid for twice.
         if self.config.injection == InjectionStrategy::Context {
-            let fixed: usize = [files.workspace.as_ref(), files.domain.as_ref(), Some(&files.skill)]
-                .into_iter()
-                .flatten()
-                .map(|f| tokenizer.count(f.text.trim()) + 2)
-                .sum::<usize>()
+            let fixed: usize = [
+                files.workspace.as_ref(),
+                files.domain.as_ref(),
+                Some(&files.skill),
+            ]
+            .into_iter()
+            .flatten()
+            .map(|f| tokenizer.count(f.text.trim()) + 2)
+            .sum::<usize>()
                 + render_core_memory(&core.blocks).map_or(0, |c| tokenizer.count(&c) + 2);
             let room = budgets.total.saturating_sub(fixed);
             if room > 0 {

@@ -278,7 +278,10 @@ fn the_digest_does_not_repeat_the_lessons_shown_above_it() {
     let end = result.text.find("## Team knowledge").unwrap();
     let digest = &result.text[start..end];
     for id in shown {
-        assert!(!digest.contains(&format!("[{id}]")), "{id} twice:\n{digest}");
+        assert!(
+            !digest.contains(&format!("[{id}]")),
+            "{id} twice:\n{digest}"
+        );
         assert!(result.text.contains(&format!("**{id}**")));
     }
     // The digest's other rules are still there.

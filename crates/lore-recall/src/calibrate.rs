@@ -190,12 +190,19 @@ mod tests {
     /// lesson against the store's average length), sharing common words with each other and
     /// one with the task ("years"), none of its situation's.
     fn store_with(index: &mut crate::SparseIndex, others: usize) -> u32 {
-        let verbs = ["Check", "Confirm", "Review", "Update", "Archive", "Label", "Measure"];
+        let verbs = [
+            "Check", "Confirm", "Review", "Update", "Archive", "Label", "Measure",
+        ];
         let things = [
             "invoice", "pallet", "schema", "ticket", "budget", "banner", "backup", "roster",
             "contract", "sensor", "playlist",
         ];
-        let times = ["before the audit", "after a release", "every two years", "at month end"];
+        let times = [
+            "before the audit",
+            "after a release",
+            "every two years",
+            "at month end",
+        ];
         for i in 0..others {
             index.add(&format!(
                 "{} the {} {} with the {} team, and write down who signed off on the {} so \
@@ -229,12 +236,21 @@ mod tests {
         };
         let alone = evidence(0, IDF_FLOOR_DOCS);
         let among = evidence(1_000, IDF_FLOOR_DOCS);
-        assert!(alone > 0.2, "the task names the lesson's situation: {alone}");
-        assert!((alone - among).abs() < 0.05, "alone {alone}, among 1,000 {among}");
+        assert!(
+            alone > 0.2,
+            "the task names the lesson's situation: {alone}"
+        );
+        assert!(
+            (alone - among).abs() < 0.05,
+            "alone {alone}, among 1,000 {among}"
+        );
         // Read as it is, a store of one says nothing of which words are rare.
         let raw_alone = evidence(0, 0);
         assert!(raw_alone < 0.05, "{raw_alone}");
-        assert!((evidence(1_000, 0) - among).abs() < 1e-9, "a big store reads as it is");
+        assert!(
+            (evidence(1_000, 0) - among).abs() < 1e-9,
+            "a big store reads as it is"
+        );
         // And a task about none of it still has no lexical evidence, alone or among many.
         let unrelated = "book a table for the team dinner on Friday";
         for others in [0, 1_000] {

@@ -78,17 +78,30 @@ fn a_prompt_for_a_task_holds_the_layered_context_of_that_task() {
         .iter()
         .map(|l| l["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["workspace", "domain", "lessons", "skill"], "{prompt}");
+    assert_eq!(
+        names,
+        ["workspace", "domain", "lessons", "skill"],
+        "{prompt}"
+    );
     let layer = &prompt["layers"][2];
     assert_eq!(layer["items"], serde_json::json!([lesson]), "{layer}");
     assert_eq!(layer["packed"], 1, "{layer}");
     assert_eq!(layer["truncated"], false, "{layer}");
     // A task the lesson is not about gets no memory layer; without a task, every rule.
-    let other = p.ok(&["memory", "prompt", SKILL, "--task", "Book a room for the team offsite"]);
+    let other = p.ok(&[
+        "memory",
+        "prompt",
+        SKILL,
+        "--task",
+        "Book a room for the team offsite",
+    ]);
     assert!(!other.contains(&lesson), "{other}");
     assert!(!other.contains("## Lessons learned"), "{other}");
     let all = p.ok(&["memory", "prompt", SKILL]);
-    assert!(all.contains(&lesson) && all.contains("Learned Rules"), "{all}");
+    assert!(
+        all.contains(&lesson) && all.contains("Learned Rules"),
+        "{all}"
+    );
 }
 
 #[test]

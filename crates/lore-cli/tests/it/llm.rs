@@ -315,7 +315,11 @@ fn seed_walkthrough_run_correct_test_file_next_prompt_and_lore_test() {
         let prompt = server.requests().last().unwrap().all_text();
         let shown = next["execution"]["lessons_shown"].to_string();
         let in_prompt = prompt.contains(PROPOSED_RULE);
-        assert_eq!(in_prompt, shown.contains(lesson["id"].as_str().unwrap()), "{shown}");
+        assert_eq!(
+            in_prompt,
+            shown.contains(lesson["id"].as_str().unwrap()),
+            "{shown}"
+        );
         let score = next["execution"]["output"]["overall_score"].clone();
         assert_eq!(score, if in_prompt { 55 } else { 72 }, "{prompt}");
         if in_prompt {
