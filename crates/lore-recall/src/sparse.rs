@@ -276,14 +276,22 @@ impl SparseIndex {
     }
 
     /// The inverse document frequency of `word` (one of [`crate::text::terms`], cut to its stem
-    /// here as the index stores it) among the live documents; a word no document has gets the
-    /// largest.
+    /// here as the index stores it) among the live documents, read as they are whatever the
+    /// floor of [`Self::with_idf_floor`]; a word no document has gets the largest.
+    ///
+    /// It weighs the words of a lesson's stated condition against each other, where what the
+    /// store's own lessons share is the point: a tool's name in every lesson of a small store
+    /// says nothing of which of them a step meets, though the floor would count it as rare.
     pub fn idf(&self, word: &str) -> f64 {
         let df = self
             .terms
             .get(&text::stem(word))
             .map_or(0, |&id| self.postings[id as usize].df);
-        self.stats().idf(df)
+        let live = Stats {
+            n: self.live_docs as f64,
+            avg_len: 1.0,
+        };
+        live.idf(df)
     }
 
     /// The weight of a rare word: the IDF of a word that one live document has. BM25 scores
