@@ -67,7 +67,7 @@ impl Engine {
     /// [`Error::Llm`] when the model call fails; as [`Engine::prompt`] for the skill;
     /// [`Error::Invalid`] for a malformed `output_schema`.
     pub fn execute(&self, skill: &SkillPath, input: &Value, llm: &dyn Llm) -> Result<SkillAnswer> {
-        let task = self.run_task(skill, input)?;
+        let task = self.run_task(skill, input);
         let prompt = self.prompt_for(skill, Some(&task))?;
         let mut request = LlmRequest::new(prompt.text, input_message(input));
         request.schema = self.output_schema(skill)?;
@@ -191,20 +191,20 @@ impl Engine {
     /// An input alone often names only the case at hand ("Jane Smith, Senior Backend Engineer,
     /// 5 years Python"), while the skill's lessons name the situation it is a case of
     /// ("screening senior backend candidates"): the skill's own words say which situation it is.
-    fn run_task(&self, skill: &SkillPath, input: &Value) -> Result<String> {
+    fn run_task(&self, skill: &SkillPath, input: &Value) -> String {
         let mut parts = vec![skill.as_str().replace(['/', '-', '_'], " ")];
-        if let Some(skills) = &self.skills {
-            let text = skills.skill_md(skill)?;
-            if let Some(description) = FrontMatter::parse(&text).get("description") {
-                parts.push(description.trim().to_owned());
-            }
+        // A SKILL.md that cannot be read is the prompt's to report, by name.
+        if let Some(text) = self.skills.as_ref().and_then(|s| s.skill_md(skill).ok())
+            && let Some(description) = FrontMatter::parse(&text).get("description")
+        {
+            parts.push(description.trim().to_owned());
         }
         parts.push(input_text(input));
-        Ok(parts
+        parts
             .into_iter()
             .filter(|p| !p.trim().is_empty())
             .collect::<Vec<_>>()
-            .join("\n"))
+            .join("\n")
     }
 }
 
