@@ -150,6 +150,9 @@ pub struct ContextResult {
     pub layers: Vec<LayerReport>,
     /// The failed layers' warnings.
     pub warnings: Vec<String>,
+    /// Each layer's text as it stands in `text`, for a caller that places the layers itself.
+    #[serde(skip)]
+    pub(crate) parts: Vec<(ContextLayer, String)>,
 }
 
 /// What one layer's read returned.
@@ -189,6 +192,7 @@ impl Engine {
                 })
                 .collect()
         });
+        let reads = without_repeated_rules(reads);
         let mut reports = Vec::new();
         let mut layers = Vec::new();
         let mut warnings = Vec::new();
@@ -254,6 +258,13 @@ impl Engine {
                 report.status = LayerStatus::Filled;
             }
         }
+        let parts = parts
+            .into_iter()
+            .filter_map(|(name, text, _)| {
+                let layer = ContextLayer::ORDER.into_iter().find(|l| l.name() == name)?;
+                Some((layer, text))
+            })
+            .collect();
         Ok(ContextResult {
             tokenizer: tokenizer.name().to_owned(),
             layer_budget: budgets.per_layer,
@@ -262,6 +273,7 @@ impl Engine {
             text,
             layers: reports,
             warnings,
+            parts,
         })
     }
 
@@ -358,6 +370,45 @@ impl Engine {
             cut,
         })
     }
+}
+
+/// The reads with the digest's lines that only repeat lessons the lessons layer shows left
+/// out. A digest summarises the skill's approved lessons, so the lessons recall placed above
+/// it are usually in it too; said twice, a rule costs its tokens twice and tells the model
+/// nothing more. A line that also cites something the lessons layer does not show is kept.
+fn without_repeated_rules(mut reads: Vec<Result<LayerRead>>) -> Vec<Result<LayerRead>> {
+    let at = |layer| ContextLayer::ORDER.iter().position(|l| *l == layer);
+    let (Some(lessons), Some(digest)) = (at(ContextLayer::Lessons), at(ContextLayer::Digest))
+    else {
+        return reads;
+    };
+    let shown: Vec<String> = match &reads[lessons] {
+        Ok(read) => read.ids.clone(),
+        Err(_) => return reads,
+    };
+    if let Ok(read) = &mut reads[digest]
+        && !shown.is_empty()
+    {
+        read.text = read
+            .text
+            .lines()
+            .filter(|line| {
+                let cited = citations(line);
+                cited.is_empty() || !cited.iter().all(|c| shown.iter().any(|s| s == c))
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    reads
+}
+
+/// The IDs a digest line cites, each in square brackets (`[REFL-…]`).
+fn citations(line: &str) -> Vec<&str> {
+    line.split('[')
+        .skip(1)
+        .filter_map(|rest| rest.split_once(']').map(|(id, _)| id.trim()))
+        .filter(|id| !id.is_empty() && !id.contains(char::is_whitespace))
+        .collect()
 }
 
 /// A failed layer's report.

@@ -10,6 +10,7 @@ use crate::CoreBlock;
 use crate::InjectionStrategy;
 use crate::curate;
 use crate::engine::Engine;
+use crate::layered::{ContextQuery, ContextResult};
 use lore_core::error::Error;
 use lore_core::error::Result;
 use lore_core::id::LessonId;
@@ -39,8 +40,18 @@ pub struct LayerInfo {
     pub chars: usize,
     /// Its tokens, by the Engine's tokenizer.
     pub tokens: usize,
-    /// Whether it was cut to fit its budget (tail first).
+    /// Whether anything of it was left out: cut tail first to fit its budget or the total,
+    /// or items its read offered left out whole.
     pub truncated: bool,
+    /// For a memory layer, how many items (rules, lessons, decisions, digests, chunks) its
+    /// read packed into the layer's budget, before the prompt's total cut any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packed: Option<usize>,
+    /// For a memory layer, the IDs of the items the prompt holds, in order: fewer than
+    /// `packed` when the total cut some, none when it emptied the layer (which is then listed
+    /// with no text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<Vec<String>>,
 }
 
 /// A system prompt and what it was built from.
@@ -66,6 +77,8 @@ impl AssembledPrompt {
                 chars: text.trim_end().chars().count(),
                 tokens: tokenizer.count(text.trim_end()),
                 truncated: false,
+                packed: None,
+                items: None,
             },
         );
     }
@@ -140,6 +153,20 @@ pub fn render_core_memory(blocks: &[CoreBlock]) -> Option<String> {
     Some(out)
 }
 
+/// The words of a task for recall: the text within the query limit, cut at a character
+/// boundary (a run's input can be longer than any query).
+fn task_words(task: &str) -> String {
+    let max = lore_core::limits::MAX_TEXT;
+    if task.len() <= max {
+        return task.to_owned();
+    }
+    let mut end = max;
+    while !task.is_char_boundary(end) {
+        end -= 1;
+    }
+    task[..end].to_owned()
+}
+
 /// Between two layers.
 const SEPARATOR: &str = "\n\n---\n\n";
 
@@ -169,16 +196,62 @@ pub fn assemble_layered(
     budgets: LayerBudgets,
     tokenizer: &dyn Tokenizer,
 ) -> AssembledPrompt {
-    let mut layers: Vec<(Layer, String)> = Vec::new();
+    let fitting = rules_that_fit(lessons, budgets.per_layer, tokenizer);
+    let memory = render_learned_rules(&lessons[..fitting])
+        .map(|rules| MemoryLayer {
+            name: "learned_rules",
+            text: rules.trim_end().to_owned(),
+            ids: lessons[..fitting]
+                .iter()
+                .map(|l| l.id.to_string())
+                .collect(),
+            packed: fitting,
+            cut: fitting < lessons.len(),
+        })
+        .into_iter()
+        .collect();
+    stack_prompt(files, memory, core, budgets, tokenizer)
+}
+
+/// A memory layer of the prompt: its text, the IDs of the items in it, how many items its
+/// read packed, and whether something already left items out.
+struct MemoryLayer {
+    name: &'static str,
+    text: String,
+    ids: Vec<String>,
+    packed: usize,
+    cut: bool,
+}
+
+/// The layers whose items are lessons, the prompt's activations.
+const LESSON_LAYERS: [&str; 2] = ["learned_rules", "lessons"];
+
+/// Stacks WORKSPACE, DOMAIN, the `memory` layers in their order, core memory and SKILL. The
+/// prompt's `lessons` are the lessons whose provenance line survived every cut.
+fn stack_prompt(
+    files: &SkillFiles,
+    memory: Vec<MemoryLayer>,
+    core: &[CoreBlock],
+    budgets: LayerBudgets,
+    tokenizer: &dyn Tokenizer,
+) -> AssembledPrompt {
+    let mut layers: Vec<(Layer, Origin)> = Vec::new();
     let file_layer = |name, file: &lore_workspace::skills::LayerFile, expendable| {
-        (
-            Layer {
-                name,
-                text: file.text.trim().to_owned(),
-                expendable,
-            },
-            file.path.display().to_string(),
-        )
+        let origin = Origin {
+            source: file.path.display().to_string(),
+            memory: None,
+        };
+        let text = file.text.trim().to_owned();
+        let layer = Layer {
+            name,
+            text,
+            expendable,
+        };
+        (layer, origin)
+    };
+    let store = |memory| Origin {
+        source: "store".to_owned(),
+        memory,
     };
     if let Some(f) = &files.workspace {
         layers.push(file_layer("workspace", f, true));
@@ -186,41 +259,34 @@ pub fn assemble_layered(
     if let Some(f) = &files.domain {
         layers.push(file_layer("domain", f, true));
     }
-    let fitting = rules_that_fit(lessons, budgets.per_layer, tokenizer);
-    if let Some(rules) = render_learned_rules(&lessons[..fitting]) {
-        let text = rules.trim_end().to_owned();
-        layers.push((layer("learned_rules", text), "store".to_owned()));
+    // An empty memory layer is left out of the stack but kept here, to be listed.
+    for mut m in memory {
+        let text = std::mem::take(&mut m.text);
+        layers.push((layer(m.name, text), store(Some(m))));
     }
     if let Some(memory) = render_core_memory(core) {
         let text = memory.trim_end().to_owned();
-        layers.push((layer("core_memory", text), "store".to_owned()));
+        layers.push((layer("core_memory", text), store(None)));
     }
     layers.push(file_layer("skill", &files.skill, false));
     // The stack cuts expendable layers from the last backwards: the memory layers, which come
     // after the context files, give way first; SKILL.md is not expendable.
-    let (order, sources): (Vec<Layer>, Vec<String>) = layers.into_iter().unzip();
-    let names: Vec<&'static str> = order.iter().map(|l| l.name).collect();
+    let names: Vec<&'static str> = layers.iter().map(|(l, _)| l.name).collect();
+    let (order, origins): (Vec<Layer>, Vec<Origin>) = layers.into_iter().unzip();
     let stacked = stack(order, budgets, SEPARATOR, tokenizer);
-    let layers = stacked
-        .iter()
-        .map(|s| LayerInfo {
-            name: s.name,
-            source: sources[names.iter().position(|n| *n == s.name).unwrap_or(0)].clone(),
-            chars: s.text.chars().count(),
-            tokens: s.tokens,
-            // Rules left out whole to fit the layer's budget are a cut too.
-            truncated: s.truncated || (s.name == "learned_rules" && fitting < lessons.len()),
+    let info: Vec<LayerInfo> = names
+        .into_iter()
+        .zip(origins)
+        .filter_map(|(name, origin)| {
+            let kept = stacked.iter().find(|s| s.name == name);
+            layer_info(name, origin, kept)
         })
         .collect();
-    let rules_text = stacked
+    let lessons = info
         .iter()
-        .find(|s| s.name == "learned_rules")
-        .map(|s| s.text.as_str())
-        .unwrap_or("");
-    let shown = lessons[..fitting]
-        .iter()
-        .filter(|l| rules_text.contains(&format!("**{}**", l.id)))
-        .map(|l| l.id.clone())
+        .filter(|l| LESSON_LAYERS.contains(&l.name))
+        .flat_map(|l| l.items.iter().flatten())
+        .filter_map(|id| LessonId::parse(id).ok())
         .collect();
     let text = stacked
         .into_iter()
@@ -229,9 +295,50 @@ pub fn assemble_layered(
         .join(SEPARATOR);
     AssembledPrompt {
         text: text + "\n",
-        layers,
-        lessons: shown,
+        layers: info,
+        lessons,
     }
+}
+
+/// Where a layer of the prompt came from: its file, or the store with the memory layer's read.
+struct Origin {
+    source: String,
+    memory: Option<MemoryLayer>,
+}
+
+/// What the prompt says of the layer `name` as `kept` by the stack; `None` for a layer that
+/// was never there. A memory layer the total emptied is still listed, so the prompt says what
+/// it lost.
+fn layer_info(
+    name: &'static str,
+    origin: Origin,
+    kept: Option<&lore_recall::Stacked>,
+) -> Option<LayerInfo> {
+    let memory = origin.memory;
+    if kept.is_none() && memory.as_ref().is_none_or(|m| m.packed == 0) {
+        return None;
+    }
+    let text = kept.map_or("", |s| s.text.as_str());
+    let held: Option<Vec<String>> = memory.as_ref().map(|m| {
+        m.ids
+            .iter()
+            .filter(|id| text.contains(&format!("**{id}**")))
+            .cloned()
+            .collect()
+    });
+    let lost = match (&memory, &held) {
+        (Some(m), Some(held)) => m.cut || held.len() < m.packed,
+        _ => false,
+    };
+    Some(LayerInfo {
+        name,
+        source: origin.source,
+        chars: text.chars().count(),
+        tokens: kept.map_or(0, |s| s.tokens),
+        truncated: kept.is_none_or(|s| s.truncated) || lost,
+        packed: memory.as_ref().map(|m| m.packed),
+        items: held,
+    })
 }
 
 fn layer(name: &'static str, text: String) -> Layer {
@@ -255,6 +362,28 @@ fn rules_that_fit(lessons: &[Lesson], budget: usize, tokenizer: &dyn Tokenizer) 
     fitting
 }
 
+/// The layered context's layers as the prompt's memory layers, in the context's order; a
+/// layer whose read found nothing is left out, one the context's total emptied kept empty.
+fn memory_layers(context: &ContextResult) -> Vec<MemoryLayer> {
+    context
+        .layers
+        .iter()
+        .filter(|r| r.packed > 0)
+        .map(|r| MemoryLayer {
+            name: r.layer.name(),
+            text: context
+                .parts
+                .iter()
+                .find(|(layer, _)| *layer == r.layer)
+                .map(|(_, text)| text.clone())
+                .unwrap_or_default(),
+            ids: r.items.clone(),
+            packed: r.packed,
+            cut: r.truncated,
+        })
+        .collect()
+}
+
 impl Engine {
     /// The 4-layer system prompt for `skill`, with its retrievable lessons.
     ///
@@ -262,6 +391,72 @@ impl Engine {
     /// [`Error::Unsupported`] without a skills folder, [`Error::NotFound`] when the skill has no
     /// `SKILL.md`, [`Error::Forbidden`] outside the scope.
     pub fn prompt(&self, skill: &SkillPath) -> Result<AssembledPrompt> {
+        self.prompt_for(skill, None)
+    }
+
+    /// The system prompt for `skill` doing `task`: with a task, the memory between DOMAIN and
+    /// SKILL is the layered context for it (lessons by the recall pipeline, which holds
+    /// lessons out to measure them like any recall, then decisions, the digest and knowledge,
+    /// in that order, each within the layer budget and together within what the total leaves
+    /// after the files and core memory); without one, every retrievable lesson of the skill,
+    /// best first, as [`Engine::prompt`] shows it.
+    ///
+    /// # Errors
+    /// As [`Engine::prompt`]. A memory layer that fails to read is left out with a warning in
+    /// the log, as in [`Engine::context`].
+    pub fn prompt_for(&self, skill: &SkillPath, task: Option<&str>) -> Result<AssembledPrompt> {
+        let task = task.map(str::trim).filter(|t| !t.is_empty());
+        let Some(task) = task else {
+            return self.prompt_of_all_lessons(skill);
+        };
+        if !self.scope.allows(skill) {
+            return Err(Error::Forbidden(format!(
+                "{skill} is outside this handle's scope"
+            )));
+        }
+        let Some(skills) = &self.skills else {
+            return Err(Error::Unsupported(
+                "prompt assembly needs a skills folder".into(),
+            ));
+        };
+        let files = skills.load(skill)?;
+        let core = self.core_memory(skill)?;
+        let budgets = self.config.prompt_budgets;
+        let tokenizer = self.tokenizer();
+        let mut context = None;
+        // With tools, the agent reads its memory when it decides to; the prompt leaves it out
+        // so that it is not paid for twice.
+        if self.config.injection == InjectionStrategy::Context {
+            let fixed: usize = [
+                files.workspace.as_ref(),
+                files.domain.as_ref(),
+                Some(&files.skill),
+            ]
+            .into_iter()
+            .flatten()
+            .map(|f| tokenizer.count(f.text.trim()) + 2)
+            .sum::<usize>()
+                + render_core_memory(&core.blocks).map_or(0, |c| tokenizer.count(&c) + 2);
+            let room = budgets.total.saturating_sub(fixed);
+            if room > 0 {
+                context = Some(self.context(&ContextQuery {
+                    text: task_words(task),
+                    skill: Some(skill.clone()),
+                    layer_budget: Some(budgets.per_layer),
+                    total_budget: Some(room),
+                    explain: false,
+                })?);
+            }
+        }
+        let memory = context.as_ref().map(memory_layers).unwrap_or_default();
+        let mut prompt = stack_prompt(&files, memory, &core.blocks, budgets, tokenizer);
+        if let Some(note) = crate::memory::memory_instruction(self.config.injection) {
+            prompt.lead_with("memory_tools", &note, tokenizer);
+        }
+        Ok(prompt)
+    }
+
+    fn prompt_of_all_lessons(&self, skill: &SkillPath) -> Result<AssembledPrompt> {
         if !self.scope.allows(skill) {
             return Err(Error::Forbidden(format!(
                 "{skill} is outside this handle's scope"

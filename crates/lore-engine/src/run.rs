@@ -1,7 +1,8 @@
 //! Running a skill on a model (seed 000's `run`): prompt, call, parse, record.
 //!
-//! The prompt is the same 4-layer prompt `lore memory prompt` shows, so what a person inspects is
-//! what the model gets. When SKILL.md's front matter declares an `output_schema`, the answer must
+//! The prompt is the one `lore memory prompt SKILL --task TEXT` shows for the input's text: the
+//! skill's files around the layered context for the task (lessons, decisions, digest,
+//! knowledge), so what a person inspects is what the model gets. When SKILL.md's front matter declares an `output_schema`, the answer must
 //! be JSON matching it (checked, with one repair, by [`complete_json`]). Every run that reached
 //! the model is recorded, including the ones that failed: a timeout or an answer that does not
 //! match the schema becomes an execution with outcome `failure` and the error in its `extra`, so
@@ -66,7 +67,8 @@ impl Engine {
     /// [`Error::Llm`] when the model call fails; as [`Engine::prompt`] for the skill;
     /// [`Error::Invalid`] for a malformed `output_schema`.
     pub fn execute(&self, skill: &SkillPath, input: &Value, llm: &dyn Llm) -> Result<SkillAnswer> {
-        let prompt = self.prompt(skill)?;
+        let task = self.run_task(skill, input);
+        let prompt = self.prompt_for(skill, Some(&task))?;
         let mut request = LlmRequest::new(prompt.text, input_message(input));
         request.schema = self.output_schema(skill)?;
         let started = Instant::now();
@@ -180,6 +182,46 @@ impl Engine {
         }
         Ok(Some(schema))
     }
+}
+
+impl Engine {
+    /// What a run of `skill` on `input` is about, for recalling its memory: the skill's name,
+    /// the `description` of its SKILL.md when it has one, then the input's text.
+    ///
+    /// An input alone often names only the case at hand ("Jane Smith, Senior Backend Engineer,
+    /// 5 years Python"), while the skill's lessons name the situation it is a case of
+    /// ("screening senior backend candidates"): the skill's own words say which situation it is.
+    fn run_task(&self, skill: &SkillPath, input: &Value) -> String {
+        let mut parts = vec![skill.as_str().replace(['/', '-', '_'], " ")];
+        // A SKILL.md that cannot be read is the prompt's to report, by name.
+        if let Some(text) = self.skills.as_ref().and_then(|s| s.skill_md(skill).ok())
+            && let Some(description) = FrontMatter::parse(&text).get("description")
+        {
+            parts.push(description.trim().to_owned());
+        }
+        parts.push(input_text(input));
+        parts
+            .into_iter()
+            .filter(|p| !p.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// The input's text for recall: the input when it is text, else the text of its string values
+/// (field names and numbers say little about the task).
+fn input_text(input: &Value) -> String {
+    fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+        match value {
+            Value::String(text) => out.push(text),
+            Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+            Value::Object(fields) => fields.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    strings(input, &mut out);
+    out.join("\n")
 }
 
 /// The user message: the input as JSON, or as is when it is a string.

@@ -267,3 +267,24 @@ proptest! {
         prop_assert_eq!(shown, listed, "{}", result.text);
     }
 }
+
+#[test]
+fn the_digest_does_not_repeat_the_lessons_shown_above_it() {
+    let p = seeded();
+    let result = p.engine.context(&query(2_000, 12_000)).unwrap();
+    let shown = &result.layers[0].items;
+    assert!(!shown.is_empty());
+    let start = result.text.find("## Digest of approved memory").unwrap();
+    let end = result.text.find("## Team knowledge").unwrap();
+    let digest = &result.text[start..end];
+    for id in shown {
+        assert!(
+            !digest.contains(&format!("[{id}]")),
+            "{id} twice:\n{digest}"
+        );
+        assert!(result.text.contains(&format!("**{id}**")));
+    }
+    // The digest's other rules are still there.
+    let cited = digest.matches("[REFL-").count();
+    assert!(cited > 0, "{digest}");
+}

@@ -10,7 +10,10 @@
 //! - **Sparse**: BM25 as a share of what the query weighs (the IDF of each of its terms
 //!   summed, [`crate::SparseIndex::query_weight`]): the part of the task a lesson covers. Both
 //!   grow alike with the store, so the share does not; and a long task is not relevant to a
-//!   lesson because it has many words that could match.
+//!   lesson because it has many words that could match. Below [`IDF_FLOOR_DOCS`] lessons IDF
+//!   is read as if the store held that many, since a handful of documents cannot say which
+//!   words are rare: a lesson alone in its store and the same lesson among a thousand others
+//!   cover the same share of a task.
 //! - **Dense**: cosine between bounds set per kind of embedder. A sentence model's cosine is
 //!   already a similarity of meaning on one scale for every query (all-MiniLM-L6-v2: tasks about
 //!   nothing a lesson says reach about 0.2 to 0.3 with their nearest lesson, reworded tasks 0.35
@@ -26,10 +29,25 @@ use super::Scale;
 /// with the store: among 10,000 other lessons the nearest lesson to a task no lesson is about
 /// covers a median 0.24 of it (0.21 among 40), a reworded task's own lesson 0.2; at 0.15 the
 /// builtin embedder served 13 of 40 such tasks there, at 0.2 it serves 7, and finds as many
-/// reworded tasks' lessons. It stays at 0.15: in a store of a few lessons a shared word's IDF
-/// is at its lowest (the word is in every lesson), and at 0.2 the one lesson a person's
-/// correction had just made was dropped for the next task of the same kind.
-pub const SPARSE_ZERO: f64 = 0.15;
+/// reworded tasks' lessons. It was held at 0.15 while a small store read IDF as it is: with a
+/// few lessons a shared word's IDF is at its lowest, and at 0.2 the lesson a person's
+/// correction had just made was dropped for the next task of its kind. Read over at least
+/// [`IDF_FLOOR_DOCS`] lessons, that lesson covers most of the task, and 0.2 holds.
+pub const SPARSE_ZERO: f64 = 0.2;
+/// The fewest lessons the sparse leg's IDF is read over
+/// ([`crate::SparseIndex::with_idf_floor`]).
+///
+/// In a store of one lesson every word it holds is in every lesson, so the IDF of a word the
+/// task shares with it is a fifth of the IDF of a word it lacks (0.29 against 1.39): the
+/// lesson a run just taught ("score system design separately" when screening senior backend
+/// candidates) covered 6% of the next run's input, "Jane Smith, Senior Backend Engineer, 5
+/// years Python", and was dropped as not relevant. Among 200 lessons the same shared word
+/// weighs 0.82 of a missing one, among 10,000 0.89, so from a couple of hundred lessons on the
+/// share hardly moves with the store; below that the store is read as holding 200, where a
+/// word most lessons share still weighs little. Stores of 200 lessons or more are read as
+/// they are, so what was measured among 10,000 lessons holds there unchanged; among 40 the
+/// bounds were measured again with it (`docs/BENCHMARKS.md`).
+pub const IDF_FLOOR_DOCS: usize = 200;
 /// From this share on the lexical evidence is full.
 pub const SPARSE_ONE: f64 = 0.5;
 
@@ -124,7 +142,7 @@ mod tests {
     ];
 
     fn index() -> crate::SparseIndex {
-        let mut index = crate::SparseIndex::new();
+        let mut index = crate::SparseIndex::with_idf_floor(IDF_FLOOR_DOCS);
         for lesson in LESSONS {
             index.add(lesson);
         }
@@ -162,6 +180,86 @@ mod tests {
         );
         assert!(!chance.is_empty(), "the lesson shares a word with the task");
         assert!(chance.iter().all(|&(_, e)| e == 0.0), "{chance:?}");
+    }
+
+    /// A lesson a run taught, and the next run's task in the words a run recalls with.
+    const TAUGHT: &str = "ALWAYS score system design separately from coding; without distributed \
+        systems experience a senior backend candidate scores below 60. Screening senior backend \
+        candidates.";
+    const NEXT_RUN: &str = "hr resume screen\nJane Smith\nSenior Backend Engineer\n5 years Python";
+
+    /// `others` lessons about other work, about as long as the taught one (BM25 weighs a
+    /// lesson against the store's average length), sharing common words with each other and
+    /// one with the task ("years"), none of its situation's.
+    fn store_with(index: &mut crate::SparseIndex, others: usize) -> u32 {
+        let verbs = [
+            "Check", "Confirm", "Review", "Update", "Archive", "Label", "Measure",
+        ];
+        let things = [
+            "invoice", "pallet", "schema", "ticket", "budget", "banner", "backup", "roster",
+            "contract", "sensor", "playlist",
+        ];
+        let times = [
+            "before the audit",
+            "after a release",
+            "every two years",
+            "at month end",
+        ];
+        for i in 0..others {
+            index.add(&format!(
+                "{} the {} {} with the {} team, and write down who signed off on the {} so \
+                 the next reviewer finds it (note {i}).",
+                verbs[i % verbs.len()],
+                things[i / verbs.len() % things.len()],
+                times[i / 3 % times.len()],
+                things[(i * 7 + 3) % things.len()],
+                things[(i * 5 + 1) % things.len()],
+            ));
+        }
+        index.add(TAUGHT)
+    }
+
+    fn evidence_of(index: &crate::SparseIndex, slot: u32, query: &str) -> f64 {
+        let scale = sparse(index.query_weight(query));
+        index
+            .search(query, index.len(), |_| true)
+            .into_iter()
+            .find(|&(s, _)| s == slot)
+            .and_then(|(_, raw)| apply(scale, raw))
+            .unwrap_or(0.0)
+    }
+
+    #[test]
+    fn a_lesson_alone_in_its_store_scores_as_it_does_among_a_thousand() {
+        let evidence = |others: usize, floor: usize| {
+            let mut index = crate::SparseIndex::with_idf_floor(floor);
+            let slot = store_with(&mut index, others);
+            evidence_of(&index, slot, NEXT_RUN)
+        };
+        let alone = evidence(0, IDF_FLOOR_DOCS);
+        let among = evidence(1_000, IDF_FLOOR_DOCS);
+        assert!(
+            alone > 0.2,
+            "the task names the lesson's situation: {alone}"
+        );
+        assert!(
+            (alone - among).abs() < 0.05,
+            "alone {alone}, among 1,000 {among}"
+        );
+        // Read as it is, a store of one says nothing of which words are rare.
+        let raw_alone = evidence(0, 0);
+        assert!(raw_alone < 0.05, "{raw_alone}");
+        assert!(
+            (evidence(1_000, 0) - among).abs() < 1e-9,
+            "a big store reads as it is"
+        );
+        // And a task about none of it still has no lexical evidence, alone or among many.
+        let unrelated = "book a table for the team dinner on Friday";
+        for others in [0, 1_000] {
+            let mut index = crate::SparseIndex::with_idf_floor(IDF_FLOOR_DOCS);
+            let slot = store_with(&mut index, others);
+            assert_eq!(evidence_of(&index, slot, unrelated), 0.0, "{others}");
+        }
     }
 
     #[test]

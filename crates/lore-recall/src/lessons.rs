@@ -453,7 +453,7 @@ impl RecallIndex {
             docs: Vec::new(),
             slot_skills: Vec::new(),
             by_id: HashMap::new(),
-            sparse: SparseIndex::new(),
+            sparse: SparseIndex::with_idf_floor(crate::calibrate::IDF_FLOOR_DOCS),
             skills: Vec::new(),
             skill_ids: HashMap::new(),
             skill_counts: Vec::new(),

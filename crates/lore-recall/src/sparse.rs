@@ -86,6 +86,9 @@ pub struct SparseIndex {
     live: Vec<bool>,
     live_docs: usize,
     live_len: u64,
+    /// The fewest documents IDF is read over ([`SparseIndex::with_idf_floor`]); 0 reads the
+    /// live documents as they are.
+    idf_floor: usize,
 }
 
 /// The statistics one query is scored with.
@@ -157,6 +160,22 @@ impl SparseIndex {
     /// An empty index.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty index whose IDF reads the store as holding at least `docs` documents.
+    ///
+    /// IDF tells a rare word from a common one by counting documents, which a small store
+    /// cannot do: with one document every word it holds is in all of them, so a word the query
+    /// shares with it weighs a fifth of a word it lacks, and a task naming the situation of the
+    /// store's only lesson covers almost none of its own weight. Read over at least `docs`
+    /// documents, a word in one document of a few is as rare as it would be in a store of
+    /// `docs`, a word in most of them still common; from `docs` documents on nothing changes.
+    /// Document lengths are the live documents' own either way.
+    pub fn with_idf_floor(docs: usize) -> Self {
+        Self {
+            idf_floor: docs,
+            ..Self::default()
+        }
     }
 
     /// Slots ever used, live or removed; the next [`SparseIndex::add`] gets this one.
@@ -249,22 +268,30 @@ impl SparseIndex {
     }
 
     fn stats(&self) -> Stats {
-        let n = self.live_docs as f64;
+        let live = self.live_docs as f64;
         Stats {
-            n,
-            avg_len: (self.live_len as f64 / f64::from(TF_UNIT) / n.max(1.0)).max(1.0),
+            n: self.live_docs.max(self.idf_floor) as f64,
+            avg_len: (self.live_len as f64 / f64::from(TF_UNIT) / live.max(1.0)).max(1.0),
         }
     }
 
     /// The inverse document frequency of `word` (one of [`crate::text::terms`], cut to its stem
-    /// here as the index stores it) among the live documents; a word no document has gets the
-    /// largest.
+    /// here as the index stores it) among the live documents, read as they are whatever the
+    /// floor of [`Self::with_idf_floor`]; a word no document has gets the largest.
+    ///
+    /// It weighs the words of a lesson's stated condition against each other, where what the
+    /// store's own lessons share is the point: a tool's name in every lesson of a small store
+    /// says nothing of which of them a step meets, though the floor would count it as rare.
     pub fn idf(&self, word: &str) -> f64 {
         let df = self
             .terms
             .get(&text::stem(word))
             .map_or(0, |&id| self.postings[id as usize].df);
-        self.stats().idf(df)
+        let live = Stats {
+            n: self.live_docs as f64,
+            avg_len: 1.0,
+        };
+        live.idf(df)
     }
 
     /// The weight of a rare word: the IDF of a word that one live document has. BM25 scores
@@ -335,7 +362,6 @@ impl SparseIndex {
             .collect()
     }
 
-    /// The query's distinct terms that have postings.
     /// What `query` weighs: the IDF of each of its distinct terms summed, a term no live
     /// document has counted at the largest IDF. A document holding every term once scores
     /// about this much, so a score over it is the share of the query a document covers.

@@ -414,6 +414,11 @@ pub enum MemoryCommand {
     Prompt {
         /// `domain/skill`.
         skill: SkillPath,
+        /// The task the prompt is for: its memory is then the layered context for it
+        /// (lessons, decisions, digest, knowledge), as `lore run` builds it for the input's
+        /// text; without it, every retrievable lesson of the skill.
+        #[arg(long)]
+        task: Option<String>,
     },
 }
 

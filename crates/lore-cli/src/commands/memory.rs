@@ -73,8 +73,8 @@ pub fn run(paths: &Paths, cmd: MemoryCommand, json: bool) -> Result<()> {
             }
             Ok(())
         }
-        MemoryCommand::Prompt { skill } => {
-            let prompt = engine.prompt(&skill)?;
+        MemoryCommand::Prompt { skill, task } => {
+            let prompt = engine.prompt_for(&skill, task.as_deref())?;
             if json {
                 output::json(&prompt)
             } else {

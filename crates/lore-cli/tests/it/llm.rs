@@ -234,7 +234,7 @@ fn walkthrough_provider(proposer_answer: &'static str) -> FakeServer {
             proposer_answer.to_owned()
         } else if text.contains("strict test judge") {
             json!({"pass": true, "reason": "meets the rubric"}).to_string()
-        } else if text.contains("Learned Rules") && text.contains("below 60") {
+        } else if text.contains("below 60") {
             screen(55)
         } else {
             screen(72)
@@ -306,13 +306,28 @@ fn seed_walkthrough_run_correct_test_file_next_prompt_and_lore_test() {
     );
     assert_eq!(case["input"]["candidate"], "Jane Smith");
 
-    let second = project.json(&["run", SKILL, "--input", "input.json"]);
-    assert_eq!(second["execution"]["output"]["overall_score"], 55);
-    let prompt = server.requests().last().unwrap().all_text();
-    assert!(
-        prompt.contains(PROPOSED_RULE),
-        "the next prompt carries the rule: {prompt}"
-    );
+    // A run's lessons come by recall, which holds a lesson still being measured out of a
+    // share of runs (15% for a new one) to learn what it does: the rule is in the next prompt
+    // unless held out, and the run records exactly the lessons its prompt carried.
+    let mut carried = false;
+    for _ in 0..6 {
+        let next = project.json(&["run", SKILL, "--input", "input.json"]);
+        let prompt = server.requests().last().unwrap().all_text();
+        let shown = next["execution"]["lessons_shown"].to_string();
+        let in_prompt = prompt.contains(PROPOSED_RULE);
+        assert_eq!(
+            in_prompt,
+            shown.contains(lesson["id"].as_str().unwrap()),
+            "{shown}"
+        );
+        let score = next["execution"]["output"]["overall_score"].clone();
+        assert_eq!(score, if in_prompt { 55 } else { 72 }, "{prompt}");
+        if in_prompt {
+            carried = true;
+            break;
+        }
+    }
+    assert!(carried, "the next prompts never carried the rule");
 
     let report = project.ok(&["test", SKILL]);
     assert!(report.contains(&format!("PASS {test_id}")), "{report}");
