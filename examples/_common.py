@@ -42,12 +42,18 @@ def needs_correction(answer: dict) -> bool:
     return answer.get("priority") != "urgent"
 
 
-def finish(first: dict, second: dict) -> None:
+def finish(first: dict, second: dict, held_out: list | tuple = ()) -> None:
     """Prints both answers and exits non-zero unless the second follows the rule: learned from
-    this run's correction, or from an earlier run's against the same server."""
+    this run's correction, or from an earlier run's against the same server. `held_out` is what
+    the second run's recall left out to measure: until Lore knows a lesson helps, it keeps it out
+    of some runs (never the first after the correction), and the answer then shows what the model
+    does without it."""
     print(f"first answer:  {first}")
     print(f"second answer: {second}")
     follows = second.get("priority") == "urgent"
+    if not follows and held_out:
+        print(f"Lore held {', '.join(held_out)} out of this run to measure what it changes; run again")
+        raise SystemExit(0)
     if not follows:
         print("did NOT learn from the correction")
     elif needs_correction(first):

@@ -25,17 +25,18 @@ agent = Agent(role="Support triager", goal="Triage support tickets", backstory=I
 
 
 def triage(ticket: str) -> tuple:
+    """The answer, the run's ID and the lessons recall held out of it to measure them."""
     found = lore.recall(ticket, skill=SKILL, budget=800)
     rules = "\n\nLearned rules:\n" + found["text"] if found["text"] else ""
     task = Task(description=f"{INSTRUCTIONS}{rules}\n\nTicket: {ticket}", expected_output="JSON", agent=agent)
     answer = json.loads(str(Crew(agents=[agent], tasks=[task]).kickoff()))
     run = lore.record(SKILL, {"ticket": ticket}, answer, lessons_shown=[l["id"] for l in found["lessons"]])
-    return answer, run["id"]
+    return answer, run["id"], found.get("held_out", [])
 
 
 if __name__ == "__main__":
-    first, first_id = triage(FIRST_TICKET)
+    first, first_id, _ = triage(FIRST_TICKET)
     if needs_correction(first):
         lore.correct(SKILL, first_id, CORRECTION)  # a person read it and said so
-    second, _ = triage(SECOND_TICKET)
-    finish(first, second)
+    second, _, held = triage(SECOND_TICKET)
+    finish(first, second, held)

@@ -30,13 +30,14 @@ class State(TypedDict, total=False):
     ticket: str
     context: str
     lessons: List[str]
+    held_out: List[str]
     answer: dict
     execution_id: str
 
 
 def recall(state: State) -> State:
     found = lore.recall(state["ticket"], skill=SKILL, budget=800)
-    return {"context": found["text"], "lessons": [lesson["id"] for lesson in found["lessons"]]}
+    return {"context": found["text"], "lessons": [lesson["id"] for lesson in found["lessons"]], "held_out": found.get("held_out", [])}
 
 
 def triage(state: State) -> State:
@@ -65,4 +66,4 @@ if __name__ == "__main__":
     if needs_correction(first["answer"]):
         lore.correct(SKILL, first["execution_id"], CORRECTION)  # a person read it and said so
     second = app.invoke({"ticket": SECOND_TICKET})
-    finish(first["answer"], second["answer"])
+    finish(first["answer"], second["answer"], second.get("held_out", []))

@@ -28,10 +28,12 @@ set_tracing_disabled(True)
 async def main() -> None:
     async with AsyncLore() as lore:
         shown: list = []
+        held: list = []
 
         async def instructions(ctx: RunContextWrapper, agent: Agent) -> str:
             found = await lore.recall(ctx.context["ticket"], skill=SKILL, budget=800)
             shown[:] = [lesson["id"] for lesson in found["lessons"]]
+            held[:] = found.get("held_out", [])
             return INSTRUCTIONS + ("\n\nLearned rules:\n" + found["text"] if found["text"] else "")
 
         model = OpenAIChatCompletionsModel(model=model_name(), openai_client=AsyncOpenAI(base_url=model_url(), api_key=api_key()))
@@ -47,7 +49,7 @@ async def main() -> None:
         if needs_correction(first):
             await lore.correct(SKILL, first_id, CORRECTION)  # a person read it and said so
         second, _ = await triage(SECOND_TICKET)
-        finish(first, second)
+        finish(first, second, held)
 
 
 if __name__ == "__main__":

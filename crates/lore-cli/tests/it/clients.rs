@@ -155,7 +155,11 @@ fn the_framework_recipes_learn_from_a_correction_offline() {
             .output()
             .unwrap();
         let stdout = check(recipe, &again);
-        assert!(stdout.contains("learned"), "{recipe}: {stdout}");
+        // Unless recall held the lesson out of that run to measure it, which it says.
+        assert!(
+            stdout.contains("learned") || stdout.contains("out of this run to measure"),
+            "{recipe}: {stdout}"
+        );
         let status = ok(dir.path(), &["memory", "status", "--json"]);
         let status: serde_json::Value = serde_json::from_str(&status).unwrap();
         assert_eq!(status["counts"]["executions"], 4, "{recipe}: {status}");
