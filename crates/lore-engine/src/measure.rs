@@ -156,6 +156,13 @@ pub struct Measurement {
     /// comparison above.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strata: Vec<TypeMeasurement>,
+    /// The task types' comparisons combined (each type's difference weighed by its runs, its
+    /// bounds widened as the types' are), when every type where the lesson was judged points
+    /// the same way: a type alone may hold too few runs to decide, and a lesson that fails in
+    /// each is not thereby harmless. Only ever a reason to suppress, and never while the lesson
+    /// looks helpful in some type (see [`Measurement::hurts`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub across_types: Option<Box<Measurement>>,
 }
 
 /// A lesson's measurement within one task type.
@@ -172,8 +179,11 @@ impl Measurement {
     /// The evidence says the lesson makes runs fail more: with its own error, or (over at
     /// least [`OVERALL_MIN_RUNS`] runs) with any; judged per task type, in any type where it
     /// was shown.
+    ///
+    /// Judged per type, the types combined ([`Measurement::across_types`]) decide too.
     pub fn hurts(&self) -> bool {
         self.hurting_type().is_some()
+            || self.across_types.as_deref().is_some_and(Measurement::hurts)
             || (self.strata.is_empty()
                 && ((self.runs >= MIN_RUNS && self.bounds[1] < 0.0)
                     || (self.runs >= OVERALL_MIN_RUNS && self.overall_bounds[1] < 0.0)))
@@ -494,9 +504,14 @@ impl Gate {
             Gate::Suppress => m.hurting_type(),
             _ => None,
         };
-        let (m, within) = match deciding {
-            Some(t) => (&t.measurement, format!(" in task type \"{}\"", t.task_type)),
-            None => (m, String::new()),
+        let across = m.across_types.as_deref().filter(|a| a.hurts());
+        let (m, within) = match (deciding, across) {
+            (Some(t), _) => (&t.measurement, format!(" in task type \"{}\"", t.task_type)),
+            (None, Some(a)) if *self == Gate::Suppress => (
+                a,
+                format!(" over its {} task types together", m.strata.len()),
+            ),
+            _ => (m, String::new()),
         };
         let figures = format!(
             "failure rate {:.2} over {} runs against {:.2} over {} matched runs{within}; \

@@ -275,6 +275,8 @@ impl<'a> Evidence<'a> {
             .collect();
         // Shown in one task type only, the lesson is judged as before: on its matched runs.
         if judged_in.len() >= 2 {
+            let pairs: Vec<&(Pair, Pair)> = judged_in.iter().map(|(_, p)| *p).collect();
+            measurement.across_types = across_types(lesson, &pairs).map(Box::new);
             for (t, (own, overall)) in judged_in {
                 let task_type = self.types[t].name();
                 let m = self::measurement(lesson, own, overall);
@@ -473,6 +475,16 @@ pub(super) struct Pair {
 }
 
 impl Pair {
+    /// The runs of all `pairs` on each side.
+    fn sum<'p>(pairs: impl Iterator<Item = &'p Pair>) -> Pair {
+        let mut total = Pair::default();
+        for p in pairs {
+            total.shown.absorb(&p.shown);
+            total.baseline.absorb(&p.baseline);
+        }
+        total
+    }
+
     fn side(&mut self, shown: bool) -> &mut Side {
         if shown {
             &mut self.shown
@@ -496,6 +508,63 @@ impl Pair {
         let upper = d + ((ub - pb).powi(2) + (ps - ls).powi(2)).sqrt();
         (d, lower, upper)
     }
+}
+
+/// The task types' comparisons combined, when they agree: every type's difference of the
+/// lesson's own error, and every type's difference of any failure, on the same side of zero (or
+/// at zero), and no type where it prevents its own error at no cost in others. Each type's difference is weighed by `shown × baseline / (shown + baseline)`, the
+/// weight of a stratified (Mantel–Haenszel) difference, so a type where the lesson was shown
+/// mostly does not pass its own failure rate off as the lesson's; the bounds combine the types'
+/// half-widths with the same weights. `None` when the types disagree: a lesson that helps one
+/// kind of task and fails another is judged in each, never on their sum.
+fn across_types(lesson: &Lesson, pairs: &[&(Pair, Pair)]) -> Option<Measurement> {
+    let agree = |f: fn(&(Pair, Pair)) -> f64| {
+        pairs.iter().all(|p| f(p) <= 0.0) || pairs.iter().all(|p| f(p) >= 0.0)
+    };
+    // A type where it prevents its own error at no cost in other failures is one it helps.
+    let helps_somewhere = pairs
+        .iter()
+        .any(|(own, all)| own.difference(Z).0 > 0.0 && all.difference(Z_OVERALL).0 >= 0.0);
+    if helps_somewhere
+        || !agree(|(own, _)| own.difference(Z).0)
+        || !agree(|(_, all)| all.difference(Z_OVERALL).0)
+    {
+        return None;
+    }
+    let mut m = measurement(
+        lesson,
+        &Pair::sum(pairs.iter().map(|(own, _)| own)),
+        &Pair::sum(pairs.iter().map(|(_, all)| all)),
+    );
+    let (d, lower, upper) = stratified(pairs.iter().map(|(own, _)| own), Z);
+    (m.difference, m.bounds) = (round(d), [round(lower), round(upper)]);
+    let (d, lower, upper) = stratified(pairs.iter().map(|(_, all)| all), Z_OVERALL);
+    (m.overall_difference, m.overall_bounds) = (round(d), [round(lower), round(upper)]);
+    Some(m)
+}
+
+/// The stratified difference `baseline − shown` over `pairs` with its bounds at `z`: each
+/// pair's Newcombe difference and half-widths, weighed by `shown × baseline / (shown +
+/// baseline)`.
+fn stratified<'p>(pairs: impl Iterator<Item = &'p Pair>, z: f64) -> (f64, f64, f64) {
+    let (mut weight, mut d, mut low, mut high) = (0.0, 0.0, 0.0, 0.0);
+    for pair in pairs {
+        let (s, b) = (pair.shown.runs as f64, pair.baseline.runs as f64);
+        if s == 0.0 || b == 0.0 {
+            continue;
+        }
+        let w = s * b / (s + b);
+        let (di, lower, upper) = pair.difference(z);
+        weight += w;
+        d += w * di;
+        low += (w * (di - lower)).powi(2);
+        high += (w * (upper - di)).powi(2);
+    }
+    if weight == 0.0 {
+        return (0.0, -1.0, 1.0);
+    }
+    let d = d / weight;
+    (d, d - low.sqrt() / weight, d + high.sqrt() / weight)
 }
 
 /// Whether `a` loses steadily to `rival`, a lesson it conflicts with: the rival's own failure
@@ -534,6 +603,15 @@ impl Side {
         }
     }
 
+    fn absorb(&mut self, other: &Side) {
+        self.runs += other.runs;
+        self.failures += other.failures;
+        self.cost_sum += other.cost_sum;
+        self.costed += other.costed;
+        self.score_sum += other.score_sum;
+        self.scored += other.scored;
+    }
+
     fn mean_score(&self) -> Option<f64> {
         (self.scored > 0).then(|| self.score_sum / self.scored as f64)
     }
@@ -556,7 +634,9 @@ impl Side {
     }
 }
 
-/// The Wilson score interval of `failures / runs` at the normal quantile `z`.
+/// The Wilson score interval of `failures / runs` at the normal quantile `z`, with continuity
+/// correction: without it, one failure in three runs put the rate's lower bound at 0.07, and a
+/// single dropped connection in a lesson's first runs said the lesson caused it.
 pub(super) fn wilson(failures: usize, runs: usize, z: f64) -> (f64, f64) {
     if runs == 0 {
         return (0.0, 1.0);
@@ -564,9 +644,20 @@ pub(super) fn wilson(failures: usize, runs: usize, z: f64) -> (f64, f64) {
     let n = runs as f64;
     let p = failures as f64 / n;
     let z2 = z * z;
-    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
-    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    let denominator = 2.0 * (n + z2);
+    let lower = if failures == 0 {
+        0.0
+    } else {
+        let root = (z2 - 2.0 - 1.0 / n + 4.0 * p * (n * (1.0 - p) + 1.0)).max(0.0);
+        (2.0 * n * p + z2 - 1.0 - z * root.sqrt()) / denominator
+    };
+    let upper = if failures == runs {
+        1.0
+    } else {
+        let root = (z2 + 2.0 - 1.0 / n + 4.0 * p * (n * (1.0 - p) - 1.0)).max(0.0);
+        (2.0 * n * p + z2 + 1.0 + z * root.sqrt()) / denominator
+    };
+    (lower.max(0.0), upper.min(1.0))
 }
 
 /// Seed 003's utility from the lesson's own failures and costs, with the bounds of both
@@ -613,6 +704,7 @@ pub(super) fn measurement(lesson: &Lesson, own: &Pair, overall: &Pair) -> Measur
         overall_difference: round(overall_difference),
         overall_bounds: [round(overall_lower), round(overall_upper)],
         strata: Vec::new(),
+        across_types: None,
     }
 }
 
@@ -727,9 +819,61 @@ mod tests {
     fn wilson_bounds_narrow_with_runs() {
         let (lo, hi) = wilson(0, 3, Z);
         assert_eq!(lo, 0.0);
-        assert!((hi - 0.474).abs() < 1e-3, "{hi}");
+        assert!((hi - 0.626).abs() < 1e-3, "{hi}");
         let (lo, hi) = wilson(50, 100, Z);
         assert!(lo > 0.41 && hi < 0.59, "{lo} {hi}");
+        let (lo, hi) = wilson(3, 3, Z);
+        assert!((lo - 0.374).abs() < 1e-3 && hi == 1.0, "{lo} {hi}");
+    }
+
+    #[test]
+    fn one_random_failure_in_a_lessons_first_runs_says_nothing() {
+        // A dropped connection in 1 of 3 runs that showed it, against 3 in 50 without: an
+        // error that strikes about one run in twenty met one of three by chance.
+        let (_, lo, hi) = pair(side(3, 1, &[]), side(50, 3, &[])).difference(Z);
+        assert!(lo < 0.0 && hi > 0.0, "{lo} {hi}");
+        // Three failures in three, where the baseline fails one run in seven, do say it hurts.
+        let (_, _, hi) = pair(side(3, 3, &[]), side(21, 3, &[])).difference(Z);
+        assert!(hi < 0.0, "{hi}");
+    }
+
+    fn both(
+        shown: (usize, usize),
+        baseline: (usize, usize),
+        any: [(usize, usize); 2],
+    ) -> (Pair, Pair) {
+        (
+            pair(
+                side(shown.0, shown.1, &[]),
+                side(baseline.0, baseline.1, &[]),
+            ),
+            pair(side(any[0].0, any[0].1, &[]), side(any[1].0, any[1].1, &[])),
+        )
+    }
+
+    #[test]
+    fn task_types_too_thin_alone_decide_together_when_they_agree() {
+        // In each of two types the lesson prevents its own error but every run that showed it
+        // failed otherwise (a form that runs and gives the wrong result): 4 runs a type.
+        let a = both((4, 0), (6, 4), [(4, 4), (6, 1)]);
+        let b = both((4, 0), (7, 5), [(4, 4), (7, 1)]);
+        let alone = measurement(&lesson(), &a.0, &a.1);
+        assert!(!alone.hurts(), "4 runs are under the window: {alone:?}");
+        let together = across_types(&lesson(), &[&a, &b]).expect("they agree");
+        assert_eq!(together.runs, 8);
+        assert!(together.hurts(), "{together:?}");
+    }
+
+    #[test]
+    fn a_lesson_that_helps_one_type_is_never_judged_on_the_sum() {
+        // It prevents its error in one type at no cost, and fails the runs of another.
+        let helps = both((6, 0), (6, 5), [(6, 0), (6, 5)]);
+        let fails = both((6, 0), (6, 0), [(6, 6), (6, 0)]);
+        assert!(across_types(&lesson(), &[&helps, &fails]).is_none());
+        // Two types pointing opposite ways on any failure are not summed either.
+        let better = both((5, 1), (5, 1), [(5, 0), (5, 2)]);
+        let worse = both((5, 1), (5, 1), [(5, 3), (5, 0)]);
+        assert!(across_types(&lesson(), &[&better, &worse]).is_none());
     }
 
     #[test]
