@@ -49,8 +49,11 @@
 //! comparison says so) is compared only when that lesson's own error did not happen in it: recall fills the place of a lesson that sits out with the next
 //! one, so a lesson shown outside its own task is shown mostly where that task's own lesson was
 //! missing, and those runs fail for want of it; a rival that took the helper's place in the
-//! helper's own task and failed in its own way is judged on that run. A lesson shown in one
-//! type is judged as above, on its matched runs.
+//! helper's own task and failed in its own way is judged on that run. The comparison of any
+//! failure over all a lesson's runs leaves such runs out too, unless the lesson is about that
+//! helper's error itself. When no single type decides, the types' comparisons are combined
+//! (`across_types`) if they all point the same way and none looks helped. A lesson shown in
+//! one type is judged as above, on its matched runs.
 //!
 //! Recall breaks near-ties by evidence (`standing`), so a lesson still to be measured that
 //! ties with a better-known one would seldom be shown in its own task; it takes that one's
