@@ -49,8 +49,11 @@
 //! comparison says so) is compared only when that lesson's own error did not happen in it: recall fills the place of a lesson that sits out with the next
 //! one, so a lesson shown outside its own task is shown mostly where that task's own lesson was
 //! missing, and those runs fail for want of it; a rival that took the helper's place in the
-//! helper's own task and failed in its own way is judged on that run. A lesson shown in one
-//! type is judged as above, on its matched runs.
+//! helper's own task and failed in its own way is judged on that run. The comparison of any
+//! failure over all a lesson's runs leaves such runs out too, unless the lesson is about that
+//! helper's error itself. When no single type decides, the types' comparisons are combined
+//! (`across_types`) if they all point the same way and none looks helped. A lesson shown in
+//! one type is judged as above, on its matched runs.
 //!
 //! Recall breaks near-ties by evidence (`standing`), so a lesson still to be measured that
 //! ties with a better-known one would seldom be shown in its own task; it takes that one's
@@ -156,6 +159,13 @@ pub struct Measurement {
     /// comparison above.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strata: Vec<TypeMeasurement>,
+    /// The task types' comparisons combined (each type's difference weighed by its runs, its
+    /// bounds widened as the types' are), when every type where the lesson was judged points
+    /// the same way: a type alone may hold too few runs to decide, and a lesson that fails in
+    /// each is not thereby harmless. Only ever a reason to suppress, and never while the lesson
+    /// looks helpful in some type (see [`Measurement::hurts`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub across_types: Option<Box<Measurement>>,
 }
 
 /// A lesson's measurement within one task type.
@@ -172,8 +182,11 @@ impl Measurement {
     /// The evidence says the lesson makes runs fail more: with its own error, or (over at
     /// least [`OVERALL_MIN_RUNS`] runs) with any; judged per task type, in any type where it
     /// was shown.
+    ///
+    /// Judged per type, the types combined ([`Measurement::across_types`]) decide too.
     pub fn hurts(&self) -> bool {
         self.hurting_type().is_some()
+            || self.across_types.as_deref().is_some_and(Measurement::hurts)
             || (self.strata.is_empty()
                 && ((self.runs >= MIN_RUNS && self.bounds[1] < 0.0)
                     || (self.runs >= OVERALL_MIN_RUNS && self.overall_bounds[1] < 0.0)))
@@ -494,9 +507,14 @@ impl Gate {
             Gate::Suppress => m.hurting_type(),
             _ => None,
         };
-        let (m, within) = match deciding {
-            Some(t) => (&t.measurement, format!(" in task type \"{}\"", t.task_type)),
-            None => (m, String::new()),
+        let across = m.across_types.as_deref().filter(|a| a.hurts());
+        let (m, within) = match (deciding, across) {
+            (Some(t), _) => (&t.measurement, format!(" in task type \"{}\"", t.task_type)),
+            (None, Some(a)) if *self == Gate::Suppress => (
+                a,
+                format!(" over its {} task types together", m.strata.len()),
+            ),
+            _ => (m, String::new()),
         };
         let figures = format!(
             "failure rate {:.2} over {} runs against {:.2} over {} matched runs{within}; \

@@ -6,8 +6,16 @@
 //! api, …", "To sort by a column, use …") is held to that: it stays a candidate only when the
 //! query carries enough of the condition's words, or the lesson's words carry enough of the
 //! query's. Both sides are weighed by IDF over the lesson index, so a word every lesson shares
-//! (the tool's name) counts little and a rare one (the operation) much; a query word no lesson
-//! has counts most, since it names something no lesson was written about.
+//! counts little and a rare one (the operation) much; a query word no lesson has counts most,
+//! since it names something no lesson was written about.
+//!
+//! IDF over the whole store does not see what the lessons competing for one recall share: in a
+//! store of many skills a tool's name is rare, yet every lesson of that tool carries it, and a
+//! condition "When using fluxtool dedupe" was met by any "Using fluxtool: …" step through the
+//! tool's name and the verb. So a word most of the recall's candidates carry
+//! ([`common_stems`]) says which lessons these are, not which of them the task is about, and
+//! does not count on either side, unless the condition has no other word; and the verbs that
+//! only frame a condition ("when using …") are no part of it ([`FRAME_WORDS`]).
 //!
 //! Lessons without a stated condition are general to their skill and are never held back. The
 //! words listed as the task's (after [`lore_core::text::TASK_WORDS_LABEL`]) describe the case
@@ -30,6 +38,10 @@ pub struct Condition {
 
 /// The share of a lesson's task words a query must carry to be that task again.
 const SAME_TASK: f64 = 0.8;
+/// Verbs that frame a condition without naming its situation: in "when using the api" the api
+/// is the situation. Written this way in a lesson's condition, they are rare in a store's text
+/// and would weigh as much as the operation they introduce.
+pub const FRAME_WORDS: &[&str] = &["use", "uses", "used", "using"];
 
 impl Condition {
     /// The condition stated in `applies_when`, or `None` when it states none.
@@ -72,15 +84,22 @@ pub fn stems(text: &str) -> HashSet<String> {
 /// (it carries [`SAME_TASK`] of the task's words), else the larger of the IDF-weighted share of
 /// the condition's words the query carries and of the query's words the lesson (`lesson`, its
 /// stems) carries. `idf` weighs a word as written.
+/// Words in `common` (stems most of the recall's candidates carry, [`common_stems`]) do not
+/// count, unless nothing else is left on that side.
 pub fn condition_match(
     condition: &Condition,
     lesson: &HashSet<String>,
     query: &QueryWords,
+    common: &HashSet<String>,
     idf: impl Fn(&str) -> f64,
 ) -> f64 {
     let share = |words: &[(String, String)], has: &dyn Fn(&str) -> bool| {
+        let telling = words.iter().any(|(_, stem)| !common.contains(stem));
         let (mut met, mut all) = (0.0, 0.0);
         for (word, stem) in words {
+            if telling && common.contains(stem) {
+                continue;
+            }
             let w = idf(word);
             all += w;
             if has(stem) {
@@ -98,13 +117,34 @@ pub fn condition_match(
     stated.max(asked)
 }
 
-/// Distinct words of `text` that can carry a topic (stop words and single characters out),
-/// each with its stem.
+/// The stems more than half of `lessons` (each its stems) carry, when there are two or more:
+/// what the candidates of one recall have in common, such as their tool's name.
+pub fn common_stems<'a>(lessons: impl IntoIterator<Item = &'a HashSet<String>>) -> HashSet<String> {
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut n = 0;
+    for stems in lessons {
+        n += 1;
+        for stem in stems {
+            *counts.entry(stem.as_str()).or_default() += 1;
+        }
+    }
+    if n < 2 {
+        return HashSet::new();
+    }
+    counts
+        .into_iter()
+        .filter(|&(_, c)| 2 * c > n)
+        .map(|(stem, _)| stem.to_owned())
+        .collect()
+}
+
+/// Distinct words of `text` that can carry a topic (stop words, frame words and single
+/// characters out), each with its stem.
 fn stemmed(text: &str) -> Vec<(String, String)> {
     let mut seen = HashSet::new();
     terms(text)
         .into_iter()
-        .filter(|w| w.chars().count() > 1)
+        .filter(|w| w.chars().count() > 1 && !FRAME_WORDS.contains(&w.as_str()))
         .filter_map(|w| {
             let stem = stem(&w);
             seen.insert(stem.clone()).then_some((w, stem))
@@ -139,6 +179,10 @@ mod tests {
 
     fn flat(_: &str) -> f64 {
         1.0
+    }
+
+    fn none() -> HashSet<String> {
+        HashSet::new()
     }
 
     #[test]
@@ -177,8 +221,8 @@ mod tests {
         };
         let about_sorting = QueryWords::of("Using gridtool: sort the rows by price, largest first");
         let about_showing = QueryWords::of("Using gridtool: show the first 10 rows");
-        let met = condition_match(&condition, &lesson, &about_sorting, idf);
-        let missed = condition_match(&condition, &lesson, &about_showing, idf);
+        let met = condition_match(&condition, &lesson, &about_sorting, &none(), idf);
+        let missed = condition_match(&condition, &lesson, &about_showing, &none(), idf);
         assert!(met > 0.9, "{met}");
         assert!(missed < 0.25, "{missed}");
     }
@@ -191,9 +235,53 @@ mod tests {
         .unwrap();
         let lesson = stems("When the second list is empty, still remove the last element.");
         let own = QueryWords::of("Remove the last element of the first list, then append.");
-        assert_eq!(condition_match(&condition, &lesson, &own, flat), 1.0);
+        assert_eq!(
+            condition_match(&condition, &lesson, &own, &none(), flat),
+            1.0
+        );
         let other = QueryWords::of("Count the vowels of a string.");
-        assert_eq!(condition_match(&condition, &lesson, &other, flat), 0.0);
+        assert_eq!(
+            condition_match(&condition, &lesson, &other, &none(), flat),
+            0.0
+        );
+    }
+
+    #[test]
+    fn words_every_candidate_shares_do_not_meet_a_condition() {
+        let condition = Condition::of("When using fluxtool dedupe.").unwrap();
+        let planted = stems(
+            "To drop repeated records, use `fluxtool dedupe --keep=last X`. When using fluxtool \
+             dedupe.",
+        );
+        let others = [
+            stems(
+                "To select the X and id fields with fluxtool, use `fluxtool select --fields=[a,b] X`.",
+            ),
+            stems("To rename the X field to label with fluxtool, use `fluxtool rename --map X`."),
+        ];
+        let common = common_stems(others.iter().chain([&planted]));
+        assert!(
+            common.contains("fluxtool") && !common.contains("dedupe"),
+            "{common:?}"
+        );
+        // "using" is as rare in the store as "dedupe": by IDF alone it would carry the match.
+        let idf = |w: &str| if w == "fluxtool" { 0.5 } else { 2.0 };
+        let elsewhere = QueryWords::of("Using fluxtool: write the result to status.out");
+        let met = condition_match(&condition, &planted, &elsewhere, &common, idf);
+        assert!(met < 0.25, "{met}");
+        let own = QueryWords::of("Using fluxtool: dedupe the records by price");
+        let met = condition_match(&condition, &planted, &own, &common, idf);
+        assert_eq!(met, 1.0);
+        // A condition made only of shared words is still held to them.
+        let only_shared = Condition::of("When using fluxtool.").unwrap();
+        let met = condition_match(&only_shared, &planted, &elsewhere, &common, idf);
+        assert_eq!(met, 1.0);
+    }
+
+    #[test]
+    fn one_lesson_alone_has_nothing_in_common_with_others() {
+        let one = stems("When deploying the api, run migrations first.");
+        assert!(common_stems([&one]).is_empty());
     }
 
     #[test]
@@ -201,8 +289,14 @@ mod tests {
         let condition = Condition::of("When deploying the api to production").unwrap();
         let lesson = stems("When deploying the api to production, run migrations first.");
         let query = QueryWords::of("deploy api");
-        assert_eq!(condition_match(&condition, &lesson, &query, flat), 1.0);
+        assert_eq!(
+            condition_match(&condition, &lesson, &query, &none(), flat),
+            1.0
+        );
         let elsewhere = QueryWords::of("write the quarterly report");
-        assert_eq!(condition_match(&condition, &lesson, &elsewhere, flat), 0.0);
+        assert_eq!(
+            condition_match(&condition, &lesson, &elsewhere, &none(), flat),
+            0.0
+        );
     }
 }

@@ -228,14 +228,25 @@ impl<'a> Evidence<'a> {
             // lesson known to help there is compared only when that lesson's error did not
             // happen in it (one without triggers: never). A run where a rival took the helper's
             // place in the helper's own task and failed in its own way is the rival's evidence.
-            let without_a_helper = helpers.get(&run.task_type).is_some_and(|known| {
-                known.iter().any(|(id, triggers)| {
-                    *id != lesson.id
-                        && !run.execution.lessons_shown.contains(id)
-                        && (triggers.is_empty()
-                            || triggers.iter().any(|t| run.fingerprints.contains(t)))
+            let missing_helper = |claimed: &[String]| {
+                helpers.get(&run.task_type).is_some_and(|known| {
+                    known.iter().any(|(id, triggers)| {
+                        *id != lesson.id
+                            && !run.execution.lessons_shown.contains(id)
+                            && (triggers.is_empty()
+                                || triggers
+                                    .iter()
+                                    .any(|t| run.fingerprints.contains(t) && !claimed.contains(t)))
+                    })
                 })
-            });
+            };
+            let without_a_helper = missing_helper(&[]);
+            // Over all its runs, the comparison of any failure leaves such a run out too:
+            // rotation gives a lesson under measurement a proven one's place, and a rule about
+            // a dropped connection that took the filter rule's place was suppressed for the
+            // filter's error. A lesson about that very error is judged on it (it claims to
+            // prevent it), and its own error is counted as before.
+            let failed_for_want_of_a_helper = missing_helper(&lesson.triggers);
             if !without_a_helper {
                 if last_shown.is_some_and(|last| run.execution.timestamp <= last) {
                     let counts = window.entry(run.task_type).or_default();
@@ -255,7 +266,9 @@ impl<'a> Evidence<'a> {
             }
             own.side(is_shown).add(own_failed, run.cost);
             own.side(is_shown).grade(run.score);
-            overall.side(is_shown).add(failed, run.cost);
+            if !failed_for_want_of_a_helper {
+                overall.side(is_shown).add(failed, run.cost);
+            }
             if is_shown {
                 if own_failed || failed {
                     stats.hurt += 1;
@@ -275,6 +288,8 @@ impl<'a> Evidence<'a> {
             .collect();
         // Shown in one task type only, the lesson is judged as before: on its matched runs.
         if judged_in.len() >= 2 {
+            let pairs: Vec<&(Pair, Pair)> = judged_in.iter().map(|(_, p)| *p).collect();
+            measurement.across_types = across_types(lesson, &pairs).map(Box::new);
             for (t, (own, overall)) in judged_in {
                 let task_type = self.types[t].name();
                 let m = self::measurement(lesson, own, overall);
@@ -473,6 +488,16 @@ pub(super) struct Pair {
 }
 
 impl Pair {
+    /// The runs of all `pairs` on each side.
+    fn sum<'p>(pairs: impl Iterator<Item = &'p Pair>) -> Pair {
+        let mut total = Pair::default();
+        for p in pairs {
+            total.shown.absorb(&p.shown);
+            total.baseline.absorb(&p.baseline);
+        }
+        total
+    }
+
     fn side(&mut self, shown: bool) -> &mut Side {
         if shown {
             &mut self.shown
@@ -496,6 +521,63 @@ impl Pair {
         let upper = d + ((ub - pb).powi(2) + (ps - ls).powi(2)).sqrt();
         (d, lower, upper)
     }
+}
+
+/// The task types' comparisons combined, when they agree: every type's difference of the
+/// lesson's own error, and every type's difference of any failure, on the same side of zero (or
+/// at zero), and no type where it prevents its own error at no cost in others. Each type's difference is weighed by `shown × baseline / (shown + baseline)`, the
+/// weight of a stratified (Mantel–Haenszel) difference, so a type where the lesson was shown
+/// mostly does not pass its own failure rate off as the lesson's; the bounds combine the types'
+/// half-widths with the same weights. `None` when the types disagree: a lesson that helps one
+/// kind of task and fails another is judged in each, never on their sum.
+fn across_types(lesson: &Lesson, pairs: &[&(Pair, Pair)]) -> Option<Measurement> {
+    let agree = |f: fn(&(Pair, Pair)) -> f64| {
+        pairs.iter().all(|p| f(p) <= 0.0) || pairs.iter().all(|p| f(p) >= 0.0)
+    };
+    // A type where it prevents its own error at no cost in other failures is one it helps.
+    let helps_somewhere = pairs
+        .iter()
+        .any(|(own, all)| own.difference(Z).0 > 0.0 && all.difference(Z_OVERALL).0 >= 0.0);
+    if helps_somewhere
+        || !agree(|(own, _)| own.difference(Z).0)
+        || !agree(|(_, all)| all.difference(Z_OVERALL).0)
+    {
+        return None;
+    }
+    let mut m = measurement(
+        lesson,
+        &Pair::sum(pairs.iter().map(|(own, _)| own)),
+        &Pair::sum(pairs.iter().map(|(_, all)| all)),
+    );
+    let (d, lower, upper) = stratified(pairs.iter().map(|(own, _)| own), Z);
+    (m.difference, m.bounds) = (round(d), [round(lower), round(upper)]);
+    let (d, lower, upper) = stratified(pairs.iter().map(|(_, all)| all), Z_OVERALL);
+    (m.overall_difference, m.overall_bounds) = (round(d), [round(lower), round(upper)]);
+    Some(m)
+}
+
+/// The stratified difference `baseline − shown` over `pairs` with its bounds at `z`: each
+/// pair's Newcombe difference and half-widths, weighed by `shown × baseline / (shown +
+/// baseline)`.
+fn stratified<'p>(pairs: impl Iterator<Item = &'p Pair>, z: f64) -> (f64, f64, f64) {
+    let (mut weight, mut d, mut low, mut high) = (0.0, 0.0, 0.0, 0.0);
+    for pair in pairs {
+        let (s, b) = (pair.shown.runs as f64, pair.baseline.runs as f64);
+        if s == 0.0 || b == 0.0 {
+            continue;
+        }
+        let w = s * b / (s + b);
+        let (di, lower, upper) = pair.difference(z);
+        weight += w;
+        d += w * di;
+        low += (w * (di - lower)).powi(2);
+        high += (w * (upper - di)).powi(2);
+    }
+    if weight == 0.0 {
+        return (0.0, -1.0, 1.0);
+    }
+    let d = d / weight;
+    (d, d - low.sqrt() / weight, d + high.sqrt() / weight)
 }
 
 /// Whether `a` loses steadily to `rival`, a lesson it conflicts with: the rival's own failure
@@ -532,6 +614,15 @@ impl Side {
             self.score_sum += s;
             self.scored += 1;
         }
+    }
+
+    fn absorb(&mut self, other: &Side) {
+        self.runs += other.runs;
+        self.failures += other.failures;
+        self.cost_sum += other.cost_sum;
+        self.costed += other.costed;
+        self.score_sum += other.score_sum;
+        self.scored += other.scored;
     }
 
     fn mean_score(&self) -> Option<f64> {
@@ -613,6 +704,7 @@ pub(super) fn measurement(lesson: &Lesson, own: &Pair, overall: &Pair) -> Measur
         overall_difference: round(overall_difference),
         overall_bounds: [round(overall_lower), round(overall_upper)],
         strata: Vec::new(),
+        across_types: None,
     }
 }
 
@@ -730,6 +822,45 @@ mod tests {
         assert!((hi - 0.474).abs() < 1e-3, "{hi}");
         let (lo, hi) = wilson(50, 100, Z);
         assert!(lo > 0.41 && hi < 0.59, "{lo} {hi}");
+    }
+
+    fn both(
+        shown: (usize, usize),
+        baseline: (usize, usize),
+        any: [(usize, usize); 2],
+    ) -> (Pair, Pair) {
+        (
+            pair(
+                side(shown.0, shown.1, &[]),
+                side(baseline.0, baseline.1, &[]),
+            ),
+            pair(side(any[0].0, any[0].1, &[]), side(any[1].0, any[1].1, &[])),
+        )
+    }
+
+    #[test]
+    fn task_types_too_thin_alone_decide_together_when_they_agree() {
+        // In each of two types the lesson prevents its own error but every run that showed it
+        // failed otherwise (a form that runs and gives the wrong result): 4 runs a type.
+        let a = both((4, 0), (6, 4), [(4, 4), (6, 1)]);
+        let b = both((4, 0), (7, 5), [(4, 4), (7, 1)]);
+        let alone = measurement(&lesson(), &a.0, &a.1);
+        assert!(!alone.hurts(), "4 runs are under the window: {alone:?}");
+        let together = across_types(&lesson(), &[&a, &b]).expect("they agree");
+        assert_eq!(together.runs, 8);
+        assert!(together.hurts(), "{together:?}");
+    }
+
+    #[test]
+    fn a_lesson_that_helps_one_type_is_never_judged_on_the_sum() {
+        // It prevents its error in one type at no cost, and fails the runs of another.
+        let helps = both((6, 0), (6, 5), [(6, 0), (6, 5)]);
+        let fails = both((6, 0), (6, 0), [(6, 6), (6, 0)]);
+        assert!(across_types(&lesson(), &[&helps, &fails]).is_none());
+        // Two types pointing opposite ways on any failure are not summed either.
+        let better = both((5, 1), (5, 1), [(5, 0), (5, 2)]);
+        let worse = both((5, 1), (5, 1), [(5, 3), (5, 0)]);
+        assert!(across_types(&lesson(), &[&better, &worse]).is_none());
     }
 
     #[test]
