@@ -91,7 +91,11 @@ pub struct SparseIndex {
 /// The statistics one query is scored with.
 struct Stats {
     n: f64,
-    avg_len: f64,
+    /// Okapi's length norm `K1 * (1 - B + B * len / avg_len)` taken apart, in [`TF_UNIT`]s:
+    /// a constant part and one per unit of length, so a term's score costs one division (it
+    /// is computed for every posting a search reads).
+    norm_base: f64,
+    norm_per_len: f64,
 }
 
 impl Stats {
@@ -101,10 +105,10 @@ impl Stats {
     }
 
     fn term_score(&self, idf: f64, tf: u32, len: u32) -> f64 {
-        let unit = f64::from(TF_UNIT);
-        let tf = f64::from(tf) / unit;
-        let norm = 1.0 - B + B * (f64::from(len) / unit) / self.avg_len;
-        idf * tf * (K1 + 1.0) / (tf + K1 * norm)
+        // Okapi's `idf * tf * (K1 + 1) / (tf + K1 * norm)` with tf and length in units: the
+        // units cancel, and scaling by a power of two is exact.
+        let tf = f64::from(tf);
+        idf * (K1 + 1.0) * tf / (tf + self.norm_base + self.norm_per_len * f64::from(len))
     }
 }
 
@@ -250,9 +254,11 @@ impl SparseIndex {
 
     fn stats(&self) -> Stats {
         let n = self.live_docs as f64;
+        let avg_len = (self.live_len as f64 / f64::from(TF_UNIT) / n.max(1.0)).max(1.0);
         Stats {
             n,
-            avg_len: (self.live_len as f64 / f64::from(TF_UNIT) / n.max(1.0)).max(1.0),
+            norm_base: K1 * (1.0 - B) * f64::from(TF_UNIT),
+            norm_per_len: K1 * B / avg_len,
         }
     }
 
