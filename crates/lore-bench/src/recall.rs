@@ -1,8 +1,8 @@
 //! `lore bench recall`: the latency of the whole recall pipeline at scale.
 //!
-//! Each size gets a corpus of synthetic LoCoMo-like lessons (`(date) speaker: sentence`, made
-//! from small word lists with a fixed-seed generator, so every run indexes the same text and no
-//! dataset is copied), indexed in memory with the components the Engine's recall index uses:
+//! Each size gets a synthetic corpus ([`Vocab`]: LoCoMo-like turns, `(date) speaker: sentence`,
+//! or with `--vocab small` the support-desk lessons of `crates/lore-server/bench/seed.py`,
+//! whose few words every query shares), indexed in memory with the components the Engine's recall index uses:
 //! [`SparseIndex`] (BM25 with MaxScore pruning) and [`VectorIndex`] (HNSW from 4096 vectors)
 //! over the builtin embedder fitted to the corpus. A query is timed as `Engine::recall` runs it
 //! once its index is fresh: embed the query, take the sparse and dense candidates, make
@@ -10,8 +10,10 @@
 //! side uses the configured `--embedder` (fitted to the corpus when it fits, as the Engine fits
 //! it to a store), embedding the corpus in batches; its query-embedding time is one of the
 //! stages, apart from the searches. Questions
-//! are LoCoMo's real ones when `--data` names its file, synthetic ones otherwise. The per-stage
-//! medians say what dominates; index build time (wall and CPU) is reported apart. The ANN
+//! are LoCoMo's real ones when `--data` names its file, synthetic ones otherwise. Latency is
+//! given as p50, p99 and p999 (nearest rank, so p999 needs 1,000 queries to mean more than the
+//! slowest), whole and per stage, so that a tail can be traced to the stage that makes it;
+//! the per-stage medians say what dominates; index build time (wall and CPU) is reported apart. The ANN
 //! index's recall@10 is measured against an exact scan of the same vectors, for LoCoMo's real
 //! questions when given and for the synthetic ones in the same run, since real questions lie
 //! much farther from the corpus and are where a graph falls short. With `--peer`, LanceDB's
@@ -33,8 +35,13 @@ use serde::Serialize;
 use crate::Out;
 use crate::locomo::turn_entry;
 
-/// Queries timed per size (cycling through the questions).
-const QUERIES: usize = 300;
+mod vocab;
+
+pub use vocab::Vocab;
+
+/// Queries timed per size by default (cycling through the questions): enough for a p999 that
+/// is not just the slowest query.
+pub const QUERIES: usize = 2000;
 
 #[derive(Serialize)]
 struct SizeReport {
@@ -42,8 +49,13 @@ struct SizeReport {
     queries: usize,
     p50_ms: f64,
     p99_ms: f64,
+    p999_ms: f64,
     /// Median milliseconds per stage: embed the query, BM25, dense search, fuse to pack.
     stages_p50_ms: Stages,
+    /// Each stage's 99th percentile.
+    stages_p99_ms: Stages,
+    /// Each stage's 99.9th percentile.
+    stages_p999_ms: Stages,
     /// The query embedding's 99th percentile, milliseconds (every timed question is embedded
     /// anew: the benchmark's embedder keeps no query cache).
     embed_p99_ms: f64,
@@ -73,8 +85,10 @@ struct SizeReport {
     /// what the indexes cost a process, not what they hold).
     #[serde(skip_serializing_if = "Option::is_none")]
     index_rss_bytes_per_lesson: Option<f64>,
-    /// The whole process's resident memory once the indexes are built, per lesson: corpus
-    /// texts and vectors included.
+    /// The whole process's resident memory once the indexes are built, per lesson: the
+    /// corpus texts, the indexes (BM25 postings, the vector index with its float vectors, int8
+    /// codes and graph) and the embedded corpus's vectors, which the process still holds then,
+    /// and what the allocator keeps; not what a server holds besides (lessons, caches).
     #[serde(skip_serializing_if = "Option::is_none")]
     rss_bytes_per_lesson: Option<f64>,
     /// LanceDB on the same corpus, vectors and questions, when `--peer` names its script.
@@ -173,10 +187,20 @@ struct Stages {
     pipeline: f64,
 }
 
+impl Stages {
+    fn describe(&self) -> String {
+        format!(
+            "embed {:.3}, bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms",
+            self.embed, self.sparse, self.dense, self.pipeline
+        )
+    }
+}
+
 #[derive(Serialize)]
 struct Report {
     embedder: String,
     hnsw: HnswParams,
+    vocab: Vocab,
     questions: &'static str,
     sizes: Vec<SizeReport>,
 }
@@ -194,6 +218,10 @@ pub struct Bench<'a> {
     pub sweep: Vec<(usize, usize)>,
     /// A folder that keeps each size's embedded corpus between runs, if any.
     pub vectors: Option<&'a Path>,
+    /// The corpus and synthetic questions.
+    pub vocab: Vocab,
+    /// Queries timed per size.
+    pub queries: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -202,6 +230,9 @@ fn is_zero(n: &usize) -> bool {
 
 /// The variable naming the Python that has the peer's packages.
 pub const PEER_PYTHON: &str = "LORE_PEER_PYTHON";
+
+/// Questions the peer is given (its script times each once).
+const PEER_QUERIES: usize = 300;
 
 /// The largest size the peer runs at: its input is JSON, about 3 kB a lesson.
 const PEER_MAX: usize = 200_000;
@@ -219,7 +250,12 @@ pub fn run_bench(
     out: &mut Out<'_>,
 ) -> Result<()> {
     let params = bench.params;
-    let synthetic: Vec<String> = (0..250).map(synthetic_question).collect();
+    anyhow::ensure!(
+        data.is_none() || bench.vocab == Vocab::Locomo,
+        "--data asks LoCoMo's questions of LoCoMo-like turns; it goes with --vocab locomo"
+    );
+    anyhow::ensure!(bench.queries > 0, "time at least 1 query");
+    let synthetic: Vec<String> = (0..250).map(|i| bench.vocab.question(i)).collect();
     let real = data.map(crate::locomo::question_texts).transpose()?;
     anyhow::ensure!(
         real.as_ref().is_none_or(|q| !q.is_empty()),
@@ -252,6 +288,7 @@ pub fn run_bench(
     let report = Report {
         embedder: embedder_name,
         hnsw: params,
+        vocab: bench.vocab,
         questions: from,
         sizes: reports,
     };
@@ -259,19 +296,21 @@ pub fn run_bench(
         return out.json(&report);
     }
     out.line(format!(
-        "recall latency, {} questions, dense: {}",
-        report.questions, report.embedder
+        "recall latency, {:?} corpus, {} questions, dense: {}",
+        report.vocab, report.questions, report.embedder
     ))?;
     for s in &report.sizes {
         let st = &s.stages_p50_ms;
         out.line(format!(
-            "{:>8} lessons: p50 {:.2} ms, p99 {:.2} ms ({} queries{}; medians: embed {:.3} \
-             (p99 {:.3}), bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; corpus embedded in {:.1} s{}, \
+            "{:>8} lessons: p50 {:.2} ms, p99 {:.2} ms, p999 {:.2} ms ({} queries{}; medians: \
+             embed {:.3} (p99 {:.3}), bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; p99s: {}; \
+             corpus embedded in {:.1} s{}, \
              index built in {:.1} s{}, {:.0} bytes a lesson{}); \
              {} recall@10 vs exact {}{}",
             s.lessons,
             s.p50_ms,
             s.p99_ms,
+            s.p999_ms,
             s.queries,
             s.load_average
                 .map_or_else(String::new, |[a, b]| format!(" at load {a:.1}..{b:.1}")),
@@ -280,6 +319,7 @@ pub fn run_bench(
             st.sparse,
             st.dense,
             st.pipeline,
+            s.stages_p99_ms.describe(),
             s.embed_s,
             if s.corpus_kept > 0 {
                 format!(" ({} of its vectors read from --vectors)", s.corpus_kept)
@@ -292,7 +332,8 @@ pub fn run_bench(
             s.vector_bytes_per_lesson,
             match (s.index_rss_bytes_per_lesson, s.rss_bytes_per_lesson) {
                 (Some(index), Some(all)) => format!(
-                    "; RSS {index:.0} bytes a lesson for the indexes, {all:.0} for the process"
+                    "; RSS {index:.0} bytes a lesson added by the indexes, {all:.0} for the \
+                     process with corpus texts and vectors"
                 ),
                 _ => String::new(),
             },
@@ -346,7 +387,7 @@ fn measure(
     bench: &Bench<'_>,
 ) -> Result<(SizeReport, String)> {
     let params = bench.params;
-    let texts: Vec<String> = (0..size).map(synthetic_lesson).collect();
+    let texts: Vec<String> = (0..size).map(|i| bench.vocab.lesson(i)).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let embedder = configured.fit(&refs).unwrap_or_else(|| configured.clone());
     let id = embedder.id();
@@ -398,10 +439,10 @@ fn measure(
             })
             .collect()
     };
-    let mut total = Vec::with_capacity(QUERIES);
+    let mut total = Vec::with_capacity(bench.queries);
     let mut stages: [Vec<f64>; 4] = Default::default();
     let load_before = load_average();
-    for q in questions.timed().iter().cycle().take(QUERIES) {
+    for q in questions.timed().iter().cycle().take(bench.queries) {
         let t0 = Instant::now();
         let query = embedder.embed(q)?;
         let t1 = Instant::now();
@@ -453,15 +494,26 @@ fn measure(
         }
     }
     let load_average = load_before.zip(load_average()).map(|(a, b)| [a, b]);
-    let embed_p99_ms = quantile(&mut stages[0].clone(), 0.99);
+    for s in stages.iter_mut().chain([&mut total]) {
+        s.sort_by(f64::total_cmp);
+    }
+    let embed_p99_ms = percentile(&stages[0], 0.99);
+    let stage = |q: f64| {
+        let [embed, sparse, dense, pipeline] = stages.each_ref().map(|s| percentile(s, q));
+        Stages {
+            embed,
+            sparse,
+            dense,
+            pipeline,
+        }
+    };
     let recall = |set: &[String]| ann_recall(&*embedder, &dense, set);
     let ann_recall_at_10 = AnnRecall::of(
         questions.real.map(recall).transpose()?,
         recall(questions.synthetic)?,
     );
-    let sweep = sweep(&*embedder, &mut dense, questions, &bench.sweep)?;
-    let [embed, sparse_ms, dense_ms, pipeline] = stages.map(|mut s| quantile(&mut s, 0.5));
-    let p50_ms = quantile(&mut total, 0.5);
+    let sweep = sweep(&*embedder, &mut dense, questions, bench)?;
+    let p50_ms = percentile(&total, 0.5);
     let peer = match (bench.peer, &peer_dir) {
         (Some(script), Some(dir)) if size <= PEER_MAX => Some(run_peer(script, dir, p50_ms)?),
         _ => None,
@@ -470,13 +522,11 @@ fn measure(
         lessons: size,
         queries: total.len(),
         p50_ms,
-        p99_ms: quantile(&mut total, 0.99),
-        stages_p50_ms: Stages {
-            embed,
-            sparse: sparse_ms,
-            dense: dense_ms,
-            pipeline,
-        },
+        p99_ms: percentile(&total, 0.99),
+        p999_ms: percentile(&total, 0.999),
+        stages_p50_ms: stage(0.5),
+        stages_p99_ms: stage(0.99),
+        stages_p999_ms: stage(0.999),
         embed_p99_ms,
         load_average,
         embed_s,
@@ -501,15 +551,16 @@ fn sweep(
     embedder: &dyn Embedder,
     dense: &mut VectorIndex,
     questions: Questions<'_>,
-    efforts: &[(usize, usize)],
+    bench: &Bench<'_>,
 ) -> Result<Vec<Effort>> {
+    let (efforts, queries) = (&bench.sweep, bench.queries);
     if efforts.is_empty() {
         return Ok(Vec::new());
     }
     let timed: Vec<Vec<f32>> = questions
         .timed()
         .iter()
-        .take(QUERIES)
+        .take(queries)
         .map(|q| embedder.embed(q))
         .collect::<Result<_, _>>()?;
     // The exact top 10 once: at a million vectors each is a scan of a gigabyte.
@@ -527,7 +578,7 @@ fn sweep(
     let real = questions.real.map(exact).transpose()?;
     let synthetic = exact(questions.synthetic)?;
     let mut rows = Vec::with_capacity(efforts.len());
-    for &(ef_entry, ef_search) in efforts {
+    for &(ef_entry, ef_search) in efforts.iter() {
         dense.set_search_effort(Some((ef_entry, ef_search)));
         let load_before = load_average();
         let config = RecallConfig::default();
@@ -535,7 +586,7 @@ fn sweep(
         let mut ms: Vec<f64> = timed
             .iter()
             .cycle()
-            .take(QUERIES)
+            .take(queries)
             .map(|query| {
                 let t = Instant::now();
                 std::hint::black_box(dense.search(query, pool, dense.len(), |_| true));
@@ -557,7 +608,10 @@ fn sweep(
             ef_entry,
             ef_search,
             ann_recall_at_10: AnnRecall::of(real.as_deref().map(recall), recall(&synthetic)),
-            dense_p50_ms: quantile(&mut ms, 0.5),
+            dense_p50_ms: {
+                ms.sort_by(f64::total_cmp);
+                percentile(&ms, 0.5)
+            },
             load_average,
         });
     }
@@ -664,7 +718,7 @@ fn write_peer_data(
         "queries.jsonl",
         &mut questions
             .iter()
-            .take(QUERIES)
+            .take(PEER_QUERIES)
             .map(|q| Ok(serde_json::json!({"text": q, "vector": embedder.embed(q)?}))),
     )
 }
@@ -699,151 +753,34 @@ fn cpu_seconds() -> Option<f64> {
     Some((user + system) / 100.0)
 }
 
-fn quantile(values: &mut [f64], q: f64) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[((values.len() - 1) as f64 * q).round() as usize]
-}
-
-const SPEAKERS: [&str; 12] = [
-    "Caroline", "Melanie", "Jon", "Gina", "John", "Maria", "Joanna", "Nate", "Tim", "Audrey",
-    "Andrew", "Evan",
-];
-const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-const SUBJECTS: [&str; 24] = [
-    "my sister",
-    "the kids",
-    "our dog",
-    "my boss",
-    "the band",
-    "a friend from school",
-    "my neighbour",
-    "the team",
-    "my grandmother",
-    "the new intern",
-    "my cousin",
-    "the coach",
-    "my partner",
-    "the landlord",
-    "an old classmate",
-    "the support group",
-    "my therapist",
-    "the book club",
-    "my brother",
-    "the painter",
-    "our mentor",
-    "the shelter staff",
-    "my aunt",
-    "the volunteers",
-];
-const VERBS: [&str; 16] = [
-    "went hiking near",
-    "painted a mural of",
-    "started a class on",
-    "read a book about",
-    "adopted a puppy from",
-    "ran a charity race for",
-    "cooked dinner inspired by",
-    "wrote a poem about",
-    "took photos of",
-    "volunteered at",
-    "planned a trip to",
-    "bought tickets for",
-    "learned to play",
-    "talked for hours about",
-    "built a shelf for",
-    "finally finished",
-];
-const OBJECTS: [&str; 24] = [
-    "the lake",
-    "the mountains",
-    "pottery",
-    "sunflowers",
-    "the city museum",
-    "a jazz concert",
-    "the animal shelter",
-    "camping gear",
-    "the violin",
-    "the beach at sunset",
-    "an art fair",
-    "the community garden",
-    "a marathon",
-    "the old bookstore",
-    "the LGBTQ center",
-    "a road trip",
-    "the farmers market",
-    "a career fair",
-    "the guitar",
-    "the science fair",
-    "a yoga retreat",
-    "the family reunion",
-    "the pride parade",
-    "the dance studio",
-];
-const TAILS: [&str; 8] = [
-    "and it felt amazing.",
-    "last weekend.",
-    "because it reminds me of home.",
-    "with everyone I love.",
-    "even though it rained.",
-    "and I can't wait to go back.",
-    "to support a good cause.",
-    "after a really tough week.",
-];
-
-/// A fixed-seed generator (SplitMix64) so that every run indexes the same corpus.
-fn pick<const N: usize>(words: &[&'static str; N], seed: u64, salt: u64) -> &'static str {
-    let mut z = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(salt);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    words[((z ^ (z >> 31)) % N as u64) as usize]
-}
-
-/// One LoCoMo-like turn: a session date, a speaker and a sentence, with an ID-specific word.
-fn synthetic_lesson(i: usize) -> String {
-    let s = i as u64;
-    let session = s / 20;
-    format!(
-        "({}:{:02} pm on {} {}, {}) {}: {} {} {} {} (note {i})",
-        1 + session % 12,
-        (session * 7) % 60,
-        1 + session % 28,
-        pick(&MONTHS, session, 1),
-        2022 + session % 3,
-        pick(&SPEAKERS, s, 2),
-        pick(&SUBJECTS, s, 3),
-        pick(&VERBS, s, 4),
-        pick(&OBJECTS, s, 5),
-        pick(&TAILS, s, 6),
-    )
-}
-
-fn synthetic_question(i: usize) -> String {
-    let s = i as u64 + 1_000_003;
-    format!(
-        "When did {} say {} {} {}?",
-        pick(&SPEAKERS, s, 2),
-        pick(&SUBJECTS, s, 3),
-        pick(&VERBS, s, 4),
-        pick(&OBJECTS, s, 5)
-    )
+/// The `q` quantile of `sorted` (ascending, not empty) by nearest rank: the smallest value
+/// that a share `q` of the values do not exceed. Always one of the values, so a p999 of fewer
+/// than 1,000 values is the largest, never an interpolation nobody measured.
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    // The tolerance keeps 0.99 x 1000 at rank 990 where the product rounds up.
+    let rank = (q * sorted.len() as f64 - 1e-9).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
 }
 
 #[cfg(test)]
 mod tests {
-    use super::found;
+    use super::{found, percentile};
+
+    #[test]
+    fn a_percentile_is_the_nearest_ranked_value() {
+        let mut values: Vec<f64> = (1..=1000).rev().map(f64::from).collect();
+        values.sort_by(f64::total_cmp);
+        assert_eq!(percentile(&values, 0.5), 500.0);
+        assert_eq!(percentile(&values, 0.99), 990.0);
+        assert_eq!(percentile(&values, 0.999), 999.0);
+        assert_eq!(percentile(&values, 1.0), 1000.0);
+        // Too few values for the rank: the slowest, not something between two.
+        let few: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&few, 0.999), 100.0);
+        assert_eq!(percentile(&few, 0.99), 99.0);
+        assert_eq!(percentile(&[7.5], 0.5), 7.5);
+        assert_eq!(percentile(&few, 0.0), 1.0);
+    }
 
     #[test]
     fn a_lesson_as_similar_as_the_tenth_counts_only_with_ties() {

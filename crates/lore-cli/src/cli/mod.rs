@@ -594,6 +594,14 @@ pub enum BenchCommand {
         /// stopped midway resumes where it got.
         #[arg(long, value_name = "DIR")]
         vectors: Option<PathBuf>,
+        /// The corpus: `locomo` (LoCoMo-like conversation turns) or `small` (the support-desk
+        /// lessons of the server bench's seed.py, whose few words every query shares, so BM25
+        /// reads long posting lists).
+        #[arg(long, default_value = "locomo", value_parser = lore_bench::recall::Vocab::parse)]
+        vocab: lore_bench::recall::Vocab,
+        /// Queries timed per size (p999 needs 1,000 to be more than the slowest).
+        #[arg(long, default_value_t = lore_bench::recall::QUERIES)]
+        queries: usize,
     },
     /// Real lessons: load agents' self-reflections as corrections of failed runs, then ask
     /// recall with each task; hit@1/3/5 per skill against plain BM25 over the same texts.

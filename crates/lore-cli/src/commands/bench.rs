@@ -47,8 +47,12 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             peer_data,
             peer,
             vectors,
+            vocab,
+            queries,
         } => {
             let bench = recall::Bench {
+                vocab,
+                queries,
                 params: HnswParams {
                     m,
                     ef_construction,
