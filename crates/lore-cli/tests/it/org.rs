@@ -376,13 +376,16 @@ fn personal_boost_reaches_recall_from_the_cli_mcp_and_rest() {
     let plain = recall(&[]);
     let boosted = recall(&["--set", "recall.personal_boost=0.5"]);
     assert!(
-        score_of(&boosted, &own) > score_of(&plain, &own) + 0.1,
-        "{plain}\n{boosted}"
-    );
-    assert!(
         score_of(&plain, &shared) > score_of(&plain, &own),
         "{plain}"
     );
+    // The boost adds to the member's own lesson's relevance (up to its cap): it rises, and no
+    // longer trails the shared lesson it trailed without the boost.
+    let lifted = |answer: &Value| {
+        score_of(answer, &own) > score_of(&plain, &own)
+            && score_of(answer, &own) >= score_of(answer, &shared) - 1e-9
+    };
+    assert!(lifted(&boosted), "{plain}\n{boosted}");
     let err = p.fails(&["--set", "recall.personal_boost=2", "recall", query]);
     assert!(err.contains("recall.personal_boost"), "{err}");
 
@@ -412,10 +415,7 @@ fn personal_boost_reaches_recall_from_the_cli_mcp_and_rest() {
         json!({"query": query}),
     );
     assert_eq!(code, 200, "{answer}");
-    assert!(
-        score_of(&answer, &own) > score_of(&plain, &own) + 0.1,
-        "{plain}\n{answer}"
-    );
+    assert!(lifted(&answer), "{plain}\n{answer}");
 }
 
 /// The SKILL.md files written under `dir`, as their texts.
