@@ -166,7 +166,13 @@ impl Engine {
 
     /// [`Engine::rescan_sensitive`] for decisions, whose texts recording scans the same way.
     fn rescan_sensitive_decisions(&self) -> Result<Vec<lore_core::id::DecisionId>> {
-        let all = match self.list_decisions(None, None) {
+        // The stored text, not the redacted one readers get: the detector must see what it
+        // looks for.
+        let all = match self
+            .store
+            .decisions()
+            .and_then(|s| s.decisions(&self.scope, None))
+        {
             Ok(all) => all,
             Err(lore_core::Error::Unsupported(_)) => return Ok(Vec::new()),
             Err(err) => return Err(err),
