@@ -149,7 +149,8 @@ fn the_digest_is_the_contexts_digest_layer_cut_tail_first_and_redacted() {
             .text
             .contains(&format!("- **{id}** ({SKILL}; digest of 30 lessons"))
     );
-    assert!(roomy.text.contains("> - Rule 0:"), "quoted as data");
+    // Rules the lessons layer already shows are left out of the digest; the rest are quoted.
+    assert!(roomy.text.contains("> - Rule "), "quoted as data");
 
     let tight = p.engine.context(&query(150)).unwrap();
     let layer = tight
