@@ -409,17 +409,7 @@ impl Engine {
         let Some(task) = task else {
             return self.prompt_of_all_lessons(skill);
         };
-        if !self.scope.allows(skill) {
-            return Err(Error::Forbidden(format!(
-                "{skill} is outside this handle's scope"
-            )));
-        }
-        let Some(skills) = &self.skills else {
-            return Err(Error::Unsupported(
-                "prompt assembly needs a skills folder".into(),
-            ));
-        };
-        let files = skills.load(skill)?;
+        let files = self.prompt_files(skill)?;
         let core = self.core_memory(skill)?;
         let budgets = self.config.prompt_budgets;
         let tokenizer = self.tokenizer();
@@ -456,7 +446,9 @@ impl Engine {
         Ok(prompt)
     }
 
-    fn prompt_of_all_lessons(&self, skill: &SkillPath) -> Result<AssembledPrompt> {
+    /// The skill's files a prompt is assembled from, once the skill is inside this handle's
+    /// scope.
+    fn prompt_files(&self, skill: &SkillPath) -> Result<lore_workspace::skills::SkillFiles> {
         if !self.scope.allows(skill) {
             return Err(Error::Forbidden(format!(
                 "{skill} is outside this handle's scope"
@@ -468,6 +460,11 @@ impl Engine {
             ));
         };
         let files = skills.load(skill)?;
+        Ok(files)
+    }
+
+    fn prompt_of_all_lessons(&self, skill: &SkillPath) -> Result<AssembledPrompt> {
+        let files = self.prompt_files(skill)?;
         let mut lessons = self.store.lessons(&ListFilter {
             statuses: Some(self.retrievable_statuses()),
             ..ListFilter::skill(&self.scope, skill)
