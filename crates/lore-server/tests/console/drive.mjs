@@ -274,7 +274,9 @@ const scenarios = {
     out.reason_refused = await page.getByText("a reason is required").count();
     await page.getByLabel("Reason for a move").fill("Matches the refund policy");
     await approve().click();
-    await page.locator(`#decisions tr[data-id="${process.env.LORE_DECISION}"]`).waitFor({ state: "detached" });
+    // A move reloads the page: the old table goes, "Loading…" stands, then the new list comes.
+    await page.waitForFunction((id) => document.querySelector("#decisions, #main .empty") &&
+      !document.querySelector(`#decisions tr[data-id="${id}"]`), process.env.LORE_DECISION);
     out.left_waiting = await page.locator("#decisions tbody tr").count();
     await page.goto(url + "/#/decisions/approved");
     await page.locator(`#decisions tr[data-id="${process.env.LORE_DECISION}"]`).waitFor();
