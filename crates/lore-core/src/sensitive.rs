@@ -203,8 +203,9 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
 /// A name that says secret: `api_key`, `client_secret`, `aws_secret_access_key`, `token`.
 const SECRET_NAME: &str = r"(?:[a-z0-9]+[_-])*(?:api[_-]?key|secret(?:[_-]?access)?(?:[_-]?key)?|access[_-]?key|private[_-]?key|auth[_-]?token|token)";
 
-/// A name that says password.
-const PASSWORD_NAME: &str = r"(?:[a-z0-9]+[_-])*(?:password|passwd|passphrase)";
+/// A name that says password, also spelled out letter by letter (`P A S S W O R D`,
+/// `p.a.s.s.w.o.r.d`): a model reads the word through the gaps.
+const PASSWORD_NAME: &str = r"(?:[a-z0-9]+[_-])*(?:password|passwd|passphrase|p[ \t._-]{1,3}a[ \t._-]{1,3}s[ \t._-]{1,3}s[ \t._-]{1,3}w[ \t._-]{1,3}o[ \t._-]{1,3}r[ \t._-]{1,3}d)";
 
 /// An assigned value: quoted (anything but the quote and a line break) or bare.
 const VALUE: &str = r#"(?:"[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|[^\s"',;]{1,200})"#;
@@ -906,6 +907,10 @@ mod tests {
             ("p\u{430}ssword: hunter2xyz", Password),
             ("the root passw\u{3bf}rd is Tr0ub4dor&3", Password),
             ("\u{410}\u{41a}\u{406}\u{410}IOSFODNN7EXAMPLE", ApiKey),
+            // The name spelled out letter by letter.
+            ("P A S S W O R D = hunter2xyz", Password),
+            ("the root p.a.s.s.w.o.r.d is Tr0ub4dor&3", Password),
+            ("p-a-s-s-w-o-r-d: \"s3cr3t!x\"", Password),
         ]
         .map(|(t, k)| (t.to_owned(), k))
         .to_vec()

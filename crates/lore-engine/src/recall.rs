@@ -112,6 +112,9 @@ pub struct RecallResult {
     /// `ready`: candidates came from the full index; `warming`: it was still building, and
     /// they came from the store's own full-text search ([`Engine::with_background_index`]).
     pub index: IndexState,
+    /// The failure tags read from the query's error, beside the tags it named.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inferred_tags: Vec<String>,
 }
 
 impl RecallResult {
@@ -183,6 +186,32 @@ impl Engine {
     /// another embedder than the configured one; store and embedder failures.
     #[instrument(skip_all, fields(skill = ?query.skill))]
     pub fn recall(&self, query: &RecallQuery) -> Result<RecallResult> {
+        // An error names its kind of failure in words a signal with that message would have
+        // been tagged by, so lessons learned from failures like it rank higher even when their
+        // fingerprint differs; every door reads the error alike.
+        let inferred: Vec<String> = query
+            .fingerprint
+            .as_deref()
+            .map(crate::capture::error_tags)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|t| !query.tags.contains(t))
+            .collect();
+        if inferred.is_empty() {
+            return self.recall_as_asked(query, inferred);
+        }
+        let widened = RecallQuery {
+            tags: query.tags.iter().chain(&inferred).cloned().collect(),
+            ..query.clone()
+        };
+        self.recall_as_asked(&widened, inferred)
+    }
+
+    fn recall_as_asked(
+        &self,
+        query: &RecallQuery,
+        inferred_tags: Vec<String>,
+    ) -> Result<RecallResult> {
         if let Some(skill) = &query.skill
             && !self.scope.allows(skill)
         {
@@ -370,6 +399,7 @@ impl Engine {
             explain: query.explain.then_some(recalled.explain),
             episodes: Vec::new(),
             index: held.state(),
+            inferred_tags,
         };
         drop(held);
         if let Some(key) = &query.explore {

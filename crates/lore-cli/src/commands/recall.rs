@@ -30,35 +30,24 @@ pub(crate) fn reading_engine(
 
 pub fn run(paths: &Paths, args: RecallArgs, json: bool) -> Result<()> {
     let (engine, _scratch) = reading_engine(paths, &args.encoding)?;
-    // The error's tags, as a signal with that message would have been tagged, so the lessons
-    // learned from failures like it rank higher even when their fingerprint differs.
-    let inferred: Vec<String> = args
-        .error
-        .as_deref()
-        .map(lore_engine::error_tags)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|t| !args.tags.contains(t))
-        .collect();
-    let mut tags = args.tags;
-    tags.extend(inferred.iter().cloned());
     let result = engine.recall(&RecallQuery {
         text: args.query,
         skill: args.skill,
         fingerprint: args.error,
-        tags,
+        tags: args.tags,
         budget: args.budget,
         limit: args.limit,
         explain: args.explain,
         explore: args.run,
     })?;
     if json {
-        let mut value = serde_json::to_value(&result)?;
-        value["inferred_tags"] = serde_json::json!(inferred);
-        return output::json(&value);
+        return output::json(&result);
     }
-    if !inferred.is_empty() {
-        output::line(format!("tags from the error: {}", inferred.join(", ")))?;
+    if !result.inferred_tags.is_empty() {
+        output::line(format!(
+            "tags from the error: {}",
+            result.inferred_tags.join(", ")
+        ))?;
     }
     print_text(&result)
 }

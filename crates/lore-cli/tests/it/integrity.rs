@@ -185,13 +185,20 @@ fn concurrent_core_appends_through_two_servers_on_postgres_lose_no_word() {
     assert_no_append_lost("two PostgreSQL servers", &acked, &lines);
 }
 
-/// Lines on one subject, each a near-duplicate of the others, as a bulk import sends them.
+/// Lines on one subject that each relate to many before them, as a bulk import sends them:
+/// one rule and its opposite, each with a detail of its own so that no two merge. Every line
+/// conflicts with every earlier line of the other side, so each new lesson has hundreds of
+/// relations to link and audit.
 fn similar_lines(n: usize) -> String {
     (0..n)
         .map(|i| {
-            json!({"skill": SKILL, "task": format!("refund ticket {i}"),
-                   "lesson": format!("When a refund exceeds {i} dollars, escalate to a supervisor variant {i}")})
-            .to_string()
+            let lesson = if i % 2 == 0 {
+                format!("When a refund is large, escalate to the supervisor at desk {i}")
+            } else {
+                format!("When a refund is large, never escalate to a supervisor; log case {i}")
+            };
+            json!({"skill": SKILL, "task": format!("refund ticket {i}"), "lesson": lesson})
+                .to_string()
                 + "\n"
         })
         .collect()
@@ -241,6 +248,10 @@ fn assert_bounded(door: &str, dir: &Path, n: usize, started: std::time::Instant)
         started.elapsed().as_secs_f64()
     );
     assert_eq!(lessons, n, "each line is its own lesson");
+    assert!(
+        most_links >= lore_engine::MAX_RELATED,
+        "the lines relate, so the case reaches the linking it bounds: {most_links} links at most"
+    );
     let per_line = 2 + lore_engine::MAX_RELATED;
     assert!(
         audit <= per_line * n + 10,

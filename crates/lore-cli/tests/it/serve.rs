@@ -824,13 +824,18 @@ fn sigterm_finishes_the_writes_in_flight_and_loses_none_acknowledged() {
     let server = Server::start(dir.path());
     let addr = server.addr;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let clients: Vec<_> = (0..8)
         .map(|c| {
             let stop = std::sync::Arc::clone(&stop);
+            let acked = std::sync::Arc::clone(&acked);
             std::thread::spawn(move || {
                 let mut sent = Vec::new();
                 for n in (c * 1_000_000).. {
                     let outcome = record_once(addr, n);
+                    if matches!(outcome, Sent::Acknowledged(..)) {
+                        acked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                     let refused = matches!(outcome, Sent::NotAccepted);
                     sent.push(outcome);
                     if refused || (stop.load(std::sync::atomic::Ordering::Relaxed) && n % 50 == 49)
@@ -842,8 +847,12 @@ fn sigterm_finishes_the_writes_in_flight_and_loses_none_acknowledged() {
             })
         })
         .collect();
-    // Let the clients reach a steady stream of writes, then stop the server under them.
-    std::thread::sleep(Duration::from_millis(700));
+    // Let the clients reach a steady stream of writes, then stop the server under them. A
+    // count, not a fixed wait: on a loaded machine a debug server's first writes take long.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while acked.load(std::sync::atomic::Ordering::Relaxed) < 40 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let signalled = Instant::now();
     server.terminate();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);

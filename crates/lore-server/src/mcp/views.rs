@@ -326,6 +326,12 @@ pub struct RecallView {
     /// Every candidate and what happened to it, when `explain` was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Vec<ExplainLine>>,
+    /// Lessons left out of this run to measure them; record the run as usual.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub held_out: Vec<String>,
+    /// Failure tags read from `error`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inferred_tags: Vec<String>,
 }
 
 impl RecallView {
@@ -349,6 +355,8 @@ impl RecallView {
                 .explain
                 .as_ref()
                 .map(|e| e.iter().map(explain_line).collect()),
+            held_out: r.held_out.iter().map(ToString::to_string).collect(),
+            inferred_tags: r.inferred_tags.clone(),
         }
     }
 }

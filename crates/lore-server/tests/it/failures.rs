@@ -129,3 +129,73 @@ async fn an_episode_is_read_by_its_session_through_rest_and_mcp() {
         assert!(answer.to_string().contains("one of the two"), "{answer}");
     }
 }
+
+/// Recall after an error reads the error's kind of failure on every door: a lesson tagged
+/// `sort_direction` is found from an error whose fingerprint it never saw, over REST and MCP
+/// alike, and both say which tags they read.
+#[tokio::test]
+async fn recall_after_an_error_infers_its_tags_alike_through_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (admin, _) = server.token(Role::Admin);
+    let lessons = json!([
+        {"skill": crate::common::SKILL, "task": "Sort the report",
+         "lesson": "Sort rows with --order asc; the tool has no --asc flag.", "tags": ["sort_direction"]},
+        {"skill": crate::common::SKILL, "task": "Fetch the report",
+         "lesson": "Retry the fetch once when the gateway times out.", "tags": ["timeout"]},
+    ]);
+    let (status, body) = server
+        .send(
+            Some(&admin),
+            Method::POST,
+            "/v1/lessons/import",
+            Some(lessons),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let error = "gridtool: unknown option '--asc' for sort";
+
+    let (status, rest) = server
+        .send(
+            Some(&admin),
+            Method::POST,
+            "/v1/recall",
+            Some(json!({"query": "", "skill": crate::common::SKILL, "fingerprint": error})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let answer = server
+        .mcp(
+            &admin,
+            "recall_memory",
+            json!({"query": "", "skill": crate::common::SKILL, "error": error}),
+        )
+        .await;
+    let mcp = &answer["result"]["structuredContent"];
+    for found in [&rest, mcp] {
+        let tags = found["inferred_tags"].as_array().unwrap();
+        assert!(tags.contains(&json!("sort_direction")), "{found}");
+        let lessons = found["lessons"].as_array().unwrap();
+        assert_eq!(lessons.len(), 1, "{found}");
+        assert!(
+            found.to_string().contains("--order asc"),
+            "the sort lesson is the one found: {found}"
+        );
+    }
+    assert_eq!(rest["inferred_tags"], mcp["inferred_tags"]);
+    assert_eq!(rest["lessons"][0]["id"], mcp["lessons"][0]["id"]);
+
+    // Tags the caller named are not reported again as read from the error.
+    let (_, named) = server
+        .send(
+            Some(&admin),
+            Method::POST,
+            "/v1/recall",
+            Some(
+                json!({"query": "", "skill": crate::common::SKILL, "fingerprint": error,
+                        "tags": ["sort_direction"]}),
+            ),
+        )
+        .await;
+    let tags = named["inferred_tags"].as_array().unwrap();
+    assert!(!tags.contains(&json!("sort_direction")), "{named}");
+}
