@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0004_embedder_progress.sql"),
     include_str!("../migrations/0005_knowledge_changes.sql"),
     include_str!("../migrations/0006_memory_revision.sql"),
+    include_str!("../migrations/0007_stemmed_search.sql"),
 ];
 
 /// The newest schema version this build knows, the one it migrates every database to.

@@ -274,10 +274,10 @@ impl Row {
 }
 
 /// The vector of `A`..`D`-weighted parts of a row's text, for `$1..$4` of a statement.
-const TSV: &str = "setweight(to_tsvector('simple', $1), 'A') || \
-                   setweight(to_tsvector('simple', $2), 'B') || \
-                   setweight(to_tsvector('simple', $3), 'C') || \
-                   setweight(to_tsvector('simple', $4), 'D')";
+const TSV: &str = "setweight(to_tsvector('lore_search', $1), 'A') || \
+                   setweight(to_tsvector('lore_search', $2), 'B') || \
+                   setweight(to_tsvector('lore_search', $3), 'C') || \
+                   setweight(to_tsvector('lore_search', $4), 'D')";
 
 /// The sequence number and body of the stored record `id`, if any; with `lock`, the row stays
 /// locked until the transaction ends.

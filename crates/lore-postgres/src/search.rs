@@ -2,8 +2,9 @@
 //!
 //! A query is words, never tsquery syntax: its alphanumeric terms (the same cut SQLite's search
 //! makes) are each quoted and joined with `|`, so no character of a query can fail a search or
-//! change its meaning. The `simple` configuration lowercases and keeps every word, as SQLite's
-//! tokenizer does, so both stores find the same records. Lessons rank with their rule weighing
+//! change its meaning. The `lore_search` configuration (migrations/0007) lowercases, keeps every
+//! word and reads English words by their stem, as SQLite's tokenizer does, so both stores find
+//! the same records. Lessons rank with their rule weighing
 //! most (weight A), then conditions and summary (B), then the rest (C); executions and memories
 //! are one part (D). Scores are `ts_rank` normalized by length, higher is better.
 
@@ -61,10 +62,10 @@ pub(crate) async fn search(
     ] {
         let mut w = Where::listing(rank_kind, filter);
         let q = w.bind(expr.clone());
-        w.push("t.tsv @@ to_tsquery('simple', $?)", expr.clone());
+        w.push("t.tsv @@ to_tsquery('lore_search', $?)", expr.clone());
         let l = w.bind(to_i64(limit));
         let sql = format!(
-            "SELECT t.id, t.skill, ts_rank({WEIGHTS}, t.tsv, to_tsquery('simple', {q}), 1)::float8 \
+            "SELECT t.id, t.skill, ts_rank({WEIGHTS}, t.tsv, to_tsquery('lore_search', {q}), 1)::float8 \
              AS score, t.doc FROM {table} t{} ORDER BY score DESC, t.seq LIMIT {l}",
             w.sql()
         );
@@ -99,10 +100,10 @@ pub(crate) async fn search_memories(
     let mut w = Where::listing(Kind::Other, filter);
     w.push("t.category = $?", category.as_str().to_owned());
     let q = w.bind(expr.clone());
-    w.push("t.tsv @@ to_tsquery('simple', $?)", expr);
+    w.push("t.tsv @@ to_tsquery('lore_search', $?)", expr);
     let l = w.bind(to_i64(limit));
     let sql = format!(
-        "SELECT t.body, ts_rank({WEIGHTS}, t.tsv, to_tsquery('simple', {q}), 1)::float8 AS score \
+        "SELECT t.body, ts_rank({WEIGHTS}, t.tsv, to_tsquery('lore_search', {q}), 1)::float8 AS score \
          FROM memories t{} ORDER BY score DESC, t.seq LIMIT {l}",
         w.sql()
     );

@@ -34,6 +34,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0011_embedder_progress.sql"),
     include_str!("../migrations/0012_knowledge_changes.sql"),
     include_str!("../migrations/0013_memory_revision.sql"),
+    include_str!("../migrations/0014_stemmed_search.sql"),
 ];
 
 /// The newest schema version this build knows, the one it migrates every file to.

@@ -361,3 +361,68 @@ fn upgrading_a_v1_file_gives_its_lessons_revisions() {
     assert_eq!(later.lessons, vec![c]);
     assert!(later.revision > changes.revision);
 }
+
+/// A v13 file indexed its text word for word; upgrading indexes the same rows by their stem,
+/// under the rowids that tie them to their records, so an old store's search finds what a
+/// new one does.
+#[test]
+fn upgrading_a_v13_file_reads_its_indexed_text_by_stem() {
+    let (_dir, path) = temp();
+    let at = Utc.with_ymd_and_hms(2026, 2, 20, 12, 0, 0).unwrap();
+    let lesson: lore_core::model::Lesson = serde_json::from_value(json!({
+        "id": lore_core::id::LessonId::generate(at),
+        "skill": "ops/deploy", "mistake": "m", "root_cause": "c",
+        "rule": "Review the systems designs before a release", "applies_when": "w",
+        "tiers": {"summary": "s", "condition": "", "action": "", "rationale": ""},
+        "confidence": 0.8, "source": "manual", "status": "approved",
+        "created_at": at, "updated_at": at,
+    }))
+    .unwrap();
+    let conn = Connection::open(&path).unwrap();
+    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    let mut files: Vec<PathBuf> = fs::read_dir(&migrations)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for file in &files[..13] {
+        conn.execute_batch(&fs::read_to_string(file).unwrap())
+            .unwrap();
+    }
+    conn.execute(
+        "INSERT INTO lessons (id, skill, domain, timestamp, status, body) \
+         VALUES (?, 'ops/deploy', 'ops', '2026-02-20T12:00:00.000000000Z', 'approved', ?)",
+        [
+            lesson.id.to_string(),
+            serde_json::to_string(&lesson).unwrap(),
+        ],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO lessons_fts (rowid, rule, applies_when, mistake, root_cause, tags, summary) \
+         SELECT rowid, ?, 'w', 'm', 'c', '', 's' FROM lessons WHERE id = ?",
+        [lesson.rule.clone(), lesson.id.to_string()],
+    )
+    .unwrap();
+    let word_for_word: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM lessons_fts WHERE lessons_fts MATCH 'system'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(word_for_word, 0, "v13 reads words as they are");
+    conn.execute_batch(&format!(
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 13;"
+    ))
+    .unwrap();
+    drop(conn);
+
+    let store = SqliteStore::open(&path, OpenMode::Existing).unwrap();
+    assert_eq!(pragma(&path, "user_version"), i64::from(SCHEMA_VERSION));
+    let hits = store
+        .search("system design", &ListFilter::default(), 10)
+        .unwrap();
+    let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids, [lesson.id.as_str()], "{hits:?}");
+}

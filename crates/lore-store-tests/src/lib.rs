@@ -93,6 +93,7 @@ macro_rules! conformance_tests {
             search_finds_executions_by_their_input,
             search_ranks_best_first_within_limit,
             search_treats_special_characters_as_words,
+            search_reads_words_by_their_stem,
             empty_search_finds_nothing,
             counts_follow_scope,
             members_come_from_marks_inside_the_scope,

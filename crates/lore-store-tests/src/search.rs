@@ -182,3 +182,51 @@ pub fn empty_search_finds_nothing(store: &dyn Store) {
         );
     }
 }
+
+/// Words are read by their stem, as recall reads them: a search for "system design" finds a
+/// rule about "systems designs", an execution's "deployments failed" is found by "deployment
+/// fails", and archival memory where Bob "drinks" is found by "drinking". Every store stems
+/// alike, so a store can be swapped for another without its searches finding less.
+pub fn search_reads_words_by_their_stem(store: &dyn Store) {
+    let f = Fixture::new();
+    let mut lesson = f.lesson(&f.hr, LessonStatus::Approved, 0);
+    lesson.rule = format!("Review the systems designs with {} first.", f.word);
+    lesson.tiers.summary = lesson.rule.clone();
+    let mut execution = f.execution(&f.hr, 1);
+    execution.input = json!({"report": "three deployments failed overnight"});
+    let memory = f.memory(
+        &f.hr,
+        lore_core::model::MemoryCategory::Archival,
+        "Bob drinks black coffee every morning",
+        2,
+    );
+    write(
+        store,
+        vec![
+            Record::Lesson(lesson.clone()),
+            Record::Execution(execution.clone()),
+            Record::Memory(memory.clone()),
+        ],
+    );
+    let only_hr = f.of(&f.hr);
+    let found = hit_ids(&search(store, "system design", &only_hr, 10));
+    assert!(found.contains(lesson.id.as_str()), "{found:?}");
+    let found = hit_ids(&search(store, "deployment fails", &only_hr, 10));
+    assert_eq!(found, [execution.id.to_string()].into());
+    let hits = store
+        .search_memories(
+            "who is drinking",
+            &ListFilter {
+                scope: f.hr_scope(),
+                ..ListFilter::default()
+            },
+            lore_core::model::MemoryCategory::Archival,
+            10,
+        )
+        .unwrap();
+    assert_eq!(
+        hits.iter().map(|(m, _)| m.id.as_str()).collect::<Vec<_>>(),
+        [memory.id.as_str()],
+        "{hits:?}"
+    );
+}
