@@ -90,6 +90,9 @@ pub(crate) struct RecallSettings {
     pub(crate) sessions: Arc<
         std::sync::Mutex<std::collections::HashMap<lore_core::id::ExecutionId, Option<String>>>,
     >,
+    /// Whether recalls take part in measuring lessons (hold-outs and rotation). A regression
+    /// test's replay does not: it checks its lesson, and a replay without it tests nothing.
+    pub(crate) measuring: bool,
 }
 
 impl Default for RecallSettings {
@@ -102,6 +105,7 @@ impl Default for RecallSettings {
             index: SharedIndex::default(),
             warmup: Arc::default(),
             sessions: Arc::default(),
+            measuring: true,
         }
     }
 }

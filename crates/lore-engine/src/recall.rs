@@ -288,6 +288,7 @@ impl Engine {
         let drawn: HashSet<u32> = slots
             .iter()
             .copied()
+            .filter(|_| self.recall.measuring)
             .filter(|&slot| {
                 index.doc(slot).is_some_and(|d| {
                     Engine::held_out_for(&d.lesson, &query.text, query.explore.as_deref())
@@ -358,8 +359,9 @@ impl Engine {
         // first, and made again without the drawn lessons only when one of them was placed.
         let mut recalled = pipeline(&HashSet::new());
         let mut drawn = drawn;
-        let rotated = rotated(index, &recalled, &drawn, query);
-        drawn.extend(rotated);
+        if self.recall.measuring {
+            drawn.extend(rotated(index, &recalled, &drawn, query));
+        }
         let held_out: Vec<LessonId> = recalled
             .packed
             .items

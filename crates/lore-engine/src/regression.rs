@@ -187,7 +187,11 @@ impl Engine {
     }
 
     fn replay(&self, case: &TestCase, llm: &dyn Llm) -> Result<CaseResult> {
-        let (output, failures) = match self.execute(&case.skill, &case.input, llm) {
+        // A replay is a check, not a run of the experiment: no lesson sits out to be measured,
+        // so the verdict is the same every time the memory is.
+        let mut checking = self.clone();
+        checking.recall.measuring = false;
+        let (output, failures) = match checking.execute(&case.skill, &case.input, llm) {
             Ok(answer) => {
                 let failures = judge_all(case, &answer.output, llm)?;
                 (answer.output, failures)

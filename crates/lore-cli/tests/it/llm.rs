@@ -340,12 +340,14 @@ fn seed_walkthrough_run_correct_test_file_next_prompt_and_lore_test() {
     };
     assert_eq!(shown["validated_by_test"], true, "{shown}");
     assert_eq!(shown["generated_test_ids"], json!([test_id]));
-    // A second pass changes nothing more.
-    assert!(
-        !project
-            .ok(&["test", SKILL])
-            .contains("lesson marked validated")
-    );
+    // A second pass changes nothing more, and a replay is a check, not a run of the
+    // experiment: recall never holds the tested lesson out of it (it sat out about one run in
+    // seven before, which failed the gate at random).
+    for _ in 0..20 {
+        let again = project.ok(&["test", SKILL]);
+        assert!(again.contains(&format!("PASS {test_id}")), "{again}");
+        assert!(!again.contains("lesson marked validated"), "{again}");
+    }
 }
 
 /// The promptfoo CLI `scripts/test` installs (its pinned version lives there), or `LORE_PROMPTFOO`.
