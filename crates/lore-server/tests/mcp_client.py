@@ -256,9 +256,11 @@ async def layers(session, reviewer):
 async def digests_and_evals(session, decision_id):
     """A digest of the approved decision, then a question set graded against the memory."""
     built = await call(session, "build_digests", {"skill": SKILL})
-    check(len(built["digests"]) == 1 and decision_id in built["digests"][0]["markdown"], f"build_digests: {built}")
+    check(len(built["built"]) == 1 and decision_id in built["built"][0]["markdown"], f"build_digests: {built}")
+    # A model reads a digest quoted under its provenance line.
+    check(all(l.startswith(">") for l in built["built"][0]["markdown"].splitlines()[1:]), f"build_digests: {built}")
     again = await call(session, "build_digests", {"skill": SKILL})
-    check(again["digests"] == [] and again["unchanged"] == [SKILL], f"build_digests again: {again}")
+    check(again["built"] == [] and again["unchanged"] == [SKILL], f"build_digests again: {again}")
     read = await call(session, "read_digest", {"skill": SKILL})
     check("Refund in full" in read["digests"][0]["markdown"], f"read_digest: {read}")
     context = await call(session, "layered_context", {"query": "refund for a late order", "skill": SKILL})
@@ -271,9 +273,9 @@ async def digests_and_evals(session, decision_id):
     check("grader" in text, f"the refusal does not name the field: {text}")
     await call(session, "define_eval_set", {"skill": SKILL, "name": "late", "questions": [question]})
     ran = await call(session, "run_evals", {"skill": SKILL})
-    check(ran["evals"][0]["passed"] == 1 and ran["evals"][0]["failed"] == [], f"run_evals: {ran}")
+    check(ran["runs"][0]["passed"] == 1 and all(g["passed"] for g in ran["runs"][0]["grades"]), f"run_evals: {ran}")
     trends = await call(session, "eval_trends", {"skill": SKILL})
-    check(trends["trends"][0]["scores"] == [1.0], f"eval_trends: {trends}")
+    check([p["score"] for p in trends["trends"][0]["points"]] == [1.0], f"eval_trends: {trends}")
 
 
 async def embedder(session, reviewer):

@@ -65,16 +65,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "find_anti_patterns",
         ],
     ),
-    (
-        "knowledge",
-        &[
-            "read_digest",
-            "build_digests",
-            "define_eval_set",
-            "run_evals",
-            "eval_trends",
-        ],
-    ),
+    ("knowledge", &[]),
     (
         "memory",
         &[
@@ -98,14 +89,7 @@ const ALIASES: &[(&str, &[&str])] = &[
 
 /// The tools outside the catalogue that a reviewer's or admin's credential needs; every other
 /// such tool is an agent's. A catalogue tool's role is its operation's.
-const REVIEWER: &[&str] = &[
-    "review_queue",
-    "review_lessons",
-    "unlink_lessons",
-    "build_digests",
-    "define_eval_set",
-    "run_evals",
-];
+const REVIEWER: &[&str] = &["review_queue", "review_lessons", "unlink_lessons"];
 
 /// The role `tool` needs.
 pub fn role_needed(tool: &str) -> Role {

@@ -12,7 +12,6 @@
 //!   knows the router's real surface without a second, hand-kept list.
 
 mod agent_memory;
-mod digests;
 mod episodes;
 mod events;
 mod executions;
@@ -278,14 +277,6 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
         .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
         .on(M::POST, "/v1/recall", recall::recall)
-        .on(M::POST, "/v1/digests/build", digests::build)
-        .on(M::GET, "/v1/digests", digests::list)
-        .on(M::GET, "/v1/digests/history", digests::history)
-        .on(M::POST, "/v1/evals/sets", digests::define)
-        .on(M::GET, "/v1/evals/sets", digests::sets)
-        .on(M::POST, "/v1/evals/runs", digests::run)
-        .on(M::GET, "/v1/evals/runs", digests::runs)
-        .on(M::GET, "/v1/evals/trends", digests::trends)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/memory/core", agent_memory::core)
         .on(M::PUT, "/v1/memory/core", agent_memory::write_core)
@@ -322,15 +313,6 @@ pub fn routes() -> Routes {
 #[serde(deny_unknown_fields)]
 pub struct PurgeBody {
     reason: String,
-}
-
-/// [`crate::catalogue::window`], for the listings not in the catalogue yet.
-fn window<T>(
-    items: Vec<T>,
-    limit: Option<usize>,
-    offset: Option<usize>,
-) -> Result<(Vec<T>, Option<usize>), ApiError> {
-    Ok(crate::catalogue::window(items, limit, offset)?)
 }
 
 /// Mounts `O`'s REST door: its input from the query string of a `GET`, else from the body,
