@@ -146,7 +146,7 @@ async def episodes(session):
     check([e["id"] for e in listed["episodes"]] == ["mcp-ep-2"], f"list_episodes: {listed}")
     path = await call(session, "causal_path", {"from": "decision:team lead", "to": "outcome:failure"})
     # "Handled" follows both choices and led to failure in one of its two episodes.
-    check(path["found"] and path["strength"] == 0.5, f"causal_path: {path}")
+    check(path["steps"] and path["strength"] == 0.5, f"causal_path: {path}")
     exported = await call(session, "export_causal_graph", {})
     graph = json.loads(exported["graph"])
     check(exported["format"] == "json" and not exported["truncated"], f"export_causal_graph: {exported}")
@@ -155,7 +155,7 @@ async def episodes(session):
     dot = await call(session, "export_causal_graph", {"format": "dot"})
     check(dot["graph"].startswith("digraph causal {"), f"export_causal_graph dot: {dot}")
     what_if = await call(session, "what_if", {"episode": "mcp-ep-2", "decision": "d1", "alternative": "on-call"})
-    check(what_if["evidence"] and what_if["alternative_success_rate"] == 1.0, f"what_if: {what_if}")
+    check(what_if["evidence"] and what_if["alternative_stats"]["success_rate"] == 1.0, f"what_if: {what_if}")
     similar = await call(session, "similar_decisions", {"context": "who to page for an outage"})
     check("mcp-ep-1" in similar["text"], f"similar_decisions: {similar}")
     good = await call(session, "find_patterns", {"min_occurrences": 1})

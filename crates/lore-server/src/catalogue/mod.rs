@@ -26,6 +26,7 @@
 mod decisions;
 mod digests;
 mod embedder;
+mod episodes;
 mod knowledge;
 mod org;
 pub mod schema;
@@ -415,6 +416,7 @@ pub(crate) fn for_each(each: &mut impl Each) {
     decisions::each(each);
     knowledge::each(each);
     digests::each(each);
+    episodes::each(each);
     embedder::each(each);
     org::each(each);
 }

@@ -293,14 +293,7 @@ pub fn routes() -> Routes {
             "/v1/sessions/{session}/episodes",
             episodes::by_session,
         )
-        .on(M::GET, "/v1/episodes/{id}/decisions", episodes::decisions)
-        .on(M::POST, "/v1/episodes/{id}/purge", episodes::purge)
         .on(M::GET, "/v1/graph/export", episodes::export)
-        .on(M::GET, "/v1/graph/path", episodes::path)
-        .on(M::GET, "/v1/graph/what-if", episodes::what_if)
-        .on(M::GET, "/v1/graph/similar", episodes::similar)
-        .on(M::GET, "/v1/graph/patterns", episodes::patterns)
-        .on(M::GET, "/v1/graph/anti-patterns", episodes::anti_patterns)
         .on(M::GET, "/v1/review", review::queue)
         .on(M::POST, "/v1/review/supersede", review::supersede)
         .on(M::POST, "/v1/review/unlink", review::unlink)

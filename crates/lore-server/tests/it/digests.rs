@@ -9,8 +9,8 @@ use lore_engine::{EngineConfig, NewDecision};
 use lore_server::auth::Role;
 use serde_json::{Value, json};
 
-use crate::common::SKILL;
 use crate::common::server::Server;
+use crate::common::{SKILL, fields};
 
 fn approved_decision(server: &Server) {
     let engine = &server.home.engine;
@@ -26,18 +26,6 @@ fn approved_decision(server: &Server) {
     engine
         .review_decisions(&[d.id], LessonStatus::Approved, "sound")
         .unwrap();
-}
-
-/// An object's field names, sorted.
-fn keys(object: &Value) -> Vec<&str> {
-    let mut keys: Vec<&str> = object
-        .as_object()
-        .unwrap_or_else(|| panic!("not an object: {object}"))
-        .keys()
-        .map(String::as_str)
-        .collect();
-    keys.sort_unstable();
-    keys
 }
 
 fn set_body(questions: Value) -> Value {
@@ -200,7 +188,7 @@ async fn digests_and_evaluations_over_rest_and_mcp() {
         .collect();
     assert_eq!(failed.len(), 1, "{mcp}");
     assert_eq!(failed[0]["expected"], "the customer pays");
-    assert_eq!(keys(view), keys(run), "one shape on both doors");
+    assert_eq!(fields(view), fields(run), "one shape on both doors");
     let (_, listed) = server
         .send(Some(&agent), Method::GET, "/v1/evals/runs", None)
         .await;
@@ -227,7 +215,7 @@ async fn digests_and_evaluations_over_rest_and_mcp() {
     assert!(head.contains(digest["id"].as_str().unwrap()), "{quoted}");
     assert!(body.lines().all(|l| l.starts_with('>')), "{quoted}");
     assert!(!markdown.lines().any(|l| l.starts_with('>')), "{markdown}");
-    assert_eq!(keys(digest), keys(&list["digests"][0]), "one shape");
+    assert_eq!(fields(digest), fields(&list["digests"][0]), "one shape");
     let mcp = server.mcp(&agent, "eval_trends", json!({})).await;
     let trend = &mcp["result"]["structuredContent"]["trends"][0];
     let scores: Vec<&Value> = trend["points"]
@@ -237,7 +225,7 @@ async fn digests_and_evaluations_over_rest_and_mcp() {
         .map(|p| &p["score"])
         .collect();
     assert_eq!(scores, [&json!(0.5), &json!(0.5)], "{mcp}");
-    assert_eq!(keys(trend), keys(&trends["trends"][0]));
+    assert_eq!(fields(trend), fields(&trends["trends"][0]));
     let mcp = server
         .mcp(
             &reviewer,
