@@ -99,7 +99,7 @@ async def isolation(session):
     found = await call(session, "archival_memory_search", {"query": "ledger totals closes"})
     check(all(e["skill"].startswith("support/") for e in found["entries"]), f"archival leaked: {found}")
     listed = await call(session, "list_episodes", {"limit": 100})
-    check(all(e["skill"].startswith("support/") for e in listed["episodes"]), f"episodes leaked: {listed}")
+    check(all(e["skill"].startswith("support/") for e in listed["items"]), f"episodes leaked: {listed}")
     similar = await call(session, "similar_decisions", {"context": "ledger export format"})
     check("ledger" not in similar["text"], f"similar_decisions leaked: {similar}")
     refused = await session.call_tool("what_if", {"episode": "fin-1", "decision": "d1", "alternative": "CSV"})
@@ -143,7 +143,7 @@ async def episodes(session):
     seq = await call(session, "decision_sequence", {"id": "mcp-ep-2"})
     check("> team lead" in seq["text"], f"decision_sequence: {seq}")
     listed = await call(session, "list_episodes", {"outcome": "failure"})
-    check([e["id"] for e in listed["episodes"]] == ["mcp-ep-2"], f"list_episodes: {listed}")
+    check([e["id"] for e in listed["items"]] == ["mcp-ep-2"], f"list_episodes: {listed}")
     path = await call(session, "causal_path", {"from": "decision:team lead", "to": "outcome:failure"})
     # "Handled" follows both choices and led to failure in one of its two episodes.
     check(path["steps"] and path["strength"] == 0.5, f"causal_path: {path}")

@@ -7,21 +7,25 @@
 //! quoted within a token budget: a model reads the text, a program the fields.
 
 use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use lore_core::SkillPath;
 use lore_core::graph::PathMode;
 use lore_core::id::EpisodeId;
+use lore_core::model::EpisodeOutcome;
 use lore_engine::{
-    Attribution, CausalPath, DecisionSequence, Engine, EpisodePurgeReport, PatternQuery, Patterns,
-    SimilarDecisions, WhatIf,
+    Attribution, CausalPath, DecisionSequence, Engine, EpisodePurgeReport, EpisodeQuery,
+    EpisodeSummary, Page, PageRequest, PatternQuery, Patterns, SimilarDecisions, WhatIf,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::schema::{Component, Described};
+use super::schema::{Component, Described, Documented};
 use super::{Each, Effect, Operation, Rest, Tool, Verb};
 use crate::auth::Role;
 
-/// The causal-graph operations.
+/// The episode listing and the causal-graph operations.
 pub(crate) fn each(each: &mut impl Each) {
+    each.one::<List>();
     each.one::<Sequence>();
     each.one::<Purge>();
     each.one::<Path>();
@@ -29,6 +33,14 @@ pub(crate) fn each(each: &mut impl Each) {
     each.one::<Similar>();
     each.one::<Worked>();
     each.one::<Failed>();
+}
+
+impl Component for Page<EpisodeSummary> {
+    const NAME: &'static str = "EpisodePage";
+}
+
+impl Component for EpisodeOutcome {
+    const NAME: &'static str = "EpisodeOutcome";
 }
 
 impl Component for DecisionSequence {
@@ -69,6 +81,57 @@ const fn get(path: &'static str) -> Option<Rest> {
         path,
         status: StatusCode::OK,
     })
+}
+
+/// Which episodes to list.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListInput {
+    /// Only this skill's, `domain/skill`.
+    #[schemars(with = "Option<Documented<SkillPath>>")]
+    skill: Option<SkillPath>,
+    /// Only episodes that ended so: `success`, `partial` or `failure`.
+    #[schemars(with = "Option<Documented<EpisodeOutcome>>")]
+    outcome: Option<EpisodeOutcome>,
+    /// Only episodes started at or after this time (RFC 3339, for example
+    /// `2026-01-01T00:00:00Z`).
+    #[schemars(with = "Option<String>")]
+    since: Option<DateTime<Utc>>,
+    /// At most this many, 1 to 500 (50 when omitted).
+    #[schemars(range(min = 1, max = 500))]
+    limit: Option<usize>,
+    /// Skip this many (the previous page's `next_offset`).
+    offset: Option<usize>,
+}
+
+/// `list_episodes`, `GET /v1/episodes`.
+pub struct List;
+
+impl Operation for List {
+    type Input = ListInput;
+    type Output = Described<Page<EpisodeSummary>>;
+    const NAME: &'static str = "list_episodes";
+    const SUMMARY: &'static str = "Recorded episodes in the caller's scope, oldest first, a \
+        page at a time, optionally only failures (or successes) since a date: to find the \
+        sessions worth replaying.";
+    const ROLE: Role = Role::Agent;
+    const EFFECT: Effect = Effect::Read;
+    const REST: Option<Rest> = get("/v1/episodes");
+    const TOOL: Option<Tool> = tool("list_episodes", "List episodes");
+    const ANSWER: &'static str = "A page of episodes.";
+
+    fn run(engine: &Engine, q: ListInput) -> lore_core::Result<Self::Output> {
+        let query = EpisodeQuery {
+            skill: q.skill,
+            outcome: q.outcome,
+            since: q.since,
+        };
+        let page = PageRequest {
+            limit: q.limit.unwrap_or(50),
+            offset: q.offset.unwrap_or(0),
+        };
+        engine.episodes_page(&query, page).map(Described)
+    }
 }
 
 /// One episode, its answer within a budget.

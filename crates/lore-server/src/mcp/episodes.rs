@@ -1,13 +1,13 @@
-//! The episode and causal-graph tools (seed 001): record a session's decisions and events,
-//! then ask what caused what, what an alternative did elsewhere, and which patterns work.
-//! Answers lead with their rendered text: it already holds the evidence within seed 001's token
-//! budgets, and a model pays for every extra field.
+//! The episode tools still written for MCP alone (seed 001): record a session's decisions and
+//! events, read one episode or a session's, export the causal graph. Listing and the graph's
+//! questions come from the catalogue. Answers lead with their rendered text: it already holds
+//! the evidence within seed 001's token budgets, and a model pays for every extra field.
 
 use super::{Parameters, ToolError};
 use lore_core::SkillPath;
 use lore_core::id::EpisodeId;
-use lore_core::model::{Episode, EpisodeOutcome};
-use lore_engine::{EpisodeQuery, PageRequest, Rendered};
+use lore_core::model::Episode;
+use lore_engine::Rendered;
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -61,28 +61,6 @@ pub struct GetEpisodeParams {
     /// The most tokens each episode's text may take; 500 when omitted.
     #[serde(default)]
     pub budget: Option<usize>,
-}
-
-/// Parameters of `list_episodes`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListEpisodesParams {
-    /// Only this skill, `domain/skill`; omit for every skill you may read.
-    #[serde(default)]
-    pub skill: Option<String>,
-    /// Only episodes that ended so: `success`, `partial` or `failure`.
-    #[serde(default)]
-    pub outcome: Option<String>,
-    /// Only episodes started at or after this time (RFC 3339, for example
-    /// `2026-01-01T00:00:00Z`).
-    #[serde(default)]
-    pub since: Option<String>,
-    /// How many, 1 to 100; 20 when omitted.
-    #[serde(default)]
-    pub limit: Option<usize>,
-    /// Skip this many (use `next_offset` from the previous call to read the next page).
-    #[serde(default)]
-    pub offset: Option<usize>,
 }
 
 /// Parameters of `export_causal_graph`.
@@ -145,39 +123,6 @@ impl From<Rendered> for Answer {
             truncated: r.truncated,
         }
     }
-}
-
-/// One episode in a listing.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct EpisodeLine {
-    /// Its ID.
-    pub id: String,
-    /// Its skill.
-    pub skill: String,
-    /// How it ended.
-    pub outcome: String,
-    /// When it started (RFC 3339).
-    pub at: String,
-    /// What it set out to do.
-    pub task: String,
-}
-
-/// A page of episodes.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct EpisodeList {
-    /// The episodes, oldest first.
-    pub episodes: Vec<EpisodeLine>,
-    /// The offset of the next page; absent on the last one.
-    pub next_offset: Option<usize>,
-}
-
-fn since(raw: Option<&str>) -> lore_core::Result<Option<chrono::DateTime<chrono::Utc>>> {
-    raw.map(|s| {
-        chrono::DateTime::parse_from_rfc3339(s)
-            .map(|t| t.with_timezone(&chrono::Utc))
-            .map_err(|e| lore_core::Error::invalid("since", format!("{s:?}: {e}")))
-    })
-    .transpose()
 }
 
 #[tool_router(router = episode_tool_router, vis = "pub(crate)")]
@@ -265,53 +210,6 @@ impl LoreMcp {
                 .join("\n\n"),
             tokens: answers.iter().map(|a| a.tokens).sum(),
             truncated: answers.iter().any(|a| a.truncated),
-        }))
-    }
-
-    /// Recorded episodes you may read, oldest first, optionally only failures (or successes)
-    /// since a date: to find the sessions worth replaying.
-    #[tool(annotations(
-        title = "List episodes",
-        read_only_hint = true,
-        open_world_hint = false
-    ))]
-    async fn list_episodes(
-        &self,
-        ctx: RequestContext<RoleServer>,
-        Parameters(p): Parameters<ListEpisodesParams>,
-    ) -> Result<Json<EpisodeList>, ToolError> {
-        let page = self
-            .call(&ctx, move |e| {
-                let query = EpisodeQuery {
-                    skill: p.skill.as_deref().map(SkillPath::parse).transpose()?,
-                    outcome: p
-                        .outcome
-                        .as_deref()
-                        .map(EpisodeOutcome::parse)
-                        .transpose()?,
-                    since: since(p.since.as_deref())?,
-                };
-                let limit = p.limit.unwrap_or(20);
-                if limit > 100 {
-                    return Err(lore_core::Error::invalid("limit", "at most 100"));
-                }
-                let offset = p.offset.unwrap_or(0);
-                e.episodes_page(&query, PageRequest { limit, offset })
-            })
-            .await?;
-        Ok(Json(EpisodeList {
-            episodes: page
-                .items
-                .iter()
-                .map(|s| EpisodeLine {
-                    id: s.id.to_string(),
-                    skill: s.skill.to_string(),
-                    outcome: s.outcome.as_str().to_owned(),
-                    at: s.timestamp.to_rfc3339(),
-                    task: s.task.clone(),
-                })
-                .collect(),
-            next_offset: page.next_offset,
         }))
     }
 

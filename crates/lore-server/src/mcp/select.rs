@@ -52,12 +52,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ("org", &[]),
     (
         "episodes",
-        &[
-            "record_episode",
-            "get_episode",
-            "list_episodes",
-            "export_causal_graph",
-        ],
+        &["record_episode", "get_episode", "export_causal_graph"],
     ),
     ("knowledge", &[]),
     (

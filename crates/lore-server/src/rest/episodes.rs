@@ -4,15 +4,14 @@
 use super::Path;
 use axum::Json;
 use axum::http::StatusCode;
-use chrono::{DateTime, Utc};
 use lore_core::SkillPath;
 use lore_core::id::EpisodeId;
-use lore_core::model::{Episode, EpisodeOutcome};
-use lore_engine::{EpisodeQuery, EpisodeReceipt, EpisodeSummary, EpisodeView, Page};
+use lore_core::model::Episode;
+use lore_engine::{EpisodeReceipt, EpisodeView};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Body, Caller, Params, page};
+use super::{Body, Caller, Params};
 use crate::error::ApiError;
 
 #[derive(Debug, Deserialize)]
@@ -61,33 +60,6 @@ async fn record(
         StatusCode::CREATED
     };
     Ok((status, Json(receipt)))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ListQuery {
-    skill: Option<SkillPath>,
-    outcome: Option<EpisodeOutcome>,
-    since: Option<DateTime<Utc>>,
-    limit: Option<usize>,
-    offset: Option<usize>,
-}
-
-pub async fn list(
-    caller: Caller,
-    Params(q): Params<ListQuery>,
-) -> Result<Json<Page<EpisodeSummary>>, ApiError> {
-    let request = page(q.limit, q.offset);
-    let query = EpisodeQuery {
-        skill: q.skill,
-        outcome: q.outcome,
-        since: q.since,
-    };
-    Ok(Json(
-        caller
-            .run(move |e| e.episodes_page(&query, request))
-            .await?,
-    ))
 }
 
 #[derive(Debug, Deserialize)]

@@ -286,7 +286,6 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/memory/recall", agent_memory::write_log)
         .on(M::POST, "/v1/episodes", episodes::add)
         .on(M::POST, "/v1/episodes/extract", episodes::extract)
-        .on(M::GET, "/v1/episodes", episodes::list)
         .on(M::GET, "/v1/episodes/{id}", episodes::get)
         .on(
             M::GET,

@@ -471,7 +471,7 @@ async fn ending_an_mcp_session_answers_204_and_closes_it() {
 }
 
 #[tokio::test]
-async fn the_causal_graph_answers_the_same_fields_and_refusals_on_rest_and_mcp() {
+async fn episodes_and_the_causal_graph_answer_the_same_fields_and_refusals_on_rest_and_mcp() {
     let server = Server::with_tokens(EngineConfig::default());
     let (agent, _) = server.token(Role::Agent);
     for (id, chosen, outcome) in [("ep-1", "Pager", "success"), ("ep-2", "Email", "failure")] {
@@ -518,6 +518,11 @@ async fn the_causal_graph_answers_the_same_fields_and_refusals_on_rest_and_mcp()
             "decision_sequence",
             json!({"id": "ep-2"}),
         ),
+        (
+            "/v1/episodes?outcome=failure&limit=1",
+            "list_episodes",
+            json!({"outcome": "failure", "limit": 1}),
+        ),
     ];
     for (uri, tool, arguments) in asked {
         let (status, rest) = server.send(Some(&agent), Method::GET, uri, None).await;
@@ -526,6 +531,10 @@ async fn the_causal_graph_answers_the_same_fields_and_refusals_on_rest_and_mcp()
         let answer = &mcp["result"]["structuredContent"];
         assert_eq!(fields(answer), fields(&rest), "{tool}: {mcp}");
         assert_eq!(answer["text"], rest["text"], "{tool}");
+        if tool == "list_episodes" {
+            assert_eq!(answer["items"], rest["items"], "{mcp}");
+            assert_eq!(crate::common::ids(&rest["items"]), ["ep-2"]);
+        }
     }
     let (_, what_if) = server
         .send(
