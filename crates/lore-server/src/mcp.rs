@@ -15,7 +15,6 @@
 //! name for either.
 
 mod compact;
-mod digests;
 mod episodes;
 mod learn;
 mod memory;
@@ -721,7 +720,6 @@ impl LoreMcp {
             + Self::memory_tool_router()
             + Self::episode_tool_router()
             + Self::learn_tool_router()
-            + Self::digest_tool_router()
     }
 }
 

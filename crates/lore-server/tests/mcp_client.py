@@ -99,7 +99,7 @@ async def isolation(session):
     found = await call(session, "archival_memory_search", {"query": "ledger totals closes"})
     check(all(e["skill"].startswith("support/") for e in found["entries"]), f"archival leaked: {found}")
     listed = await call(session, "list_episodes", {"limit": 100})
-    check(all(e["skill"].startswith("support/") for e in listed["episodes"]), f"episodes leaked: {listed}")
+    check(all(e["skill"].startswith("support/") for e in listed["items"]), f"episodes leaked: {listed}")
     similar = await call(session, "similar_decisions", {"context": "ledger export format"})
     check("ledger" not in similar["text"], f"similar_decisions leaked: {similar}")
     refused = await session.call_tool("what_if", {"episode": "fin-1", "decision": "d1", "alternative": "CSV"})
@@ -143,10 +143,10 @@ async def episodes(session):
     seq = await call(session, "decision_sequence", {"id": "mcp-ep-2"})
     check("> team lead" in seq["text"], f"decision_sequence: {seq}")
     listed = await call(session, "list_episodes", {"outcome": "failure"})
-    check([e["id"] for e in listed["episodes"]] == ["mcp-ep-2"], f"list_episodes: {listed}")
+    check([e["id"] for e in listed["items"]] == ["mcp-ep-2"], f"list_episodes: {listed}")
     path = await call(session, "causal_path", {"from": "decision:team lead", "to": "outcome:failure"})
     # "Handled" follows both choices and led to failure in one of its two episodes.
-    check(path["found"] and path["strength"] == 0.5, f"causal_path: {path}")
+    check(path["steps"] and path["strength"] == 0.5, f"causal_path: {path}")
     exported = await call(session, "export_causal_graph", {})
     graph = json.loads(exported["graph"])
     check(exported["format"] == "json" and not exported["truncated"], f"export_causal_graph: {exported}")
@@ -155,7 +155,7 @@ async def episodes(session):
     dot = await call(session, "export_causal_graph", {"format": "dot"})
     check(dot["graph"].startswith("digraph causal {"), f"export_causal_graph dot: {dot}")
     what_if = await call(session, "what_if", {"episode": "mcp-ep-2", "decision": "d1", "alternative": "on-call"})
-    check(what_if["evidence"] and what_if["alternative_success_rate"] == 1.0, f"what_if: {what_if}")
+    check(what_if["evidence"] and what_if["alternative_stats"]["success_rate"] == 1.0, f"what_if: {what_if}")
     similar = await call(session, "similar_decisions", {"context": "who to page for an outage"})
     check("mcp-ep-1" in similar["text"], f"similar_decisions: {similar}")
     good = await call(session, "find_patterns", {"min_occurrences": 1})
@@ -256,9 +256,11 @@ async def layers(session, reviewer):
 async def digests_and_evals(session, decision_id):
     """A digest of the approved decision, then a question set graded against the memory."""
     built = await call(session, "build_digests", {"skill": SKILL})
-    check(len(built["digests"]) == 1 and decision_id in built["digests"][0]["markdown"], f"build_digests: {built}")
+    check(len(built["built"]) == 1 and decision_id in built["built"][0]["markdown"], f"build_digests: {built}")
+    # A model reads a digest quoted under its provenance line.
+    check(all(l.startswith(">") for l in built["built"][0]["markdown"].splitlines()[1:]), f"build_digests: {built}")
     again = await call(session, "build_digests", {"skill": SKILL})
-    check(again["digests"] == [] and again["unchanged"] == [SKILL], f"build_digests again: {again}")
+    check(again["built"] == [] and again["unchanged"] == [SKILL], f"build_digests again: {again}")
     read = await call(session, "read_digest", {"skill": SKILL})
     check("Refund in full" in read["digests"][0]["markdown"], f"read_digest: {read}")
     context = await call(session, "layered_context", {"query": "refund for a late order", "skill": SKILL})
@@ -271,9 +273,9 @@ async def digests_and_evals(session, decision_id):
     check("grader" in text, f"the refusal does not name the field: {text}")
     await call(session, "define_eval_set", {"skill": SKILL, "name": "late", "questions": [question]})
     ran = await call(session, "run_evals", {"skill": SKILL})
-    check(ran["evals"][0]["passed"] == 1 and ran["evals"][0]["failed"] == [], f"run_evals: {ran}")
+    check(ran["runs"][0]["passed"] == 1 and all(g["passed"] for g in ran["runs"][0]["grades"]), f"run_evals: {ran}")
     trends = await call(session, "eval_trends", {"skill": SKILL})
-    check(trends["trends"][0]["scores"] == [1.0], f"eval_trends: {trends}")
+    check([p["score"] for p in trends["trends"][0]["points"]] == [1.0], f"eval_trends: {trends}")
 
 
 async def embedder(session, reviewer):

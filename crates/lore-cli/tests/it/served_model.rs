@@ -151,7 +151,7 @@ fn lore_mcp_with_a_model_writes_digests_and_judges() {
     );
     assert!(found["defined"].get("error").is_none(), "{found}");
     assert_eq!(
-        found["run"]["evals"][0]["passed"], 1,
+        found["run"]["runs"][0]["passed"], 1,
         "the judge passed it: {found}"
     );
     assert_eq!(asked(&fake, "digest writer"), 1);

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::schema::{Component, Documented};
-use super::{Each, Effect, LayerQuery, Operation, Rest, Tool, Verb};
+use super::{Each, Effect, LayerQuery, Operation, Rest, SkillPage, Tool, Verb};
 use crate::auth::Role;
 
 /// The knowledge operations.
@@ -150,21 +150,6 @@ impl Operation for Recall {
     }
 }
 
-/// Which documents to list.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListInput {
-    /// Only this skill's documents, `domain/skill`.
-    #[schemars(with = "Option<Documented<SkillPath>>")]
-    skill: Option<SkillPath>,
-    /// At most this many, 1 to 500; all of them up to 500 when omitted, with `next_offset`
-    /// when more follow.
-    #[schemars(range(min = 1, max = 500))]
-    limit: Option<usize>,
-    /// Skip this many (the previous page's `next_offset`).
-    offset: Option<usize>,
-}
-
 /// The ingested documents, a page of them.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Documents {
@@ -180,7 +165,7 @@ pub struct Documents {
 pub struct List;
 
 impl Operation for List {
-    type Input = ListInput;
+    type Input = SkillPage;
     type Output = Documents;
     const NAME: &'static str = "list_knowledge";
     const SUMMARY: &'static str = "The documents ingested as knowledge in the caller's scope: \
@@ -199,7 +184,7 @@ impl Operation for List {
     });
     const ANSWER: &'static str = "The documents, by skill and source.";
 
-    fn run(engine: &Engine, q: ListInput) -> lore_core::Result<Documents> {
+    fn run(engine: &Engine, q: SkillPage) -> lore_core::Result<Documents> {
         let all = engine.knowledge_documents(q.skill.as_ref())?;
         let (documents, next_offset) = super::window(all, q.limit, q.offset)?;
         Ok(Documents {

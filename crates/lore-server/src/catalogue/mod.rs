@@ -24,7 +24,9 @@
 //! for both and writes the small part of OpenAPI it needs itself.
 
 mod decisions;
+mod digests;
 mod embedder;
+mod episodes;
 mod knowledge;
 mod org;
 pub mod schema;
@@ -84,6 +86,21 @@ pub struct LayerQuery {
 #[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PageInput {
+    /// At most this many, 1 to 500; all of them up to 500 when omitted, with `next_offset`
+    /// when more follow.
+    #[schemars(range(min = 1, max = 500))]
+    limit: Option<usize>,
+    /// Skip this many (the previous page's `next_offset`).
+    offset: Option<usize>,
+}
+
+/// A page of a listing that may be narrowed to one skill.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkillPage {
+    /// Only this skill's, `domain/skill`.
+    #[schemars(with = "Option<schema::Documented<lore_core::SkillPath>>")]
+    skill: Option<lore_core::SkillPath>,
     /// At most this many, 1 to 500; all of them up to 500 when omitted, with `next_offset`
     /// when more follow.
     #[schemars(range(min = 1, max = 500))]
@@ -162,6 +179,13 @@ pub trait Operation: Send + Sync + 'static {
     /// # Errors
     /// The Engine's.
     fn run(engine: &Engine, input: Self::Input) -> lore_core::Result<Self::Output>;
+
+    /// The output as a model reads it (the MCP door answers this): the same fields, with
+    /// stored text a model could take for instructions quoted as data. A program, or a person
+    /// reading the API, gets [`Operation::run`]'s output as it is.
+    fn for_model(output: Self::Output) -> Self::Output {
+        output
+    }
 }
 
 /// Which door a call came through; only who is calling differs between them.
@@ -301,7 +325,7 @@ pub struct Entry {
     pub input_schema: fn() -> Value,
     /// The output's JSON schema (what serialising writes), every subschema inlined.
     pub output_schema: fn() -> Value,
-    /// Runs the operation on JSON arguments (MCP's), answering JSON.
+    /// Runs the operation on JSON arguments (MCP's), answering JSON rendered for a model.
     pub call: fn(Principal, Value) -> BoxFuture<'static, Result<Value, Failure>>,
 }
 
@@ -353,7 +377,7 @@ fn call_json<O: Operation>(
     Box::pin(async move {
         let input: O::Input =
             input::from_value(arguments, Place::Arguments).map_err(Failure::Input)?;
-        let output = principal.invoke::<O>(input).await?;
+        let output = O::for_model(principal.invoke::<O>(input).await?);
         serde_json::to_value(output).map_err(|e| Failure::Engine(lore_core::Error::store(e)))
     })
 }
@@ -391,6 +415,8 @@ pub(crate) trait Each {
 pub(crate) fn for_each(each: &mut impl Each) {
     decisions::each(each);
     knowledge::each(each);
+    digests::each(each);
+    episodes::each(each);
     embedder::each(each);
     org::each(each);
 }

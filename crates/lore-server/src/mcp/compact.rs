@@ -15,6 +15,8 @@ use serde_json::Value;
 /// `tool` with its schemas trimmed.
 pub fn tool(mut tool: Tool) -> Tool {
     let mut input = (*tool.input_schema).clone();
+    // The input type's own sentence ("Parameters of …") repeats the tool's description.
+    input.remove("description");
     trim(&mut input, false, 0);
     tool.input_schema = Arc::new(input);
     if let Some(output) = tool.output_schema.take() {
@@ -128,6 +130,7 @@ mod tests {
         let input = schema(serde_json::json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
+            "description": "Parameters of t.",
             "properties": {
                 "limit": {"type": "integer", "format": "uint", "description": "How many."},
                 "skill": {"type": "string", "pattern": "^a/b$", "examples": ["a/b"]}

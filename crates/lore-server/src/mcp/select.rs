@@ -52,29 +52,9 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ("org", &[]),
     (
         "episodes",
-        &[
-            "record_episode",
-            "get_episode",
-            "decision_sequence",
-            "list_episodes",
-            "causal_path",
-            "export_causal_graph",
-            "what_if",
-            "similar_decisions",
-            "find_patterns",
-            "find_anti_patterns",
-        ],
+        &["record_episode", "get_episode", "export_causal_graph"],
     ),
-    (
-        "knowledge",
-        &[
-            "read_digest",
-            "build_digests",
-            "define_eval_set",
-            "run_evals",
-            "eval_trends",
-        ],
-    ),
+    ("knowledge", &[]),
     (
         "memory",
         &[
@@ -98,14 +78,7 @@ const ALIASES: &[(&str, &[&str])] = &[
 
 /// The tools outside the catalogue that a reviewer's or admin's credential needs; every other
 /// such tool is an agent's. A catalogue tool's role is its operation's.
-const REVIEWER: &[&str] = &[
-    "review_queue",
-    "review_lessons",
-    "unlink_lessons",
-    "build_digests",
-    "define_eval_set",
-    "run_evals",
-];
+const REVIEWER: &[&str] = &["review_queue", "review_lessons", "unlink_lessons"];
 
 /// The role `tool` needs.
 pub fn role_needed(tool: &str) -> Role {

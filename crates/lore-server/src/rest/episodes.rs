@@ -1,22 +1,17 @@
-//! `/v1/episodes` and `/v1/graph/…`: episodes (seed 001) and the causal graph they build.
+//! `/v1/episodes` and `/v1/graph/export`: recording, reading and listing episodes and exporting
+//! the causal graph they build (the graph's questions are in the catalogue).
 
 use super::Path;
 use axum::Json;
 use axum::http::StatusCode;
-use chrono::{DateTime, Utc};
 use lore_core::SkillPath;
-use lore_core::graph::PathMode;
 use lore_core::id::EpisodeId;
-use lore_core::model::{Episode, EpisodeOutcome};
-use lore_engine::{
-    Attribution, CausalPath, DecisionSequence, EpisodePurgeReport, EpisodeQuery, EpisodeReceipt,
-    EpisodeSummary, EpisodeView, Page, PatternQuery, Patterns, SimilarDecisions, WhatIf,
-};
+use lore_core::model::Episode;
+use lore_engine::{EpisodeReceipt, EpisodeView};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Body, Caller, Params, PurgeBody, page};
-use crate::auth::Role;
+use super::{Body, Caller, Params};
 use crate::error::ApiError;
 
 #[derive(Debug, Deserialize)]
@@ -69,33 +64,6 @@ async fn record(
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ListQuery {
-    skill: Option<SkillPath>,
-    outcome: Option<EpisodeOutcome>,
-    since: Option<DateTime<Utc>>,
-    limit: Option<usize>,
-    offset: Option<usize>,
-}
-
-pub async fn list(
-    caller: Caller,
-    Params(q): Params<ListQuery>,
-) -> Result<Json<Page<EpisodeSummary>>, ApiError> {
-    let request = page(q.limit, q.offset);
-    let query = EpisodeQuery {
-        skill: q.skill,
-        outcome: q.outcome,
-        since: q.since,
-    };
-    Ok(Json(
-        caller
-            .run(move |e| e.episodes_page(&query, request))
-            .await?,
-    ))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct BudgetQuery {
     budget: Option<usize>,
 }
@@ -128,155 +96,6 @@ pub async fn by_session(
         .run(move |e| e.session_episodes(&name, q.budget))
         .await?;
     Ok(Json(SessionEpisodes { session, items }))
-}
-
-pub async fn purge(
-    caller: Caller,
-    Path(id): Path<String>,
-    Body(b): Body<PurgeBody>,
-) -> Result<Json<EpisodePurgeReport>, ApiError> {
-    caller.require(Role::Reviewer)?;
-    let id = EpisodeId::parse(&id)?;
-    let why = Attribution::new(None, b.reason);
-    Ok(Json(caller.run(move |e| e.purge_episode(&id, &why)).await?))
-}
-
-pub async fn decisions(
-    caller: Caller,
-    Path(id): Path<String>,
-    Params(q): Params<BudgetQuery>,
-) -> Result<Json<DecisionSequence>, ApiError> {
-    let id = EpisodeId::parse(&id)?;
-    Ok(Json(
-        caller
-            .run(move |e| e.decision_sequence(&id, q.budget))
-            .await?,
-    ))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PathQuery {
-    from: String,
-    to: String,
-    #[serde(default)]
-    mode: PathMode,
-    budget: Option<usize>,
-}
-
-pub async fn path(
-    caller: Caller,
-    Params(q): Params<PathQuery>,
-) -> Result<Json<CausalPath>, ApiError> {
-    Ok(Json(
-        caller
-            .run(move |e| e.causal_path(&q.from, &q.to, q.mode, q.budget))
-            .await?,
-    ))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WhatIfQuery {
-    episode: String,
-    decision: String,
-    alternative: String,
-    min_overlap: Option<f64>,
-    budget: Option<usize>,
-}
-
-pub async fn what_if(
-    caller: Caller,
-    Params(q): Params<WhatIfQuery>,
-) -> Result<Json<WhatIf>, ApiError> {
-    let episode = EpisodeId::parse(&q.episode)?;
-    Ok(Json(
-        caller
-            .run(move |e| {
-                e.what_if(
-                    &episode,
-                    &q.decision,
-                    &q.alternative,
-                    q.min_overlap,
-                    q.budget,
-                )
-            })
-            .await?,
-    ))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SimilarQuery {
-    context: String,
-    #[serde(default = "five")]
-    limit: usize,
-    budget: Option<usize>,
-}
-
-fn five() -> usize {
-    5
-}
-
-pub async fn similar(
-    caller: Caller,
-    Params(q): Params<SimilarQuery>,
-) -> Result<Json<SimilarDecisions>, ApiError> {
-    Ok(Json(
-        caller
-            .run(move |e| e.similar_decisions(&q.context, q.limit, q.budget))
-            .await?,
-    ))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PatternsQuery {
-    min_success_rate: Option<f64>,
-    min_occurrences: Option<u64>,
-    limit: Option<usize>,
-    budget: Option<usize>,
-}
-
-pub async fn patterns(
-    caller: Caller,
-    Params(q): Params<PatternsQuery>,
-) -> Result<Json<Patterns>, ApiError> {
-    let base = PatternQuery::patterns();
-    let query = PatternQuery {
-        min_success_rate: q.min_success_rate.or(base.min_success_rate),
-        min_occurrences: q.min_occurrences.unwrap_or(base.min_occurrences),
-        limit: q.limit.unwrap_or(base.limit),
-        ..base
-    };
-    Ok(Json(
-        caller.run(move |e| e.patterns(query, q.budget)).await?,
-    ))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AntiPatternsQuery {
-    max_success_rate: Option<f64>,
-    min_occurrences: Option<u64>,
-    limit: Option<usize>,
-    budget: Option<usize>,
-}
-
-pub async fn anti_patterns(
-    caller: Caller,
-    Params(q): Params<AntiPatternsQuery>,
-) -> Result<Json<Patterns>, ApiError> {
-    let base = PatternQuery::anti_patterns();
-    let query = PatternQuery {
-        max_success_rate: q.max_success_rate.or(base.max_success_rate),
-        min_occurrences: q.min_occurrences.unwrap_or(base.min_occurrences),
-        limit: q.limit.unwrap_or(base.limit),
-        ..base
-    };
-    Ok(Json(
-        caller.run(move |e| e.patterns(query, q.budget)).await?,
-    ))
 }
 
 #[derive(Debug, Deserialize)]

@@ -12,7 +12,6 @@
 //!   knows the router's real surface without a second, hand-kept list.
 
 mod agent_memory;
-mod digests;
 mod episodes;
 mod events;
 mod executions;
@@ -278,14 +277,6 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
         .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
         .on(M::POST, "/v1/recall", recall::recall)
-        .on(M::POST, "/v1/digests/build", digests::build)
-        .on(M::GET, "/v1/digests", digests::list)
-        .on(M::GET, "/v1/digests/history", digests::history)
-        .on(M::POST, "/v1/evals/sets", digests::define)
-        .on(M::GET, "/v1/evals/sets", digests::sets)
-        .on(M::POST, "/v1/evals/runs", digests::run)
-        .on(M::GET, "/v1/evals/runs", digests::runs)
-        .on(M::GET, "/v1/evals/trends", digests::trends)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/v1/memory/core", agent_memory::core)
         .on(M::PUT, "/v1/memory/core", agent_memory::write_core)
@@ -295,21 +286,13 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/memory/recall", agent_memory::write_log)
         .on(M::POST, "/v1/episodes", episodes::add)
         .on(M::POST, "/v1/episodes/extract", episodes::extract)
-        .on(M::GET, "/v1/episodes", episodes::list)
         .on(M::GET, "/v1/episodes/{id}", episodes::get)
         .on(
             M::GET,
             "/v1/sessions/{session}/episodes",
             episodes::by_session,
         )
-        .on(M::GET, "/v1/episodes/{id}/decisions", episodes::decisions)
-        .on(M::POST, "/v1/episodes/{id}/purge", episodes::purge)
         .on(M::GET, "/v1/graph/export", episodes::export)
-        .on(M::GET, "/v1/graph/path", episodes::path)
-        .on(M::GET, "/v1/graph/what-if", episodes::what_if)
-        .on(M::GET, "/v1/graph/similar", episodes::similar)
-        .on(M::GET, "/v1/graph/patterns", episodes::patterns)
-        .on(M::GET, "/v1/graph/anti-patterns", episodes::anti_patterns)
         .on(M::GET, "/v1/review", review::queue)
         .on(M::POST, "/v1/review/supersede", review::supersede)
         .on(M::POST, "/v1/review/unlink", review::unlink)
@@ -322,15 +305,6 @@ pub fn routes() -> Routes {
 #[serde(deny_unknown_fields)]
 pub struct PurgeBody {
     reason: String,
-}
-
-/// [`crate::catalogue::window`], for the listings not in the catalogue yet.
-fn window<T>(
-    items: Vec<T>,
-    limit: Option<usize>,
-    offset: Option<usize>,
-) -> Result<(Vec<T>, Option<usize>), ApiError> {
-    Ok(crate::catalogue::window(items, limit, offset)?)
 }
 
 /// Mounts `O`'s REST door: its input from the query string of a `GET`, else from the body,

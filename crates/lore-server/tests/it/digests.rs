@@ -9,8 +9,8 @@ use lore_engine::{EngineConfig, NewDecision};
 use lore_server::auth::Role;
 use serde_json::{Value, json};
 
-use crate::common::SKILL;
 use crate::common::server::Server;
+use crate::common::{SKILL, fields};
 
 fn approved_decision(server: &Server) {
     let engine = &server.home.engine;
@@ -173,17 +173,22 @@ async fn digests_and_evaluations_over_rest_and_mcp() {
         assert!(status.is_client_error(), "{uri}: {status} {answer}");
     }
 
+    // MCP answers what REST answers, field for field.
     let mcp = server
         .mcp(&reviewer, "run_evals", json!({"skill": SKILL}))
         .await;
-    let view = &mcp["result"]["structuredContent"]["evals"][0];
+    let view = &mcp["result"]["structuredContent"]["runs"][0];
     assert_eq!(view["passed"], 1, "{mcp}");
-    assert!(
-        view["failed"][0]
-            .as_str()
-            .unwrap()
-            .contains("the customer pays")
-    );
+    assert_eq!(view["run_by"], reviewer_id.as_str(), "{mcp}");
+    let failed: Vec<&Value> = view["grades"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["passed"] == false)
+        .collect();
+    assert_eq!(failed.len(), 1, "{mcp}");
+    assert_eq!(failed[0]["expected"], "the customer pays");
+    assert_eq!(fields(view), fields(run), "one shape on both doors");
     let (_, listed) = server
         .send(Some(&agent), Method::GET, "/v1/evals/runs", None)
         .await;
@@ -198,21 +203,45 @@ async fn digests_and_evaluations_over_rest_and_mcp() {
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
 
+    // A model reads the digest quoted under its provenance line; a program gets it as
+    // stored, in the same field of the same shape.
     let mcp = server
         .mcp(&agent, "read_digest", json!({"skill": SKILL}))
         .await;
     let digest = &mcp["result"]["structuredContent"]["digests"][0];
-    assert!(
-        digest["markdown"]
-            .as_str()
-            .unwrap()
-            .contains("Restart the export worker"),
+    let quoted = digest["markdown"].as_str().unwrap();
+    assert!(quoted.contains("Restart the export worker"), "{mcp}");
+    let (head, body) = quoted.split_once('\n').unwrap();
+    assert!(head.contains(digest["id"].as_str().unwrap()), "{quoted}");
+    assert!(body.lines().all(|l| l.starts_with('>')), "{quoted}");
+    assert!(!markdown.lines().any(|l| l.starts_with('>')), "{markdown}");
+    assert_eq!(fields(digest), fields(&list["digests"][0]), "one shape");
+    let mcp = server.mcp(&agent, "eval_trends", json!({})).await;
+    let trend = &mcp["result"]["structuredContent"]["trends"][0];
+    let scores: Vec<&Value> = trend["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["score"])
+        .collect();
+    assert_eq!(scores, [&json!(0.5), &json!(0.5)], "{mcp}");
+    assert_eq!(fields(trend), fields(&trends["trends"][0]));
+    let mcp = server
+        .mcp(
+            &reviewer,
+            "define_eval_set",
+            set_body(json!([{"question": "q", "expected": "a"}])),
+        )
+        .await;
+    assert_eq!(
+        mcp["result"]["structuredContent"]["defined_by"],
+        reviewer_id.as_str(),
         "{mcp}"
     );
-    let mcp = server.mcp(&agent, "eval_trends", json!({})).await;
+    let mcp = server.mcp(&agent, "read_digest", json!({"limit": 0})).await;
     assert_eq!(
-        mcp["result"]["structuredContent"]["trends"][0]["scores"],
-        json!([0.5, 0.5])
+        mcp["result"]["isError"], true,
+        "a page of none is refused: {mcp}"
     );
     let mcp = server.mcp(&agent, "build_digests", json!({})).await;
     assert_eq!(mcp["result"]["isError"], true, "agents do not build: {mcp}");

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::common::server::Server;
-use crate::common::{Home, SKILL};
+use crate::common::{Home, SKILL, fields};
 
 #[tokio::test]
 async fn mcp_tools_refuse_unknown_arguments_and_name_them() {
@@ -467,5 +467,139 @@ async fn ending_an_mcp_session_answers_204_and_closes_it() {
         after.status(),
         StatusCode::NOT_FOUND,
         "the session was not closed"
+    );
+}
+
+#[tokio::test]
+async fn episodes_and_the_causal_graph_answer_the_same_fields_and_refusals_on_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    for (id, chosen, outcome) in [("ep-1", "Pager", "success"), ("ep-2", "Email", "failure")] {
+        let episode = json!({
+            "id": id, "skill": SKILL, "timestamp": "2026-01-01T17:00:00Z", "outcome": outcome,
+            "task": "Route the outage alert",
+            "decisions": [{"id": "d1", "type": "design", "context": "Choosing how to alert on call",
+                           "options": ["Pager", "Email"], "chosen": chosen, "effects": ["e1"]}],
+            "events": [{"id": "e1", "type": "tool_call", "content": "Sent the alert"}]
+        });
+        let (status, body) = server
+            .send(Some(&agent), Method::POST, "/v1/episodes", Some(episode))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let asked = [
+        (
+            "/v1/graph/path?from=decision:email&to=outcome:failure&mode=strongest",
+            "causal_path",
+            json!({"from": "decision:email", "to": "outcome:failure", "mode": "strongest"}),
+        ),
+        (
+            "/v1/graph/what-if?episode=ep-2&decision=d1&alternative=Pager",
+            "what_if",
+            json!({"episode": "ep-2", "decision": "d1", "alternative": "Pager"}),
+        ),
+        (
+            "/v1/graph/similar?context=alert",
+            "similar_decisions",
+            json!({"context": "alert"}),
+        ),
+        (
+            "/v1/graph/patterns?min_occurrences=1&min_success_rate=0.5",
+            "find_patterns",
+            json!({"min_occurrences": 1, "min_success_rate": 0.5}),
+        ),
+        (
+            "/v1/graph/anti-patterns?min_occurrences=1",
+            "find_anti_patterns",
+            json!({"min_occurrences": 1}),
+        ),
+        (
+            "/v1/episodes/ep-2/decisions",
+            "decision_sequence",
+            json!({"id": "ep-2"}),
+        ),
+        (
+            "/v1/episodes?outcome=failure&limit=1",
+            "list_episodes",
+            json!({"outcome": "failure", "limit": 1}),
+        ),
+    ];
+    for (uri, tool, arguments) in asked {
+        let (status, rest) = server.send(Some(&agent), Method::GET, uri, None).await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {rest}");
+        let mcp = server.mcp(&agent, tool, arguments).await;
+        let answer = &mcp["result"]["structuredContent"];
+        assert_eq!(fields(answer), fields(&rest), "{tool}: {mcp}");
+        assert_eq!(answer["text"], rest["text"], "{tool}");
+        if tool == "list_episodes" {
+            assert_eq!(answer["items"], rest["items"], "{mcp}");
+            assert_eq!(crate::common::ids(&rest["items"]), ["ep-2"]);
+        }
+    }
+    let (_, what_if) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/graph/what-if?episode=ep-2&decision=d1&alternative=Pager",
+            None,
+        )
+        .await;
+    assert_eq!(
+        what_if["alternative_stats"]["success_rate"], 1.0,
+        "{what_if}"
+    );
+
+    // A bad value is refused on both doors, naming the field.
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/graph/path?from=a&to=b&mode=widest",
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{rest}");
+    assert!(
+        rest["error"]["message"].as_str().unwrap().contains("mode"),
+        "{rest}"
+    );
+    let mcp = server
+        .mcp(
+            &agent,
+            "causal_path",
+            json!({"from": "a", "to": "b", "mode": "widest"}),
+        )
+        .await;
+    assert_eq!(mcp["result"]["isError"], true, "{mcp}");
+    assert_eq!(
+        mcp["result"]["structuredContent"]["error"]["code"], "invalid",
+        "{mcp}"
+    );
+    // Only a reviewer purges, and the reason is required on the one door that purges.
+    let (status, _) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/episodes/ep-1/purge",
+            Some(json!({"reason": "test"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (reviewer, _) = server.token(Role::Reviewer);
+    let (status, refused) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/episodes/ep-1/purge",
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("reason"),
+        "{refused}"
     );
 }

@@ -146,3 +146,15 @@ pub fn ids(items: &serde_json::Value) -> Vec<String> {
         .map(|i| i["id"].as_str().unwrap().to_owned())
         .collect()
 }
+
+/// An object's field names, sorted: what two doors' answers are compared by.
+pub fn fields(object: &serde_json::Value) -> Vec<String> {
+    let mut names: Vec<String> = object
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {object}"))
+        .keys()
+        .cloned()
+        .collect();
+    names.sort_unstable();
+    names
+}
