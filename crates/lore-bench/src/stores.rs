@@ -1,5 +1,5 @@
 //! `lore bench stores`: SQLite beside PostgreSQL through the same Engine. Recording throughput
-//! with one writer and with four, writing approved lessons in batches, and recall latency over
+//! with one writer and with several at once (`--writers`), writing approved lessons in batches, and recall latency over
 //! them (the first recall builds the index from the store and is reported apart), and a new
 //! Engine's first answers over them, with and without the saved index, waiting for it or
 //! answering while it builds as a server does.
@@ -53,8 +53,8 @@ const WORDS: &[&str] = &[
     "timezone",
 ];
 
-/// Executions recorded for each throughput figure.
-const RECORDS: usize = 1000;
+/// Executions recorded for each throughput figure, shared among its writers.
+const RECORDS: usize = 2000;
 /// Recalls timed after the first.
 const RECALLS: usize = 200;
 /// Lessons per write.
@@ -65,14 +65,8 @@ const BATCH: usize = 1000;
 pub struct StoreFigures {
     /// `sqlite` or `postgres`.
     pub store: &'static str,
-    /// Executions recorded a second by one thread.
-    pub record_one_per_s: f64,
-    /// Median time of one of those records, in milliseconds.
-    pub record_p50_ms: f64,
-    /// Their 99th percentile.
-    pub record_p99_ms: f64,
-    /// Executions recorded a second by four threads at once.
-    pub record_four_per_s: f64,
+    /// Recording executions, by the number of threads writing at once.
+    pub records: Vec<RecordFigures>,
     /// Lessons written.
     pub lessons: usize,
     /// Lessons written a second.
@@ -87,6 +81,21 @@ pub struct StoreFigures {
     pub store_side: Option<StoreSide>,
     /// A new Engine over the same lessons, as a new process opens one.
     pub cold_start: ColdStart,
+}
+
+/// Executions recorded through the Engine by `writers` threads at once.
+#[derive(Debug, Serialize)]
+pub struct RecordFigures {
+    /// Threads recording at once.
+    pub writers: usize,
+    /// Executions recorded a second, all threads together.
+    pub per_s: f64,
+    /// Median time of one record, in milliseconds.
+    pub p50_ms: f64,
+    /// Its 99th percentile.
+    pub p99_ms: f64,
+    /// Its 99.9th percentile.
+    pub p999_ms: f64,
 }
 
 /// A new Engine's first answers over the lessons already written, as `lore serve` makes one
@@ -137,28 +146,41 @@ pub struct StoreSide {
 /// A store's failure, or a failed write to `out`.
 pub fn run(
     lessons: usize,
+    writers: &[usize],
     postgres: Option<Arc<dyn Store>>,
     json: bool,
     out: &mut Out<'_>,
 ) -> Result<()> {
+    anyhow::ensure!(
+        !writers.is_empty() && !writers.contains(&0),
+        "--writers takes one or more counts of threads, each at least 1"
+    );
     let dir = tempfile::tempdir()?;
     let sqlite = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Create)?;
-    let mut figures = vec![measure("sqlite", Arc::new(sqlite), lessons)?];
+    let mut figures = vec![measure("sqlite", Arc::new(sqlite), lessons, writers)?];
     if let Some(store) = postgres {
-        figures.push(measure("postgres", store, lessons)?);
+        figures.push(measure("postgres", store, lessons, writers)?);
     }
     if json {
         return out.json(&figures);
     }
     for f in &figures {
+        for r in &f.records {
+            out.line(format!(
+                "{:<8} record {:>6.0}/s with {:>2} writer{} (p50 {:.2} ms, p99 {:.2} ms, \
+                 p999 {:.2} ms)",
+                f.store,
+                r.per_s,
+                r.writers,
+                if r.writers == 1 { " " } else { "s" },
+                r.p50_ms,
+                r.p99_ms,
+                r.p999_ms
+            ))?;
+        }
         out.line(format!(
-            "{:<8} record {:>6.0}/s one writer (p50 {:.2} ms, p99 {:.2} ms), {:>6.0}/s four \
-             | {} lessons at {:.0}/s | recall: first {:.0} ms, then p50 {:.2} ms, p99 {:.2} ms",
+            "{:<8} {} lessons at {:.0}/s | recall: first {:.0} ms, then p50 {:.2} ms, p99 {:.2} ms",
             f.store,
-            f.record_one_per_s,
-            f.record_p50_ms,
-            f.record_p99_ms,
-            f.record_four_per_s,
             f.lessons,
             f.lessons_per_s,
             f.recall_first_ms,
@@ -226,39 +248,57 @@ fn execution(skill: &SkillPath, i: usize) -> NewExecution {
     }
 }
 
-fn measure(name: &'static str, store: Arc<dyn Store>, lessons: usize) -> Result<StoreFigures> {
-    let engine = Engine::new(Arc::clone(&store), EngineConfig::default());
+/// `RECORDS` executions recorded by `writers` threads at once, each timed.
+fn record(engine: &Engine, writers: usize, first: usize) -> Result<RecordFigures> {
     let skill = SkillPath::parse("bench/records")?;
-
-    let mut took = Vec::with_capacity(RECORDS);
+    let each = RECORDS.div_ceil(writers);
     let started = Instant::now();
-    for i in 0..RECORDS {
-        let t = Instant::now();
-        engine.record_execution(execution(&skill, i))?;
-        took.push(t.elapsed());
-    }
-    let record_one_per_s = RECORDS as f64 / started.elapsed().as_secs_f64();
-    took.sort();
-    let started = Instant::now();
-    std::thread::scope(|s| -> Result<()> {
-        let workers: Vec<_> = (0..4)
+    let mut took = std::thread::scope(|s| -> Result<Vec<Duration>> {
+        let threads: Vec<_> = (0..writers)
             .map(|w| {
-                let (engine, skill) = (&engine, &skill);
-                s.spawn(move || -> Result<()> {
-                    for i in 0..RECORDS / 4 {
-                        engine.record_execution(execution(skill, (w + 1) * RECORDS + i))?;
+                let skill = &skill;
+                s.spawn(move || -> Result<Vec<Duration>> {
+                    let mut took = Vec::with_capacity(each);
+                    for i in 0..each {
+                        let t = Instant::now();
+                        engine.record_execution(execution(skill, first + w * each + i))?;
+                        took.push(t.elapsed());
                     }
-                    Ok(())
+                    Ok(took)
                 })
             })
             .collect();
-        for w in workers {
-            w.join()
-                .map_err(|_| anyhow::anyhow!("a writer panicked"))??;
+        let mut all = Vec::with_capacity(each * writers);
+        for t in threads {
+            all.extend(
+                t.join()
+                    .map_err(|_| anyhow::anyhow!("a writer panicked"))??,
+            );
         }
-        Ok(())
+        Ok(all)
     })?;
-    let record_four_per_s = RECORDS as f64 / started.elapsed().as_secs_f64();
+    let per_s = took.len() as f64 / started.elapsed().as_secs_f64();
+    took.sort();
+    Ok(RecordFigures {
+        writers,
+        per_s,
+        p50_ms: quantile(&took, 0.5),
+        p99_ms: quantile(&took, 0.99),
+        p999_ms: quantile(&took, 0.999),
+    })
+}
+
+fn measure(
+    name: &'static str,
+    store: Arc<dyn Store>,
+    lessons: usize,
+    writers: &[usize],
+) -> Result<StoreFigures> {
+    let engine = Engine::new(Arc::clone(&store), EngineConfig::default());
+    let mut records = Vec::with_capacity(writers.len());
+    for (i, &n) in writers.iter().enumerate() {
+        records.push(record(&engine, n, (i + 1) * 2 * RECORDS)?);
+    }
 
     // A lesson the correction pipeline made is the template of the synthetic ones.
     let skill = SkillPath::parse("bench/lessons")?;
@@ -326,10 +366,7 @@ fn measure(name: &'static str, store: Arc<dyn Store>, lessons: usize) -> Result<
     let cold_start = cold_start(&store, &query(RECALLS))?;
     Ok(StoreFigures {
         store: name,
-        record_one_per_s,
-        record_p50_ms: quantile(&took, 0.5),
-        record_p99_ms: quantile(&took, 0.99),
-        record_four_per_s,
+        records,
         lessons,
         lessons_per_s,
         recall_first_ms: ms(first),
@@ -353,7 +390,11 @@ fn cold_start(store: &Arc<dyn Store>, query: &RecallQuery) -> Result<ColdStart> 
         None => None,
     };
     if let Some(path) = &saved {
-        std::fs::remove_file(path)?;
+        // A small index may not have been saved at all.
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        }
     }
     let (unsaved_first_ms, unsaved_first_warming, unsaved_ready_ms) =
         background_start(store, query)?;

@@ -14,7 +14,9 @@
 //!   already passed. Here each writer locks the counters it needs (`lore_counters`, always in
 //!   name order, so two writers never deadlock) and numbers are handed out in commit order.
 //!   Lesson writes are serialized by the same lock, which also makes each lesson's
-//!   compare-and-set on `updated_at` exact across servers.
+//!   compare-and-set on `updated_at` exact across servers. A write of new records goes to the
+//!   server whole, in one round trip (`pipeline`), so the lock is never held while waiting on
+//!   the network.
 //! - **A synchronous port over an async driver.** The `Store` trait is synchronous (the Engine
 //!   runs on blocking threads); the store owns a small tokio runtime that drives
 //!   tokio-postgres and a deadpool pool, and each call waits on a channel for its answer, so it
@@ -33,6 +35,7 @@ mod knowledge;
 mod members;
 mod nearest;
 mod notify;
+mod pipeline;
 mod rows;
 mod search;
 mod store;

@@ -1,6 +1,6 @@
 //! Hearing every server's writes: each store keeps one connection of its own that LISTENs on
 //! [`CHANNEL`], and every write transaction that draws a number NOTIFYs it at commit (in
-//! [`crate::rows::Writer::commit`]). PostgreSQL delivers a notification only when its
+//! [`crate::rows::Writer::commit`] and [`crate::rows::insert_new`]). PostgreSQL delivers a notification only when its
 //! transaction commits, so a follower woken by it always finds the write.
 //!
 //! The payload is the schema the write went to, so stores of different schemas on one database

@@ -14,6 +14,7 @@ use tokio_postgres::types::ToSql;
 
 use crate::connect::Fail;
 use crate::filter::{Param, Where};
+use crate::pipeline;
 
 pub(crate) use lore_core::ports::store::Table;
 
@@ -308,49 +309,160 @@ pub(crate) async fn get<T: DeserializeOwned>(
 
 /// Stores a new row with the next number of its table's counter.
 pub(crate) async fn insert(w: &mut Writer<'_>, row: &Row) -> Result<(), Fail> {
-    let mut names: Vec<&str> = row.columns.iter().map(|(n, _)| *n).collect();
-    let mut values: Vec<&(dyn ToSql + Sync)> = row
-        .columns
-        .iter()
-        .map(|(_, v)| v.as_ref() as &(dyn ToSql + Sync))
-        .collect();
-    let number;
-    if let Some((counter, column)) = counter_of(row.table) {
-        number = w.next(counter)?;
-        names.push(column);
-        values.push(&number);
-    }
-    let doc = row.doc();
-    let texts: Vec<String> = row.text.iter().map(|t| t.replace('\0', " ")).collect();
-    // `$1`..`$4` are the weighted texts and `$5` the document (see TSV), for the kinds that
-    // are searched; the columns follow.
-    let mut all: Vec<&(dyn ToSql + Sync)> = Vec::new();
-    let (mut columns, mut marks) = (vec!["id", "body"], Vec::new());
-    if searched(row.table) {
-        all.extend(texts.iter().map(|t| t as &(dyn ToSql + Sync)));
-        all.push(&doc);
-    }
-    all.push(&row.id);
-    all.push(&row.body);
-    all.extend(values);
-    columns.extend(names);
-    let first = all.len() - columns.len();
-    for i in 0..columns.len() {
-        marks.push(format!("${}", first + i + 1));
-    }
-    if searched(row.table) {
-        columns.extend(["doc", "tsv"]);
-        marks.extend(["$5".to_owned(), TSV.to_owned()]);
-    }
-    let sql = format!(
-        "INSERT INTO {} ({}) VALUES ({})",
-        row.table.name(),
-        columns.join(", "),
-        marks.join(", ")
-    );
-    let stmt = w.tx.prepare_cached(&sql).await?;
-    w.tx.execute(&stmt, &all).await?;
+    let number = match counter_of(row.table) {
+        Some((counter, _)) => Some(w.next(counter)?),
+        None => None,
+    };
+    let new = NewRow::of(row);
+    let stmt = w.tx.prepare_cached(&new.sql(Numbered::Given)).await?;
+    w.tx.execute(&stmt, &new.params(number.as_ref())).await?;
     Ok(())
+}
+
+/// Where a new row's counter number comes from.
+#[derive(Clone, Copy)]
+enum Numbered {
+    /// A parameter, drawn by the [`Writer`] that holds the counter.
+    Given,
+    /// The statement draws it itself, taking the counter's row lock until commit.
+    Drawn,
+}
+
+/// A row's texts made ready for an `INSERT`, which borrows its parameters from them.
+struct NewRow<'r> {
+    row: &'r Row,
+    texts: Vec<String>,
+    doc: String,
+}
+
+impl<'r> NewRow<'r> {
+    fn of(row: &'r Row) -> Self {
+        Self {
+            row,
+            texts: row.text.iter().map(|t| t.replace('\0', " ")).collect(),
+            doc: row.doc(),
+        }
+    }
+
+    /// `$1`..`$4` are the weighted texts and `$5` the document (see TSV), for the kinds that
+    /// are searched; `id`, `body` and the columns follow, then the number when it is given.
+    fn sql(&self, numbered: Numbered) -> String {
+        let row = self.row;
+        let first = if searched(row.table) { 5 } else { 0 };
+        let mut columns = vec!["id", "body"];
+        columns.extend(row.columns.iter().map(|(n, _)| *n));
+        let mut marks: Vec<String> = (1..=columns.len())
+            .map(|i| format!("${}", first + i))
+            .collect();
+        let mut with = String::new();
+        if let Some((counter, column)) = counter_of(row.table) {
+            columns.push(column);
+            match numbered {
+                Numbered::Given => marks.push(format!("${}", first + marks.len() + 1)),
+                Numbered::Drawn => {
+                    with = format!(
+                        "WITH drawn AS (UPDATE lore_counters SET value = value + 1 \
+                         WHERE name = '{}' RETURNING value) ",
+                        counter.name()
+                    );
+                    marks.push("(SELECT value FROM drawn)".to_owned());
+                }
+            }
+        }
+        if searched(row.table) {
+            columns.extend(["doc", "tsv"]);
+            marks.extend(["$5".to_owned(), TSV.to_owned()]);
+        }
+        format!(
+            "{with}INSERT INTO {} ({}) VALUES ({})",
+            row.table.name(),
+            columns.join(", "),
+            marks.join(", ")
+        )
+    }
+
+    fn params<'a>(&'a self, number: Option<&'a i64>) -> Vec<&'a (dyn ToSql + Sync)> {
+        let mut all: Vec<&(dyn ToSql + Sync)> = Vec::new();
+        if searched(self.row.table) {
+            all.extend(self.texts.iter().map(|t| t as &(dyn ToSql + Sync)));
+            all.push(&self.doc);
+        }
+        all.push(&self.row.id);
+        all.push(&self.row.body);
+        all.extend(
+            self.row
+                .columns
+                .iter()
+                .map(|(_, v)| v.as_ref() as &(dyn ToSql + Sync)),
+        );
+        if let Some(n) = number {
+            all.push(n);
+        }
+        all
+    }
+}
+
+/// Stores `rows`, all new, as one transaction in one round trip, each drawing its number in
+/// its own `INSERT`; `Ok(false)`, with nothing stored, when an ID is taken (the caller then
+/// writes them the careful way, which says what to do with a stored one).
+///
+/// The counters' row locks are what orders writers, and here they are held only while the
+/// server runs the statements: the statements and the commit travel together, so no round
+/// trip to this process happens under the lock. Several counters are locked first, in name
+/// order, as [`Writer::begin`] does; the announcement goes in the same transaction.
+pub(crate) async fn insert_new(
+    client: &deadpool_postgres::Client,
+    rows: &[&Row],
+) -> Result<bool, Fail> {
+    let mut counters: Vec<Counter> = rows
+        .iter()
+        .filter_map(|r| counter_of(r.table).map(|(c, _)| c))
+        .collect();
+    counters.sort();
+    counters.dedup();
+    let names: Vec<&str> = counters.iter().map(|c| c.name()).collect();
+    let new: Vec<NewRow<'_>> = rows.iter().map(|r| NewRow::of(r)).collect();
+    let params: Vec<Vec<&(dyn ToSql + Sync)>> = new.iter().map(|n| n.params(None)).collect();
+    let mut statements = Vec::with_capacity(rows.len());
+    for n in &new {
+        statements.push(client.prepare_cached(&n.sql(Numbered::Drawn)).await?);
+    }
+    let lock = match names.len() {
+        0 | 1 => None,
+        _ => Some(
+            client
+                .prepare_cached(
+                    "SELECT 1 FROM lore_counters WHERE name = ANY($1) ORDER BY name FOR UPDATE",
+                )
+                .await?,
+        ),
+    };
+    let notify = match names.len() {
+        0 => None,
+        _ => Some(
+            client
+                .prepare_cached(&format!(
+                    "SELECT pg_notify('{}', current_schema())",
+                    crate::notify::CHANNEL
+                ))
+                .await?,
+        ),
+    };
+    let lock_params: [&(dyn ToSql + Sync); 1] = [&names];
+    let mut calls: Vec<pipeline::Call<'_>> = Vec::with_capacity(rows.len() + 2);
+    if let Some(lock) = &lock {
+        calls.push(Box::pin(client.execute(lock, &lock_params)));
+    }
+    for (stmt, params) in statements.iter().zip(&params) {
+        calls.push(Box::pin(client.execute(stmt, params)));
+    }
+    if let Some(notify) = &notify {
+        calls.push(Box::pin(client.execute(notify, &[])));
+    }
+    match pipeline::transaction(client, calls).await {
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Ok(false),
+        other => other.map(|()| true).map_err(Fail::Db),
+    }
 }
 
 /// Replaces the row with sequence number `seq` in place, with its text indexed again, or with

@@ -299,6 +299,25 @@ impl Store for PostgresStore {
             .collect::<Result<Vec<Replacement>>>()?;
         self.run(move |pool| async move {
             let mut client = pool.get().await?;
+            // New rows alone, the usual write, go in one round trip; when one's ID is taken
+            // (or there is more to do) the write takes the careful way below.
+            let rows: Vec<&Row> = items
+                .iter()
+                .filter_map(|item| match item {
+                    Item::Row(row) => Some(row),
+                    Item::Episode(_) => None,
+                })
+                .collect();
+            if replacements.is_empty()
+                && !rows.is_empty()
+                && rows.len() == items.len()
+                && rows::insert_new(&client, &rows).await?
+            {
+                return Ok(WriteReport {
+                    written: rows.len(),
+                    skipped: 0,
+                });
+            }
             let mut w = Writer::begin(&mut client, counters).await?;
             let mut report = WriteReport::default();
             for item in &items {

@@ -3,7 +3,10 @@
 
 use std::ops::Deref;
 
-use lore_core::Result;
+use lore_core::id::ExecutionId;
+use lore_core::model::{Execution, Outcome};
+use lore_core::ports::store::Record;
+use lore_core::{Result, SkillPath};
 
 use crate::{PostgresOptions, PostgresStore};
 
@@ -47,6 +50,29 @@ pub fn fresh_schema() -> String {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos())
     )
+}
+
+/// A new accepted execution with `input`, made now under a fresh ID.
+///
+/// # Panics
+/// Never: the skill is a fixed, valid path.
+pub fn execution(input: serde_json::Value) -> Record {
+    let at = chrono::Utc::now();
+    Record::Execution(Execution {
+        id: ExecutionId::generate(at),
+        skill: SkillPath::parse("hr/resume-screen").expect("a valid skill"),
+        timestamp: at,
+        input,
+        output: serde_json::json!({"ok": true}),
+        outcome: Outcome::Accepted,
+        cost_usd: None,
+        latency_ms: None,
+        model: None,
+        agent: None,
+        session: None,
+        lessons_shown: Vec::new(),
+        extra: serde_json::Map::new(),
+    })
 }
 
 /// `url` with a `schema=` parameter, as `lore serve --store` takes it.

@@ -4,13 +4,14 @@
 //! trigger in the test's own schema (raising the very error code), since filling a real disk
 //! under a shared test server would stop every other test.
 
-use chrono::Utc;
-use lore_core::id::ExecutionId;
-use lore_core::model::{Execution, Outcome};
 use lore_core::ports::store::{ListFilter, OnDuplicate, Record};
-use lore_core::{Error, SkillPath, Store};
+use lore_core::{Error, Store};
 use lore_postgres::testing::{TestStore, test_url};
 use serde_json::json;
+
+fn execution(n: u32) -> Record {
+    lore_postgres::testing::execution(json!({"n": n}))
+}
 
 const FULL: &str = "CREATE FUNCTION lore_test_disk_full() RETURNS trigger LANGUAGE plpgsql AS $$ \
      BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' \
@@ -22,25 +23,6 @@ const FULL: &str = "CREATE FUNCTION lore_test_disk_full() RETURNS trigger LANGUA
 
 const ROOM: &str = "DROP TRIGGER full_executions ON executions; \
      DROP TRIGGER full_revision ON memory_revision;";
-
-fn execution(n: u32) -> Record {
-    let at = Utc::now();
-    Record::Execution(Execution {
-        id: ExecutionId::generate(at),
-        skill: SkillPath::parse("hr/resume-screen").unwrap(),
-        timestamp: at,
-        input: json!({"n": n}),
-        output: json!({"ok": true}),
-        outcome: Outcome::Accepted,
-        cost_usd: None,
-        latency_ms: None,
-        model: None,
-        agent: None,
-        session: None,
-        lessons_shown: Vec::new(),
-        extra: Default::default(),
-    })
-}
 
 #[test]
 fn a_full_disk_is_storage_full_until_a_write_succeeds_again() {

@@ -3,30 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use lore_core::id::ExecutionId;
-use lore_core::model::{Execution, Outcome};
+use lore_core::Store;
 use lore_core::ports::store::{OnDuplicate, Record};
-use lore_core::{SkillPath, Store};
 use lore_postgres::testing::{TestStore, test_url, with_schema};
 use lore_postgres::{PostgresOptions, PostgresStore};
 
 fn execution() -> Record {
-    let now = chrono::Utc::now();
-    Record::Execution(Execution {
-        id: ExecutionId::generate(now),
-        skill: SkillPath::parse("ops/deploy").unwrap(),
-        timestamp: now,
-        input: serde_json::json!({"step": 1}),
-        output: serde_json::json!({"ok": true}),
-        outcome: Outcome::Accepted,
-        cost_usd: None,
-        latency_ms: None,
-        model: None,
-        agent: None,
-        session: None,
-        lessons_shown: Vec::new(),
-        extra: serde_json::Map::new(),
-    })
+    lore_postgres::testing::execution(serde_json::json!({"step": 1}))
 }
 
 /// Waits until `store`'s listener announced it listens (its first ring), so that later rings

@@ -656,13 +656,16 @@ pub enum BenchCommand {
         #[arg(long)]
         keyed: bool,
     },
-    /// SQLite beside PostgreSQL through the same Engine: recording throughput (one writer and
-    /// four), writing approved lessons, and recall latency over them. Each store is fresh: a
+    /// SQLite beside PostgreSQL through the same Engine: recording throughput (by how many
+    /// threads write at once), writing approved lessons, and recall latency over them. Each store is fresh: a
     /// temporary file, and a schema of its own on the server (dropped afterwards).
     Stores {
         /// How many lessons to write and recall over.
         #[arg(long, default_value_t = 10_000)]
         lessons: usize,
+        /// How many threads record at once, one figure per count (comma-separated).
+        #[arg(long, value_delimiter = ',', default_value = "1,4,16")]
+        writers: Vec<usize>,
         /// A PostgreSQL server to measure beside SQLite (the `postgres` feature).
         #[arg(long, value_name = "URL")]
         postgres: Option<String>,

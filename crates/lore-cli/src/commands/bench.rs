@@ -127,11 +127,15 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
             };
             agent::run(&options, json, out).map(drop)
         }
-        BenchCommand::Stores { lessons, postgres } => match postgres {
-            None => stores::run(lessons, None, json, out),
+        BenchCommand::Stores {
+            lessons,
+            writers,
+            postgres,
+        } => match postgres {
+            None => stores::run(lessons, &writers, None, json, out),
             Some(url) => {
                 let store = crate::config::bench_postgres(&url)?;
-                let figures = stores::run(lessons, Some(store.open()), json, out);
+                let figures = stores::run(lessons, &writers, Some(store.open()), json, out);
                 store.finish()?;
                 figures
             }
