@@ -105,16 +105,20 @@ impl Lore {
     }
 
     /// Lessons for a step: by the task's words, and by the error's fingerprint on a retry.
+    /// `run` names the task the step belongs to (`lore recall --run`): Lore draws which lessons
+    /// under measurement sit out from that key, so every attempt at one task is one run of the
+    /// experiment and a replay of the stream draws alike.
     pub fn recall(
         &self,
         query: &str,
         skill: &str,
         limit: usize,
         error: Option<&str>,
+        run: &str,
     ) -> Result<Recalled> {
         let limit = limit.to_string();
         let mut args = vec![
-            "recall", query, "--skill", skill, "--limit", &limit, "--json",
+            "recall", query, "--skill", skill, "--limit", &limit, "--run", run, "--json",
         ];
         if let Some(e) = error {
             args.extend(["--error", e]);
@@ -243,9 +247,14 @@ impl Lore {
         Ok((ids("promoted"), ids("suppressed")))
     }
 
+    /// Every lesson in `skill`, as `lore lessons list --json` prints them.
+    pub fn lessons(&self, skill: &str) -> Result<Value> {
+        self.json(&["lessons", "list", "--skill", skill, "--json"], false)
+    }
+
     /// Every lesson's status in `skill`.
     pub fn statuses(&self, skill: &str) -> Result<BTreeMap<String, String>> {
-        let v = self.json(&["lessons", "list", "--skill", skill, "--json"], false)?;
+        let v = self.lessons(skill)?;
         Ok(v.as_array()
             .map(|a| {
                 a.iter()

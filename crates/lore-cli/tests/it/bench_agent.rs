@@ -349,6 +349,8 @@ fn a_real_model_repeats_fewer_mistakes_with_lore() {
         "3",
         "--seed",
         "1",
+        "--temperature",
+        "0",
     ]);
     let (lore, none) = (phase(&report, "lore", "B"), phase(&report, "none", "B"));
     eprintln!(
