@@ -10,8 +10,9 @@ use lore_bench::agent::{Arm, Lessons};
 #[derive(Debug, Args)]
 pub struct AgentArgs {
     /// Any OpenAI-compatible Chat Completions endpoint, up to `/v1`
-    /// (e.g. `http://127.0.0.1:8080/v1`).
-    #[arg(long, value_name = "URL", conflicts_with = "model_server")]
+    /// (e.g. `http://127.0.0.1:8080/v1`); it wins over `--model-server`, so a shell where
+    /// scripts/ci/model set `LORE_MODEL_SERVER` can still point at a server already running.
+    #[arg(long, value_name = "URL")]
     pub model_url: Option<String>,
     /// A command that serves a model on loopback and prints `port N` once it answers; the
     /// benchmark starts it and stops it (scripts/ci/model sets it up for the local model).
