@@ -210,7 +210,7 @@ impl Engine {
 
 /// The input's text for recall: the input when it is text, else the text of its string values
 /// (field names and numbers say little about the task).
-fn input_text(input: &Value) -> String {
+pub(crate) fn input_text(input: &Value) -> String {
     fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
         match value {
             Value::String(text) => out.push(text),

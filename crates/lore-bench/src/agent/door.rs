@@ -37,6 +37,18 @@ pub struct Recalled {
     pub held_out: usize,
 }
 
+/// Recall's text with each lesson's ID replaced by its place (`lesson 1`): the harness reports
+/// the IDs itself, and an ID is a timestamp and random characters whose tokens differ from one
+/// store to the next, so the same lesson made another prompt and the model, at temperature 0,
+/// another answer (measured: 541 against 539 prompt tokens for one recall in two replays).
+fn for_the_model(text: &str, ids: &[String]) -> String {
+    ids.iter()
+        .enumerate()
+        .fold(text.to_string(), |text, (i, id)| {
+            text.replace(id.as_str(), &format!("lesson {}", i + 1))
+        })
+}
+
 impl Lore {
     /// A fresh store (SQLite, in a temporary folder) driven by `binary`.
     pub fn new(binary: &Path, proposer: Option<Proposer>) -> Result<Self> {
@@ -105,16 +117,20 @@ impl Lore {
     }
 
     /// Lessons for a step: by the task's words, and by the error's fingerprint on a retry.
+    /// `run` names the task the step belongs to (`lore recall --run`): Lore draws which lessons
+    /// under measurement sit out from that key, so every attempt at one task is one run of the
+    /// experiment and a replay of the stream draws alike.
     pub fn recall(
         &self,
         query: &str,
         skill: &str,
         limit: usize,
         error: Option<&str>,
+        run: &str,
     ) -> Result<Recalled> {
         let limit = limit.to_string();
         let mut args = vec![
-            "recall", query, "--skill", skill, "--limit", &limit, "--json",
+            "recall", query, "--skill", skill, "--limit", &limit, "--run", run, "--json",
         ];
         if let Some(e) = error {
             args.extend(["--error", e]);
@@ -132,7 +148,7 @@ impl Lore {
             text: if ids.is_empty() {
                 String::new()
             } else {
-                v["text"].as_str().unwrap_or("").to_string()
+                for_the_model(v["text"].as_str().unwrap_or(""), &ids)
             },
             held_out: v["held_out"].as_array().map_or(0, Vec::len),
             ids,
@@ -243,9 +259,14 @@ impl Lore {
         Ok((ids("promoted"), ids("suppressed")))
     }
 
+    /// Every lesson in `skill`, as `lore lessons list --json` prints them.
+    pub fn lessons(&self, skill: &str) -> Result<Value> {
+        self.json(&["lessons", "list", "--skill", skill, "--json"], false)
+    }
+
     /// Every lesson's status in `skill`.
     pub fn statuses(&self, skill: &str) -> Result<BTreeMap<String, String>> {
-        let v = self.json(&["lessons", "list", "--skill", skill, "--json"], false)?;
+        let v = self.lessons(skill)?;
         Ok(v.as_array()
             .map(|a| {
                 a.iter()
@@ -258,5 +279,25 @@ impl Lore {
                     .collect()
             })
             .unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::for_the_model;
+
+    #[test]
+    fn the_model_sees_a_lessons_place_not_its_id() {
+        let ids = [
+            "REFL-20261207193712-31TXWEMK".to_string(),
+            "CORR-003".to_string(),
+        ];
+        let text = "- **REFL-20261207193712-31TXWEMK** (tools/x; trial)\n  > Do A.\n\
+                    - **CORR-003** (tools/x)\n  > Do B; see REFL-20261207193712-31TXWEMK.";
+        let shown = for_the_model(text, &ids);
+        assert_eq!(
+            shown,
+            "- **lesson 1** (tools/x; trial)\n  > Do A.\n- **lesson 2** (tools/x)\n  > Do B; see lesson 1."
+        );
     }
 }

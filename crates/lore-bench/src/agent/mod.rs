@@ -121,6 +121,9 @@ pub struct Options {
     pub timeout: Duration,
     /// Where to write the plot of errors per run.
     pub svg: Option<PathBuf>,
+    /// Where to write every attempt's prompt and answer, and the Lore arm's lessons at the end
+    /// of each seed, one JSON object a line: what a reader needs to see why a run failed.
+    pub trace: Option<PathBuf>,
 }
 
 /// One task given to one arm.
@@ -554,9 +557,20 @@ struct Harness<'a> {
     tools: &'a [Tool],
     model: Model,
     calls: Vec<f64>,
+    trace: Option<std::io::BufWriter<std::fs::File>>,
 }
 
 impl Harness<'_> {
+    fn trace(&mut self, event: &serde_json::Value) -> Result<()> {
+        if let Some(w) = &mut self.trace {
+            use std::io::Write;
+            serde_json::to_writer(&mut *w, event)?;
+            w.write_all(b"\n")?;
+            w.flush()?;
+        }
+        Ok(())
+    }
+
     fn memory(&self, arm: Arm, proposer: Option<&Proposer>) -> Result<Memory> {
         let lore = match arm {
             Arm::Lore => Some(door::Lore::new(&self.options.lore, proposer.cloned())?),
@@ -634,6 +648,7 @@ impl Harness<'_> {
         let mut first_failure: Option<(String, String, String)> = None;
         for attempt in 0..self.options.max_steps {
             let mut shown = Vec::new();
+            let mut held_now = 0;
             // The task first, then memory: a small model follows a form it reads after the task
             // much more often than one it reads before (measured: 3 of 3 against 1 of 3).
             let mut user = format!("Task: {}\n", task.text);
@@ -656,7 +671,9 @@ impl Harness<'_> {
                         &s,
                         self.options.recall_limit,
                         last.as_ref().map(|(_, e)| e.as_str()),
+                        &format!("seed-{seed}-task-{index}"),
                     )?;
+                    held_now = recalled.held_out;
                     run.held_out += recalled.held_out;
                     if !recalled.ids.is_empty() {
                         user.push_str("\nLessons from earlier runs (follow them):\n");
@@ -684,6 +701,12 @@ impl Harness<'_> {
             run.prompt_tokens += reply.prompt_tokens;
             run.steps += 1;
             let outcome = tool.run(&reply.command, task);
+            self.trace(&serde_json::json!({
+                "seed": seed, "arm": memory.arm, "phase": step.phase.to_string(),
+                "index": index, "attempt": attempt, "task": task.text, "user": user,
+                "command": reply.command, "outcome": format!("{outcome:?}"),
+                "shown": shown, "held_out": held_now,
+            }))?;
             run.commands.push(reply.command.clone());
             let error = match &outcome {
                 Outcome::Passed => None,
@@ -803,11 +826,19 @@ pub fn run(options: &Options, json: bool, out: &mut Out) -> Result<Report> {
         base_url: url.clone(),
         model: options.model_name.clone(),
     });
+    let trace = match &options.trace {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot write {}", path.display()))?,
+        )),
+        None => None,
+    };
     let mut harness = Harness {
         options,
         tools: &tools,
         model,
         calls: Vec::new(),
+        trace,
     };
     let mut runs = Vec::new();
     let mut planted = Vec::new();
@@ -860,6 +891,12 @@ pub fn run(options: &Options, json: bool, out: &mut Out) -> Result<Report> {
             by_proposer += memory.written_by_proposer;
             distilled += memory.written_distilled;
             if let Some(lore) = &memory.lore {
+                for tool in &tools {
+                    let lessons = lore.lessons(&skill(tool))?;
+                    harness.trace(&serde_json::json!({
+                        "seed": seed, "arm": arm, "tool": tool.name, "lessons": lessons,
+                    }))?;
+                }
                 for (tool, harm, id) in &memory.planted {
                     let statuses = lore.statuses(&format!("tools/{tool}"))?;
                     let shown = runs

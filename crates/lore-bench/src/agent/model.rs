@@ -35,7 +35,7 @@ impl Model {
             url: format!("{}/chat/completions", base.trim_end_matches('/')),
             name: name.to_string(),
             key,
-            temperature: 0.7,
+            temperature: 0.0,
             max_tokens: 64,
         }
     }

@@ -10,8 +10,9 @@ use lore_bench::agent::{Arm, Lessons};
 #[derive(Debug, Args)]
 pub struct AgentArgs {
     /// Any OpenAI-compatible Chat Completions endpoint, up to `/v1`
-    /// (e.g. `http://127.0.0.1:8080/v1`).
-    #[arg(long, value_name = "URL", conflicts_with = "model_server")]
+    /// (e.g. `http://127.0.0.1:8080/v1`); it wins over `--model-server`, so a shell where
+    /// scripts/ci/model set `LORE_MODEL_SERVER` can still point at a server already running.
+    #[arg(long, value_name = "URL")]
     pub model_url: Option<String>,
     /// A command that serves a model on loopback and prints `port N` once it answers; the
     /// benchmark starts it and stops it (scripts/ci/model sets it up for the local model).
@@ -55,8 +56,9 @@ pub struct AgentArgs {
     /// offline).
     #[arg(long, default_value = "proposer", value_parser = Lessons::parse)]
     pub lessons: Lessons,
-    /// Sampling temperature of the executor.
-    #[arg(long, default_value_t = 0.7)]
+    /// Sampling temperature of the executor. At 0 the model answers the same prompt alike, so
+    /// a run repeats; above it the seed of each call draws the sample.
+    #[arg(long, default_value_t = 0.0)]
     pub temperature: f64,
     /// The most tokens a command may take.
     #[arg(long, default_value_t = 64)]
@@ -67,6 +69,10 @@ pub struct AgentArgs {
     /// Also write a plot of errors per run, per arm, to this SVG file.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Also write every attempt's prompt, answer and outcome, and the Lore arm's lessons after
+    /// each seed, to this file (JSON lines).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
     /// The `lore` binary that drives the Lore arm (default: this one).
     #[arg(long, value_name = "PATH")]
     pub lore: Option<PathBuf>,

@@ -124,6 +124,7 @@ pub fn run(paths: &Paths, cmd: BenchCommand, json: bool) -> Result<()> {
                 max_tokens: a.max_tokens,
                 timeout: std::time::Duration::from_secs(a.timeout),
                 svg: a.svg,
+                trace: a.trace,
             };
             agent::run(&options, json, out).map(drop)
         }

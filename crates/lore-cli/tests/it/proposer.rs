@@ -235,3 +235,101 @@ fn out_of_range_proposer_settings_are_refused_naming_the_key() {
     }
     assert!(server.requests().is_empty());
 }
+
+/// A proposer that, as the 1.5B model did, writes the failed form into the lesson's condition
+/// and summary beside a rule that has the working one.
+fn proposer_naming(applies_when: &'static str, summary: &'static str) -> FakeServer {
+    FakeServer::start(move |request: &Captured| {
+        let answer = json!({
+            "mistake": "Wrote the fields with --fields.",
+            "root_cause": "The manual does not give the syntax.",
+            "rule": "Write the command in the form `fluxtool select STREAM fields:FIELD,FIELD`.",
+            "applies_when": applies_when,
+            "confidence": 0.9,
+            "summary": summary,
+        });
+        assert!(request.all_text().contains("lesson proposer"));
+        Protocol::OpenAi.answer(&answer.to_string(), "served-model")
+    })
+}
+
+fn correct_select(project: &Project) -> Value {
+    let id = project
+        .ok(&[
+            "record",
+            SKILL,
+            "--input",
+            r#"{"task": "From the stream items keep only the fields sku and price"}"#,
+            "--output",
+            r#"{"command": "fluxtool select --fields sku price items"}"#,
+            "--outcome",
+            "rejected",
+        ])
+        .trim()
+        .to_owned();
+    let correction = "When asked to select fields, write the fluxtool command in the form \
+        `fluxtool select STREAM fields:FIELD,FIELD` with the task's own STREAM and FIELD. The \
+        command `fluxtool select --fields FIELD FIELD STREAM` failed with: fluxtool: select: \
+        unknown option '--fields' (exit 2)";
+    let args = [
+        "correct",
+        SKILL,
+        "--execution-id",
+        &id,
+        "--correction",
+        correction,
+        "--json",
+    ];
+    serde_json::from_str(&project.ok(&args)).unwrap()
+}
+
+#[test]
+fn a_proposed_condition_or_summary_that_recommends_the_failed_form_is_not_kept() {
+    let server = proposer_naming(
+        "The command should include the `--fields` option.",
+        "Use --fields to pick the fields",
+    );
+    let store = project(&server, Protocol::OpenAi, "");
+    let lesson = &correct_select(&store)["lesson"];
+    assert_eq!(lesson["source"], "llm", "{lesson}");
+    assert!(
+        lesson["rule"]
+            .as_str()
+            .unwrap()
+            .contains("fields:FIELD,FIELD")
+    );
+    for key in ["applies_when", "summary"] {
+        let text = if key == "summary" {
+            lesson["tiers"]["summary"].as_str().unwrap()
+        } else {
+            lesson[key].as_str().unwrap()
+        };
+        assert!(!text.contains("--fields"), "{key}: {text}");
+        assert!(!text.is_empty(), "{key} falls back to the distilled text");
+        let note = &lesson["extra"]["distilled_kept"][key];
+        assert_eq!(note["names_failed_form"], "--fields", "{lesson}");
+    }
+    assert!(
+        lesson["applies_when"].as_str().unwrap().contains("select"),
+        "the correction's own condition: {lesson}"
+    );
+    let shown = store.json(&["recall", "keep the fields of a stream", "--skill", SKILL]);
+    assert!(
+        !shown["text"].as_str().unwrap().contains("--fields"),
+        "{shown}"
+    );
+
+    // A condition and summary that name the situation and the working form are the proposer's.
+    let server = proposer_naming(
+        "Selecting some fields of a fluxtool stream.",
+        "Select takes fields:A,B",
+    );
+    let store = project(&server, Protocol::OpenAi, "");
+    let lesson = &correct_select(&store)["lesson"];
+    assert_eq!(
+        lesson["applies_when"], "Selecting some fields of a fluxtool stream.",
+        "{lesson}"
+    );
+    assert_eq!(lesson["tiers"]["summary"], "Select takes fields:A,B");
+    assert!(lesson["extra"].get("distilled_kept").is_none(), "{lesson}");
+}
