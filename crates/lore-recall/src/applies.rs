@@ -137,15 +137,19 @@ impl SkillWords {
     }
 
     /// How well `stem` tells the skill's lessons apart, in `(0, 1]`: its IDF within the skill,
-    /// `ln((n + 1) / (carried + ½))`, over that of a word no lesson of the skill carries. A word
-    /// every lesson carries keeps a little weight, so a condition made only of such words still
-    /// compares them among themselves, and a skill of one lesson weighs its words alike. A
-    /// tool's name in every lesson of eight weighs 2% of a word no lesson has; a topic two of
-    /// three share, 23%; a word one of three has, 47%.
+    /// `ln((n + 1) / (carried + ½))`, over that of a word one lesson alone carries, and at most
+    /// 1 (a word none of them carries is left to the store's IDF). A word every lesson carries
+    /// keeps a little weight, so a condition made only of such words still compares them among
+    /// themselves, and a skill of one lesson weighs its words as the store's IDF does. A tool's
+    /// name in every lesson of eight weighs 3% of a word one lesson has; a topic two of three
+    /// share, 48%.
     pub fn telling(&self, stem: &str) -> f64 {
+        if self.lessons == 0 {
+            return 1.0;
+        }
         let carried = self.counts.get(stem).copied().unwrap_or(0) as f64;
         let n = self.lessons as f64 + 1.0;
-        (n / (carried + 0.5)).ln() / (n / 0.5).ln()
+        ((n / (carried + 0.5)).ln() / (n / 1.5).ln()).min(1.0)
     }
 }
 
@@ -314,7 +318,8 @@ mod tests {
     fn a_skill_of_one_lesson_weighs_its_words_alike() {
         let one = stems("When deploying the api, run migrations first.");
         let skill = SkillWords::of([&one]);
-        assert_eq!(skill.telling("deploy"), skill.telling("api"));
+        assert_eq!(skill.telling("deploy"), 1.0);
+        assert_eq!(skill.telling("api"), 1.0);
         assert_eq!(skill.telling("unheard"), 1.0);
     }
 
