@@ -44,7 +44,9 @@
 //! So runs are grouped into task types by the content words of their input (see [`evidence`]),
 //! and a lesson shown in at least [`STRATUM_SHARE`] of the judged runs of two or more types is
 //! judged in each of them, against that type's runs without it, with the same bounds and
-//! windows: it **hurts** when it hurts in any type, and **helps** when it helps in one and hurts
+//! windows (a lesson about an error only in the types where that error happened on either
+//! side: elsewhere it had nothing to prevent, and its runs there say only which lesson it took
+//! the place of): it **hurts** when it hurts in any type, and **helps** when it helps in one and hurts
 //! in none. Within a type, a run that left out a lesson known to help that type (its matched
 //! comparison says so) is compared only when that lesson's own error did not happen in it: recall fills the place of a lesson that sits out with the next
 //! one, so a lesson shown outside its own task is shown mostly where that task's own lesson was

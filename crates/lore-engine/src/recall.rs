@@ -22,7 +22,7 @@ use lore_core::error::{Error, Result};
 use lore_core::id::LessonId;
 use lore_core::model::{Lesson, LessonStatus};
 use lore_core::scope::{Scope, SkillPath};
-use lore_recall::applies::{QueryWords, common_stems, condition_match};
+use lore_recall::applies::{QueryWords, condition_match};
 use lore_recall::lessons::{self, IndexInfo, IndexState, RecallIndex, SharedIndex, Shown};
 use lore_recall::{
     Decision, DropReason, Eligibility, Embedder, EmbedderId, Entries, Entry, Explanation, Hit,
@@ -296,11 +296,6 @@ impl Engine {
             })
             .collect();
         let words = QueryWords::of(&query.text);
-        let common = common_stems(slots.iter().filter_map(|&slot| {
-            index
-                .doc(slot)
-                .map(|d| &d.shown.get_or_init(|| Shown::of(&d.lesson)).stems)
-        }));
         let semantic = index.embedder.semantic();
         let entries = self.entries(index, &slots, |slot, shown| {
             let condition = shown.condition.as_ref()?;
@@ -317,11 +312,14 @@ impl Engine {
             {
                 return None;
             }
+            // A word every lesson of the skill carries (its tool's name) says which lessons
+            // these are, not which of them the task is about.
+            let skill = index.skill_words(index.doc(slot)?);
             Some(condition_match(
                 condition,
                 &shown.stems,
                 &words,
-                &common,
+                skill,
                 |w| index.sparse.idf(w),
             ))
         });

@@ -1100,6 +1100,20 @@ fn a_lesson_is_held_out_by_how_much_its_bound_still_has_to_say() {
     lesson.utility.overall_bounds = Some([-0.5, 0.1]);
     let trading = unkeyed(&lesson);
     assert!((0.46..0.54).contains(&trading), "{trading}");
+    // Leaning towards harm with a control four times as long as its shown runs: the bound now
+    // waits for runs that show it, and it sits out only 15% of recalls (10² / (10² + 40²) is
+    // below that floor), enough to stay separable from a lesson always shown beside it.
+    lesson.utility.baseline_runs = 40;
+    let lopsided = unkeyed(&lesson);
+    assert!((0.12..0.18).contains(&lopsided), "{lopsided}");
+    // A control of 15 runs: 10² / (10² + 15²) ≈ 0.31.
+    lesson.utility.baseline_runs = 15;
+    let between = keyed(&lesson);
+    assert!((0.27..0.35).contains(&between), "{between}");
+    // While it does not lean towards harm, the control's length changes nothing.
+    lesson.utility.overall_bounds = Some([-0.1, 0.5]);
+    lesson.utility.baseline_runs = 40;
+    assert!((0.015..0.045).contains(&keyed(&lesson)));
     // A key gives the same draw every time.
     let first = lore_engine::Engine::held_out(&lesson, Some("run-7"));
     assert!((0..50).all(|_| lore_engine::Engine::held_out(&lesson, Some("run-7")) == first));

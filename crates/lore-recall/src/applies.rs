@@ -9,13 +9,16 @@
 //! counts little and a rare one (the operation) much; a query word no lesson has counts most,
 //! since it names something no lesson was written about.
 //!
-//! IDF over the whole store does not see what the lessons competing for one recall share: in a
-//! store of many skills a tool's name is rare, yet every lesson of that tool carries it, and a
-//! condition "When using fluxtool dedupe" was met by any "Using fluxtool: …" step through the
-//! tool's name and the verb. So a word most of the recall's candidates carry
-//! ([`common_stems`]) says which lessons these are, not which of them the task is about, and
-//! does not count on either side, unless the condition has no other word; and the verbs that
-//! only frame a condition ("when using …") are no part of it ([`FRAME_WORDS`]).
+//! IDF over the whole store does not see what the lessons of one skill share: in a store of
+//! many skills a tool's name is rare, yet every lesson of that tool carries it, and a condition
+//! "When using fluxtool dedupe" was met by any "Using fluxtool: …" step through the tool's name
+//! and the verb. So each word is weighed also by how well it tells the lesson's skill's lessons
+//! apart ([`SkillWords`]): a word every lesson of the skill carries says which lessons these are,
+//! not which of them the task is about, and weighs almost nothing; a word a few of them share (a
+//! topic: "checkout", "deploy") still counts, less than one only this lesson has. A condition
+//! made only of such words is still held to them, since their weights then compare among
+//! themselves. The verbs that only frame a condition ("when using …") are no part of it
+//! ([`FRAME_WORDS`]).
 //!
 //! Lessons without a stated condition are general to their skill and are never held back. The
 //! words listed as the task's (after [`lore_core::text::TASK_WORDS_LABEL`]) describe the case
@@ -25,7 +28,7 @@
 //! search would be language-specific (see [`crate::text`]), but this check only asks whether
 //! a condition's words recur.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::text::terms;
 
@@ -81,26 +84,21 @@ pub fn stems(text: &str) -> HashSet<String> {
 }
 
 /// How well `query` meets `condition`, in `[0, 1]`: 1 when the query is the lesson's own task
-/// (it carries [`SAME_TASK`] of the task's words), else the larger of the IDF-weighted share of
-/// the condition's words the query carries and of the query's words the lesson (`lesson`, its
-/// stems) carries. `idf` weighs a word as written.
-/// Words in `common` (stems most of the recall's candidates carry, [`common_stems`]) do not
-/// count, unless nothing else is left on that side.
+/// (it carries [`SAME_TASK`] of the task's words), else the larger of the weighted share of the
+/// condition's words the query carries and of the query's words the lesson (`lesson`, its
+/// stems) carries. A word weighs its `idf` (as written) times how well it tells the lesson's
+/// skill's lessons apart (`skill`, [`SkillWords::telling`]).
 pub fn condition_match(
     condition: &Condition,
     lesson: &HashSet<String>,
     query: &QueryWords,
-    common: &HashSet<String>,
+    skill: &SkillWords,
     idf: impl Fn(&str) -> f64,
 ) -> f64 {
     let share = |words: &[(String, String)], has: &dyn Fn(&str) -> bool| {
-        let telling = words.iter().any(|(_, stem)| !common.contains(stem));
         let (mut met, mut all) = (0.0, 0.0);
         for (word, stem) in words {
-            if telling && common.contains(stem) {
-                continue;
-            }
-            let w = idf(word);
+            let w = idf(word) * skill.telling(stem);
             all += w;
             if has(stem) {
                 met += w;
@@ -117,25 +115,42 @@ pub fn condition_match(
     stated.max(asked)
 }
 
-/// The stems more than half of `lessons` (each its stems) carry, when there are two or more:
-/// what the candidates of one recall have in common, such as their tool's name.
-pub fn common_stems<'a>(lessons: impl IntoIterator<Item = &'a HashSet<String>>) -> HashSet<String> {
-    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    let mut n = 0;
-    for stems in lessons {
-        n += 1;
-        for stem in stems {
-            *counts.entry(stem.as_str()).or_default() += 1;
+/// How many of one skill's lessons carry each stem: what tells them apart.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SkillWords {
+    lessons: usize,
+    counts: HashMap<String, usize>,
+}
+
+impl SkillWords {
+    /// The counts over `lessons` (each its stems): the live lessons of one skill.
+    pub fn of<'a>(lessons: impl IntoIterator<Item = &'a HashSet<String>>) -> Self {
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        let mut n = 0;
+        for stems in lessons {
+            n += 1;
+            for stem in stems {
+                *counts.entry(stem.clone()).or_default() += 1;
+            }
         }
+        Self { lessons: n, counts }
     }
-    if n < 2 {
-        return HashSet::new();
+
+    /// How well `stem` tells the skill's lessons apart, in `(0, 1]`: its IDF within the skill,
+    /// `ln((n + 1) / (carried + ½))`, over that of a word one lesson alone carries, and at most
+    /// 1 (a word none of them carries is left to the store's IDF). A word every lesson carries
+    /// keeps a little weight, so a condition made only of such words still compares them among
+    /// themselves, and a skill of one lesson weighs its words as the store's IDF does. A tool's
+    /// name in every lesson of eight weighs 3% of a word one lesson has; a topic two of three
+    /// share, 48%.
+    pub fn telling(&self, stem: &str) -> f64 {
+        if self.lessons == 0 {
+            return 1.0;
+        }
+        let carried = self.counts.get(stem).copied().unwrap_or(0) as f64;
+        let n = self.lessons as f64 + 1.0;
+        ((n / (carried + 0.5)).ln() / (n / 1.5).ln()).min(1.0)
     }
-    counts
-        .into_iter()
-        .filter(|&(_, c)| 2 * c > n)
-        .map(|(stem, _)| stem.to_owned())
-        .collect()
 }
 
 /// Distinct words of `text` that can carry a topic (stop words, frame words and single
@@ -181,8 +196,8 @@ mod tests {
         1.0
     }
 
-    fn none() -> HashSet<String> {
-        HashSet::new()
+    fn none() -> SkillWords {
+        SkillWords::default()
     }
 
     #[test]
@@ -247,7 +262,7 @@ mod tests {
     }
 
     #[test]
-    fn words_every_candidate_shares_do_not_meet_a_condition() {
+    fn words_every_lesson_of_the_skill_carries_do_not_meet_a_condition() {
         let condition = Condition::of("When using fluxtool dedupe.").unwrap();
         let planted = stems(
             "To drop repeated records, use `fluxtool dedupe --keep=last X`. When using fluxtool \
@@ -259,29 +274,53 @@ mod tests {
             ),
             stems("To rename the X field to label with fluxtool, use `fluxtool rename --map X`."),
         ];
-        let common = common_stems(others.iter().chain([&planted]));
-        assert!(
-            common.contains("fluxtool") && !common.contains("dedupe"),
-            "{common:?}"
-        );
+        let skill = SkillWords::of(others.iter().chain([&planted]));
+        assert!(skill.telling("fluxtool") < skill.telling("dedupe"));
         // "using" is as rare in the store as "dedupe": by IDF alone it would carry the match.
         let idf = |w: &str| if w == "fluxtool" { 0.5 } else { 2.0 };
         let elsewhere = QueryWords::of("Using fluxtool: write the result to status.out");
-        let met = condition_match(&condition, &planted, &elsewhere, &common, idf);
+        let met = condition_match(&condition, &planted, &elsewhere, &skill, idf);
         assert!(met < 0.25, "{met}");
         let own = QueryWords::of("Using fluxtool: dedupe the records by price");
-        let met = condition_match(&condition, &planted, &own, &common, idf);
+        let met = condition_match(&condition, &planted, &own, &skill, idf);
         assert_eq!(met, 1.0);
-        // A condition made only of shared words is still held to them.
+        // A condition made only of the skill's shared words is still held to them.
         let only_shared = Condition::of("When using fluxtool.").unwrap();
-        let met = condition_match(&only_shared, &planted, &elsewhere, &common, idf);
+        let met = condition_match(&only_shared, &planted, &elsewhere, &skill, idf);
         assert_eq!(met, 1.0);
+        let elsewhere = QueryWords::of("write the result to status.out");
+        let met = condition_match(&only_shared, &planted, &elsewhere, &skill, idf);
+        assert_eq!(met, 0.0);
     }
 
     #[test]
-    fn one_lesson_alone_has_nothing_in_common_with_others() {
+    fn a_topic_a_few_lessons_share_still_meets_a_condition() {
+        // Two of three lessons are about checkout after a deploy: their words are the topic, not
+        // the skill's, and a task in other words about it meets the condition.
+        let lessons = [
+            stems("Roll back the deploy when checkout returns 500. Checkout outages."),
+            stems("Check the deploy log before blaming checkout. Checkout errors after a deploy."),
+            stems("Invoices need the customer's VAT number. EU invoices."),
+        ];
+        let skill = SkillWords::of(&lessons);
+        let condition = Condition::of("Checkout errors after a deploy.").unwrap();
+        let query = QueryWords::of("checkout fails after deploy");
+        let met = condition_match(&condition, &lessons[1], &query, &skill, flat);
+        // Well above the default floor (`min_condition_match`, 0.25): "checkout" and "deploy"
+        // weigh about half as much as "errors", which only this lesson has.
+        assert!(met > 0.4, "{met}");
+        let elsewhere = QueryWords::of("the VAT number of an EU invoice");
+        let met = condition_match(&condition, &lessons[1], &elsewhere, &skill, flat);
+        assert_eq!(met, 0.0);
+    }
+
+    #[test]
+    fn a_skill_of_one_lesson_weighs_its_words_alike() {
         let one = stems("When deploying the api, run migrations first.");
-        assert!(common_stems([&one]).is_empty());
+        let skill = SkillWords::of([&one]);
+        assert_eq!(skill.telling("deploy"), 1.0);
+        assert_eq!(skill.telling("api"), 1.0);
+        assert_eq!(skill.telling("unheard"), 1.0);
     }
 
     #[test]

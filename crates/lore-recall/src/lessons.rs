@@ -41,6 +41,7 @@ use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use serde::Serialize;
 
 use crate::adapter::{AdaptedEmbedder, Adapter};
+use crate::applies::SkillWords;
 pub use crate::render::{Shown, lesson_text};
 use crate::saved::{self, EmbedderState, Header, Loaded, Slot};
 use crate::{Embedder, EmbedderId, HnswParams, SparseIndex, VectorIndex, text_hash};
@@ -171,6 +172,9 @@ pub struct RecallIndex {
     skill_ids: HashMap<SkillPath, u32>,
     /// Live slots per skill, to size a restricted search.
     skill_counts: Vec<usize>,
+    /// Per skill, how many of its live lessons carry each word, made by the first recall that
+    /// weighs a condition of the skill and dropped when a lesson of it comes or goes.
+    skill_words: Vec<OnceLock<SkillWords>>,
     triggers: HashMap<String, Vec<u32>>,
     tags: HashMap<String, Vec<u32>>,
     origin: IndexOrigin,
@@ -457,6 +461,7 @@ impl RecallIndex {
             skills: Vec::new(),
             skill_ids: HashMap::new(),
             skill_counts: Vec::new(),
+            skill_words: Vec::new(),
             triggers: HashMap::new(),
             tags: HashMap::new(),
             origin: IndexOrigin::Built,
@@ -783,8 +788,10 @@ impl RecallIndex {
         if skill == next {
             self.skills.push(lesson.skill.clone());
             self.skill_counts.push(0);
+            self.skill_words.push(OnceLock::new());
         }
         self.skill_counts[skill as usize] += 1;
+        self.skill_words[skill as usize] = OnceLock::new();
         for t in &lesson.triggers {
             self.triggers.entry(t.clone()).or_default().push(slot);
         }
@@ -808,6 +815,7 @@ impl RecallIndex {
         self.dense.remove(slot);
         if let Some(doc) = self.docs[slot as usize].take() {
             self.skill_counts[doc.skill as usize] -= 1;
+            self.skill_words[doc.skill as usize] = OnceLock::new();
         }
         self.slot_skills[slot as usize] = NO_SKILL;
     }
@@ -833,6 +841,20 @@ impl RecallIndex {
             .map(|(_, n)| n)
             .sum();
         (mask, count)
+    }
+
+    /// How many of the live lessons of the skill of `doc` carry each word ([`SkillWords`]).
+    pub fn skill_words(&self, doc: &Doc) -> &SkillWords {
+        self.skill_words[doc.skill as usize].get_or_init(|| {
+            SkillWords::of(
+                self.slot_skills
+                    .iter()
+                    .zip(&self.docs)
+                    .filter(|(skill, _)| **skill == doc.skill)
+                    .filter_map(|(_, d)| d.as_ref())
+                    .map(|d| &d.shown.get_or_init(|| Shown::of(&d.lesson)).stems),
+            )
+        })
     }
 
     /// Whether `slot` holds a live lesson whose skill `mask` admits.

@@ -174,6 +174,7 @@ impl Fixture {
                 activations: 3,
                 helped: 2,
                 hurt: 1,
+                baseline_runs: 5,
                 utility: Some(1.0 / 3.0),
                 last_applied_at: Some(at),
                 bounds: Some([-0.125, 0.5]),

@@ -92,12 +92,33 @@ impl Project {
     }
 }
 
+/// The IDs of the lessons a JSON recall placed, in order.
+fn lesson_ids(recall: &Value) -> Vec<&str> {
+    recall["lessons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_topic_two_lessons_share_still_meets_a_condition_in_other_words() {
+    let p = Project::with_lessons();
+    // "checkout" and "deploy" are in two of the three lessons: a topic of the skill, not a
+    // word every lesson of it carries, so the condition "Checkout errors after a deploy." is
+    // met by a task that says "fails" instead of "errors".
+    let json = p.json(&["recall", "checkout fails after deploy", "--explain"]);
+    let ids = lesson_ids(&json);
+    assert!(ids.contains(&"R-2"), "{ids:?}: {:#}", json["explain"]);
+    assert!(!ids.contains(&"R-3"), "{ids:?}");
+}
+
 #[test]
 fn recall_prints_the_packed_lessons_as_text_and_json() {
     let p = Project::with_lessons();
     // The two checkout lessons state when they apply ("Checkout outages.", "Checkout errors
-    // after a deploy."); a condition is met by its own words, not by the ones most of the
-    // candidates share ("checkout", "deploy"), so the task names outages and errors.
+    // after a deploy."); the task names both situations.
     let query = "checkout errors and outages after a deploy";
     let text = p.ok(&["recall", query]);
     assert!(text.contains("R-1") && text.contains("R-2"), "{text}");
@@ -108,12 +129,7 @@ fn recall_prints_the_packed_lessons_as_text_and_json() {
     );
 
     let json = p.json(&["recall", query, "--encoding", "o200k_base"]);
-    let ids: Vec<&str> = json["lessons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["id"].as_str().unwrap())
-        .collect();
+    let ids = lesson_ids(&json);
     assert!(ids.contains(&"R-1") && ids.contains(&"R-2"), "{ids:?}");
     assert_ne!(ids[0], "R-3", "the unrelated lesson does not lead: {ids:?}");
     assert_eq!(json["tokenizer"], "o200k_base");

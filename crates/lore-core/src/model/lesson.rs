@@ -148,6 +148,10 @@ pub struct UtilityStats {
     pub helped: u64,
     /// Activations followed by no improvement or a worse outcome.
     pub hurt: u64,
+    /// Matched judged runs that did not show it, at the last measurement: the control its
+    /// bounds were drawn from, beside the `helped + hurt` runs that showed it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub baseline_runs: u64,
     /// Aggregated utility in `[-1, 1]`, `None` until measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub utility: Option<f64>,
@@ -168,6 +172,10 @@ pub struct UtilityStats {
     /// another, and one comparison over both would hide the harm.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stratum_bounds: Vec<StratumBounds>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A lesson's comparison within one task type (runs grouped by the content words of their
@@ -309,6 +317,7 @@ mod tests {
                 activations: 3,
                 helped: 2,
                 hurt: 1,
+                baseline_runs: 4,
                 utility: Some(0.33),
                 last_applied_at: Some(at),
                 bounds: Some([-0.12, 0.48]),

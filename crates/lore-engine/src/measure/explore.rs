@@ -108,14 +108,22 @@ impl Engine {
     ///   has spoken, and every further held-out run is a failure an agent need not have had.
     ///
     /// The last two only while the comparison of any failure does not lean towards harm: a
-    /// lesson may prevent its own error and cause another. This is the share over all its runs;
+    /// lesson may prevent its own error and cause another. While it leans towards harm, the
+    /// share balances the information of the two sides (`shown² / (shown² + baseline²)`, between
+    /// [`HOLDOUT_SHARE`] and [`OPEN_HOLDOUT_SHARE`]): such a lesson usually has a long control
+    /// already and too few runs that showed it for the bound to speak, and holding it out of
+    /// half its runs would leave it unjudged. This is the share over all its runs;
     /// a recall uses [`Engine::holdout_share_for`], which follows the task types.
     pub fn holdout_share(lesson: &Lesson) -> f64 {
         let u = &lesson.utility;
         if !in_experiment(lesson) {
             return 0.0;
         }
-        share_for(u.bounds, u.overall_bounds, u.helped + u.hurt)
+        share_for(
+            u.bounds,
+            u.overall_bounds,
+            [u.helped + u.hurt, u.baseline_runs],
+        )
     }
 
     /// The share of recalls of `query` that leave `lesson` out: as [`Engine::holdout_share`],
@@ -135,7 +143,11 @@ impl Engine {
             .stratum_bounds
             .iter()
             .map(|t| {
-                let share = share_for(Some(t.bounds), Some(t.overall_bounds), t.runs);
+                let share = share_for(
+                    Some(t.bounds),
+                    Some(t.overall_bounds),
+                    [t.runs, t.baseline_runs],
+                );
                 (of_type(&words, &t.task_type), share)
             })
             .filter(|(closeness, _)| *closeness >= TYPE_CLOSENESS)
@@ -229,19 +241,44 @@ fn in_experiment(lesson: &Lesson) -> bool {
         && u.helped + u.hurt < SETTLED_AFTER
 }
 
-/// The holdout share for one comparison's bounds over `judged` runs that showed the lesson.
-fn share_for(bounds: Option<[f64; 2]>, overall: Option<[f64; 2]>, judged: u64) -> f64 {
+/// The holdout share for one comparison's bounds over `[shown, baseline]` judged runs (those
+/// that showed the lesson and its matched control).
+fn share_for(
+    bounds: Option<[f64; 2]>,
+    overall: Option<[f64; 2]>,
+    [shown, baseline]: [u64; 2],
+) -> f64 {
     // A lesson that prevents its own error by causing another looks helpful on its own
     // error alone: while the comparison of any failure leans towards harm (the centre of
-    // its bounds below zero), the experiment stays balanced. Its bounds themselves are too
-    // wide to wait for: every failure of a run counts there, most of them not the lesson's.
+    // its bounds below zero), it is never held out as little as a helpful one. Its bounds
+    // themselves are too wide to wait for: every failure of a run counts there, most of them
+    // not the lesson's.
     let unharmful = overall.is_none_or(|[lower, upper]| lower + upper >= 0.0);
     match bounds {
         Some([lower, _]) if lower > SETTLED_MARGIN && unharmful => SETTLED_HOLDOUT_SHARE,
         Some([lower, _]) if lower > 0.0 && unharmful => HOLDOUT_SHARE,
-        _ if unharmful && judged < LINGER_AFTER => HOLDOUT_SHARE,
-        _ => OPEN_HOLDOUT_SHARE,
+        _ if unharmful && shown < LINGER_AFTER => HOLDOUT_SHARE,
+        _ if unharmful => OPEN_HOLDOUT_SHARE,
+        _ => towards_harm_share(shown, baseline),
     }
+}
+
+/// The holdout share of a lesson whose comparison of any failure leans towards harm: the run
+/// goes, in expectation, to the side where it narrows the bound more. The variance of a failure
+/// rate over `n` runs is `p(1 − p) / n`, and one more run narrows it by about `p(1 − p) / n²`;
+/// taking the two sides' `p(1 − p)` as alike, a run is held out with probability
+/// `shown² / (shown² + baseline²)`: a balanced experiment once the sides are even, and mostly
+/// shown while its control already holds more runs than the runs that showed it, which are then
+/// what the verdict waits for. Kept between [`HOLDOUT_SHARE`] (two lessons shown together stay
+/// separable, each held out on its own) and [`OPEN_HOLDOUT_SHARE`].
+fn towards_harm_share(shown: u64, baseline: u64) -> f64 {
+    let (s, b) = ((shown as f64).powi(2), (baseline as f64).powi(2));
+    let balancing = if s + b > 0.0 {
+        s / (s + b)
+    } else {
+        OPEN_HOLDOUT_SHARE
+    };
+    balancing.clamp(HOLDOUT_SHARE, OPEN_HOLDOUT_SHARE)
 }
 
 /// How close a query (its content words) is to the task type named by `name`, the words every
