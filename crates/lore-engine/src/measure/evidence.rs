@@ -282,12 +282,7 @@ impl<'a> Evidence<'a> {
             .iter()
             .filter(|(t, (own, _))| {
                 let [runs, shown] = window.get(t).copied().unwrap_or_default();
-                // A lesson about an error has nothing to prevent in a type where that error
-                // happened on neither side: what its runs there show is the lesson it took the
-                // place of, not what it did.
-                let occasion =
-                    lesson.triggers.is_empty() || own.shown.failures + own.baseline.failures > 0;
-                own.shown.runs > 0 && occasion && shown as f64 >= STRATUM_SHARE * runs as f64
+                own.shown.runs > 0 && shown as f64 >= STRATUM_SHARE * runs as f64
             })
             .map(|(t, pairs)| (*t, pairs))
             .collect();
