@@ -173,13 +173,35 @@ fn the_digest_is_the_contexts_digest_layer_cut_tail_first_and_redacted() {
         .rfind(|l| l.starts_with("> - Rule "))
         .unwrap();
     assert!(!part.contains(last_rule), "the tail goes first");
-    let first_rule = roomy
-        .text
+    // The head stays: every rule the page holds before the first one quoted here is one the
+    // tight read's lessons layer shows (a smaller budget shows fewer lessons, so the head may
+    // be a rule the roomy read left out as already shown).
+    let first_kept = part
         .lines()
         .find(|l| l.starts_with("> - Rule "))
-        .unwrap();
-    let head = &first_rule[..first_rule.find(" with").unwrap()];
-    assert!(part.contains(head), "the head stays: {head:?} in {part}");
+        .expect("a rule survives the cut");
+    // A rule is named by its number: the last line quoted may be cut mid-sentence.
+    let rule = |line: &str| {
+        let from = &line[line.find("Rule ").unwrap()..];
+        from[..=from.find(':').unwrap()].to_string()
+    };
+    let page_rules: Vec<String> = built.built[0]
+        .markdown
+        .lines()
+        .filter(|l| l.starts_with("- Rule "))
+        .map(rule)
+        .collect();
+    let at = page_rules
+        .iter()
+        .position(|r| *r == rule(first_kept))
+        .expect("the quoted rule is on the page");
+    let lessons_part = &tight.text[..tight.text.find("## Digest of approved memory").unwrap()];
+    for earlier in &page_rules[..at] {
+        assert!(
+            lessons_part.contains(earlier.as_str()),
+            "the head stays: {earlier:?} was cut before {first_kept:?} in {part}"
+        );
+    }
 
     // A stored page that holds sensitive text (an older build, a hand edit) is redacted on read.
     let mut tampered = built.built[0].clone();
