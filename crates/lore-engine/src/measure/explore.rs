@@ -5,8 +5,9 @@
 //! speak for it. [`Engine::exploration`] returns, for one run, the lessons that the
 //! utility gate suppressed and that match the run — one of their triggers is the query's
 //! fingerprint, or they share enough words with the query — in [`EXPLORE_SHARE`] of such runs.
-//! Which runs is decided by a hash of the caller's key (a session or run ID) and the lesson's ID,
-//! so a replay with the same keys shows the same lessons. The caller shows them beside the
+//! Which runs is decided by a hash of the caller's key (a session or run ID) and the lesson's
+//! skill and rule, so a replay with the same keys shows the same lessons, even in another store
+//! where the same lessons were learned under other IDs. The caller shows them beside the
 //! recall's context and names them in `lessons_shown`; [`Engine::measure`] then judges those runs
 //! like any others and puts the lesson back on trial when the evidence turns.
 //!
@@ -85,7 +86,7 @@ impl Engine {
                 .as_ref()
                 .is_some_and(|fs| lesson.triggers.iter().any(|t| fs.contains(t)));
             let relevant = hit || overlaps(&lesson, &query_terms);
-            if settled || !relevant || draw(key, &lesson.id) >= EXPLORE_SHARE {
+            if settled || !relevant || draw(key, &lesson) >= EXPLORE_SHARE {
                 continue;
             }
             if self.suppressed_by_measure(&lesson.id)? {
@@ -162,8 +163,8 @@ impl Engine {
     }
 
     /// Whether this recall leaves `lesson` out to measure it ([`Engine::holdout_share`]). With
-    /// the run's `key` the draw is a hash of the key and the lesson's ID, so a replay holds out
-    /// the same lessons; without one it is a fresh random draw.
+    /// the run's `key` the draw is a hash of the key and the lesson's skill and rule, so a replay
+    /// holds out the same lessons; without one it is a fresh random draw.
     pub fn held_out(lesson: &Lesson, key: Option<&str>) -> bool {
         drawn_below(Engine::holdout_share(lesson), "hold", lesson, key)
     }
@@ -332,7 +333,7 @@ fn drawn_below(share: f64, salt: &str, lesson: &Lesson, key: Option<&str>) -> bo
         return false;
     }
     let drawn = match key {
-        Some(key) => draw(&format!("{salt}:{key}"), &lesson.id),
+        Some(key) => draw(&format!("{salt}:{key}"), lesson),
         None => lore_core::id::random_unit(),
     };
     drawn < share
@@ -347,10 +348,17 @@ fn overlaps(lesson: &Lesson, query: &BTreeSet<String>) -> bool {
     shared >= 2 && shared as f64 >= WORD_OVERLAP * smaller as f64
 }
 
-/// A uniform draw in `[0, 1)` from the key and the lesson (FNV-1a, then a mix).
-fn draw(key: &str, lesson: &LessonId) -> f64 {
+/// A uniform draw in `[0, 1)` from the key and the lesson (FNV-1a, then a mix). The lesson
+/// counts by its skill and rule, not its ID: IDs carry a random part, so a replay that learns
+/// the same lessons into a fresh store would otherwise hold out other ones.
+fn draw(key: &str, lesson: &Lesson) -> f64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in key.bytes().chain([0]).chain(lesson.as_str().bytes()) {
+    let lesson = [lesson.skill.as_str(), "\0", lesson.rule.as_str()];
+    for b in key
+        .bytes()
+        .chain([0])
+        .chain(lesson.iter().flat_map(|p| p.bytes()))
+    {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
@@ -364,13 +372,40 @@ fn draw(key: &str, lesson: &LessonId) -> f64 {
 mod tests {
     use super::*;
 
+    fn lesson(id: &str, rule: &str) -> Lesson {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "skill": "a/b", "mistake": "", "root_cause": "", "rule": rule,
+            "applies_when": "", "tiers": {"summary": "", "condition": "", "action": "",
+            "rationale": ""}, "confidence": 0.8, "source": "manual", "status": "trial",
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"
+        }))
+        .unwrap()
+    }
+
     #[test]
     fn about_one_run_in_ten_is_drawn_and_the_draw_is_stable() {
-        let id = LessonId::parse("REFL-001").unwrap();
+        let l = lesson("REFL-001", "Quote the column name.");
         let drawn = (0..10_000)
-            .filter(|i| draw(&format!("run-{i}"), &id) < EXPLORE_SHARE)
+            .filter(|i| draw(&format!("run-{i}"), &l) < EXPLORE_SHARE)
             .count();
         assert!((800..1200).contains(&drawn), "{drawn}");
-        assert_eq!(draw("run-7", &id), draw("run-7", &id));
+        assert_eq!(draw("run-7", &l), draw("run-7", &l));
+    }
+
+    #[test]
+    fn the_draw_follows_the_rule_not_the_id_a_store_gave_it() {
+        let here = lesson("REFL-001", "Quote the column name.");
+        let replayed = lesson("REFL-777", "Quote the column name.");
+        let other = lesson("REFL-001", "Sort before you merge.");
+        let keys: Vec<String> = (0..200).map(|i| format!("run-{i}")).collect();
+        assert!(keys.iter().all(|k| draw(k, &here) == draw(k, &replayed)));
+        let same = keys
+            .iter()
+            .filter(|k| (draw(k, &here) < 0.5) == (draw(k, &other) < 0.5))
+            .count();
+        assert!(
+            (60..140).contains(&same),
+            "two rules draw apart: {same} of 200 alike"
+        );
     }
 }
