@@ -15,7 +15,6 @@
 //! name for either.
 
 mod compact;
-mod episodes;
 mod learn;
 mod memory;
 pub mod refusal;
@@ -716,10 +715,7 @@ impl LoreMcp {
 
     /// The tools as the macros generate them.
     fn generated_tools() -> ToolRouter<Self> {
-        Self::tool_router()
-            + Self::memory_tool_router()
-            + Self::episode_tool_router()
-            + Self::learn_tool_router()
+        Self::tool_router() + Self::memory_tool_router() + Self::learn_tool_router()
     }
 }
 
@@ -935,6 +931,7 @@ mod tests {
                 "review_queue",
                 "run_evals",
                 "search_memory",
+                "session_episodes",
                 "similar_decisions",
                 "unlink_lessons",
                 "what_if",

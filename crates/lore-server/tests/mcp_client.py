@@ -32,7 +32,7 @@ SKILL = "support/summarize-ticket"
 READ_ONLY = {
     "search_memory", "recall_memory", "list_lessons", "get_lesson", "memory_prompt",
     "memory_status", "review_queue", "core_memory_read", "archival_memory_search",
-    "conversation_log_read", "get_episode", "decision_sequence", "list_episodes", "causal_path",
+    "conversation_log_read", "get_episode", "session_episodes", "decision_sequence", "list_episodes", "causal_path",
     "export_causal_graph", "what_if", "similar_decisions", "find_patterns", "find_anti_patterns",
     "layered_context", "recall_knowledge", "list_knowledge", "recall_decisions",
     "read_digest", "eval_trends",
@@ -134,7 +134,8 @@ def episode(id, skill, chosen, outcome):
 async def episodes(session):
     """Seed 001 through MCP: record two episodes, then every query, then a bad one."""
     first = await call(session, "record_episode", {"episode": episode("mcp-ep-1", SKILL, "on-call", "success")})
-    check(first["id"] == "mcp-ep-1" and first["decisions"] == 1, f"record_episode: {first}")
+    check(first["episode"]["id"] == "mcp-ep-1" and len(first["episode"]["decisions"]) == 1,
+          f"record_episode: {first}")
     await call(session, "record_episode", {"episode": episode("mcp-ep-2", SKILL, "team lead", "failure")})
     again = await session.call_tool("record_episode", {"episode": episode("mcp-ep-2", SKILL, "team lead", "failure")})
     check(attr(again, "is_error", "isError"), "a taken episode ID was accepted")

@@ -50,10 +50,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         &["review_queue", "review_lessons", "unlink_lessons"],
     ),
     ("org", &[]),
-    (
-        "episodes",
-        &["record_episode", "get_episode", "export_causal_graph"],
-    ),
+    ("episodes", &[]),
     ("knowledge", &[]),
     (
         "memory",

@@ -603,3 +603,145 @@ async fn episodes_and_the_causal_graph_answer_the_same_fields_and_refusals_on_re
         "{refused}"
     );
 }
+
+/// Recording, reading and exporting episodes answer the same fields on REST and MCP: a
+/// receipt with the stored episode, one episode's text (a model is answered the text alone, the
+/// record left out), a session's, the whole graph (REST as the document itself); a replacement
+/// is a 200 on REST and `replaced` on both, and a bad switch is refused naming it.
+#[tokio::test]
+async fn recording_reading_and_exporting_episodes_agree_on_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    let episode = |id: &str| {
+        json!({
+            "id": id, "session": "s-1", "skill": SKILL, "timestamp": "2026-01-01T17:00:00Z",
+            "outcome": "failure", "task": "Route the outage alert",
+            "decisions": [{"id": "d1", "type": "design", "context": "Choosing how to alert",
+                           "options": ["Pager", "Email"], "chosen": "Email", "effects": ["e1"]}],
+            "events": [{"id": "e1", "type": "tool_call", "content": "Sent the alert"}]
+        })
+    };
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/episodes",
+            Some(episode("ep-1")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{rest}");
+    let mcp = server
+        .mcp(
+            &agent,
+            "record_episode",
+            json!({"episode": episode("ep-2")}),
+        )
+        .await;
+    let recorded = &mcp["result"]["structuredContent"];
+    assert_eq!(fields(recorded), fields(&rest), "{mcp}");
+    assert_eq!(
+        recorded["episode"]["decisions"],
+        rest["episode"]["decisions"]
+    );
+    let again = server
+        .mcp(
+            &agent,
+            "record_episode",
+            json!({"episode": episode("ep-2"), "replace": true}),
+        )
+        .await;
+    assert_eq!(
+        again["result"]["structuredContent"]["replaced"], true,
+        "{again}"
+    );
+    let (status, replaced) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/episodes?replace=true",
+            Some(episode("ep-1")),
+        )
+        .await;
+    assert_eq!(
+        (status, &replaced["replaced"]),
+        (StatusCode::OK, &json!(true))
+    );
+    let before = server.home.snapshot();
+    for uri in ["/v1/episodes?replace=maybe", "/v1/episodes?replce=true"] {
+        let (status, refused) = server
+            .send(Some(&agent), Method::POST, uri, Some(episode("ep-1")))
+            .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{uri}: {refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains("repl"), "{uri}: {message}");
+    }
+    assert_eq!(
+        server.home.snapshot(),
+        before,
+        "a refused recording changed the store"
+    );
+
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/episodes/ep-1?budget=200",
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let mcp = server
+        .mcp(&agent, "get_episode", json!({"id": "ep-1", "budget": 200}))
+        .await;
+    let shown = &mcp["result"]["structuredContent"];
+    let mut without_record = fields(&rest);
+    without_record.retain(|f| f != "episode");
+    assert_eq!(fields(shown), without_record, "{mcp}");
+    assert_eq!(shown["text"], rest["text"]);
+    assert!(rest["episode"]["decisions"].is_array(), "{rest}");
+
+    let (status, rest) = server
+        .send(Some(&agent), Method::GET, "/v1/sessions/s-1/episodes", None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let mcp = server
+        .mcp(&agent, "session_episodes", json!({"session": "s-1"}))
+        .await;
+    let session = &mcp["result"]["structuredContent"];
+    assert_eq!(session["session"], "s-1", "{mcp}");
+    let texts = |v: &Value| -> Vec<Value> {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["text"].clone())
+            .collect()
+    };
+    assert_eq!(texts(session), texts(&rest));
+    assert_eq!(texts(&rest).len(), 2, "{rest}");
+
+    let (status, dot) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/graph/export?format=dot",
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{dot}");
+    let mcp = server
+        .mcp(&agent, "export_causal_graph", json!({"format": "dot"}))
+        .await;
+    let exported = &mcp["result"]["structuredContent"];
+    assert_eq!(exported["graph"], dot, "{mcp}");
+    assert!(
+        dot.as_str().unwrap().starts_with("digraph causal {"),
+        "{dot}"
+    );
+    assert_eq!(exported["truncated"], false);
+    let (status, json) = server
+        .send(Some(&agent), Method::GET, "/v1/graph/export", None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(json["nodes"].is_array(), "{json}");
+}
