@@ -16,7 +16,6 @@
 
 mod compact;
 mod learn;
-mod memory;
 pub mod refusal;
 pub mod select;
 mod stdio;
@@ -715,7 +714,7 @@ impl LoreMcp {
 
     /// The tools as the macros generate them.
     fn generated_tools() -> ToolRouter<Self> {
-        Self::tool_router() + Self::memory_tool_router() + Self::learn_tool_router()
+        Self::tool_router() + Self::learn_tool_router()
     }
 }
 

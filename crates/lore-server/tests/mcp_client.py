@@ -97,7 +97,7 @@ async def isolation(session):
     refused = await session.call_tool("archival_memory_write", {"skill": "finance/audit", "text": "x"})
     check(attr(refused, "is_error", "isError"), "an archival write outside the token's scope was accepted")
     found = await call(session, "archival_memory_search", {"query": "ledger totals closes"})
-    check(all(e["skill"].startswith("support/") for e in found["entries"]), f"archival leaked: {found}")
+    check(all(e["skill"].startswith("support/") for e in (h["entry"] for h in found["hits"])), f"archival leaked: {found}")
     listed = await call(session, "list_episodes", {"limit": 100})
     check(all(e["skill"].startswith("support/") for e in listed["items"]), f"episodes leaked: {listed}")
     similar = await call(session, "similar_decisions", {"context": "ledger export format"})
@@ -207,16 +207,16 @@ async def self_editing(session):
         "skill": SKILL, "text": "The EU checkout runs on the payments-eu cluster.", "tags": ["infra"],
     })
     found = await call(session, "archival_memory_search", {"query": "which cluster runs checkout"})
-    check("payments-eu" in found["entries"][0]["text"], f"archival search: {found}")
+    check("payments-eu" in found["hits"][0]["entry"]["text"], f"archival search: {found}")
 
     for speaker, text in [("user", "refund 600 euros please"), ("agent", "I will ask an approver")]:
         await call(session, "conversation_log_write", {
             "skill": SKILL, "session": "chat-1", "speaker": speaker, "text": text,
         })
     log = await call(session, "conversation_log_read", {"skill": SKILL, "session": "chat-1"})
-    check([e["text"] for e in log["entries"]][-2:] == ["refund 600 euros please", "I will ask an approver"], f"log: {log}")
+    check([h["entry"]["text"] for h in log["hits"]][-2:] == ["refund 600 euros please", "I will ask an approver"], f"log: {log}")
     hit = await call(session, "conversation_log_read", {"skill": SKILL, "query": "refund euros"})
-    check(hit["entries"][0]["author"] == "user", f"log search: {hit}")
+    check(hit["hits"][0]["entry"]["author"] == "user", f"log search: {hit}")
 
 
 async def layers(session, reviewer):

@@ -28,6 +28,7 @@ mod digests;
 mod embedder;
 mod episodes;
 mod knowledge;
+mod memory;
 mod org;
 pub mod schema;
 
@@ -447,6 +448,7 @@ pub(crate) fn for_each(each: &mut impl Each) {
     knowledge::each(each);
     digests::each(each);
     episodes::each(each);
+    memory::each(each);
     embedder::each(each);
     org::each(each);
 }

@@ -52,17 +52,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ("org", &[]),
     ("episodes", &[]),
     ("knowledge", &[]),
-    (
-        "memory",
-        &[
-            "core_memory_read",
-            "core_memory_write",
-            "archival_memory_search",
-            "archival_memory_write",
-            "conversation_log_read",
-            "conversation_log_write",
-        ],
-    ),
+    ("memory", &[]),
     ("embedder", &[]),
 ];
 

@@ -11,7 +11,6 @@
 //! - [`Routes`] registers each route and records it in a table, which is how the OpenAPI test
 //!   knows the router's real surface without a second, hand-kept list.
 
-mod agent_memory;
 mod events;
 mod executions;
 mod insights;
@@ -279,12 +278,6 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
         .on(M::POST, "/v1/recall", recall::recall)
         .on(M::GET, "/v1/events", events::events)
-        .on(M::GET, "/v1/memory/core", agent_memory::core)
-        .on(M::PUT, "/v1/memory/core", agent_memory::write_core)
-        .on(M::GET, "/v1/memory/archival", agent_memory::search_archival)
-        .on(M::POST, "/v1/memory/archival", agent_memory::write_archival)
-        .on(M::GET, "/v1/memory/recall", agent_memory::read_log)
-        .on(M::POST, "/v1/memory/recall", agent_memory::write_log)
         .on(M::GET, "/v1/review", review::queue)
         .on(M::POST, "/v1/review/supersede", review::supersede)
         .on(M::POST, "/v1/review/unlink", review::unlink)

@@ -745,3 +745,123 @@ async fn recording_reading_and_exporting_episodes_agree_on_rest_and_mcp() {
     assert_eq!(status, StatusCode::OK);
     assert!(json["nodes"].is_array(), "{json}");
 }
+
+/// An agent's own memory answers the same fields on REST and MCP: the core blocks, a stored
+/// entry, `hits` of entries with their scores; archival search without words lists the newest
+/// on both, and a bad mode is refused on both naming it, with nothing stored.
+#[tokio::test]
+async fn core_archival_and_log_memory_agree_on_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    let core = json!({"skill": SKILL, "block": "user", "text": "Ana leads EU checkout."});
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::PUT,
+            "/v1/memory/core",
+            Some(core.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let mcp = server.mcp(&agent, "core_memory_write", core).await;
+    let written = &mcp["result"]["structuredContent"];
+    assert_eq!(fields(written), fields(&rest), "{mcp}");
+    assert_eq!(fields(&written["blocks"][0]), fields(&rest["blocks"][0]));
+    assert_eq!(written["blocks"][0]["versions"], 2, "{mcp}");
+    let uri = format!("/v1/memory/core?skill={SKILL}");
+    let (_, rest) = server.send(Some(&agent), Method::GET, &uri, None).await;
+    let mcp = server
+        .mcp(&agent, "core_memory_read", json!({"skill": SKILL}))
+        .await;
+    assert_eq!(mcp["result"]["structuredContent"], rest, "{mcp}");
+
+    let passage =
+        json!({"skill": SKILL, "text": "Checkout runs on payments-eu.", "tags": ["infra"]});
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/memory/archival",
+            Some(passage.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{rest}");
+    let mcp = server.mcp(&agent, "archival_memory_write", passage).await;
+    let stored = &mcp["result"]["structuredContent"];
+    assert_eq!(fields(stored), fields(&rest), "{mcp}");
+    for (uri, arguments) in [
+        (
+            "/v1/memory/archival?query=checkout",
+            json!({"query": "checkout"}),
+        ),
+        (
+            "/v1/memory/archival?q=checkout",
+            json!({"query": "checkout"}),
+        ),
+        ("/v1/memory/archival?limit=5", json!({"limit": 5})),
+    ] {
+        let (status, rest) = server.send(Some(&agent), Method::GET, uri, None).await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {rest}");
+        let mcp = server
+            .mcp(&agent, "archival_memory_search", arguments)
+            .await;
+        let found = &mcp["result"]["structuredContent"];
+        assert_eq!(found, &rest, "{uri}: {mcp}");
+        assert_eq!(rest["hits"].as_array().unwrap().len(), 2, "{uri}: {rest}");
+        assert!(rest["hits"][0]["score"].is_number(), "{rest}");
+    }
+
+    let said =
+        json!({"skill": SKILL, "session": "chat-1", "speaker": "user", "text": "refund please"});
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/memory/recall",
+            Some(said.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{rest}");
+    let mcp = server.mcp(&agent, "conversation_log_write", said).await;
+    assert_eq!(
+        fields(&mcp["result"]["structuredContent"]),
+        fields(&rest),
+        "{mcp}"
+    );
+    let uri = format!("/v1/memory/recall?skill={SKILL}&session=chat-1");
+    let (_, rest) = server.send(Some(&agent), Method::GET, &uri, None).await;
+    let mcp = server
+        .mcp(
+            &agent,
+            "conversation_log_read",
+            json!({"skill": SKILL, "session": "chat-1"}),
+        )
+        .await;
+    assert_eq!(mcp["result"]["structuredContent"], rest, "{mcp}");
+    assert_eq!(rest["hits"].as_array().unwrap().len(), 2, "{rest}");
+
+    let before = server.home.snapshot();
+    let merge = json!({"skill": SKILL, "block": "user", "text": "x", "mode": "merge"});
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::PUT,
+            "/v1/memory/core",
+            Some(merge.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{rest}");
+    let mcp = server.mcp(&agent, "core_memory_write", merge).await;
+    assert_eq!(mcp["result"]["isError"], true, "{mcp}");
+    let refused = &mcp["result"]["structuredContent"]["error"];
+    assert_eq!(refused["message"], rest["error"]["message"], "{mcp}");
+    assert!(
+        rest["error"]["message"].as_str().unwrap().contains("mode"),
+        "{rest}"
+    );
+    assert_eq!(
+        server.home.snapshot(),
+        before,
+        "a refused write changed the store"
+    );
+}

@@ -375,7 +375,7 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
             )
         }),
         ("GET", "/v1/memory/archival") => row(Agent, true, |_| {
-            get(format!("/v1/memory/archival?q={WORD}&skill={SKILL}"))
+            get(format!("/v1/memory/archival?query={WORD}&skill={SKILL}"))
         }),
         ("POST", "/v1/memory/archival") => row(Agent, false, |_| {
             with(
