@@ -175,7 +175,7 @@ async def episodes(session):
 async def review(session, lesson_id):
     """As the machine's user (no token): the learned lesson on trial is in the queue and can be
     approved."""
-    queue = await call(session, "review_queue", {"statuses": ["trial"]})
+    queue = await call(session, "review_queue", {"status": "trial"})
     check([i["lesson"]["id"] for i in queue["items"]] == [lesson_id], f"review_queue: {queue}")
     bad = await session.call_tool("review_lessons", {"decision": "bless", "ids": [lesson_id], "reason": "x"})
     check(attr(bad, "is_error", "isError"), "an unknown decision was accepted")

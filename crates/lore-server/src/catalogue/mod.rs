@@ -30,6 +30,7 @@ mod episodes;
 mod knowledge;
 mod memory;
 mod org;
+mod review;
 pub mod schema;
 
 use std::sync::LazyLock;
@@ -451,6 +452,7 @@ pub(crate) fn for_each(each: &mut impl Each) {
     memory::each(each);
     embedder::each(each);
     org::each(each);
+    review::each(each);
 }
 
 static ENTRIES: LazyLock<Vec<Entry>> = LazyLock::new(|| {

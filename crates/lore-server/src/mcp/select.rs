@@ -45,10 +45,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "learn_lessons",
         ],
     ),
-    (
-        "review",
-        &["review_queue", "review_lessons", "unlink_lessons"],
-    ),
+    ("review", &[]),
     ("org", &[]),
     ("episodes", &[]),
     ("knowledge", &[]),
@@ -63,19 +60,10 @@ const ALIASES: &[(&str, &[&str])] = &[
     ("self-editing", &["memory"]),
 ];
 
-/// The tools outside the catalogue that a reviewer's or admin's credential needs; every other
-/// such tool is an agent's. A catalogue tool's role is its operation's.
-const REVIEWER: &[&str] = &["review_queue", "review_lessons", "unlink_lessons"];
-
-/// The role `tool` needs.
+/// The role `tool` needs: a catalogue tool's is its operation's; every tool still written with
+/// rmcp's macros is an agent's.
 pub fn role_needed(tool: &str) -> Role {
-    if let Some(entry) = catalogue::tool(tool) {
-        entry.role
-    } else if REVIEWER.contains(&tool) {
-        Role::Reviewer
-    } else {
-        Role::Agent
-    }
+    catalogue::tool(tool).map_or(Role::Agent, |entry| entry.role)
 }
 
 /// Why `grant` may not call `tool`, or `None` when it may. Without a credential (stdio, or a

@@ -18,7 +18,6 @@ mod lessons;
 mod memory;
 mod metrics;
 mod recall;
-mod review;
 
 pub use events::change_event;
 
@@ -278,10 +277,6 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
         .on(M::POST, "/v1/recall", recall::recall)
         .on(M::GET, "/v1/events", events::events)
-        .on(M::GET, "/v1/review", review::queue)
-        .on(M::POST, "/v1/review/supersede", review::supersede)
-        .on(M::POST, "/v1/review/unlink", review::unlink)
-        .on(M::POST, "/v1/review/{decision}", review::decide)
         .on(M::GET, "/metrics", metrics::metrics)
 }
 

@@ -865,3 +865,103 @@ async fn core_archival_and_log_memory_agree_on_rest_and_mcp() {
         "a refused write changed the store"
     );
 }
+
+/// A reviewer's queue and decisions answer the same fields on REST and MCP: a page of the
+/// queue (`items`, `next_offset`) read the same way, the moved lessons whole with private data
+/// masked, and an unknown decision refused in the same words with nothing moved.
+#[tokio::test]
+async fn the_review_queue_and_decisions_agree_on_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig {
+        curation: lore_core::model::CurationMode::Review,
+        human_corrections: lore_engine::HumanCorrections::Review,
+        ..EngineConfig::default()
+    });
+    let (admin, _) = server.token(Role::Admin);
+    let (reviewer, _) = server.token(Role::Reviewer);
+    let execution = server
+        .record(&admin, json!({"ticket": "checkout down"}))
+        .await;
+    for text in [
+        "When tickets report outages, priority must be urgent.",
+        "Summaries must name the failing page.",
+    ] {
+        let body = json!({"skill": SKILL, "execution_id": execution, "text": text});
+        let (status, made) = server
+            .send(Some(&admin), Method::POST, "/v1/corrections", Some(body))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{made}");
+    }
+    let (status, rest) = server
+        .send(Some(&reviewer), Method::GET, "/v1/review?limit=1", None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let mcp = server
+        .mcp(
+            &reviewer,
+            "review_queue",
+            json!({"limit": 1, "status": "needs_review"}),
+        )
+        .await;
+    let queue = &mcp["result"]["structuredContent"];
+    assert_eq!(queue, &rest, "{mcp}");
+    assert_eq!(rest["next_offset"], 1, "{rest}");
+    let first = rest["items"][0]["lesson"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, second) = server
+        .send(Some(&reviewer), Method::GET, "/v1/review?offset=1", None)
+        .await;
+    let second = second["items"][0]["lesson"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let before = server.home.snapshot();
+    let bad = json!({"ids": [first], "reason": "r"});
+    let (status, rest) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/review/bless",
+            Some(bad.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{rest}");
+    let mut arguments = bad;
+    arguments["decision"] = json!("bless");
+    let mcp = server.mcp(&reviewer, "review_lessons", arguments).await;
+    assert_eq!(mcp["result"]["isError"], true, "{mcp}");
+    let refused = &mcp["result"]["structuredContent"]["error"];
+    assert_eq!(refused["message"], rest["error"]["message"], "{mcp}");
+    assert_eq!(
+        server.home.snapshot(),
+        before,
+        "a refused decision moved a lesson"
+    );
+
+    let (status, rest) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/review/approve",
+            Some(json!({"ids": [first]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let mcp = server
+        .mcp(
+            &reviewer,
+            "review_lessons",
+            json!({"decision": "approve", "ids": [second], "reason": "right"}),
+        )
+        .await;
+    let done = &mcp["result"]["structuredContent"];
+    assert_eq!(
+        fields(&done["lessons"][0]),
+        fields(&rest["lessons"][0]),
+        "{mcp}"
+    );
+    assert_eq!(done["lessons"][0]["status"], "approved", "{mcp}");
+    assert_eq!(rest["lessons"][0]["status"], "approved", "{rest}");
+}
