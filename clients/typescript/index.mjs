@@ -165,7 +165,7 @@ export class Lore {
   }
 
   async memories(query, options = {}) {
-    return (await this.request("GET", "/v1/memory/archival", { query: { q: query, ...options } })).hits;
+    return (await this.request("GET", "/v1/memory/archival", { query: { query, ...options } })).hits;
   }
 
   async listMemories(options = {}) {

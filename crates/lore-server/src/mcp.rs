@@ -15,9 +15,7 @@
 //! name for either.
 
 mod compact;
-mod episodes;
 mod learn;
-mod memory;
 pub mod refusal;
 pub mod select;
 mod stdio;
@@ -36,7 +34,7 @@ use lore_engine::{NewCorrection, NewExecution, NewSignal, PageRequest, RecallQue
 use crate::auth::{Grant, Role};
 use crate::catalogue::{self, Door, Effect, Entry, Principal};
 use crate::metrics::Metrics;
-use crate::review::{Decide, Unlink, statuses};
+use crate::review::statuses;
 use futures_util::future::BoxFuture;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
@@ -51,7 +49,7 @@ pub use select::ToolSelection;
 pub use stdio::{serve_lines, serve_lines_with};
 pub use views::{
     CorrectionResult, LessonList, LessonSummary, LessonView, PromptView, RecallView,
-    RecordedExecution, ReviewQueue, Reviewed, SearchResults, SignalView, StatusView,
+    RecordedExecution, SearchResults, SignalView, StatusView,
 };
 
 /// Parameters of `record_execution`.
@@ -216,49 +214,6 @@ pub struct RecallParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusParams {}
-
-/// Parameters of `review_queue`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReviewQueueParams {
-    /// Only this skill, `domain/skill`; omit for every skill you may review.
-    #[serde(default)]
-    pub skill: Option<String>,
-    /// Which statuses to list; `["needs_review"]` when omitted.
-    #[serde(default)]
-    pub statuses: Option<Vec<String>>,
-    /// How many lessons, 1 to 50; 10 when omitted.
-    #[serde(default)]
-    pub limit: Option<usize>,
-}
-
-/// Parameters of `review_lessons`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReviewParams {
-    /// One of `approve` (use them), `reject` (wrong or noise), `exception` (a one-time case,
-    /// not a rule), `sensitive` (holds private data) or `supersede` (replaced by
-    /// `superseded_by`).
-    pub decision: String,
-    /// The lessons' IDs, from `review_queue`. All move or none do.
-    pub ids: Vec<String>,
-    /// For `supersede` only: the ID of the lesson that replaces them (same skill).
-    #[serde(default)]
-    pub superseded_by: Option<String>,
-    /// Why, in one sentence; it goes into the audit trail (which names this connection's
-    /// token as the one who decided).
-    pub reason: String,
-}
-
-/// Parameters of `unlink_lessons`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UnlinkParams {
-    /// The two linked lessons' IDs (a conflict or near-duplicate pair from `review_queue`).
-    pub ids: Vec<String>,
-    /// Why both apply, in one sentence; it goes into the audit trail of both lessons.
-    pub reason: String,
-}
 
 /// Lore's MCP server: the tools, over one Engine.
 #[derive(Clone, Debug)]
@@ -625,77 +580,6 @@ impl LoreMcp {
         metrics.observe_recall(started.elapsed());
         Ok(Json(RecallView::new(&result)))
     }
-
-    /// For reviewers: lessons waiting for a decision, with the correction they came from and
-    /// related lessons, private data masked. Decide with `review_lessons`.
-    #[tool(annotations(title = "Review queue", read_only_hint = true, open_world_hint = false))]
-    async fn review_queue(
-        &self,
-        ctx: RequestContext<RoleServer>,
-        Parameters(p): Parameters<ReviewQueueParams>,
-    ) -> Result<Json<ReviewQueue>, ToolError> {
-        let limit = p.limit.unwrap_or(10);
-        let items = self
-            .call(&ctx, move |e| {
-                if limit == 0 || limit > 50 {
-                    return Err(lore_core::Error::invalid("limit", "1 to 50"));
-                }
-                let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
-                let statuses = p
-                    .statuses
-                    .as_deref()
-                    .map(|s| statuses(s.iter().map(String::as_str)))
-                    .transpose()?;
-                e.review_queue(skill.as_ref(), statuses)
-            })
-            .await?;
-        Ok(Json(ReviewQueue::new(&items, limit)))
-    }
-
-    /// For reviewers: decide about lessons — approve, reject, exception, sensitive or
-    /// supersede. A batch moves all together or not at all, and each change is audited.
-    #[tool(annotations(
-        title = "Review lessons",
-        read_only_hint = false,
-        destructive_hint = false,
-        idempotent_hint = false,
-        open_world_hint = false
-    ))]
-    async fn review_lessons(
-        &self,
-        ctx: RequestContext<RoleServer>,
-        Parameters(p): Parameters<ReviewParams>,
-    ) -> Result<Json<Reviewed>, ToolError> {
-        let moved = self
-            .call(&ctx, move |e| {
-                Decide::parse(&p.decision, &p.ids, p.superseded_by.as_deref(), p.reason)?.apply(e)
-            })
-            .await?;
-        let moved: Vec<_> = moved.iter().map(sensitive::redact_lesson).collect();
-        Ok(Json(Reviewed::from(moved.as_slice())))
-    }
-
-    /// For reviewers: take the conflict (or near-duplicate) link off two lessons, when both
-    /// rules hold. Recall then shows both; their states stay. Audited on both lessons.
-    #[tool(annotations(
-        title = "Unlink lessons",
-        read_only_hint = false,
-        destructive_hint = false,
-        idempotent_hint = false,
-        open_world_hint = false
-    ))]
-    async fn unlink_lessons(
-        &self,
-        ctx: RequestContext<RoleServer>,
-        Parameters(p): Parameters<UnlinkParams>,
-    ) -> Result<Json<Reviewed>, ToolError> {
-        Self::require(&ctx, Role::Reviewer)?;
-        let both = self
-            .call(&ctx, move |e| Unlink::parse(&p.ids, p.reason)?.apply(e))
-            .await?;
-        let both: Vec<_> = both.iter().map(sensitive::redact_lesson).collect();
-        Ok(Json(Reviewed::from(both.as_slice())))
-    }
 }
 
 impl LoreMcp {
@@ -716,10 +600,7 @@ impl LoreMcp {
 
     /// The tools as the macros generate them.
     fn generated_tools() -> ToolRouter<Self> {
-        Self::tool_router()
-            + Self::memory_tool_router()
-            + Self::episode_tool_router()
-            + Self::learn_tool_router()
+        Self::tool_router() + Self::learn_tool_router()
     }
 }
 
@@ -935,6 +816,7 @@ mod tests {
                 "review_queue",
                 "run_evals",
                 "search_memory",
+                "session_episodes",
                 "similar_decisions",
                 "unlink_lessons",
                 "what_if",

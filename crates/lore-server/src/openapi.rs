@@ -65,9 +65,12 @@ fn operation(entry: &Entry, verb: Verb) -> Value {
     if let Some(required) = input.get_mut("required").and_then(Value::as_array_mut) {
         required.retain(|name| !name.as_str().is_some_and(in_path));
     }
-    if verb == Verb::Get {
-        parameters.extend(schema::properties(&input).into_iter().map(
-            |(name, mut schema, required)| {
+    let in_query = |name: &str| verb == Verb::Get || entry.query.contains(&name);
+    parameters.extend(
+        schema::properties(&input)
+            .into_iter()
+            .filter(|(name, _, _)| in_query(name))
+            .map(|(name, mut schema, required)| {
                 let description = schema.as_object_mut().and_then(|s| s.remove("description"));
                 let mut parameter = json!({"name": name, "in": "query", "schema": schema});
                 if required {
@@ -77,24 +80,49 @@ fn operation(entry: &Entry, verb: Verb) -> Value {
                     parameter["description"] = description;
                 }
                 parameter
-            },
-        ));
-    } else {
+            }),
+    );
+    if verb != Verb::Get {
+        let body = match entry.body {
+            Some(field) => input["properties"][field].take(),
+            None => {
+                if let Some(fields) = input.get_mut("properties").and_then(Value::as_object_mut) {
+                    fields.retain(|name, _| !in_query(name));
+                }
+                if let Some(required) = input.get_mut("required").and_then(Value::as_array_mut) {
+                    required.retain(|name| !name.as_str().is_some_and(in_query));
+                }
+                input
+            }
+        };
         op.insert(
             "requestBody".into(),
-            json!({"required": true, "content": {"application/json": {"schema": input}}}),
+            json!({"required": true, "content": {"application/json": {"schema": body}}}),
         );
     }
     if !parameters.is_empty() {
         op.insert("parameters".into(), json!(parameters));
     }
+    let content: Map<String, Value> = if entry.documents.is_empty() {
+        let schema = json!({"schema": (entry.output_schema)()});
+        std::iter::once(("application/json".to_owned(), schema)).collect()
+    } else {
+        let kind = |media: &str| {
+            if media.ends_with("json") {
+                "object"
+            } else {
+                "string"
+            }
+        };
+        (entry.documents.iter())
+            .map(|media| media.split(';').next().unwrap_or(media).trim())
+            .map(|media| (media.to_owned(), json!({"schema": {"type": kind(media)}})))
+            .collect()
+    };
     op.insert(
         "responses".into(),
         json!({
-            rest.status.as_str(): {
-                "description": entry.answer,
-                "content": {"application/json": {"schema": (entry.output_schema)()}},
-            },
+            rest.status.as_str(): {"description": entry.answer, "content": content},
             "default": {"$ref": "#/components/responses/Error"},
         }),
     );

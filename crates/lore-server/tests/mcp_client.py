@@ -32,7 +32,7 @@ SKILL = "support/summarize-ticket"
 READ_ONLY = {
     "search_memory", "recall_memory", "list_lessons", "get_lesson", "memory_prompt",
     "memory_status", "review_queue", "core_memory_read", "archival_memory_search",
-    "conversation_log_read", "get_episode", "decision_sequence", "list_episodes", "causal_path",
+    "conversation_log_read", "get_episode", "session_episodes", "decision_sequence", "list_episodes", "causal_path",
     "export_causal_graph", "what_if", "similar_decisions", "find_patterns", "find_anti_patterns",
     "layered_context", "recall_knowledge", "list_knowledge", "recall_decisions",
     "read_digest", "eval_trends",
@@ -97,7 +97,7 @@ async def isolation(session):
     refused = await session.call_tool("archival_memory_write", {"skill": "finance/audit", "text": "x"})
     check(attr(refused, "is_error", "isError"), "an archival write outside the token's scope was accepted")
     found = await call(session, "archival_memory_search", {"query": "ledger totals closes"})
-    check(all(e["skill"].startswith("support/") for e in found["entries"]), f"archival leaked: {found}")
+    check(all(e["skill"].startswith("support/") for e in (h["entry"] for h in found["hits"])), f"archival leaked: {found}")
     listed = await call(session, "list_episodes", {"limit": 100})
     check(all(e["skill"].startswith("support/") for e in listed["items"]), f"episodes leaked: {listed}")
     similar = await call(session, "similar_decisions", {"context": "ledger export format"})
@@ -134,7 +134,8 @@ def episode(id, skill, chosen, outcome):
 async def episodes(session):
     """Seed 001 through MCP: record two episodes, then every query, then a bad one."""
     first = await call(session, "record_episode", {"episode": episode("mcp-ep-1", SKILL, "on-call", "success")})
-    check(first["id"] == "mcp-ep-1" and first["decisions"] == 1, f"record_episode: {first}")
+    check(first["episode"]["id"] == "mcp-ep-1" and len(first["episode"]["decisions"]) == 1,
+          f"record_episode: {first}")
     await call(session, "record_episode", {"episode": episode("mcp-ep-2", SKILL, "team lead", "failure")})
     again = await session.call_tool("record_episode", {"episode": episode("mcp-ep-2", SKILL, "team lead", "failure")})
     check(attr(again, "is_error", "isError"), "a taken episode ID was accepted")
@@ -174,7 +175,7 @@ async def episodes(session):
 async def review(session, lesson_id):
     """As the machine's user (no token): the learned lesson on trial is in the queue and can be
     approved."""
-    queue = await call(session, "review_queue", {"statuses": ["trial"]})
+    queue = await call(session, "review_queue", {"status": "trial"})
     check([i["lesson"]["id"] for i in queue["items"]] == [lesson_id], f"review_queue: {queue}")
     bad = await session.call_tool("review_lessons", {"decision": "bless", "ids": [lesson_id], "reason": "x"})
     check(attr(bad, "is_error", "isError"), "an unknown decision was accepted")
@@ -206,16 +207,16 @@ async def self_editing(session):
         "skill": SKILL, "text": "The EU checkout runs on the payments-eu cluster.", "tags": ["infra"],
     })
     found = await call(session, "archival_memory_search", {"query": "which cluster runs checkout"})
-    check("payments-eu" in found["entries"][0]["text"], f"archival search: {found}")
+    check("payments-eu" in found["hits"][0]["entry"]["text"], f"archival search: {found}")
 
     for speaker, text in [("user", "refund 600 euros please"), ("agent", "I will ask an approver")]:
         await call(session, "conversation_log_write", {
             "skill": SKILL, "session": "chat-1", "speaker": speaker, "text": text,
         })
     log = await call(session, "conversation_log_read", {"skill": SKILL, "session": "chat-1"})
-    check([e["text"] for e in log["entries"]][-2:] == ["refund 600 euros please", "I will ask an approver"], f"log: {log}")
+    check([h["entry"]["text"] for h in log["hits"]][-2:] == ["refund 600 euros please", "I will ask an approver"], f"log: {log}")
     hit = await call(session, "conversation_log_read", {"skill": SKILL, "query": "refund euros"})
-    check(hit["entries"][0]["author"] == "user", f"log search: {hit}")
+    check(hit["hits"][0]["entry"]["author"] == "user", f"log search: {hit}")
 
 
 async def layers(session, reviewer):

@@ -172,7 +172,7 @@ def archival_write(skill: str, text: str, tags: Iterable[str]) -> Call:
 
 
 def archival_search(query: Optional[str], skill: Optional[str], limit: int) -> Call:
-    return Call("GET", "/v1/memory/archival", params=_drop_none({"q": query, "skill": skill, "limit": limit}))
+    return Call("GET", "/v1/memory/archival", params=_drop_none({"query": query, "skill": skill, "limit": limit}))
 
 
 def org_members() -> Call:

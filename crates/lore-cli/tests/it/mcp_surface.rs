@@ -116,7 +116,7 @@ fn lore_toml_chooses_the_tools_a_connection_gets_when_it_names_none() {
         listed.contains(&"correct") && listed.contains(&"what_if"),
         "{listed:?}"
     );
-    assert_eq!(listed.len(), LOOP.len() + 10, "{listed:?}");
+    assert_eq!(listed.len(), LOOP.len() + 11, "{listed:?}");
 
     let server = Server::start(dir.path());
     let url = format!("http://{}/mcp", server.addr);

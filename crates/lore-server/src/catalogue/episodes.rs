@@ -1,7 +1,8 @@
-//! Questions to the causal graph the recorded episodes build: one episode's decisions in
-//! order, the causal path between two nodes, what an alternative did elsewhere, decisions made
-//! in like situations, the patterns that worked and those that failed; and a reviewer's purge
-//! of one episode.
+//! Episodes and the causal graph they build: recording one (as JSON or as a session log),
+//! reading one or a session's, listing them, exporting the graph; the graph's questions (one
+//! episode's decisions in order, the causal path between two nodes, what an alternative did
+//! elsewhere, decisions made in like situations, the patterns that worked and those that
+//! failed); and a reviewer's purge of one episode.
 //!
 //! Every answer carries its evidence as structured fields and as `text`, the same evidence
 //! quoted within a token budget: a model reads the text, a program the fields.
@@ -10,14 +11,17 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use lore_core::SkillPath;
 use lore_core::graph::PathMode;
+use lore_core::graph_export::GraphFormat;
 use lore_core::id::EpisodeId;
-use lore_core::model::EpisodeOutcome;
+use lore_core::model::{Episode, EpisodeOutcome};
 use lore_engine::{
     Attribution, CausalPath, DecisionSequence, Engine, EpisodePurgeReport, EpisodeQuery,
-    EpisodeSummary, Page, PageRequest, PatternQuery, Patterns, SimilarDecisions, WhatIf,
+    EpisodeReceipt, EpisodeSummary, EpisodeView, Page, PageRequest, PatternQuery, Patterns,
+    SimilarDecisions, WhatIf,
 };
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::schema::{Component, Described, Documented};
 use super::{Each, Effect, Operation, Rest, Tool, Verb};
@@ -25,6 +29,11 @@ use crate::auth::Role;
 
 /// The episode listing and the causal-graph operations.
 pub(crate) fn each(each: &mut impl Each) {
+    each.one::<Record>();
+    each.one::<Extract>();
+    each.one::<Get>();
+    each.one::<Session>();
+    each.one::<Export>();
     each.one::<List>();
     each.one::<Sequence>();
     each.one::<Purge>();
@@ -33,6 +42,14 @@ pub(crate) fn each(each: &mut impl Each) {
     each.one::<Similar>();
     each.one::<Worked>();
     each.one::<Failed>();
+}
+
+impl Component for EpisodeReceipt {
+    const NAME: &'static str = "EpisodeReceipt";
+}
+
+impl Component for Episode {
+    const NAME: &'static str = "Episode";
 }
 
 impl Component for Page<EpisodeSummary> {
@@ -82,6 +99,345 @@ const fn get(path: &'static str) -> Option<Rest> {
         status: StatusCode::OK,
     })
 }
+
+const fn post(path: &'static str) -> Option<Rest> {
+    Some(Rest {
+        verb: Verb::Post,
+        path,
+        status: StatusCode::CREATED,
+    })
+}
+
+/// An episode to record, as JSON or as a session log.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordInput {
+    /// The episode as a JSON object: `skill` (`domain/skill`), `timestamp` (RFC 3339),
+    /// `outcome` (`success`, `partial` or `failure`), `task`, and optionally `id` (drawn when
+    /// omitted), `session`, `decisions` (each `id`, `type` design|implementation|test|recovery,
+    /// `context`, `options`, `chosen` — one of the options —, `rationale`, `outcome`,
+    /// `effects`: IDs of what it caused), `events` (each `id`, `type`
+    /// tool_call|error|milestone|handoff, `content`, `caused_by`, `leads_to`), `links` (typed
+    /// extra relations `{from, to, type: causes|enables|prevents|correlates}`), `metrics`
+    /// (`duration_minutes`, `tool_calls`, `errors`, `recoveries`) and `lessons` (sentences).
+    /// Every ID a link names must be a decision or event of this episode. Give this or `log`.
+    episode: Option<Value>,
+    /// Instead of `episode`: the session log in Lore's markdown format (a `# Session ID`
+    /// heading; `Skill:`, `Date:`, `Outcome:`, `Task:` lines; `## Decisions` with `### d001
+    /// [design] context` and `- Options: a | b`, `- Chosen:`, `- Rationale:`, `- Outcome:`,
+    /// `- Effects:` lines; `## Events` lines `- e001 [error] what happened (caused by: d001;
+    /// leads to: e002)`; `## Metrics`; `## Lessons`). A line it cannot read is refused with its
+    /// number.
+    log: Option<String>,
+    /// With `log`: the skill, `domain/skill`, when the log has no `Skill:` line.
+    #[schemars(with = "Option<Documented<SkillPath>>")]
+    skill: Option<SkillPath>,
+    /// True to replace an episode already recorded under the same ID; otherwise a taken ID is
+    /// refused.
+    #[serde(default)]
+    replace: bool,
+}
+
+/// `record_episode`, `POST /v1/episodes` (the body is the episode, `?replace=true` in the
+/// query).
+pub struct Record;
+
+impl Operation for Record {
+    type Input = RecordInput;
+    type Output = Described<EpisodeReceipt>;
+    const NAME: &'static str = "record_episode";
+    const SUMMARY: &'static str = "Record an episode: one session's task, the decisions made \
+        (the options weighed and why), what happened, what caused what, and how it ended. Lore \
+        adds it to a causal graph across sessions, so later tasks can ask what led to failures \
+        and which choices worked. Personal data and secrets are redacted before storage; a \
+        taken ID is refused unless `replace` is true.";
+    const ROLE: Role = Role::Agent;
+    const EFFECT: Effect = Effect::Write;
+    const REST: Option<Rest> = post("/v1/episodes");
+    const TOOL: Option<Tool> = tool("record_episode", "Record an episode");
+    const ANSWER: &'static str = "The episode as stored (201; 200 when it replaced one).";
+    const QUERY: &'static [&'static str] = &["replace"];
+    const BODY: Option<&'static str> = Some("episode");
+
+    fn run(engine: &Engine, r: RecordInput) -> lore_core::Result<Self::Output> {
+        let episode = match (r.episode, r.log) {
+            (Some(json), None) if r.skill.is_none() => Episode::from_json(json, None)?,
+            (None, Some(log)) => {
+                lore_engine::extract::episode_from_markdown(&log, r.skill.as_ref())?
+            }
+            (Some(_), None) => {
+                let why = "goes with `log`; an `episode` names its own skill";
+                return Err(lore_core::Error::invalid("skill", why));
+            }
+            _ => {
+                let why = "give the episode as JSON (`episode`) or as a session log (`log`), \
+                    one of them";
+                return Err(lore_core::Error::invalid("episode", why));
+            }
+        };
+        engine.add_episode(episode, r.replace).map(Described)
+    }
+
+    fn status(output: &Self::Output) -> Option<StatusCode> {
+        output.0.replaced.then_some(StatusCode::OK)
+    }
+}
+
+/// A session log to record.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExtractInput {
+    /// The session log: a `# Session` heading, header lines (Skill, Agent, Date, Outcome,
+    /// Task, ID), then `## Decisions`, `## Events`, `## Metrics` and `## Lessons`.
+    #[schemars(length(min = 1))]
+    log: String,
+    /// The skill, `domain/skill`, when the log has no `Skill:` line.
+    #[schemars(with = "Option<Documented<SkillPath>>")]
+    skill: Option<SkillPath>,
+    /// Replace an episode stored under the same ID (the log's `ID:` line).
+    #[serde(default)]
+    replace: bool,
+}
+
+/// `extract_episode`, `POST /v1/episodes/extract`: `record_episode` with a log, for an agent
+/// runtime's end-of-session hook.
+pub struct Extract;
+
+impl Operation for Extract {
+    type Input = ExtractInput;
+    type Output = Described<EpisodeReceipt>;
+    const NAME: &'static str = "extract_episode";
+    const SUMMARY: &'static str = "Record an episode from a session log in Lore's markdown (the \
+        format `lore episode extract` reads), for an agent runtime to call at the end of a \
+        session. A line the parser cannot read is refused naming it; otherwise as \
+        recordEpisode.";
+    const ROLE: Role = Role::Agent;
+    const EFFECT: Effect = Effect::Write;
+    const REST: Option<Rest> = post("/v1/episodes/extract");
+    const TOOL: Option<Tool> = None;
+    const ANSWER: &'static str = Record::ANSWER;
+    const QUERY: &'static [&'static str] = &["replace"];
+
+    fn run(engine: &Engine, x: ExtractInput) -> lore_core::Result<Self::Output> {
+        let input = RecordInput {
+            episode: None,
+            log: Some(x.log),
+            skill: x.skill,
+            replace: x.replace,
+        };
+        Record::run(engine, input)
+    }
+
+    fn status(output: &Self::Output) -> Option<StatusCode> {
+        Record::status(output)
+    }
+}
+
+/// One episode's record and text. A model is answered the text alone: the record holds the
+/// same evidence again, and only the text keeps to the budget asked for.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Shown {
+    /// The episode as stored (not in a model's answer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Documented<Episode>>")]
+    episode: Option<Episode>,
+    /// The episode as text, memory quoted as data (`> …`), cut tail-first to the budget.
+    text: String,
+    /// The tokens the text takes.
+    tokens: usize,
+    /// The budget it was held to.
+    budget: usize,
+    /// Whether it was cut to fit (ask again with a larger `budget` for the rest).
+    truncated: bool,
+}
+
+impl From<EpisodeView> for Shown {
+    fn from(v: EpisodeView) -> Self {
+        Self {
+            episode: Some(v.episode),
+            text: v.rendered.text,
+            tokens: v.rendered.tokens,
+            budget: v.rendered.budget,
+            truncated: v.rendered.truncated,
+        }
+    }
+}
+
+impl Shown {
+    fn for_model(self) -> Self {
+        Self {
+            episode: None,
+            ..self
+        }
+    }
+}
+
+/// `get_episode`, `GET /v1/episodes/{id}`.
+pub struct Get;
+
+impl Operation for Get {
+    type Input = EpisodeInput;
+    type Output = Shown;
+    const NAME: &'static str = "get_episode";
+    const SUMMARY: &'static str = "One recorded episode as text: task, metrics, lessons, \
+        decisions and events, quoted, within a token budget (500 when omitted).";
+    const ROLE: Role = Role::Agent;
+    const EFFECT: Effect = Effect::Read;
+    const REST: Option<Rest> = get("/v1/episodes/{id}");
+    const TOOL: Option<Tool> = tool("get_episode", "Get an episode");
+    const ANSWER: &'static str = "The episode and its text.";
+
+    fn run(engine: &Engine, q: EpisodeInput) -> lore_core::Result<Shown> {
+        engine.episode_view(&q.id, q.budget).map(Shown::from)
+    }
+
+    fn for_model(output: Shown) -> Shown {
+        output.for_model()
+    }
+}
+
+/// One session, its episodes' answers within a budget each.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionInput {
+    /// The session the episodes were recorded for.
+    #[schemars(length(min = 1, max = 128))]
+    session: String,
+    /// The most tokens each episode's text may take (500 when omitted).
+    #[schemars(range(min = 1))]
+    budget: Option<usize>,
+}
+
+/// A session's episodes, oldest first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionEpisodes {
+    /// The session.
+    session: String,
+    /// Its episodes, oldest first.
+    items: Vec<Shown>,
+}
+
+/// `session_episodes`, `GET /v1/sessions/{session}/episodes`.
+pub struct Session;
+
+impl Operation for Session {
+    type Input = SessionInput;
+    type Output = SessionEpisodes;
+    const NAME: &'static str = "get_session_episodes";
+    const SUMMARY: &'static str = "The episodes recorded for one session, oldest first, each \
+        as text within a token budget (500 when omitted); not found when there are none.";
+    const ROLE: Role = Role::Agent;
+    const EFFECT: Effect = Effect::Read;
+    const REST: Option<Rest> = get("/v1/sessions/{session}/episodes");
+    const TOOL: Option<Tool> = tool("session_episodes", "A session's episodes");
+    const ANSWER: &'static str = "The session's episodes.";
+
+    fn run(engine: &Engine, q: SessionInput) -> lore_core::Result<SessionEpisodes> {
+        let views = engine.session_episodes(&q.session, q.budget)?;
+        Ok(SessionEpisodes {
+            session: q.session,
+            items: views.into_iter().map(Shown::from).collect(),
+        })
+    }
+
+    fn for_model(output: SessionEpisodes) -> SessionEpisodes {
+        SessionEpisodes {
+            items: output.items.into_iter().map(Shown::for_model).collect(),
+            ..output
+        }
+    }
+}
+
+// GraphFormat's values; the field's own description says what each is.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum FormatShape {
+    Json,
+    Dot,
+}
+
+/// How to export the graph.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportInput {
+    /// `json` (the `causal-graph.json` shape: numbered nodes, edges between them, patterns; the
+    /// default) or `dot` (Graphviz, to draw it).
+    #[schemars(with = "Option<FormatShape>")]
+    format: Option<String>,
+}
+
+/// The whole causal graph.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GraphExport {
+    /// `json` or `dot`.
+    format: &'static str,
+    /// The graph as text (a model's answer at most 256 KiB of it).
+    graph: String,
+    /// Whether the graph was cut to that size (ask `causal_path` or the patterns instead).
+    truncated: bool,
+}
+
+/// The most of an exported graph a model is answered: a model's context is no place for more.
+const MAX_EXPORT: usize = 256 * 1024;
+
+/// `export_causal_graph`, `GET /v1/graph/export`: REST answers the graph itself, as JSON or
+/// as Graphviz DOT.
+pub struct Export;
+
+impl Operation for Export {
+    type Input = ExportInput;
+    type Output = GraphExport;
+    const NAME: &'static str = "graph_export";
+    const SUMMARY: &'static str = "The whole causal graph of the recorded episodes, to keep or \
+        draw elsewhere: JSON (the causal-graph.json shape: nodes with how often they occurred \
+        and their success rate, weighted edges, patterns) or Graphviz DOT. For one failure, \
+        causal_path answers in far fewer tokens.";
+    const ROLE: Role = Role::Agent;
+    const EFFECT: Effect = Effect::Read;
+    const REST: Option<Rest> = get("/v1/graph/export");
+    const TOOL: Option<Tool> = tool("export_causal_graph", "Export the causal graph");
+    const ANSWER: &'static str = "The graph.";
+    const DOCUMENTS: &'static [&'static str] = &["application/json", DOT];
+
+    fn run(engine: &Engine, q: ExportInput) -> lore_core::Result<GraphExport> {
+        let format = q
+            .format
+            .as_deref()
+            .map_or(Ok(GraphFormat::Json), GraphFormat::parse)?;
+        Ok(GraphExport {
+            format: match format {
+                GraphFormat::Json => "json",
+                GraphFormat::Dot => "dot",
+            },
+            graph: engine.causal_graph_export(format)?,
+            truncated: false,
+        })
+    }
+
+    fn for_model(mut output: GraphExport) -> GraphExport {
+        if output.graph.len() > MAX_EXPORT {
+            let mut cut = MAX_EXPORT;
+            while !output.graph.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            output.graph.truncate(cut);
+            output.truncated = true;
+        }
+        output
+    }
+
+    fn document(output: &GraphExport) -> Option<(&'static str, &str)> {
+        let media = if output.format == "dot" {
+            DOT
+        } else {
+            "application/json"
+        };
+        Some((media, &output.graph))
+    }
+}
+
+const DOT: &str = "text/vnd.graphviz; charset=utf-8";
 
 /// Which episodes to list.
 #[derive(Debug, Deserialize, JsonSchema)]

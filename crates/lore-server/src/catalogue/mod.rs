@@ -28,7 +28,9 @@ mod digests;
 mod embedder;
 mod episodes;
 mod knowledge;
+mod memory;
 mod org;
+mod review;
 pub mod schema;
 
 use std::sync::LazyLock;
@@ -173,6 +175,15 @@ pub trait Operation: Send + Sync + 'static {
     const TOOL: Option<Tool>;
     /// What the success means, for the OpenAPI response.
     const ANSWER: &'static str;
+    /// The input's fields a REST call with a body reads from its query string instead (a
+    /// switch such as `replace`, beside a body that is the record itself).
+    const QUERY: &'static [&'static str] = &[];
+    /// The input's field a REST call's whole body fills, when the body is one record (an
+    /// episode) rather than the input's fields.
+    const BODY: Option<&'static str> = None;
+    /// The media types REST answers in when [`Operation::document`] gives the answer as a
+    /// document of its own (a graph in DOT) rather than the output as JSON.
+    const DOCUMENTS: &'static [&'static str] = &[];
 
     /// The one call into the Engine, on the caller's handle.
     ///
@@ -185,6 +196,18 @@ pub trait Operation: Send + Sync + 'static {
     /// reading the API, gets [`Operation::run`]'s output as it is.
     fn for_model(output: Self::Output) -> Self::Output {
         output
+    }
+
+    /// REST's status for this success, when it depends on what happened (a record replaced
+    /// rather than created); the REST door's own status otherwise.
+    fn status(_output: &Self::Output) -> Option<StatusCode> {
+        None
+    }
+
+    /// The answer REST sends as it is, with its media type (one of [`Operation::DOCUMENTS`]),
+    /// instead of the output as JSON.
+    fn document(_output: &Self::Output) -> Option<(&'static str, &str)> {
+        None
     }
 }
 
@@ -321,6 +344,12 @@ pub struct Entry {
     pub rest: Option<Rest>,
     /// [`Operation::TOOL`].
     pub tool: Option<Tool>,
+    /// [`Operation::QUERY`].
+    pub query: &'static [&'static str],
+    /// [`Operation::BODY`].
+    pub body: Option<&'static str>,
+    /// [`Operation::DOCUMENTS`].
+    pub documents: &'static [&'static str],
     /// The input's JSON schema, every subschema inlined.
     pub input_schema: fn() -> Value,
     /// The output's JSON schema (what serialising writes), every subschema inlined.
@@ -346,6 +375,9 @@ impl Entry {
             effect: O::EFFECT,
             rest: O::REST,
             tool: O::TOOL,
+            query: O::QUERY,
+            body: O::BODY,
+            documents: O::DOCUMENTS,
             input_schema: schema::input::<O::Input>,
             output_schema: schema::output::<O::Output>,
             call: call_json::<O>,
@@ -417,8 +449,10 @@ pub(crate) fn for_each(each: &mut impl Each) {
     knowledge::each(each);
     digests::each(each);
     episodes::each(each);
+    memory::each(each);
     embedder::each(each);
     org::each(each);
+    review::each(each);
 }
 
 static ENTRIES: LazyLock<Vec<Entry>> = LazyLock::new(|| {

@@ -45,27 +45,11 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "learn_lessons",
         ],
     ),
-    (
-        "review",
-        &["review_queue", "review_lessons", "unlink_lessons"],
-    ),
+    ("review", &[]),
     ("org", &[]),
-    (
-        "episodes",
-        &["record_episode", "get_episode", "export_causal_graph"],
-    ),
+    ("episodes", &[]),
     ("knowledge", &[]),
-    (
-        "memory",
-        &[
-            "core_memory_read",
-            "core_memory_write",
-            "archival_memory_search",
-            "archival_memory_write",
-            "conversation_log_read",
-            "conversation_log_write",
-        ],
-    ),
+    ("memory", &[]),
     ("embedder", &[]),
 ];
 
@@ -76,19 +60,10 @@ const ALIASES: &[(&str, &[&str])] = &[
     ("self-editing", &["memory"]),
 ];
 
-/// The tools outside the catalogue that a reviewer's or admin's credential needs; every other
-/// such tool is an agent's. A catalogue tool's role is its operation's.
-const REVIEWER: &[&str] = &["review_queue", "review_lessons", "unlink_lessons"];
-
-/// The role `tool` needs.
+/// The role `tool` needs: a catalogue tool's is its operation's; every tool still written with
+/// rmcp's macros is an agent's.
 pub fn role_needed(tool: &str) -> Role {
-    if let Some(entry) = catalogue::tool(tool) {
-        entry.role
-    } else if REVIEWER.contains(&tool) {
-        Role::Reviewer
-    } else {
-        Role::Agent
-    }
+    catalogue::tool(tool).map_or(Role::Agent, |entry| entry.role)
 }
 
 /// Why `grant` may not call `tool`, or `None` when it may. Without a credential (stdio, or a

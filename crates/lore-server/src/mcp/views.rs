@@ -2,7 +2,7 @@
 
 use lore_core::model::{ErrorEvent, Execution, Lesson};
 use lore_engine::prompt::AssembledPrompt;
-use lore_engine::{CorrectionOutcome, MemorySearch, Page, RecallResult, ReviewItem, Status};
+use lore_engine::{CorrectionOutcome, MemorySearch, Page, RecallResult, Status};
 use lore_recall::{Decision, Explanation};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -377,71 +377,5 @@ fn explain_line(e: &Explanation) -> ExplainLine {
         id: e.id.clone(),
         score: e.score,
         decision,
-    }
-}
-
-/// A lesson waiting for review, with its evidence (private data masked).
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ReviewEntry {
-    /// The lesson.
-    pub lesson: LessonView,
-    /// The correction it was learned from.
-    pub correction: Option<String>,
-    /// Why it waits: the latest audit reason.
-    pub flagged: Option<String>,
-    /// Kinds of private data found in it, if any.
-    pub findings: Vec<String>,
-    /// Related lessons as `kind ID: rule`.
-    pub related: Vec<String>,
-}
-
-/// The review queue, oldest first.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ReviewQueue {
-    /// The first lessons waiting.
-    pub items: Vec<ReviewEntry>,
-    /// How many wait in all.
-    pub total: usize,
-}
-
-impl ReviewQueue {
-    /// The first `limit` of `items`.
-    pub fn new(items: &[ReviewItem], limit: usize) -> Self {
-        Self {
-            items: items
-                .iter()
-                .take(limit)
-                .map(|i| ReviewEntry {
-                    lesson: LessonView::from(&i.lesson),
-                    correction: i.correction.clone(),
-                    flagged: i.flagged.clone(),
-                    findings: i.findings.iter().map(wire).collect(),
-                    related: i
-                        .related
-                        .iter()
-                        .map(|r| {
-                            let rule = r.rule.as_deref().unwrap_or("(not readable)");
-                            format!("{} {}: {rule}", wire(&r.kind), r.id)
-                        })
-                        .collect(),
-                })
-                .collect(),
-            total: items.len(),
-        }
-    }
-}
-
-/// What a review decision changed.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Reviewed {
-    /// The lessons moved, with their new status.
-    pub lessons: Vec<LessonSummary>,
-}
-
-impl From<&[Lesson]> for Reviewed {
-    fn from(lessons: &[Lesson]) -> Self {
-        Self {
-            lessons: lessons.iter().map(LessonSummary::from).collect(),
-        }
     }
 }

@@ -11,8 +11,6 @@
 //! - [`Routes`] registers each route and records it in a table, which is how the OpenAPI test
 //!   knows the router's real surface without a second, hand-kept list.
 
-mod agent_memory;
-mod episodes;
 mod events;
 mod executions;
 mod insights;
@@ -20,7 +18,6 @@ mod lessons;
 mod memory;
 mod metrics;
 mod recall;
-mod review;
 
 pub use events::change_event;
 
@@ -34,9 +31,11 @@ use axum::handler::Handler;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, on};
 use lore_engine::Engine;
 use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Access, Role};
@@ -278,25 +277,6 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
         .on(M::POST, "/v1/recall", recall::recall)
         .on(M::GET, "/v1/events", events::events)
-        .on(M::GET, "/v1/memory/core", agent_memory::core)
-        .on(M::PUT, "/v1/memory/core", agent_memory::write_core)
-        .on(M::GET, "/v1/memory/archival", agent_memory::search_archival)
-        .on(M::POST, "/v1/memory/archival", agent_memory::write_archival)
-        .on(M::GET, "/v1/memory/recall", agent_memory::read_log)
-        .on(M::POST, "/v1/memory/recall", agent_memory::write_log)
-        .on(M::POST, "/v1/episodes", episodes::add)
-        .on(M::POST, "/v1/episodes/extract", episodes::extract)
-        .on(M::GET, "/v1/episodes/{id}", episodes::get)
-        .on(
-            M::GET,
-            "/v1/sessions/{session}/episodes",
-            episodes::by_session,
-        )
-        .on(M::GET, "/v1/graph/export", episodes::export)
-        .on(M::GET, "/v1/review", review::queue)
-        .on(M::POST, "/v1/review/supersede", review::supersede)
-        .on(M::POST, "/v1/review/unlink", review::unlink)
-        .on(M::POST, "/v1/review/{decision}", review::decide)
         .on(M::GET, "/metrics", metrics::metrics)
 }
 
@@ -329,7 +309,7 @@ async fn from_path_and_query<O: Operation>(
     caller: Caller,
     Path(segments): Path<Segments>,
     uri: Uri,
-) -> Result<(StatusCode, Json<O::Output>), ApiError> {
+) -> Result<Response, ApiError> {
     let input = with_segments(uri.query().unwrap_or_default(), &segments)?;
     answer::<O>(caller, input).await
 }
@@ -351,48 +331,110 @@ fn with_segments<T: DeserializeOwned>(query: &str, segments: &Segments) -> Resul
 async fn from_path_and_body<O: Operation>(
     caller: Caller,
     Path(segments): Path<Segments>,
+    uri: Uri,
     headers: HeaderMap,
     bytes: Bytes,
-) -> Result<(StatusCode, Json<O::Output>), ApiError> {
-    let mut fields = if bytes.iter().all(u8::is_ascii_whitespace) {
-        serde_json::Map::new()
-    } else if is_json(&headers) {
-        input::parse_object(&bytes, Place::Body)?
-    } else {
-        return Err(ApiError::not_json());
-    };
-    for (name, value) in segments {
-        if fields.contains_key(&name) {
-            let why = format!("`{name}` is given in the path; leave it out of the body");
-            return Err(lore_core::Error::invalid(name, why).into());
-        }
-        fields.insert(name, serde_json::Value::String(value));
-    }
-    let input = input::from_value(serde_json::Value::Object(fields), Place::Body)?;
+) -> Result<Response, ApiError> {
+    let input = body_input::<O>(segments, true, uri.query(), &headers, &bytes)?;
     answer::<O>(caller, input).await
 }
 
 async fn from_query<O: Operation>(
     caller: Caller,
     Params(input): Params<O::Input>,
-) -> Result<(StatusCode, Json<O::Output>), ApiError> {
+) -> Result<Response, ApiError> {
     answer::<O>(caller, input).await
 }
 
 async fn from_body<O: Operation>(
     caller: Caller,
-    Body(input): Body<O::Input>,
-) -> Result<(StatusCode, Json<O::Output>), ApiError> {
+    uri: Uri,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let input = body_input::<O>(Segments::new(), false, uri.query(), &headers, &bytes)?;
     answer::<O>(caller, input).await
 }
 
-async fn answer<O: Operation>(
-    caller: Caller,
-    input: O::Input,
-) -> Result<(StatusCode, Json<O::Output>), ApiError> {
-    let status = O::REST.map_or(StatusCode::OK, |r| r.status);
+/// The input of a call with a body: the body's fields (or the body itself as the field
+/// [`Operation::BODY`] names), the path's segments, and the query parameters
+/// [`Operation::QUERY`] names; a field given twice is refused rather than one copy chosen.
+fn body_input<O: Operation>(
+    segments: Segments,
+    optional: bool,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    bytes: &Bytes,
+) -> Result<O::Input, ApiError> {
+    let mut fields = if optional && bytes.iter().all(u8::is_ascii_whitespace) {
+        Map::new()
+    } else if is_json(headers) {
+        input::parse_object(bytes, Place::Body)?
+    } else {
+        return Err(ApiError::not_json());
+    };
+    if let Some(field) = O::BODY {
+        fields = Map::from_iter([(field.to_owned(), Value::Object(fields))]);
+    }
+    let mut add = |name: String, value: Value, place: &str| {
+        if fields.contains_key(&name) {
+            let why = format!("`{name}` is given in the {place}; leave it out of the body");
+            return Err(lore_core::Error::invalid(name, why));
+        }
+        fields.insert(name, value);
+        Ok(())
+    };
+    for (name, value) in segments {
+        add(name, Value::String(value), "path")?;
+    }
+    let pairs = form_urlencoded::parse(query.unwrap_or_default().as_bytes());
+    if !O::QUERY.is_empty() {
+        let schema = crate::catalogue::schema::input::<O::Input>();
+        for (name, value) in pairs {
+            if !O::QUERY.contains(&name.as_ref()) {
+                let why = format!(
+                    "is not a query parameter here; the query string takes {}",
+                    O::QUERY.join(", ")
+                );
+                return Err(lore_core::Error::invalid(name, why).into());
+            }
+            let value = typed(&value, &schema["properties"][name.as_ref()]);
+            add(name.into_owned(), value, "query string")?;
+        }
+    }
+    Ok(input::from_value(Value::Object(fields), Place::Body)?)
+}
+
+/// A query parameter's text as the JSON value its field's schema takes (`replace=true` a
+/// boolean), or as text when it is not one, for the field's own refusal to name.
+fn typed(text: &str, schema: &Value) -> Value {
+    let takes = |kind: &str| match &schema["type"] {
+        Value::String(t) => t == kind,
+        Value::Array(types) => types.iter().any(|t| t == kind),
+        _ => false,
+    };
+    let parsed = if takes("boolean") {
+        text.parse::<bool>().ok().map(Value::Bool)
+    } else if takes("integer") {
+        text.parse::<u64>().ok().map(Value::from)
+    } else if takes("number") {
+        text.parse::<f64>().ok().map(Value::from)
+    } else {
+        None
+    };
+    parsed.unwrap_or_else(|| Value::String(text.to_owned()))
+}
+
+async fn answer<O: Operation>(caller: Caller, input: O::Input) -> Result<Response, ApiError> {
     let output = caller.into_principal().invoke::<O>(input).await?;
-    Ok((status, Json(output)))
+    let status = O::status(&output)
+        .or(O::REST.map(|r| r.status))
+        .unwrap_or(StatusCode::OK);
+    if let Some((media, text)) = O::document(&output) {
+        let text = text.to_owned();
+        return Ok((status, [(CONTENT_TYPE, media)], text).into_response());
+    }
+    Ok((status, Json(output)).into_response())
 }
 
 /// The page a listing asks for; 50 records from the start unless it says otherwise.

@@ -603,3 +603,365 @@ async fn episodes_and_the_causal_graph_answer_the_same_fields_and_refusals_on_re
         "{refused}"
     );
 }
+
+/// Recording, reading and exporting episodes answer the same fields on REST and MCP: a
+/// receipt with the stored episode, one episode's text (a model is answered the text alone, the
+/// record left out), a session's, the whole graph (REST as the document itself); a replacement
+/// is a 200 on REST and `replaced` on both, and a bad switch is refused naming it.
+#[tokio::test]
+async fn recording_reading_and_exporting_episodes_agree_on_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    let episode = |id: &str| {
+        json!({
+            "id": id, "session": "s-1", "skill": SKILL, "timestamp": "2026-01-01T17:00:00Z",
+            "outcome": "failure", "task": "Route the outage alert",
+            "decisions": [{"id": "d1", "type": "design", "context": "Choosing how to alert",
+                           "options": ["Pager", "Email"], "chosen": "Email", "effects": ["e1"]}],
+            "events": [{"id": "e1", "type": "tool_call", "content": "Sent the alert"}]
+        })
+    };
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/episodes",
+            Some(episode("ep-1")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{rest}");
+    let mcp = server
+        .mcp(
+            &agent,
+            "record_episode",
+            json!({"episode": episode("ep-2")}),
+        )
+        .await;
+    let recorded = &mcp["result"]["structuredContent"];
+    assert_eq!(fields(recorded), fields(&rest), "{mcp}");
+    assert_eq!(
+        recorded["episode"]["decisions"],
+        rest["episode"]["decisions"]
+    );
+    let again = server
+        .mcp(
+            &agent,
+            "record_episode",
+            json!({"episode": episode("ep-2"), "replace": true}),
+        )
+        .await;
+    assert_eq!(
+        again["result"]["structuredContent"]["replaced"], true,
+        "{again}"
+    );
+    let (status, replaced) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/episodes?replace=true",
+            Some(episode("ep-1")),
+        )
+        .await;
+    assert_eq!(
+        (status, &replaced["replaced"]),
+        (StatusCode::OK, &json!(true))
+    );
+    let before = server.home.snapshot();
+    for uri in ["/v1/episodes?replace=maybe", "/v1/episodes?replce=true"] {
+        let (status, refused) = server
+            .send(Some(&agent), Method::POST, uri, Some(episode("ep-1")))
+            .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{uri}: {refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains("repl"), "{uri}: {message}");
+    }
+    assert_eq!(
+        server.home.snapshot(),
+        before,
+        "a refused recording changed the store"
+    );
+
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/episodes/ep-1?budget=200",
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let mcp = server
+        .mcp(&agent, "get_episode", json!({"id": "ep-1", "budget": 200}))
+        .await;
+    let shown = &mcp["result"]["structuredContent"];
+    let mut without_record = fields(&rest);
+    without_record.retain(|f| f != "episode");
+    assert_eq!(fields(shown), without_record, "{mcp}");
+    assert_eq!(shown["text"], rest["text"]);
+    assert!(rest["episode"]["decisions"].is_array(), "{rest}");
+
+    let (status, rest) = server
+        .send(Some(&agent), Method::GET, "/v1/sessions/s-1/episodes", None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let mcp = server
+        .mcp(&agent, "session_episodes", json!({"session": "s-1"}))
+        .await;
+    let session = &mcp["result"]["structuredContent"];
+    assert_eq!(session["session"], "s-1", "{mcp}");
+    let texts = |v: &Value| -> Vec<Value> {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["text"].clone())
+            .collect()
+    };
+    assert_eq!(texts(session), texts(&rest));
+    assert_eq!(texts(&rest).len(), 2, "{rest}");
+
+    let (status, dot) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/graph/export?format=dot",
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{dot}");
+    let mcp = server
+        .mcp(&agent, "export_causal_graph", json!({"format": "dot"}))
+        .await;
+    let exported = &mcp["result"]["structuredContent"];
+    assert_eq!(exported["graph"], dot, "{mcp}");
+    assert!(
+        dot.as_str().unwrap().starts_with("digraph causal {"),
+        "{dot}"
+    );
+    assert_eq!(exported["truncated"], false);
+    let (status, json) = server
+        .send(Some(&agent), Method::GET, "/v1/graph/export", None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(json["nodes"].is_array(), "{json}");
+}
+
+/// An agent's own memory answers the same fields on REST and MCP: the core blocks, a stored
+/// entry, `hits` of entries with their scores; archival search without words lists the newest
+/// on both, and a bad mode is refused on both naming it, with nothing stored.
+#[tokio::test]
+async fn core_archival_and_log_memory_agree_on_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    let core = json!({"skill": SKILL, "block": "user", "text": "Ana leads EU checkout."});
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::PUT,
+            "/v1/memory/core",
+            Some(core.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let mcp = server.mcp(&agent, "core_memory_write", core).await;
+    let written = &mcp["result"]["structuredContent"];
+    assert_eq!(fields(written), fields(&rest), "{mcp}");
+    assert_eq!(fields(&written["blocks"][0]), fields(&rest["blocks"][0]));
+    assert_eq!(written["blocks"][0]["versions"], 2, "{mcp}");
+    let uri = format!("/v1/memory/core?skill={SKILL}");
+    let (_, rest) = server.send(Some(&agent), Method::GET, &uri, None).await;
+    let mcp = server
+        .mcp(&agent, "core_memory_read", json!({"skill": SKILL}))
+        .await;
+    assert_eq!(mcp["result"]["structuredContent"], rest, "{mcp}");
+
+    let passage =
+        json!({"skill": SKILL, "text": "Checkout runs on payments-eu.", "tags": ["infra"]});
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/memory/archival",
+            Some(passage.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{rest}");
+    let mcp = server.mcp(&agent, "archival_memory_write", passage).await;
+    let stored = &mcp["result"]["structuredContent"];
+    assert_eq!(fields(stored), fields(&rest), "{mcp}");
+    for (uri, arguments) in [
+        (
+            "/v1/memory/archival?query=checkout",
+            json!({"query": "checkout"}),
+        ),
+        (
+            "/v1/memory/archival?q=checkout",
+            json!({"query": "checkout"}),
+        ),
+        ("/v1/memory/archival?limit=5", json!({"limit": 5})),
+    ] {
+        let (status, rest) = server.send(Some(&agent), Method::GET, uri, None).await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {rest}");
+        let mcp = server
+            .mcp(&agent, "archival_memory_search", arguments)
+            .await;
+        let found = &mcp["result"]["structuredContent"];
+        assert_eq!(found, &rest, "{uri}: {mcp}");
+        assert_eq!(rest["hits"].as_array().unwrap().len(), 2, "{uri}: {rest}");
+        assert!(rest["hits"][0]["score"].is_number(), "{rest}");
+    }
+
+    let said =
+        json!({"skill": SKILL, "session": "chat-1", "speaker": "user", "text": "refund please"});
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::POST,
+            "/v1/memory/recall",
+            Some(said.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{rest}");
+    let mcp = server.mcp(&agent, "conversation_log_write", said).await;
+    assert_eq!(
+        fields(&mcp["result"]["structuredContent"]),
+        fields(&rest),
+        "{mcp}"
+    );
+    let uri = format!("/v1/memory/recall?skill={SKILL}&session=chat-1");
+    let (_, rest) = server.send(Some(&agent), Method::GET, &uri, None).await;
+    let mcp = server
+        .mcp(
+            &agent,
+            "conversation_log_read",
+            json!({"skill": SKILL, "session": "chat-1"}),
+        )
+        .await;
+    assert_eq!(mcp["result"]["structuredContent"], rest, "{mcp}");
+    assert_eq!(rest["hits"].as_array().unwrap().len(), 2, "{rest}");
+
+    let before = server.home.snapshot();
+    let merge = json!({"skill": SKILL, "block": "user", "text": "x", "mode": "merge"});
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::PUT,
+            "/v1/memory/core",
+            Some(merge.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{rest}");
+    let mcp = server.mcp(&agent, "core_memory_write", merge).await;
+    assert_eq!(mcp["result"]["isError"], true, "{mcp}");
+    let refused = &mcp["result"]["structuredContent"]["error"];
+    assert_eq!(refused["message"], rest["error"]["message"], "{mcp}");
+    assert!(
+        rest["error"]["message"].as_str().unwrap().contains("mode"),
+        "{rest}"
+    );
+    assert_eq!(
+        server.home.snapshot(),
+        before,
+        "a refused write changed the store"
+    );
+}
+
+/// A reviewer's queue and decisions answer the same fields on REST and MCP: a page of the
+/// queue (`items`, `next_offset`) read the same way, the moved lessons whole with private data
+/// masked, and an unknown decision refused in the same words with nothing moved.
+#[tokio::test]
+async fn the_review_queue_and_decisions_agree_on_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig {
+        curation: lore_core::model::CurationMode::Review,
+        human_corrections: lore_engine::HumanCorrections::Review,
+        ..EngineConfig::default()
+    });
+    let (admin, _) = server.token(Role::Admin);
+    let (reviewer, _) = server.token(Role::Reviewer);
+    let execution = server
+        .record(&admin, json!({"ticket": "checkout down"}))
+        .await;
+    for text in [
+        "When tickets report outages, priority must be urgent.",
+        "Summaries must name the failing page.",
+    ] {
+        let body = json!({"skill": SKILL, "execution_id": execution, "text": text});
+        let (status, made) = server
+            .send(Some(&admin), Method::POST, "/v1/corrections", Some(body))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{made}");
+    }
+    let (status, rest) = server
+        .send(Some(&reviewer), Method::GET, "/v1/review?limit=1", None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let mcp = server
+        .mcp(
+            &reviewer,
+            "review_queue",
+            json!({"limit": 1, "status": "needs_review"}),
+        )
+        .await;
+    let queue = &mcp["result"]["structuredContent"];
+    assert_eq!(queue, &rest, "{mcp}");
+    assert_eq!(rest["next_offset"], 1, "{rest}");
+    let first = rest["items"][0]["lesson"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, second) = server
+        .send(Some(&reviewer), Method::GET, "/v1/review?offset=1", None)
+        .await;
+    let second = second["items"][0]["lesson"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let before = server.home.snapshot();
+    let bad = json!({"ids": [first], "reason": "r"});
+    let (status, rest) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/review/bless",
+            Some(bad.clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{rest}");
+    let mut arguments = bad;
+    arguments["decision"] = json!("bless");
+    let mcp = server.mcp(&reviewer, "review_lessons", arguments).await;
+    assert_eq!(mcp["result"]["isError"], true, "{mcp}");
+    let refused = &mcp["result"]["structuredContent"]["error"];
+    assert_eq!(refused["message"], rest["error"]["message"], "{mcp}");
+    assert_eq!(
+        server.home.snapshot(),
+        before,
+        "a refused decision moved a lesson"
+    );
+
+    let (status, rest) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/review/approve",
+            Some(json!({"ids": [first]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let mcp = server
+        .mcp(
+            &reviewer,
+            "review_lessons",
+            json!({"decision": "approve", "ids": [second], "reason": "right"}),
+        )
+        .await;
+    let done = &mcp["result"]["structuredContent"];
+    assert_eq!(
+        fields(&done["lessons"][0]),
+        fields(&rest["lessons"][0]),
+        "{mcp}"
+    );
+    assert_eq!(done["lessons"][0]["status"], "approved", "{mcp}");
+    assert_eq!(rest["lessons"][0]["status"], "approved", "{rest}");
+}

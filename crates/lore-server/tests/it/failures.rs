@@ -105,12 +105,12 @@ async fn an_episode_is_read_by_its_session_through_rest_and_mcp() {
     let answer = server
         .mcp(
             &admin,
-            "get_episode",
+            "session_episodes",
             json!({"session": "2026-01-01-session-126", "budget": 300}),
         )
         .await;
     assert_eq!(
-        answer["result"]["structuredContent"]["text"], text,
+        answer["result"]["structuredContent"]["items"][0]["text"], text,
         "{answer}"
     );
 
@@ -123,10 +123,13 @@ async fn an_episode_is_read_by_its_session_through_rest_and_mcp() {
         )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    for arguments in [json!({}), json!({"id": "EPI-S1", "session": "x"})] {
+    for (arguments, named) in [
+        (json!({}), "`id`"),
+        (json!({"id": "EPI-S1", "session": "x"}), "`session`"),
+    ] {
         let answer = server.mcp(&admin, "get_episode", arguments).await;
         assert_eq!(answer["result"]["isError"], true, "{answer}");
-        assert!(answer.to_string().contains("one of the two"), "{answer}");
+        assert!(answer.to_string().contains(named), "{answer}");
     }
 }
 

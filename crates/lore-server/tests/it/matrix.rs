@@ -375,7 +375,7 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
             )
         }),
         ("GET", "/v1/memory/archival") => row(Agent, true, |_| {
-            get(format!("/v1/memory/archival?q={WORD}&skill={SKILL}"))
+            get(format!("/v1/memory/archival?query={WORD}&skill={SKILL}"))
         }),
         ("POST", "/v1/memory/archival") => row(Agent, false, |_| {
             with(
@@ -604,6 +604,7 @@ fn tool_row(name: &str) -> Option<Row> {
             )
         }),
         "get_episode" => row(Agent, true, |_| with("", json!({"id": "EPI-SEED"}))),
+        "session_episodes" => row(Agent, true, |_| with("", json!({"session": "s-seed"}))),
         "decision_sequence" => row(Agent, true, |_| with("", json!({"id": "EPI-SEED"}))),
         "list_episodes" => row(Agent, true, |_| with("", json!({}))),
         "export_causal_graph" => row(Agent, false, |_| with("", json!({"format": "dot"}))),

@@ -544,7 +544,7 @@ async fn agents_keep_core_archival_and_recall_memory() {
     let (_, found) = send(
         &app,
         Method::GET,
-        "/v1/memory/archival?q=checkout+cluster",
+        "/v1/memory/archival?query=checkout+cluster",
         None,
     )
     .await;
@@ -615,7 +615,10 @@ async fn agents_keep_core_archival_and_recall_memory() {
             "{shown}: {answer}"
         );
     }
-    for uri in ["/v1/memory/archival?q=", "/v1/memory/archival?q=x&limit=0"] {
+    for uri in [
+        "/v1/memory/archival?query=",
+        "/v1/memory/archival?query=x&limit=0",
+    ] {
         let (status, answer) = send(&app, Method::GET, uri, None).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{uri}: {answer}");
     }
@@ -645,7 +648,7 @@ async fn the_conversation_log_finds_an_answer_by_the_question_it_answers() {
         let (status, _) = send(&app, Method::POST, "/v1/memory/recall", Some(body)).await;
         assert_eq!(status, StatusCode::CREATED);
     }
-    let uri = format!("/v1/memory/recall?skill={SKILL}&q=which+cluster+hosts+payment+gateway");
+    let uri = format!("/v1/memory/recall?skill={SKILL}&query=which+cluster+hosts+payment+gateway");
     let (status, found) = send(&app, Method::GET, &format!("{uri}&limit=2"), None).await;
     assert_eq!(status, StatusCode::OK, "{found}");
     let mut texts: Vec<&str> = found["hits"]
@@ -684,7 +687,7 @@ async fn the_conversation_log_finds_an_answer_by_the_question_it_answers() {
             "Is the kestrel rollout done?",
         )
         .unwrap();
-    let uri = format!("/v1/memory/recall?skill={SKILL}&q=kestrel&limit=1");
+    let uri = format!("/v1/memory/recall?skill={SKILL}&query=kestrel&limit=1");
     let (_, found) = send(&app, Method::GET, &uri, None).await;
     assert_eq!(
         found["hits"][0]["entry"]["text"], "Is the kestrel rollout done?",
