@@ -149,7 +149,12 @@ impl Engine {
                 Err(Error::Conflict(_)) if attempt < ID_ATTEMPTS => {
                     execution.id = ExecutionId::generate(at);
                 }
-                other => return other.map(|_| execution),
+                other => {
+                    if other.is_ok() {
+                        self.recall.unkeyed.recorded();
+                    }
+                    return other.map(|_| execution);
+                }
             }
         }
         unreachable!("the last attempt returns")

@@ -93,6 +93,46 @@ pub(crate) struct RecallSettings {
     /// Whether recalls take part in measuring lessons (hold-outs and rotation). A regression
     /// test's replay does not: it checks its lesson, and a replay without it tests nothing.
     pub(crate) measuring: bool,
+    /// The run a recall without a key belongs to (shared likewise).
+    pub(crate) unkeyed: Arc<UnkeyedRun>,
+}
+
+/// The run that recalls naming no key are taken to belong to: everything this Engine recalls
+/// between two recorded runs. An agent that recalls at every step of a run and names no key
+/// would otherwise have each lesson drawn anew at each step, and a run could show a lesson at
+/// one step, hold it out at the step it is about, and still count as having shown it: the
+/// failure its absence caused would be blamed on it. So the hold-out draw of such a recall is
+/// keyed by this Engine's own random mark and the number of runs it has recorded: the same
+/// for every recall until the next run is recorded, fresh after. Concurrent agents sharing an
+/// Engine draw alike between two records, which keeps each draw random and independent of
+/// outcomes; a process that records nothing (a one-shot command) draws anew each time.
+#[derive(Debug)]
+pub(crate) struct UnkeyedRun {
+    mark: u64,
+    recorded: std::sync::atomic::AtomicU64,
+}
+
+impl Default for UnkeyedRun {
+    fn default() -> Self {
+        Self {
+            mark: (lore_core::id::random_unit() * (1u64 << 53) as f64) as u64,
+            recorded: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+}
+
+impl UnkeyedRun {
+    /// The key of the run under way.
+    pub(crate) fn key(&self) -> String {
+        let recorded = self.recorded.load(std::sync::atomic::Ordering::Relaxed);
+        format!("unkeyed:{:x}:{recorded}", self.mark)
+    }
+
+    /// A run was recorded: the next recall belongs to the next run.
+    pub(crate) fn recorded(&self) {
+        self.recorded
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Default for RecallSettings {
@@ -106,6 +146,7 @@ impl Default for RecallSettings {
             warmup: Arc::default(),
             sessions: Arc::default(),
             measuring: true,
+            unkeyed: Arc::default(),
         }
     }
 }

@@ -57,7 +57,9 @@ pub struct RecallQuery {
     /// Return every candidate's explanation ([`RecallResult::explain`]).
     pub explain: bool,
     /// A key naming this run (a run or session ID). Every recall holds lessons still being
-    /// measured out at random ([`Engine::held_out`]); a key makes that draw reproducible. With
+    /// measured out at random ([`Engine::held_out`]); a key makes that draw reproducible.
+    /// Without one, the recalls an Engine makes before the run is recorded draw alike, so a
+    /// run that recalls at each step holds a lesson out of all its steps or of none. With
     /// one, a lesson the utility gate suppressed on thin evidence is also tried in a small share
     /// of the runs it matches ([`Engine::exploration`]), after the context and marked as
     /// explored, so a wrong verdict can be undone by evidence; without one, suppressed lessons
@@ -285,14 +287,17 @@ impl Engine {
 
         // Every recall is part of the experiment: a lesson still being measured sits out a share
         // of recalls, drawn once here for each candidate, and those runs become its control.
+        // Without a key, the recalls of one run (those before its record) draw alike.
+        let unkeyed = self.recall.unkeyed.key();
+        let run_key = query.explore.as_deref().unwrap_or(&unkeyed);
         let drawn: HashSet<u32> = slots
             .iter()
             .copied()
             .filter(|_| self.recall.measuring)
             .filter(|&slot| {
-                index.doc(slot).is_some_and(|d| {
-                    Engine::held_out_for(&d.lesson, &query.text, query.explore.as_deref())
-                })
+                index
+                    .doc(slot)
+                    .is_some_and(|d| Engine::held_out_for(&d.lesson, &query.text, Some(run_key)))
             })
             .collect();
         let words = QueryWords::of(&query.text);
@@ -357,8 +362,11 @@ impl Engine {
         // first, and made again without the drawn lessons only when one of them was placed.
         let mut recalled = pipeline(&HashSet::new());
         let mut drawn = drawn;
+        let mut rivals = Vec::new();
         if self.recall.measuring {
-            drawn.extend(rotated(index, &recalled, &drawn, query));
+            let rotation = rotated(index, &recalled, &drawn, query);
+            drawn.extend(rotation.incumbents);
+            rivals = rotation.rivals;
         }
         let held_out: Vec<LessonId> = recalled
             .packed
@@ -369,7 +377,22 @@ impl Engine {
             .map(|(_, lesson)| lesson.id.clone())
             .collect();
         if !held_out.is_empty() {
-            recalled = pipeline(&drawn);
+            // A held-out lesson's place goes only to a lesson about the same situation: its
+            // control is then the same recall without it, or with an alternative to it. Given
+            // to the next candidate whatever it was, the place went mostly to a lesson about
+            // another task, shown exactly where this task's own lesson was missing; its runs
+            // then failed for want of that lesson and it was judged harmful for it.
+            let waiting = left_out(&recalled, index, &drawn, &rivals);
+            let mut without = drawn.clone();
+            without.extend(waiting.iter().copied());
+            let first = std::mem::replace(&mut recalled, pipeline(&without));
+            recalled
+                .explain
+                .extend(first.explain.into_iter().filter(|e| {
+                    index
+                        .lesson(&e.id)
+                        .is_some_and(|(s, _)| waiting.contains(&s))
+                }));
         }
         let placed = recalled
             .packed
@@ -650,49 +673,115 @@ impl Engine {
     }
 }
 
+/// Placed lessons that give their place to a near-tied rival this time, and those rivals.
+struct Rotation {
+    incumbents: Vec<u32>,
+    rivals: Vec<u32>,
+}
+
+/// The candidates the limit (or the pool) left out of `recalled` that may not take the place
+/// of a placed lesson held out this time (in `drawn`): all but those about the same situation as
+/// one of them. Such a stand-in is a `rival` a rotation gives the place to, a lesson that
+/// shares a held-out lesson's trigger (it is about the same error), or one the recall cannot
+/// tell from it by relevance (a near-tie). A lesson dropped as a conflict is not counted here:
+/// a conflict needs the same situation.
+fn left_out(
+    recalled: &Recalled,
+    index: &RecallIndex,
+    drawn: &HashSet<u32>,
+    rivals: &[u32],
+) -> HashSet<u32> {
+    let held: Vec<(&Lesson, f64)> = recalled
+        .packed
+        .items
+        .iter()
+        .filter_map(|item| Some((index.lesson(&item.id)?, score_of(recalled, &item.id)?)))
+        .filter(|((slot, _), _)| drawn.contains(slot))
+        .map(|((_, lesson), at)| (lesson, at))
+        .collect();
+    let stands_in = |candidate: &Lesson, at: f64| {
+        held.iter().any(|(lesson, s)| {
+            (at - s).abs() < NEAR_TIE
+                || lesson
+                    .triggers
+                    .iter()
+                    .any(|t| candidate.triggers.contains(t))
+        })
+    };
+    over_limit(recalled, index, true)
+        .filter(|(slot, lesson, at)| !rivals.contains(slot) && !stands_in(lesson, *at))
+        .map(|(slot, _, _)| slot)
+        .collect()
+}
+
+/// A candidate's final score in `recalled`.
+fn score_of(recalled: &Recalled, id: &str) -> Option<f64> {
+    recalled
+        .explain
+        .iter()
+        .find(|e| e.id == id)
+        .map(|e| e.score)
+}
+
+/// The candidates the limit left out of `recalled` (with `outside_pool`, those the pool left out
+/// too), best score first, with their slots and scores.
+fn over_limit<'r>(
+    recalled: &'r Recalled,
+    index: &'r RecallIndex,
+    outside_pool: bool,
+) -> impl Iterator<Item = (u32, &'r Lesson, f64)> {
+    recalled
+        .explain
+        .iter()
+        .filter(move |e| match &e.decision {
+            Decision::Dropped {
+                why: DropReason::OverLimit,
+            } => true,
+            Decision::Dropped {
+                why: DropReason::OutsidePool,
+            } => outside_pool,
+            _ => false,
+        })
+        .filter_map(|e| {
+            index
+                .lesson(&e.id)
+                .map(|(slot, lesson)| (slot, lesson, e.score))
+        })
+}
+
 /// The placed lessons that give their place this time to a near-tied candidate still under
 /// measurement ([`Engine::rotates`]): only a candidate the limit left out, and that this recall
-/// did not draw to sit out, competes for it.
+/// did not draw to sit out, competes for it. Each incumbent names its best such rival.
 fn rotated(
     index: &RecallIndex,
     recalled: &Recalled,
     drawn: &HashSet<u32>,
     query: &RecallQuery,
-) -> Vec<u32> {
-    let score = |id: &str| {
-        recalled
-            .explain
-            .iter()
-            .find(|e| e.id == id)
-            .map(|e| e.score)
-    };
-    let left_out: Vec<(&Lesson, f64)> = recalled
-        .explain
-        .iter()
-        .filter(|e| {
-            matches!(
-                &e.decision,
-                Decision::Dropped {
-                    why: DropReason::OverLimit
-                }
-            )
-        })
-        .filter_map(|e| index.lesson(&e.id).map(|found| (found, e.score)))
-        .filter(|((slot, _), _)| !drawn.contains(slot))
-        .map(|((_, lesson), score)| (lesson, score))
+) -> Rotation {
+    let left_out: Vec<(u32, &Lesson, f64)> = over_limit(recalled, index, false)
+        .filter(|(slot, _, _)| !drawn.contains(slot))
         .collect();
-    recalled
-        .packed
-        .items
-        .iter()
-        .filter_map(|item| Some((index.lesson(&item.id)?, score(&item.id)?)))
-        .filter(|((_, placed), at)| {
-            left_out.iter().any(|(rival, s)| {
-                (at - s).abs() < NEAR_TIE && Engine::rotates(placed, rival, &query.text)
-            })
-        })
-        .map(|((slot, _), _)| slot)
-        .collect()
+    let mut rotation = Rotation {
+        incumbents: Vec::new(),
+        rivals: Vec::new(),
+    };
+    for item in &recalled.packed.items {
+        let (Some((slot, placed)), Some(at)) =
+            (index.lesson(&item.id), score_of(recalled, &item.id))
+        else {
+            continue;
+        };
+        let rival = left_out.iter().find(|(rival_slot, rival, s)| {
+            !rotation.rivals.contains(rival_slot)
+                && (at - s).abs() < NEAR_TIE
+                && Engine::rotates(placed, rival, &query.text)
+        });
+        if let Some((rival_slot, _, _)) = rival {
+            rotation.incumbents.push(slot);
+            rotation.rivals.push(*rival_slot);
+        }
+    }
+    rotation
 }
 
 fn fingerprint_candidates(

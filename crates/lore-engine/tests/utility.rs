@@ -647,8 +647,179 @@ fn an_unkeyed_recall_holds_a_lesson_under_measurement_out_and_says_so() {
         assert_ne!(placed(&r), named, "placed or named as held out, never both");
         assert!(!r.text.contains(lesson.id.as_str()) || !named);
         held += usize::from(named);
+        // The next recall is another run's.
+        run_on(&p, OTHER, Outcome::Success, &[]);
     }
     assert!((35..90).contains(&held), "{held} of 400");
+}
+
+/// Without a run key, an agent that recalls at every step of a run used to have each lesson
+/// drawn anew at each step: a run could show a lesson at one step, hold it out at the step it
+/// was about, and be recorded as having shown it. The recalls made before a run is recorded
+/// now draw alike, and the next run draws afresh.
+#[test]
+fn the_unkeyed_recalls_of_one_run_hold_a_lesson_out_of_all_its_steps_or_none() {
+    let p = Project::new(CurationMode::Auto);
+    // Ten judged runs and a bound that says nothing: it sits out half of the recalls.
+    let lesson = imported(
+        &p,
+        "Quote the column names with spaces in the orders report.",
+        LessonStatus::Trial,
+        UtilityStats {
+            activations: 10,
+            helped: 4,
+            hurt: 6,
+            ..UtilityStats::default()
+        },
+    );
+    let steps = [
+        "quote the column names with spaces in the orders report",
+        "in the orders report, quote the column names that have spaces",
+        "orders report: quote column names with spaces",
+    ];
+    let (mut held_runs, mut mixed_runs) = (0, 0);
+    for _ in 0..60 {
+        let held: Vec<bool> = steps
+            .iter()
+            .map(|step| {
+                let r = p
+                    .engine
+                    .recall(&RecallQuery {
+                        text: (*step).into(),
+                        skill: Some(SkillPath::parse(SKILL).unwrap()),
+                        ..RecallQuery::default()
+                    })
+                    .unwrap();
+                let named = r.held_out.contains(&lesson.id);
+                assert_ne!(r.lessons.iter().any(|l| l.id == lesson.id), named);
+                named
+            })
+            .collect();
+        held_runs += usize::from(held[0]);
+        mixed_runs += usize::from(held.iter().any(|h| *h != held[0]));
+        let shown: Vec<&LessonId> = if held[0] {
+            Vec::new()
+        } else {
+            vec![&lesson.id]
+        };
+        run_on(&p, AT_RISK, Outcome::Success, &shown);
+    }
+    assert_eq!(
+        mixed_runs, 0,
+        "runs that showed it at one step and not another"
+    );
+    assert!(
+        (15..=45).contains(&held_runs),
+        "{held_runs} of 60 runs held it out"
+    );
+}
+
+/// A lesson held out leaves its place empty: the run is its control only if nothing else
+/// changed. Refilled, the place went to the next candidate, a lesson about another task, shown
+/// exactly in the runs that lacked this task's own lesson; those runs failed for want of it, and
+/// the filler was judged harmful for it.
+#[test]
+fn a_held_out_lessons_place_is_left_empty_not_given_to_the_next_candidate() {
+    let p = Project::new(CurationMode::Auto);
+    let task = "drop repeated records by customer keeping the first with fluxtool";
+    // Shown in three runs, its bound not yet speaking: held out of 15% of recalls.
+    let own = imported(
+        &p,
+        "To drop repeated records by customer keeping the first with fluxtool, use --keep=first.",
+        LessonStatus::Approved,
+        UtilityStats {
+            activations: 3,
+            helped: 3,
+            ..UtilityStats::default()
+        },
+    );
+    let other = imported(
+        &p,
+        "To rename the customer records field with fluxtool, use --map instead of --from.",
+        LessonStatus::Approved,
+        UtilityStats::default(),
+    );
+    let recall = |limit: usize, i: usize| keyed_recall(&p, task, limit, i);
+    // With room for two, the other lesson is a candidate for this task, placed second.
+    let both = recall(2, 0);
+    let ids: Vec<&LessonId> = both.lessons.iter().map(|l| &l.id).collect();
+    assert!(
+        ids.contains(&&other.id) || both.held_out.contains(&own.id),
+        "{ids:?}"
+    );
+    let (mut held, mut filled) = (0, 0);
+    for i in 0..400 {
+        let r = recall(1, i);
+        if r.held_out.contains(&own.id) {
+            held += 1;
+            filled += usize::from(!r.lessons.is_empty());
+        } else {
+            assert_eq!(r.lessons.len(), 1);
+            assert_eq!(r.lessons[0].id, own.id);
+        }
+    }
+    assert!((30..=90).contains(&held), "{held} of 400");
+    assert_eq!(filled, 0, "held-out places given to another lesson");
+}
+
+/// A lesson about the same error as the held-out one is an alternative to it in that place, not
+/// a stranger: it stands in, so a rival rule for one error (a contradictory one) is still shown
+/// where it would act, and judged there.
+#[test]
+fn a_held_out_lessons_place_goes_to_a_lesson_about_the_same_error() {
+    let p = Project::new(CurationMode::Auto);
+    let task = "drop repeated records by customer keeping the first with fluxtool";
+    let error = lore_core::fingerprint("fluxtool: dedupe does not take '--keep' (argument 3)");
+    let mut own = support::lesson(
+        SKILL,
+        "To drop repeated records by customer keeping the first with fluxtool, use --keep=first.",
+        LessonStatus::Approved,
+        p.clock_now(),
+    );
+    own.applies_when = String::new();
+    own.triggers = vec![error.clone()];
+    own.utility = UtilityStats {
+        activations: 3,
+        helped: 3,
+        ..UtilityStats::default()
+    };
+    let mut alternative = support::lesson(
+        SKILL,
+        "When fluxtool drops repeated records, it keeps the last by default: use --keep=last.",
+        LessonStatus::Approved,
+        p.clock_now(),
+    );
+    alternative.applies_when = String::new();
+    alternative.triggers = vec![error];
+    let other = imported(
+        &p,
+        "To rename the customer records field with fluxtool, use --map instead of --from.",
+        LessonStatus::Approved,
+        UtilityStats::default(),
+    );
+    p.engine
+        .import_records(&[
+            lore_core::ports::store::Record::Lesson(own.clone()),
+            lore_core::ports::store::Record::Lesson(alternative.clone()),
+        ])
+        .unwrap();
+    let (mut held, mut stood_in) = (0, 0);
+    for i in 0..300 {
+        let r = keyed_recall(&p, task, 1, i);
+        let ids: Vec<&LessonId> = r.lessons.iter().map(|l| &l.id).collect();
+        assert!(
+            !ids.contains(&&other.id),
+            "a stranger took the place: {ids:?}"
+        );
+        if r.held_out.contains(&own.id) {
+            held += 1;
+            stood_in += usize::from(ids == [&alternative.id]);
+        } else {
+            assert_eq!(ids, [&own.id]);
+        }
+    }
+    assert!(held >= 20, "{held} of 300");
+    assert_eq!(stood_in, held, "the alternative stands in every time");
 }
 
 #[test]
@@ -1314,20 +1485,24 @@ fn proven() -> UtilityStats {
     }
 }
 
+/// A recall of `task` for the run `run-{i}`, with room for `limit` lessons.
+fn keyed_recall(p: &Project, task: &str, limit: usize, i: usize) -> lore_engine::RecallResult {
+    p.engine
+        .recall(&RecallQuery {
+            text: task.into(),
+            skill: Some(SkillPath::parse(SKILL).unwrap()),
+            limit: Some(limit),
+            explore: Some(format!("run-{i}")),
+            ..RecallQuery::default()
+        })
+        .unwrap()
+}
+
 /// How often each lesson takes the single place over `n` keyed recalls of `task`.
 fn placements(p: &Project, task: &str, ids: &[&LessonId], n: usize) -> Vec<usize> {
     let mut counts = vec![0; ids.len()];
     for i in 0..n {
-        let recalled = p
-            .engine
-            .recall(&RecallQuery {
-                text: task.into(),
-                skill: Some(SkillPath::parse(SKILL).unwrap()),
-                limit: Some(1),
-                explore: Some(format!("run-{i}")),
-                ..RecallQuery::default()
-            })
-            .unwrap();
+        let recalled = keyed_recall(p, task, 1, i);
         for l in &recalled.lessons {
             if let Some(k) = ids.iter().position(|id| **id == l.id) {
                 counts[k] += 1;
@@ -1364,7 +1539,9 @@ fn a_newer_lesson_does_not_displace_a_better_evidenced_one_at_equal_relevance() 
             stats,
         );
         let counts = placements(&p, task, &[&old.id, &new.id], 400);
-        assert!(counts[0] + counts[1] >= 390, "one of the two: {counts:?}");
+        // One of the two, or none in the few recalls where the proven lesson sits out and
+        // leaves its place empty (3%).
+        assert!(counts[0] + counts[1] >= 370, "one of the two: {counts:?}");
         (counts[0], counts[1])
     };
     // Surely helpful too, but less surely: the proven lesson keeps the place but for its own

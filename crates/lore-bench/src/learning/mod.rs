@@ -154,6 +154,9 @@ pub struct RunFigures {
     pub lesson_activations: usize,
     /// Lessons the run's recalls held out to measure them.
     pub held_out: usize,
+    /// Lessons one of the run's recalls showed and another held out: the run counts as having
+    /// shown them, though a step went without.
+    pub shown_and_held: usize,
     /// Lessons the upkeep after the run promoted.
     pub promoted: usize,
     /// Lessons the upkeep after the run suppressed.
@@ -593,6 +596,7 @@ impl World {
             tool_errors: failures.len(),
             lesson_activations: shown.len(),
             held_out: held_out.len(),
+            shown_and_held: shown.iter().filter(|id| held_out.contains(*id)).count(),
             ..RunFigures::default()
         };
         for failure in &failures {
