@@ -10,16 +10,16 @@ use serde_json::{Value, json};
 
 use crate::common::lore_command;
 
-/// The text of each operation's form that a model cannot guess: a fake executor that sees it in
-/// its prompt (beyond the task) writes the right command, and otherwise guesses wrong, as the
-/// real model does without the manual's missing part.
-const MARKERS: [(&str, &str); 6] = [
-    ("sort", "--key="),
-    ("filter", "--keep="),
-    ("group", "--key="),
-    ("select", "fields:"),
-    ("rename", "--as="),
-    ("merge", "--on="),
+/// The text of each operation's form that a model cannot guess: a fake executor that sees any
+/// of it in its prompt (beyond the task) writes the right command, and otherwise guesses wrong,
+/// as the real model does without the manual's missing part.
+const MARKERS: [(&str, &[&str]); 6] = [
+    ("sort", &["--key="]),
+    ("filter", &[".gt.", ".lt.", ".eq."]),
+    ("group", &["--key="]),
+    ("select", &["fields:"]),
+    ("rename", &["--as="]),
+    ("merge", &["--on="]),
 ];
 
 fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
@@ -57,14 +57,14 @@ fn fake_model() -> FakeServer {
         };
         let rest = user.replacen(task_text, "", 1);
         let op = task.expect["op"].as_str();
-        let marker = MARKERS.iter().find(|(o, _)| *o == op).unwrap().1;
-        let command = if op == "sort" && rest.contains("/desc") {
+        let markers = MARKERS.iter().find(|(o, _)| *o == op).unwrap().1;
+        let command = if op == "sort" && rest.contains("/down") {
             // It follows the planted harmful lesson whenever it is shown.
             tool.right_command(task)
                 .unwrap()
-                .replace("/down", "/desc")
-                .replace("/up", "/asc")
-        } else if rest.contains(marker) {
+                .replace("/desc", "/down")
+                .replace("/asc", "/up")
+        } else if markers.iter().any(|m| rest.contains(m)) {
             tool.right_command(task).unwrap()
         } else {
             format!(
@@ -255,7 +255,7 @@ fn planted_lessons_mislead_until_lore_measures_them() {
                     .as_array()
                     .unwrap()
                     .iter()
-                    .any(|c| c.as_str().unwrap().contains("/desc"))
+                    .any(|c| c.as_str().unwrap().contains("/down"))
             })
             .count()
     };
@@ -286,7 +286,7 @@ fn lore_bench_agent_refuses_bad_input_by_name() {
     let shipped = lore_bench::agent::tools::SHIPPED[0].1;
     std::fs::write(
         &bad,
-        shipped.replace("direction = \"down\"", "direction = \"sideways\""),
+        shipped.replace("direction = \"desc\"", "direction = \"sideways\""),
     )
     .unwrap();
     let run = |args: &[&str]| {
