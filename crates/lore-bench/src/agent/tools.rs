@@ -177,7 +177,7 @@ impl Tool {
     /// `text` with each value of `task` that the task's own words spell out replaced by its
     /// slot's name in capitals, and those names. What is left is the pattern a command of this
     /// kind follows: a small model copies the values of a lesson's example into a task that has
-    /// others, so a lesson names the pattern. A value the task does not spell out (`down` for
+    /// others, so a lesson names the pattern. A value the task does not spell out (`desc` for
     /// "largest first") is part of the tool's language and stays.
     ///
     /// A value that is a list (items joined by one of [`LIST_SEPARATORS`]) keeps its form: each
@@ -431,15 +431,15 @@ mod tests {
         let tool = grid();
         let task = &tool.tasks[0];
         assert_eq!(
-            tool.run("gridtool sort sales.csv --key=amount/down", task),
+            tool.run("gridtool sort sales.csv --key=amount/desc", task),
             Outcome::Passed
         );
         assert_eq!(
-            tool.run("gridtool  sort sales.csv   --key=amount/down ", task),
+            tool.run("gridtool  sort sales.csv   --key=amount/desc ", task),
             Outcome::Passed
         );
         assert!(matches!(
-            tool.run("gridtool sort sales.csv --key=amount/up", task),
+            tool.run("gridtool sort sales.csv --key=amount/asc", task),
             Outcome::WrongResult(_)
         ));
         let Outcome::ToolError(e) = tool.run("gridtool sort sales.csv --by amount --desc", task)
@@ -451,8 +451,9 @@ mod tests {
             "gridtool: sort: cannot read sort argument '--by' (exit 2)"
         );
         assert!(!e.contains("--key"), "the error must not give the answer");
+        // The words of the direction are the tool's own: the planted harmful lesson's are refused.
         assert!(matches!(
-            tool.run("gridtool sort sales.csv --key=amount/desc", task),
+            tool.run("gridtool sort sales.csv --key=amount/down", task),
             Outcome::ToolError(_)
         ));
         assert!(
@@ -462,17 +463,30 @@ mod tests {
             matches!(tool.run("gridtool order x", task), Outcome::ToolError(e) if e.contains("unknown operation 'order'"))
         );
         assert!(matches!(
-            tool.run("gridtool filter sales.csv --keep=amount.gt.100", task),
+            tool.run("gridtool filter sales.csv amount.gt.100", task),
             Outcome::WrongResult(_)
         ));
+        let filter = tool.tasks.iter().find(|t| t.kind == "filter").unwrap();
+        assert_eq!(
+            tool.run("gridtool filter sales.csv amount.gt.100", filter),
+            Outcome::Passed
+        );
+        let Outcome::ToolError(e) = tool.run("gridtool filter sales.csv amount > 100", filter)
+        else {
+            panic!("a comparison written with > must be refused")
+        };
+        assert_eq!(
+            e,
+            "gridtool: filter: invalid filter expression 'amount' (exit 2)"
+        );
     }
 
     #[test]
     fn a_pattern_names_the_tasks_values_and_keeps_the_tools_words() {
         let tool = grid();
         let task = &tool.tasks[0]; // Sort sales.csv by the column amount, largest first.
-        let (form, names) = tool.pattern(task, "gridtool sort sales.csv --key=amount/down");
-        assert_eq!(form, "gridtool sort FILE --key=COLUMN/down");
+        let (form, names) = tool.pattern(task, "gridtool sort sales.csv --key=amount/desc");
+        assert_eq!(form, "gridtool sort FILE --key=COLUMN/desc");
         assert_eq!(names, ["COLUMN", "FILE"]);
         let (error, _) = tool.pattern(
             task,
@@ -483,14 +497,19 @@ mod tests {
             "gridtool: sort: cannot read sort argument 'COLUMN' (exit 2)"
         );
         // A value inside a longer word is not a value.
-        let (kept, _) = tool.pattern(task, "gridtool sort sales.csv --key=amounts/down");
-        assert_eq!(kept, "gridtool sort FILE --key=amounts/down");
+        let (kept, _) = tool.pattern(task, "gridtool sort sales.csv --key=amounts/desc");
+        assert_eq!(kept, "gridtool sort FILE --key=amounts/desc");
         // A value spelled like its slot's name is replaced once, not forever.
         let mut odd = task.clone();
         odd.text = "Sort file by the column amount, largest first.".into();
         odd.expect.insert("file".into(), "file".into());
-        let (form, _) = tool.pattern(&odd, "gridtool sort file --key=amount/down");
-        assert_eq!(form, "gridtool sort FILE --key=COLUMN/down");
+        let (form, _) = tool.pattern(&odd, "gridtool sort file --key=amount/desc");
+        assert_eq!(form, "gridtool sort FILE --key=COLUMN/desc");
+        // A comparison's word the task does not spell out stays; the value it does is named.
+        let filter = &tool.tasks[4]; // From sales.csv keep only the rows whose amount is greater than 100.
+        let (form, names) = tool.pattern(filter, "gridtool filter sales.csv amount.gt.100");
+        assert_eq!(form, "gridtool filter FILE COLUMN.gt.VALUE");
+        assert_eq!(names, ["COLUMN", "FILE", "VALUE"]);
 
         let flux = Tool::parse(SHIPPED[1].1).unwrap();
         let select = &flux.tasks[0]; // From the stream orders keep only the fields id and total.
@@ -507,8 +526,8 @@ mod tests {
         let (form, _) = flux.pattern(&three, "fluxtool select orders fields:id;total;ts");
         assert_eq!(form, "fluxtool select STREAM fields:FIELD;FIELD;FIELD");
         // A file name is one value, not a list: its dot is not a separator.
-        let (form, _) = tool.pattern(task, "gridtool sort sales.csv --key=amount/down");
-        assert_eq!(form, "gridtool sort FILE --key=COLUMN/down");
+        let (form, _) = tool.pattern(task, "gridtool sort sales.csv --key=amount/desc");
+        assert_eq!(form, "gridtool sort FILE --key=COLUMN/desc");
         let other = flux.tasks.iter().find(|t| t.kind == "rename").unwrap();
         let (form, _) = flux.pattern(other, "fluxtool rename orders --as=total:amount");
         assert_eq!(form, "fluxtool rename STREAM --as=FROM:TO");
@@ -542,7 +561,7 @@ mod tests {
     fn a_bad_tool_file_is_refused_with_the_reason() {
         let bad = SHIPPED[0]
             .1
-            .replace("direction = \"down\"", "direction = \"sideways\"");
+            .replace("direction = \"desc\"", "direction = \"sideways\"");
         let err = format!("{:#}", Tool::parse(&bad).unwrap_err());
         assert!(err.contains("does not pass"), "{err}");
         let err = format!("{:#}", Tool::parse("name = 1").unwrap_err());

@@ -10,16 +10,16 @@ use serde_json::{Value, json};
 
 use crate::common::lore_command;
 
-/// The text of each operation's form that a model cannot guess: a fake executor that sees it in
-/// its prompt (beyond the task) writes the right command, and otherwise guesses wrong, as the
-/// real model does without the manual's missing part.
-const MARKERS: [(&str, &str); 6] = [
-    ("sort", "--key="),
-    ("filter", "--keep="),
-    ("group", "--key="),
-    ("select", "fields:"),
-    ("rename", "--as="),
-    ("merge", "--on="),
+/// The text of each operation's form that a model cannot guess: a fake executor that sees any
+/// of it in its prompt (beyond the task) writes the right command, and otherwise guesses wrong,
+/// as the real model does without the manual's missing part.
+const MARKERS: [(&str, &[&str]); 6] = [
+    ("sort", &["--key="]),
+    ("filter", &[".gt.", ".lt.", ".eq."]),
+    ("group", &["--key="]),
+    ("select", &["fields:"]),
+    ("rename", &["--as="]),
+    ("merge", &["--on="]),
 ];
 
 fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
@@ -57,14 +57,14 @@ fn fake_model() -> FakeServer {
         };
         let rest = user.replacen(task_text, "", 1);
         let op = task.expect["op"].as_str();
-        let marker = MARKERS.iter().find(|(o, _)| *o == op).unwrap().1;
-        let command = if op == "sort" && rest.contains("/desc") {
+        let markers = MARKERS.iter().find(|(o, _)| *o == op).unwrap().1;
+        let command = if op == "sort" && rest.contains("/down") {
             // It follows the planted harmful lesson whenever it is shown.
             tool.right_command(task)
                 .unwrap()
-                .replace("/down", "/desc")
-                .replace("/up", "/asc")
-        } else if rest.contains(marker) {
+                .replace("/desc", "/down")
+                .replace("/asc", "/up")
+        } else if markers.iter().any(|m| rest.contains(m)) {
             tool.right_command(task).unwrap()
         } else {
             format!(
@@ -255,7 +255,7 @@ fn planted_lessons_mislead_until_lore_measures_them() {
                     .as_array()
                     .unwrap()
                     .iter()
-                    .any(|c| c.as_str().unwrap().contains("/desc"))
+                    .any(|c| c.as_str().unwrap().contains("/down"))
             })
             .count()
     };
@@ -286,7 +286,7 @@ fn lore_bench_agent_refuses_bad_input_by_name() {
     let shipped = lore_bench::agent::tools::SHIPPED[0].1;
     std::fs::write(
         &bad,
-        shipped.replace("direction = \"down\"", "direction = \"sideways\""),
+        shipped.replace("direction = \"desc\"", "direction = \"sideways\""),
     )
     .unwrap();
     let run = |args: &[&str]| {
@@ -333,10 +333,10 @@ fn lore_bench_agent_refuses_bad_input_by_name() {
 /// The real local model (Qwen2.5-Coder-1.5B-Instruct, served by scripts/ci/model-server) runs
 /// the loop on the new tool at temperature 0: without memory it keeps guessing the forms the
 /// manual leaves out; with Lore, the lessons learned from its own corrections reach its prompt
-/// and at least halve its errors on the tasks after the first of each kind where they were
-/// shown. Measured 8 → 1 on this seed in two replays (see docs/agent-bench.md), so half is a
-/// margin, not the figure. One seed, six tasks, two arms, up to three attempts a task: about 25
-/// model calls, 2 to 4 minutes at a load of 8 to 15.
+/// and at least halve its errors on the tasks after the first of each kind. Measured 8 → 0 on
+/// this seed in two replays in fresh stores (see docs/agent-bench.md), so half is a margin, not
+/// the figure. One seed, six tasks, two arms, up to three attempts a task: about 23 model
+/// calls, 3 to 4 minutes at a load of 7 to 11.
 #[test]
 fn a_real_model_repeats_fewer_mistakes_with_lore() {
     let Ok(server) = std::env::var("LORE_MODEL_SERVER") else {
@@ -379,13 +379,12 @@ fn a_real_model_repeats_fewer_mistakes_with_lore() {
     // Without memory the model keeps guessing the forms the manual leaves out.
     assert!(count(&none["errors_after_first"]) >= 4, "{none}");
     assert!(count(&lore["lessons_shown"]) >= 2, "{lore}");
-    // At temperature 0 the model answers one prompt alike every time, and the prompt no longer
-    // carries a lesson's random ID, so what is left to chance is Lore's hold-out: which tasks a
-    // lesson under measurement sits out is drawn from the task's run key and the lesson's ID,
-    // and the ID is random. Those tasks are the experiment's controls, with no lesson by design;
-    // on the others, the lessons must at least halve the errors the same tasks had without
-    // memory. Measured on this seed, twice: 8 → 1 (none held out), 8 → 1 (one retry held out);
-    // the seed's figures before the temperature was fixed ran from 8 → 1 to 8 → 7.
+    // At temperature 0 the model answers one prompt alike every time, the prompt carries no
+    // lesson ID, and which tasks a lesson under measurement sits out is drawn from the task's
+    // run key and the lesson's skill and rule: a replay in a fresh store repeats attempt for
+    // attempt. The tasks a lesson sits out are the experiment's controls, with no lesson by
+    // design; on the others, the lessons must at least halve the errors the same tasks had
+    // without memory. Measured on this seed in two replays: 8 → 0, no task held out.
     let runs = report["runs"].as_array().unwrap();
     let later = |arm: &str| -> Vec<&Value> {
         runs.iter()
@@ -408,9 +407,10 @@ fn a_real_model_repeats_fewer_mistakes_with_lore() {
         "with Lore's lessons shown, at most half the errors of the same tasks without memory: \
          {with_lessons} against {without_memory} over {matched} tasks; lore {lore} none {none}"
     );
-    // And over every later task, held-out ones included, fewer errors than without memory.
+    // And over every later task, held-out ones included: a held-out task makes the no-memory
+    // arm's errors (1 to 3), so this half leaves room for one or two of them.
     assert!(
-        count(&lore["errors_after_first"]) < count(&none["errors_after_first"]),
+        count(&lore["errors_after_first"]) * 2 <= count(&none["errors_after_first"]),
         "lore {lore} none {none}"
     );
 }
