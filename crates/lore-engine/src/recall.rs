@@ -493,6 +493,17 @@ impl Engine {
             .map(RecallIndex::info)
     }
 
+    /// What the recall index holds in memory, part by part, once it is in (see
+    /// [`RecallIndex::memory`]: it walks every lesson, so it is for a measurement).
+    pub fn recall_index_memory(&self) -> Option<lore_recall::lessons::IndexMemory> {
+        self.recall
+            .index
+            .read()
+            .ok()?
+            .as_ref()
+            .map(RecallIndex::memory)
+    }
+
     /// Deletes the recall index saved beside the store (it names lessons and hashes their
     /// text); this process writes it again at its next query.
     pub(super) fn forget_saved_index(&self) {
