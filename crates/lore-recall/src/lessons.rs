@@ -21,13 +21,14 @@
 //! A new process does not build the HNSW graph again when the store has a place for derived
 //! files ([`Store::derived_path`]): the index is saved there ([`crate::saved`]) after a
 //! build, during a long build after every [`CHECKPOINT`] lessons (so a process stopped midway
-//! resumes from there), and after every [`SAVE_AFTER`] graph insertions, and loaded on first
-//! use. A load
-//! reads the lessons and vectors from the store as a build does, keeps each saved slot whose
-//! lesson is still retrievable with the same text, drops the others and inserts the lessons
-//! the file lacks, so it reflects the store exactly as a build would; a file that cannot be
-//! used (damaged, another embedder or fit, too many slots gone) is rebuilt from the store with
-//! a warning.
+//! resumes from there), and after [`SAVE_AFTER`] graph insertions or a [`SAVE_SHARE`]th of
+//! the file, whichever is more, and loaded on first use. A load reads the lessons from the store as a build does, keeps each saved slot whose lesson is
+//! still retrievable with the same text, drops the others and inserts the lessons the file
+//! lacks, so it reflects the store exactly as a build would; the kept slots' vectors and codes
+//! are read in place from the mapped file, not from the store, and a process that saves reads
+//! its own from the file it wrote, so vectors cost the page cache, not the process's heap. A
+//! file that cannot be used (damaged, another embedder or fit, too many slots gone) is rebuilt
+//! from the store with a warning.
 //!
 //! A server does not wait for any of this: [`Warmup`] builds the index in the background and
 //! answers from the store's own search meanwhile.

@@ -1,21 +1,29 @@
 //! The recall index's file beside the store: what lets a new process skip building the HNSW
-//! graph, which is nearly all of a build's time (a minute at 100k lessons).
+//! graph, which is nearly all of a build's time (a minute at 100k lessons), and hold the
+//! vectors without reading them from the store or keeping them in its own memory.
 //!
-//! The file holds only what is slow to make and cheap to check: the graph's links and, per
-//! slot, the lesson it was made for (its ID and the hash of its text). Lessons, vectors and
-//! BM25 postings are read from the store again when the file is loaded, and every slot is
-//! checked against the lesson the store holds now, so the file can make a load faster but never
-//! change an answer; deleting it only costs time. It names no text: a removed slot keeps no
-//! ID, and purging a lesson deletes the file.
+//! The file holds what is slow to make and cheap to check: the graph's links, per slot the
+//! lesson it was made for (its ID and the hash of its text), and the vectors the graph links,
+//! as int8 codes and as floats, laid out to be used in place from the mapped file
+//! ([`crate::mapped`]). Lessons and BM25 postings are read from the store again when the file
+//! is loaded, and every slot is checked against the lesson the store holds now: a slot is kept
+//! only when its lesson is still retrievable with the text whose hash it carries, and the
+//! header's embedder and fit are the store's, so its vector is the one the store holds for the
+//! lesson. The file can make a load faster but never change an answer; deleting it only costs
+//! time. It names no text and keeps nothing of a removed slot (no ID, a vector of zeros), and
+//! purging a lesson deletes the file.
 //!
 //! Layout, little-endian: the magic, the format version, a JSON header (the store revision it
 //! reflects, the embedder state, the retrievable statuses, the graph's parameters, the
-//! dimension and the slot count), the slots, a flag and the graph, then a CRC-32 of everything
-//! before it. Anything that does not read back exactly (another version, a bad checksum, a
-//! truncated file, a graph that does not fit its slots) is refused with a reason, and the
-//! caller builds from the store instead. Writes go to a temporary file in the same folder,
-//! renamed over the old one: a reader sees the old file or the new one, never half of one, and
-//! when two processes save at once the last rename wins with a whole file.
+//! dimension and the slot count), the slots, a flag and the graph; then, aligned to 64 bytes,
+//! each slot's code followed by its scale, and, aligned again, each slot's float vector; then
+//! a CRC-32 of everything before it. Only a regular file is read, mapped after its size is
+//! checked; anything that does not read back exactly (another version, a bad checksum, a
+//! truncated file, a graph or rows that do not fit its slots) is refused with a reason, and
+//! the caller builds from the store instead. Writes stream to a temporary file in the same
+//! folder, renamed over the old one: a reader sees the old file or the new one, never half of
+//! one, a process that has mapped the old one keeps reading it unchanged, and when two
+//! processes save at once the last rename wins with a whole file.
 //!
 //! Other records' indexes (knowledge chunks, decisions) save the same way through their own
 //! [`Format`]: another magic and header, and, for records whose store keeps no vector, each
