@@ -151,7 +151,9 @@ impl LoadedMemory {
     fn describe(&self) -> String {
         let opt = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}"));
         format!(
-            "RSS added {} anonymous + {} mapped file bytes a lesson; index: lessons {:.0},              BM25 {:.0}, lookups {:.0}, vectors {:.0}, codes {:.0}, graph {:.0} in memory,              {:.0} read in place",
+            "RSS added {} anonymous + {} mapped file bytes a lesson; index: lessons {:.0}, \
+             BM25 {:.0}, lookups {:.0}, vectors {:.0}, codes {:.0}, graph {:.0} in memory, \
+             {:.0} read in place",
             opt(self.rss_anon),
             opt(self.rss_file),
             self.lessons,

@@ -584,7 +584,7 @@ impl Engine {
             .filter_map(|&slot| index.doc(slot).map(|doc| (slot, doc)))
             .map(|(slot, doc)| {
                 let lesson = &doc.lesson;
-                let shown = doc.shown.get_or_init(|| Shown::of(lesson));
+                let shown = doc.shown.get_or_init(|| Box::new(Shown::of(lesson)));
                 let entry = Entry {
                     id: lesson.id.as_str().to_owned(),
                     text: Cow::Borrowed(&shown.text),

@@ -151,8 +151,8 @@ pub struct IndexMemory {
     /// The lessons as the store holds them: each record and its texts (strings counted at
     /// their capacity; the rarely set fields, such as links and imported extras, left out).
     pub lessons: usize,
-    /// Renderings made by queries that found their lesson ([`Doc::shown`]), counted as their
-    /// record's size only.
+    /// Renderings made by queries that found their lesson, or that weighed a condition of its
+    /// skill ([`Doc::shown`]): their texts and stems.
     pub shown: usize,
     /// BM25: postings, vocabulary, per-document terms.
     pub sparse: usize,
@@ -204,8 +204,9 @@ pub struct Doc {
     pub lesson: Lesson,
     /// Its interned skill.
     pub skill: u32,
-    /// Its rendering for recall, made by the first query that finds it.
-    pub shown: OnceLock<Shown>,
+    /// Its rendering for recall, made by the first query that finds it; boxed, so that a
+    /// lesson no query has found yet costs a pointer, not the rendering's fields.
+    pub shown: OnceLock<Box<Shown>>,
 }
 
 /// The in-memory index. Slots are shared by the sparse and dense indexes.
@@ -759,9 +760,9 @@ impl RecallIndex {
             .docs
             .iter()
             .flatten()
-            .filter(|d| d.shown.get().is_some())
-            .count()
-            * size_of::<Shown>();
+            .filter_map(|d| d.shown.get())
+            .map(|s| s.heap_bytes())
+            .sum();
         let slots = |m: &HashMap<String, Vec<u32>>| {
             m.iter()
                 .map(|(k, v)| k.capacity() + 4 * v.capacity())
@@ -952,7 +953,7 @@ impl RecallIndex {
                     .zip(&self.docs)
                     .filter(|(skill, _)| **skill == doc.skill)
                     .filter_map(|(_, d)| d.as_ref())
-                    .map(|d| &d.shown.get_or_init(|| Shown::of(&d.lesson)).stems),
+                    .map(|d| &d.shown.get_or_init(|| Box::new(Shown::of(&d.lesson))).stems),
             )
         })
     }

@@ -39,6 +39,20 @@ pub struct Shown {
 }
 
 impl Shown {
+    /// Bytes held, for the memory a lesson costs: the rendering, its texts and its stems
+    /// (the condition's words left out).
+    pub fn heap_bytes(&self) -> usize {
+        let strings = |v: &mut dyn Iterator<Item = &String>| -> usize {
+            v.map(|s| s.capacity() + size_of::<String>()).sum()
+        };
+        size_of::<Self>()
+            + self.text.capacity()
+            + strings(&mut self.tiers.iter())
+            + strings(&mut self.conflicts.iter())
+            + strings(&mut self.stems.iter())
+            + self.stems.capacity()
+    }
+
     /// Renders `lesson` once.
     pub fn of(lesson: &Lesson) -> Self {
         let text = lesson_text(lesson);
