@@ -35,7 +35,7 @@
 
 mod warm;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -947,13 +947,24 @@ impl RecallIndex {
     /// How many of the live lessons of the skill of `doc` carry each word ([`SkillWords`]).
     pub fn skill_words(&self, doc: &Doc) -> &SkillWords {
         self.skill_words[doc.skill as usize].get_or_init(|| {
+            let docs = self
+                .slot_skills
+                .iter()
+                .zip(&self.docs)
+                .filter(|(skill, _)| **skill == doc.skill)
+                .filter_map(|(_, d)| d.as_ref());
+            // Lessons no query has shown yet are not rendered for this: their stems are made
+            // and dropped, so that weighing a skill's words does not keep a rendering of every
+            // lesson of the skill (at a store of one skill, every lesson's, a kilobyte each).
+            let made: Vec<HashSet<String>> = docs
+                .clone()
+                .filter(|d| d.shown.get().is_none())
+                .map(|d| Shown::stems_of(&d.lesson))
+                .collect();
             SkillWords::of(
-                self.slot_skills
-                    .iter()
-                    .zip(&self.docs)
-                    .filter(|(skill, _)| **skill == doc.skill)
-                    .filter_map(|(_, d)| d.as_ref())
-                    .map(|d| &d.shown.get_or_init(|| Box::new(Shown::of(&d.lesson))).stems),
+                docs.filter_map(|d| d.shown.get())
+                    .map(|s| &s.stems)
+                    .chain(&made),
             )
         })
     }
@@ -1254,5 +1265,39 @@ mod tests {
             before,
             "a new process answers as the build did"
         );
+    }
+
+    /// Weighing a skill's words renders none of its lessons: a rendering is kept only for a
+    /// lesson a query showed, and the weights are those of every lesson's stems.
+    #[test]
+    fn weighing_a_skills_words_keeps_no_rendering() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Create).unwrap();
+        let records: Vec<Record> = (0..60).map(|n| Record::Lesson(lesson(n))).collect();
+        store.write(&records, OnDuplicate::Fail).unwrap();
+        let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::with_dim(16).unwrap());
+        let index = RecallIndex::build(&store, &embedder, &[LessonStatus::Approved]).unwrap();
+        let shown = index.doc(3).unwrap();
+        shown
+            .shown
+            .get_or_init(|| Box::new(Shown::of(&shown.lesson)));
+        let words = index.skill_words(index.doc(0).unwrap());
+        let skill = index.doc(0).unwrap().skill;
+        let docs: Vec<&Doc> = (0..60)
+            .filter_map(|s| index.doc(s))
+            .filter(|d| d.skill == skill)
+            .collect();
+        assert_eq!(
+            docs.iter().filter(|d| d.shown.get().is_some()).count(),
+            usize::from(shown.skill == skill),
+            "only the lesson a query showed is rendered"
+        );
+        let stems: Vec<HashSet<String>> = docs.iter().map(|d| Shown::of(&d.lesson).stems).collect();
+        let expected = SkillWords::of(&stems);
+        for stem in [
+            "rule", "check", "field", "f3", "record", "r7", "mistak", "nowher",
+        ] {
+            assert_eq!(words.telling(stem), expected.telling(stem), "{stem}");
+        }
     }
 }

@@ -53,21 +53,27 @@ impl Shown {
             + self.stems.capacity()
     }
 
+    /// The stems of what `lesson` is about, as [`Shown::stems`] holds them, without
+    /// rendering the rest.
+    pub fn stems_of(lesson: &Lesson) -> HashSet<String> {
+        // The task's words say what the case was about, not what the lesson is about.
+        stems(
+            &[
+                lesson.tiers.summary.as_str(),
+                &lesson.rule,
+                lore_core::text::stated_condition(&lesson.applies_when),
+                &lesson.mistake,
+            ]
+            .join("\n"),
+        )
+    }
+
     /// Renders `lesson` once.
     pub fn of(lesson: &Lesson) -> Self {
         let text = lesson_text(lesson);
         Self {
             condition: Condition::of(&lesson.applies_when),
-            // The task's words say what the case was about, not what the lesson is about.
-            stems: stems(
-                &[
-                    lesson.tiers.summary.as_str(),
-                    &lesson.rule,
-                    lore_core::text::stated_condition(&lesson.applies_when),
-                    &lesson.mistake,
-                ]
-                .join("\n"),
-            ),
+            stems: Self::stems_of(lesson),
             text,
             tiers: tiers(lesson),
             conflicts: lesson
