@@ -261,6 +261,8 @@ struct Out {
     file: BufWriter<std::fs::File>,
     crc: crc32fast::Hasher,
     at: usize,
+    /// Floats turned into bytes, reused: a save writes a vector at a time.
+    scratch: Vec<u8>,
 }
 
 impl Out {
@@ -272,7 +274,7 @@ impl Out {
 
     /// Little-endian, whatever the machine.
     fn floats(&mut self, values: &[f32]) -> std::io::Result<()> {
-        let mut buf = Vec::with_capacity(4 * 4096.min(values.len()));
+        let mut buf = std::mem::take(&mut self.scratch);
         for chunk in values.chunks(4096) {
             buf.clear();
             for v in chunk {
@@ -280,6 +282,7 @@ impl Out {
             }
             self.put(&buf)?;
         }
+        self.scratch = buf;
         Ok(())
     }
 
@@ -315,6 +318,7 @@ fn write_file<H: Format, T>(
             file: BufWriter::with_capacity(1 << 20, file),
             crc: crc32fast::Hasher::new(),
             at: 0,
+            scratch: Vec::new(),
         };
         out.put(H::MAGIC)?;
         out.put(&H::VERSION.to_le_bytes())?;
