@@ -80,6 +80,8 @@ struct SizeReport {
     ann: bool,
     /// Bytes the vector index holds per lesson: float vectors, int8 codes and graph links.
     vector_bytes_per_lesson: f64,
+    /// Bytes BM25 holds per lesson: postings, vocabulary, per-document terms.
+    sparse_bytes_per_lesson: f64,
     /// What building the sparse and dense indexes added to the process's resident memory, per
     /// lesson (Linux's VmRSS before and after; the allocator may keep freed pages, so this is
     /// what the indexes cost a process, not what they hold).
@@ -305,7 +307,7 @@ pub fn run_bench(
             "{:>8} lessons: p50 {:.2} ms, p99 {:.2} ms, p999 {:.2} ms ({} queries{}; medians: \
              embed {:.3} (p99 {:.3}), bm25 {:.2}, dense {:.2}, fuse..pack {:.2} ms; p99s: {}; \
              corpus embedded in {:.1} s{}, \
-             index built in {:.1} s{}, {:.0} bytes a lesson{}); \
+             index built in {:.1} s{}, vector index {:.0} and BM25 {:.0} bytes a lesson{}); \
              {} recall@10 vs exact {}{}",
             s.lessons,
             s.p50_ms,
@@ -330,6 +332,7 @@ pub fn run_bench(
             s.build_cpu_s
                 .map_or_else(String::new, |cpu| format!(" ({cpu:.1} s of CPU)")),
             s.vector_bytes_per_lesson,
+            s.sparse_bytes_per_lesson,
             match (s.index_rss_bytes_per_lesson, s.rss_bytes_per_lesson) {
                 (Some(index), Some(all)) => format!(
                     "; RSS {index:.0} bytes a lesson added by the indexes, {all:.0} for the \
@@ -536,6 +539,7 @@ fn measure(
         ann_recall_at_10,
         ann: dense.graph().is_some(),
         vector_bytes_per_lesson: dense.heap_bytes() as f64 / size as f64,
+        sparse_bytes_per_lesson: sparse.heap_bytes() as f64 / size as f64,
         index_rss_bytes_per_lesson: rss_before
             .zip(rss_after)
             .map(|(before, after)| after.saturating_sub(before) as f64 / size as f64),
@@ -735,8 +739,19 @@ fn load_average() -> Option<f64> {
 
 /// The process's resident memory in bytes, from Linux's `/proc/self/status`.
 fn rss_bytes() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+/// The process's resident anonymous memory (its heap, mostly) and resident file pages (what
+/// it maps, such as a saved index), in bytes.
+pub(crate) fn resident() -> Option<(u64, u64)> {
+    status_bytes("RssAnon:").zip(status_bytes("RssFile:"))
+}
+
+/// A field of Linux's `/proc/self/status` given in kB, in bytes.
+fn status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }

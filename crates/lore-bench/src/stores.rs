@@ -116,6 +116,55 @@ pub struct ColdStart {
     pub saved_background_first_ms: Option<f64>,
     /// When its index was ready.
     pub saved_ready_ms: Option<f64>,
+    /// What the Engine that waited for the load held then, per lesson.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saved_memory: Option<LoadedMemory>,
+}
+
+/// What a new Engine that loaded the saved index holds, in bytes per lesson: the resident
+/// memory it added to the process (Linux's `RssAnon` and `RssFile` before making it and after
+/// its first recall; the allocator may hand it pages an earlier phase freed, so the anonymous
+/// figure can fall short), and the index's own accounting of its parts.
+#[derive(Debug, Serialize)]
+pub struct LoadedMemory {
+    /// Anonymous memory added: the heap (lessons, BM25, whatever the index keeps in memory).
+    pub rss_anon: Option<f64>,
+    /// File pages added: the saved index's mapped vectors and codes, read in place.
+    pub rss_file: Option<f64>,
+    /// The lessons' records and texts.
+    pub lessons: f64,
+    /// BM25's postings and vocabulary.
+    pub sparse: f64,
+    /// IDs, skills, triggers and tags to slots.
+    pub lookup: f64,
+    /// Float vectors in memory.
+    pub vectors: f64,
+    /// Int8 codes in memory.
+    pub codes: f64,
+    /// Graph links.
+    pub graph: f64,
+    /// Vectors and codes read in place from the mapped file.
+    pub mapped: f64,
+}
+
+impl LoadedMemory {
+    fn describe(&self) -> String {
+        let opt = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}"));
+        format!(
+            "RSS added {} anonymous + {} mapped file bytes a lesson; index: lessons {:.0}, \
+             BM25 {:.0}, lookups {:.0}, vectors {:.0}, codes {:.0}, graph {:.0} in memory, \
+             {:.0} read in place",
+            opt(self.rss_anon),
+            opt(self.rss_file),
+            self.lessons,
+            self.sparse,
+            self.lookup,
+            self.vectors,
+            self.codes,
+            self.graph,
+            self.mapped,
+        )
+    }
 }
 
 /// Searching inside the store instead of in the process: its own vector index and its own
@@ -205,6 +254,13 @@ pub fn run(
             opt(c.saved_background_first_ms),
             opt(c.saved_ready_ms),
         ))?;
+        if let Some(memory) = &c.saved_memory {
+            out.line(format!(
+                "{:<8} the Engine that loaded the saved index: {}",
+                f.store,
+                memory.describe()
+            ))?;
+        }
         if let Some(side) = &f.store_side {
             out.line(format!(
                 "{:<8} in the store: vector index built in {:.0} ms, nearest 10 p50 {:.2} ms, \
@@ -381,13 +437,17 @@ fn measure(
 /// first) and with it (as the build just left it).
 fn cold_start(store: &Arc<dyn Store>, query: &RecallQuery) -> Result<ColdStart> {
     let saved = store.derived_path(lore_recall::saved::NAME);
-    let saved_first_ms = match &saved {
+    let (saved_first_ms, saved_memory) = match &saved {
         Some(_) => {
+            let before = crate::recall::resident();
             let started = Instant::now();
-            Engine::new(Arc::clone(store), EngineConfig::default()).recall(query)?;
-            Some(ms(started.elapsed()))
+            let engine = Engine::new(Arc::clone(store), EngineConfig::default());
+            engine.recall(query)?;
+            let first = ms(started.elapsed());
+            let after = crate::recall::resident();
+            (Some(first), loaded_memory(&engine, before, after))
         }
-        None => None,
+        None => (None, None),
     };
     if let Some(path) = &saved {
         // A small index may not have been saved at all.
@@ -412,6 +472,33 @@ fn cold_start(store: &Arc<dyn Store>, query: &RecallQuery) -> Result<ColdStart> 
         unsaved_ready_ms,
         saved_background_first_ms,
         saved_ready_ms,
+        saved_memory,
+    })
+}
+
+/// [`LoadedMemory`] of `engine`, given the process's resident memory (anonymous, file)
+/// before it was made and after.
+fn loaded_memory(
+    engine: &Engine,
+    before: Option<(u64, u64)>,
+    after: Option<(u64, u64)>,
+) -> Option<LoadedMemory> {
+    let lessons = engine.recall_index_info()?.lessons.max(1) as f64;
+    let m = engine.recall_index_memory()?;
+    let per = |bytes: usize| bytes as f64 / lessons;
+    let added = before
+        .zip(after)
+        .map(|(b, a)| (a.0.saturating_sub(b.0), a.1.saturating_sub(b.1)));
+    Some(LoadedMemory {
+        rss_anon: added.map(|a| a.0 as f64 / lessons),
+        rss_file: added.map(|a| a.1 as f64 / lessons),
+        lessons: per(m.lessons + m.shown),
+        sparse: per(m.sparse),
+        lookup: per(m.lookup),
+        vectors: per(m.vectors.vectors),
+        codes: per(m.vectors.codes),
+        graph: per(m.vectors.graph),
+        mapped: per(m.vectors.mapped),
     })
 }
 

@@ -516,6 +516,17 @@ impl Engine {
             .map(RecallIndex::info)
     }
 
+    /// What the recall index holds in memory, part by part, once it is in (see
+    /// [`RecallIndex::memory`]: it walks every lesson, so it is for a measurement).
+    pub fn recall_index_memory(&self) -> Option<lore_recall::lessons::IndexMemory> {
+        self.recall
+            .index
+            .read()
+            .ok()?
+            .as_ref()
+            .map(RecallIndex::memory)
+    }
+
     /// Deletes the recall index saved beside the store (it names lessons and hashes their
     /// text); this process writes it again at its next query.
     pub(super) fn forget_saved_index(&self) {
@@ -596,7 +607,7 @@ impl Engine {
             .filter_map(|&slot| index.doc(slot).map(|doc| (slot, doc)))
             .map(|(slot, doc)| {
                 let lesson = &doc.lesson;
-                let shown = doc.shown.get_or_init(|| Shown::of(lesson));
+                let shown = doc.shown.get_or_init(|| Box::new(Shown::of(lesson)));
                 let entry = Entry {
                     id: lesson.id.as_str().to_owned(),
                     text: Cow::Borrowed(&shown.text),

@@ -12,8 +12,10 @@
 //! would find too few of them.
 
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 
 use super::hnsw::{Hnsw, HnswParams};
+use super::mapped::{MappedFile, Slab};
 use super::near::{Near, dot};
 use super::quant::{Codes, QueryCode};
 
@@ -51,11 +53,39 @@ fn grown(params: HnswParams, live: usize) -> (usize, usize) {
     (beam(params.ef_entry), beam(params.ef_search))
 }
 
+/// What a [`VectorIndex`] holds, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct VectorMemory {
+    /// Float vectors (and the live flags) in memory.
+    pub vectors: usize,
+    /// Int8 codes in memory.
+    pub codes: usize,
+    /// The graph's links.
+    pub graph: usize,
+    /// Vectors and codes read in place from a mapped file: the file's pages, which the
+    /// kernel shares and can drop, not the process's memory.
+    pub mapped: usize,
+}
+
+/// Every slot's float vectors and int8 codes, each as the part read from a mapped file and
+/// the part in memory (see [`VectorIndex::rows`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Rows<'a> {
+    /// Slot-major float vectors.
+    pub vectors: (&'a [f32], &'a [f32]),
+    /// Each slot's code and then its scale's four little-endian bytes.
+    pub codes: (&'a [i8], &'a [i8]),
+    /// Whether each slot is live.
+    pub live: &'a [bool],
+}
+
 /// Vectors by slot, searched exactly or through an HNSW graph.
 #[derive(Debug)]
 pub struct VectorIndex {
     dim: usize,
-    data: Vec<f32>,
+    /// The float vectors, read in place from the saved index's file for the slots it holds:
+    /// only the few candidates a search ranks again are read.
+    data: Slab<f32>,
     /// The vectors' int8 codes, which the graph is built and walked on.
     codes: Codes,
     live: Vec<bool>,
@@ -76,7 +106,7 @@ impl VectorIndex {
     pub fn with_params(dim: usize, params: HnswParams) -> Self {
         Self {
             dim,
-            data: Vec::new(),
+            data: Slab::default(),
             codes: Codes::of(dim, &[]),
             live: Vec::new(),
             live_count: 0,
@@ -108,8 +138,7 @@ impl VectorIndex {
 
     /// The vector in `slot`.
     pub fn vector(&self, slot: u32) -> &[f32] {
-        let at = slot as usize * self.dim;
-        &self.data[at..at + self.dim]
+        self.data.range(slot as usize * self.dim, self.dim)
     }
 
     /// Adds a vector of [`VectorIndex::dim`] components and returns its slot.
@@ -159,12 +188,57 @@ impl VectorIndex {
         self.live_count += 1;
     }
 
-    /// Bytes held for the vectors, their codes and the graph, for the memory a lesson costs.
+    /// Bytes held in memory for the vectors, their codes and the graph, for the memory a
+    /// lesson costs (not what is read in place from a mapped file).
     pub fn heap_bytes(&self) -> usize {
-        4 * self.data.capacity()
-            + self.codes.heap_bytes()
-            + self.live.capacity()
-            + self.graph.as_ref().map_or(0, Hnsw::heap_bytes)
+        let memory = self.memory();
+        memory.vectors + memory.codes + memory.graph
+    }
+
+    /// Bytes held, part by part.
+    pub fn memory(&self) -> VectorMemory {
+        VectorMemory {
+            vectors: self.data.heap_bytes() + self.live.capacity(),
+            codes: self.codes.heap_bytes(),
+            graph: self.graph.as_ref().map_or(0, Hnsw::heap_bytes),
+            mapped: self.data.mapped_bytes() + self.codes.mapped_bytes(),
+        }
+    }
+
+    /// Every slot's float vectors (slot-major) and int8 codes (each slot's code and then its
+    /// scale's four bytes), each as the part read from a mapped file and the part in memory:
+    /// what a saved index holds to be used in place.
+    pub fn rows(&self) -> Rows<'_> {
+        Rows {
+            vectors: self.data.parts(),
+            codes: self.codes.parts(),
+            live: &self.live,
+        }
+    }
+
+    /// Reads the first `slots` slots' vectors and codes in place from `file`, at the byte
+    /// offsets given (laid out as [`VectorIndex::rows`] gives them), and frees the memory that
+    /// held them: after a save, the file just written holds the same values. `false`,
+    /// changing nothing, when they do not fit this index.
+    pub fn adopt(
+        &mut self,
+        file: &Arc<MappedFile>,
+        slots: usize,
+        (codes_at, vectors_at): (usize, usize),
+    ) -> bool {
+        if slots > self.slots() {
+            return false;
+        }
+        let Some(codes) = Slab::mapped(file.clone(), codes_at, slots * (self.dim + 4)) else {
+            return false;
+        };
+        let Some(data) = Slab::mapped(file.clone(), vectors_at, slots * self.dim) else {
+            return false;
+        };
+        // Each part holds the same values either way, so one taken without the other is
+        // still right.
+        let codes = self.codes.adopt(codes);
+        self.data.adopt(data) && codes
     }
 
     /// An index over `data` (slot-major vectors of `dim` components) whose slots are live
@@ -181,8 +255,47 @@ impl VectorIndex {
         if data.len() != live.len() * dim || graph.as_ref().is_some_and(|g| g.len() != live.len()) {
             return None;
         }
-        let live_count = live.iter().filter(|l| **l).count();
         let codes = Codes::of(dim, &data);
+        Some(Self::assemble(
+            dim,
+            params,
+            (Slab::from_vec(data), codes),
+            live,
+            graph,
+        ))
+    }
+
+    /// [`VectorIndex::restore`] over vectors and codes read in place from `file`, at the byte
+    /// offsets given, one row per entry of `live` (laid out as [`VectorIndex::rows`] gives
+    /// them). `None` when they do not fit the file or the graph.
+    pub fn restore_mapped(
+        dim: usize,
+        params: HnswParams,
+        file: &Arc<MappedFile>,
+        (codes_at, vectors_at): (usize, usize),
+        live: Vec<bool>,
+        graph: Option<Hnsw>,
+    ) -> Option<Self> {
+        let slots = live.len();
+        if graph.as_ref().is_some_and(|g| g.len() != slots) {
+            return None;
+        }
+        let codes = Codes::mapped(
+            dim,
+            Slab::mapped(file.clone(), codes_at, slots.checked_mul(dim + 4)?)?,
+        )?;
+        let data = Slab::mapped(file.clone(), vectors_at, slots.checked_mul(dim)?)?;
+        Some(Self::assemble(dim, params, (data, codes), live, graph))
+    }
+
+    fn assemble(
+        dim: usize,
+        params: HnswParams,
+        (data, codes): (Slab<f32>, Codes),
+        live: Vec<bool>,
+        graph: Option<Hnsw>,
+    ) -> Self {
+        let live_count = live.iter().filter(|l| **l).count();
         let mut index = Self {
             dim,
             data,
@@ -196,7 +309,7 @@ impl VectorIndex {
         if index.graph.is_none() && live_count >= HNSW_FROM {
             index.build_graph();
         }
-        Some(index)
+        index
     }
 
     /// The graph, once the index has one.
@@ -299,7 +412,11 @@ impl VectorIndex {
     /// The exact top `k` by scanning every live slot `allow` accepts.
     pub fn exact(&self, query: &[f32], k: usize, allow: impl Fn(u32) -> bool) -> Vec<(u32, f64)> {
         let mut heap: BinaryHeap<Near> = BinaryHeap::with_capacity(k + 1);
-        for (slot, v) in self.data.chunks_exact(self.dim.max(1)).enumerate() {
+        let (mapped, owned) = self.data.parts();
+        let rows = mapped
+            .chunks_exact(self.dim.max(1))
+            .chain(owned.chunks_exact(self.dim.max(1)));
+        for (slot, v) in rows.enumerate() {
             let slot = slot as u32;
             if !self.live[slot as usize] || !allow(slot) {
                 continue;

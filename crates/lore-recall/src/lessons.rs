@@ -21,20 +21,21 @@
 //! A new process does not build the HNSW graph again when the store has a place for derived
 //! files ([`Store::derived_path`]): the index is saved there ([`crate::saved`]) after a
 //! build, during a long build after every [`CHECKPOINT`] lessons (so a process stopped midway
-//! resumes from there), and after every [`SAVE_AFTER`] graph insertions, and loaded on first
-//! use. A load
-//! reads the lessons and vectors from the store as a build does, keeps each saved slot whose
-//! lesson is still retrievable with the same text, drops the others and inserts the lessons
-//! the file lacks, so it reflects the store exactly as a build would; a file that cannot be
-//! used (damaged, another embedder or fit, too many slots gone) is rebuilt from the store with
-//! a warning.
+//! resumes from there), and after [`SAVE_AFTER`] graph insertions or a [`SAVE_SHARE`]th of
+//! the file, whichever is more, and loaded on first use. A load reads the lessons from the store as a build does, keeps each saved slot whose lesson is
+//! still retrievable with the same text, drops the others and inserts the lessons the file
+//! lacks, so it reflects the store exactly as a build would; the kept slots' vectors and codes
+//! are read in place from the mapped file, not from the store, and a process that saves reads
+//! its own from the file it wrote, so vectors cost the page cache, not the process's heap. A
+//! file that cannot be used (damaged, another embedder or fit, too many slots gone) is rebuilt
+//! from the store with a warning.
 //!
 //! A server does not wait for any of this: [`Warmup`] builds the index in the background and
 //! answers from the store's own search meanwhile.
 
 mod warm;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -72,6 +73,12 @@ const REFIT_SLACK: usize = 64;
 /// Graph insertions after which the index is saved again: inserting this many at the next
 /// start costs about a second at 100k lessons, as much as writing the file.
 const SAVE_AFTER: usize = 1000;
+
+/// Beyond [`SAVE_AFTER`], the index is saved again once it has grown by this share of what
+/// the file holds: the file holds every vector (a kilobyte and more a lesson), so writing it
+/// costs in proportion to its size, and this keeps that cost per insertion the same at any
+/// size.
+const SAVE_SHARE: usize = 20;
 
 /// Lessons a build (or a load that has many to add) inserts between two saves of its progress:
 /// a process stopped mid-build, killed or upgraded, resumes from the last save instead of
@@ -137,6 +144,59 @@ pub struct IndexInfo {
     pub phases: Phases,
 }
 
+/// What the recall index holds, part by part, in bytes: where a server's memory per lesson
+/// goes (`lore bench stores` reports it beside the process's resident memory).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IndexMemory {
+    /// The lessons as the store holds them: each record and its texts (strings counted at
+    /// their capacity; the rarely set fields, such as links and imported extras, left out).
+    pub lessons: usize,
+    /// Renderings made by queries that found their lesson, or that weighed a condition of its
+    /// skill ([`Doc::shown`]): their texts and stems.
+    pub shown: usize,
+    /// BM25: postings, vocabulary, per-document terms.
+    pub sparse: usize,
+    /// Lesson IDs to slots, skills, triggers and tags.
+    pub lookup: usize,
+    /// The vector index in memory: float vectors, int8 codes and graph links.
+    pub vectors: crate::VectorMemory,
+}
+
+impl IndexMemory {
+    /// Bytes held in memory (not the mapped file's).
+    pub fn heap(&self) -> usize {
+        self.lessons
+            + self.shown
+            + self.sparse
+            + self.lookup
+            + self.vectors.vectors
+            + self.vectors.codes
+            + self.vectors.graph
+    }
+}
+
+/// Bytes a lesson's record holds besides its own size: its strings and lists.
+fn lesson_heap(l: &Lesson) -> usize {
+    let strings = |v: &Vec<String>| {
+        v.iter().map(String::capacity).sum::<usize>() + v.capacity() * size_of::<String>()
+    };
+    l.id.as_str().len()
+        + l.skill.as_str().len()
+        + l.agent.as_ref().map_or(0, String::capacity)
+        + l.mistake.capacity()
+        + l.root_cause.capacity()
+        + l.rule.capacity()
+        + l.applies_when.capacity()
+        + strings(&l.triggers)
+        + strings(&l.tags)
+        + strings(&l.generated_test_ids)
+        + l.tiers.summary.capacity()
+        + l.tiers.condition.capacity()
+        + l.tiers.action.capacity()
+        + l.tiers.rationale.capacity()
+        + strings(&l.tiers.steps)
+}
+
 /// One lesson in the index.
 #[derive(Debug)]
 pub struct Doc {
@@ -144,8 +204,9 @@ pub struct Doc {
     pub lesson: Lesson,
     /// Its interned skill.
     pub skill: u32,
-    /// Its rendering for recall, made by the first query that finds it.
-    pub shown: OnceLock<Shown>,
+    /// Its rendering for recall, made by the first query that finds it; boxed, so that a
+    /// lesson no query has found yet costs a pointer, not the rendering's fields.
+    pub shown: OnceLock<Box<Shown>>,
 }
 
 /// The in-memory index. Slots are shared by the sparse and dense indexes.
@@ -525,8 +586,12 @@ impl RecallIndex {
             header,
             slots,
             graph,
+            mapped,
             ..
         } = loaded;
+        let Some(mapped) = mapped else {
+            return Ok(Err("the file lays out no vectors".into()));
+        };
         let Some((embedder, state)) = stored_embedder(store, configured)? else {
             return Ok(Err("the store has no embedder state".into()));
         };
@@ -573,31 +638,23 @@ impl RecallIndex {
                 slots.len()
             )));
         }
-        let (kept_lessons, kept_texts): (Vec<Lesson>, Vec<String>) =
-            claimed.iter().flatten().cloned().unzip();
-        let read_ms = ms_since(started);
-        let started = std::time::Instant::now();
-        let mut vectors =
-            vectors_for(store, embedder.as_ref(), &kept_lessons, &kept_texts, true)?.into_iter();
         let dim = state.fitted.dim;
         let mut index = Self::empty(changes.revision, embedder, state, statuses);
-        index.phases.read_ms = read_ms;
-        index.phases.vectors_ms = ms_since(started);
+        // The kept slots' vectors are the file's, read in place: each was made by this
+        // embedder and fit (the header matched the store's) from the text whose hash the slot
+        // matched, as the store's own vector for the lesson was.
+        index.phases.read_ms = ms_since(started);
         let started = std::time::Instant::now();
-        let mut data = Vec::with_capacity(slots.len() * dim);
         let mut live = Vec::with_capacity(slots.len());
         for entry in claimed {
             let slot = match entry {
                 Some((lesson, text)) => {
-                    let vector = vectors.next().expect("a vector per kept lesson");
-                    data.extend_from_slice(&vector);
                     let slot = index.sparse.add(&text);
                     index.register(slot, lesson);
                     slot
                 }
                 None => {
                     // A removed slot: the graph still walks through it, never returns it.
-                    data.extend(std::iter::repeat_n(0.0, dim));
                     let slot = index.sparse.add("");
                     index.sparse.remove(slot);
                     index.docs.push(None);
@@ -616,8 +673,10 @@ impl RecallIndex {
             ef_construction: header.params.ef_construction,
             ..HnswParams::default()
         };
-        let Some(dense) = VectorIndex::restore(dim, params, data, live, graph) else {
-            return Ok(Err("its graph does not fit its slots".into()));
+        let Some(dense) =
+            VectorIndex::restore_mapped(dim, params, &mapped.file, mapped.at, live, graph)
+        else {
+            return Ok(Err("its graph or vectors do not fit its slots".into()));
         };
         index.dense = dense;
         index.phases.graph_ms = ms_since(started);
@@ -641,7 +700,8 @@ impl RecallIndex {
     /// Writes the index beside the store when it has a graph worth keeping and enough of it
     /// is new since the last save; a failure only costs the next process time.
     fn save_if_due(&mut self, path: &Path) {
-        if self.sparse.slots() >= self.saved_slots + SAVE_AFTER {
+        let after = SAVE_AFTER.max(self.saved_slots / SAVE_SHARE);
+        if self.sparse.slots() >= self.saved_slots + after {
             self.save(path);
         }
     }
@@ -674,11 +734,52 @@ impl RecallIndex {
             dim: self.dense.dim(),
             slots: slots.len(),
         };
-        match saved::write(path, &header, &slots, self.dense.graph()) {
-            Ok(()) => self.saved_slots = slots.len(),
+        match saved::write_mapped(path, &header, &slots, self.dense.graph(), self.dense.rows()) {
+            Ok(rows) => {
+                self.saved_slots = slots.len();
+                // The file holds the vectors and codes just written: read them from there.
+                self.dense.adopt(&rows.file, slots.len(), rows.at);
+            }
             Err(err) => {
                 tracing::warn!(path = %path.display(), %err, "the recall index was not saved");
             }
+        }
+    }
+
+    /// What the index holds, part by part; walks every lesson, so it is for a measurement,
+    /// not a hot path.
+    pub fn memory(&self) -> IndexMemory {
+        let lessons = self
+            .docs
+            .iter()
+            .flatten()
+            .map(|d| lesson_heap(&d.lesson))
+            .sum::<usize>()
+            + self.docs.capacity() * size_of::<Option<Doc>>();
+        let shown = self
+            .docs
+            .iter()
+            .flatten()
+            .filter_map(|d| d.shown.get())
+            .map(|s| s.heap_bytes())
+            .sum();
+        let slots = |m: &HashMap<String, Vec<u32>>| {
+            m.iter()
+                .map(|(k, v)| k.capacity() + 4 * v.capacity())
+                .sum::<usize>()
+                + m.capacity() * (size_of::<(String, Vec<u32>)>() + 1)
+        };
+        let lookup = self.by_id.keys().map(String::capacity).sum::<usize>()
+            + self.by_id.capacity() * (size_of::<(String, u32)>() + 1)
+            + 4 * self.slot_skills.capacity()
+            + slots(&self.triggers)
+            + slots(&self.tags);
+        IndexMemory {
+            lessons,
+            shown,
+            sparse: self.sparse.heap_bytes(),
+            lookup,
+            vectors: self.dense.memory(),
         }
     }
 
@@ -846,13 +947,24 @@ impl RecallIndex {
     /// How many of the live lessons of the skill of `doc` carry each word ([`SkillWords`]).
     pub fn skill_words(&self, doc: &Doc) -> &SkillWords {
         self.skill_words[doc.skill as usize].get_or_init(|| {
+            let docs = self
+                .slot_skills
+                .iter()
+                .zip(&self.docs)
+                .filter(|(skill, _)| **skill == doc.skill)
+                .filter_map(|(_, d)| d.as_ref());
+            // Lessons no query has shown yet are not rendered for this: their stems are made
+            // and dropped, so that weighing a skill's words does not keep a rendering of every
+            // lesson of the skill (at a store of one skill, every lesson's, a kilobyte each).
+            let made: Vec<HashSet<String>> = docs
+                .clone()
+                .filter(|d| d.shown.get().is_none())
+                .map(|d| Shown::stems_of(&d.lesson))
+                .collect();
             SkillWords::of(
-                self.slot_skills
-                    .iter()
-                    .zip(&self.docs)
-                    .filter(|(skill, _)| **skill == doc.skill)
-                    .filter_map(|(_, d)| d.as_ref())
-                    .map(|d| &d.shown.get_or_init(|| Shown::of(&d.lesson)).stems),
+                docs.filter_map(|d| d.shown.get())
+                    .map(|s| &s.stems)
+                    .chain(&made),
             )
         })
     }
@@ -1088,5 +1200,104 @@ mod tests {
                 added: 0
             }
         );
+    }
+
+    /// A process that saved its index reads its vectors back from the file it wrote, and a new
+    /// process reads them in place from that file instead of the store; both answer as the
+    /// build did.
+    #[test]
+    fn the_vectors_are_read_in_place_from_the_saved_file() {
+        let total = HNSW_FROM + 300;
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Create).unwrap();
+        let records: Vec<Record> = (0..total).map(|n| Record::Lesson(lesson(n))).collect();
+        store.write(&records, OnDuplicate::Fail).unwrap();
+        let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::with_dim(16).unwrap());
+        let statuses = [LessonStatus::Approved];
+        let mut built = RecallIndex::build(&store, &embedder, &statuses).unwrap();
+        let queries: Vec<Vec<f32>> = ["check field f3", "record r7 rule", "mistake 41"]
+            .iter()
+            .map(|q| built.embedder.embed(q).unwrap())
+            .collect();
+        let answers = |index: &RecallIndex| -> Vec<Vec<(String, u64)>> {
+            queries
+                .iter()
+                .map(|q| {
+                    index
+                        .dense
+                        .search(q, 10, index.dense.len(), |_| true)
+                        .into_iter()
+                        .map(|(slot, sim)| {
+                            (
+                                index.doc(slot).unwrap().lesson.id.to_string(),
+                                sim.to_bits(),
+                            )
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let before = answers(&built);
+        let held = built.memory().vectors;
+        assert!(
+            held.vectors > total * 16 * 4 && held.mapped == 0,
+            "{held:?}"
+        );
+
+        let path = store.derived_path(saved::NAME).unwrap();
+        built.save(&path);
+        let adopted = built.memory().vectors;
+        assert_eq!(adopted.mapped, total * (16 + 4 + 4 * 16), "{adopted:?}");
+        assert!(adopted.vectors + adopted.codes < total * 2, "{adopted:?}");
+        assert_eq!(
+            answers(&built),
+            before,
+            "the builder answers alike from the file"
+        );
+
+        let loaded = RecallIndex::open(&store, &embedder, &statuses).unwrap();
+        assert!(matches!(loaded.info().origin, IndexOrigin::Loaded { kept, .. } if kept == total));
+        let memory = loaded.memory().vectors;
+        assert_eq!(memory.mapped, adopted.mapped, "{memory:?}");
+        assert!(memory.vectors + memory.codes < total * 2, "{memory:?}");
+        assert_eq!(
+            answers(&loaded),
+            before,
+            "a new process answers as the build did"
+        );
+    }
+
+    /// Weighing a skill's words renders none of its lessons: a rendering is kept only for a
+    /// lesson a query showed, and the weights are those of every lesson's stems.
+    #[test]
+    fn weighing_a_skills_words_keeps_no_rendering() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Create).unwrap();
+        let records: Vec<Record> = (0..60).map(|n| Record::Lesson(lesson(n))).collect();
+        store.write(&records, OnDuplicate::Fail).unwrap();
+        let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::with_dim(16).unwrap());
+        let index = RecallIndex::build(&store, &embedder, &[LessonStatus::Approved]).unwrap();
+        let shown = index.doc(3).unwrap();
+        shown
+            .shown
+            .get_or_init(|| Box::new(Shown::of(&shown.lesson)));
+        let words = index.skill_words(index.doc(0).unwrap());
+        let skill = index.doc(0).unwrap().skill;
+        let docs: Vec<&Doc> = (0..60)
+            .filter_map(|s| index.doc(s))
+            .filter(|d| d.skill == skill)
+            .collect();
+        assert_eq!(
+            docs.iter().filter(|d| d.shown.get().is_some()).count(),
+            usize::from(shown.skill == skill),
+            "only the lesson a query showed is rendered"
+        );
+        let stems: Vec<HashSet<String>> = docs.iter().map(|d| Shown::of(&d.lesson).stems).collect();
+        let expected = SkillWords::of(&stems);
+        for stem in [
+            "rule", "check", "field", "f3", "record", "r7", "mistak", "nowher",
+        ] {
+            assert_eq!(words.telling(stem), expected.telling(stem), "{stem}");
+        }
     }
 }

@@ -32,6 +32,7 @@ mod fuse;
 pub mod hnsw;
 mod layers;
 pub mod lessons;
+pub mod mapped;
 mod near;
 mod pack;
 mod quant;
@@ -47,7 +48,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-pub use ann::{HNSW_FROM, VectorIndex};
+pub use ann::{HNSW_FROM, Rows, VectorIndex, VectorMemory};
 pub use builtin::{BUILTIN_DIM, BuiltinEmbedder, cosine, text_hash};
 pub use context::{ContextSpread, Sequences, spread};
 pub use fuse::{Components, Fused, OnErrorWeights, Scoring, SourceScore, fuse, recency};

@@ -15,6 +15,8 @@
 
 use pulp::{Arch, Simd, WithSimd};
 
+use crate::mapped::Slab;
+
 /// One vector's code: components times `1 / scale`, rounded.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Code<'a> {
@@ -48,10 +50,11 @@ impl QueryCode {
 /// Codes by slot: each slot's `dim` bytes followed by its scale's four bytes, so that one
 /// similarity reads one stretch of memory (a walk at a million vectors waits on memory, and a
 /// scale kept apart cost a second miss per node).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct Codes {
     dim: usize,
-    bytes: Vec<i8>,
+    /// Read in place from the saved index's file for the slots it holds.
+    bytes: Slab<i8>,
     /// The widest instructions the CPU has, chosen once: similarities are computed with AVX2
     /// where it exists, which more than halves a build spent mostly in them.
     arch: Arch,
@@ -62,7 +65,7 @@ impl Codes {
     pub(crate) fn of(dim: usize, data: &[f32]) -> Self {
         let mut codes = Self {
             dim,
-            bytes: Vec::with_capacity(data.len() / dim.max(1) * (dim + 4)),
+            bytes: Slab::from_vec(Vec::with_capacity(data.len() / dim.max(1) * (dim + 4))),
             arch: Arch::new(),
         };
         for v in data.chunks_exact(dim.max(1)) {
@@ -71,16 +74,42 @@ impl Codes {
         codes
     }
 
-    /// Appends the code of `vector`.
-    pub(crate) fn push(&mut self, vector: &[f32]) {
-        let scale = encode(vector, &mut self.bytes);
-        self.bytes
-            .extend(scale.to_le_bytes().map(|b| b.cast_signed()));
+    /// Codes of `dim`-component vectors read in place: `bytes` holds whole rows (each code
+    /// and its scale, as [`Codes::push`] lays them out). `None` when it does not.
+    pub(crate) fn mapped(dim: usize, bytes: Slab<i8>) -> Option<Self> {
+        bytes.len().is_multiple_of(dim + 4).then(|| Self {
+            dim,
+            bytes,
+            arch: Arch::new(),
+        })
     }
 
-    /// Bytes held, for the memory a lesson costs.
+    /// Appends the code of `vector`.
+    pub(crate) fn push(&mut self, vector: &[f32]) {
+        let bytes = self.bytes.owned_mut();
+        let scale = encode(vector, bytes);
+        bytes.extend(scale.to_le_bytes().map(|b| b.cast_signed()));
+    }
+
+    /// Bytes held in memory, for the memory a lesson costs.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.bytes.capacity()
+        self.bytes.heap_bytes()
+    }
+
+    /// Bytes read in place from a mapped file.
+    pub(crate) fn mapped_bytes(&self) -> usize {
+        self.bytes.mapped_bytes()
+    }
+
+    /// Every slot's code and scale, in slot order: the mapped part, then the owned part.
+    pub(crate) fn parts(&self) -> (&[i8], &[i8]) {
+        self.bytes.parts()
+    }
+
+    /// Reads the first slots' codes from `mapped` (the same bytes, written from these codes)
+    /// and frees their memory; `false`, changing nothing, when it does not fit.
+    pub(crate) fn adopt(&mut self, mapped: Slab<i8>) -> bool {
+        mapped.len().is_multiple_of(self.dim + 4) && self.bytes.adopt(mapped)
     }
 
     /// The code of `slot`.
@@ -88,7 +117,7 @@ impl Codes {
     pub(crate) fn code(&self, slot: u32) -> Code<'_> {
         let stride = self.dim + 4;
         let at = slot as usize * stride;
-        let (bytes, scale) = self.bytes[at..at + stride].split_at(self.dim);
+        let (bytes, scale) = self.bytes.range(at, stride).split_at(self.dim);
         Code {
             bytes,
             scale: f32::from_le_bytes([
@@ -150,7 +179,7 @@ impl WithSimd for Sims<'_> {
                 let mut touched = 0i8;
                 for &s in self.slots {
                     let at = s as usize * stride;
-                    for line in self.codes.bytes[at..at + stride].iter().step_by(64) {
+                    for line in self.codes.bytes.range(at, stride).iter().step_by(64) {
                         touched ^= *line;
                     }
                 }

@@ -39,21 +39,41 @@ pub struct Shown {
 }
 
 impl Shown {
+    /// Bytes held, for the memory a lesson costs: the rendering, its texts and its stems
+    /// (the condition's words left out).
+    pub fn heap_bytes(&self) -> usize {
+        let strings = |v: &mut dyn Iterator<Item = &String>| -> usize {
+            v.map(|s| s.capacity() + size_of::<String>()).sum()
+        };
+        size_of::<Self>()
+            + self.text.capacity()
+            + strings(&mut self.tiers.iter())
+            + strings(&mut self.conflicts.iter())
+            + strings(&mut self.stems.iter())
+            + self.stems.capacity()
+    }
+
+    /// The stems of what `lesson` is about, as [`Shown::stems`] holds them, without
+    /// rendering the rest.
+    pub fn stems_of(lesson: &Lesson) -> HashSet<String> {
+        // The task's words say what the case was about, not what the lesson is about.
+        stems(
+            &[
+                lesson.tiers.summary.as_str(),
+                &lesson.rule,
+                lore_core::text::stated_condition(&lesson.applies_when),
+                &lesson.mistake,
+            ]
+            .join("\n"),
+        )
+    }
+
     /// Renders `lesson` once.
     pub fn of(lesson: &Lesson) -> Self {
         let text = lesson_text(lesson);
         Self {
             condition: Condition::of(&lesson.applies_when),
-            // The task's words say what the case was about, not what the lesson is about.
-            stems: stems(
-                &[
-                    lesson.tiers.summary.as_str(),
-                    &lesson.rule,
-                    lore_core::text::stated_condition(&lesson.applies_when),
-                    &lesson.mistake,
-                ]
-                .join("\n"),
-            ),
+            stems: Self::stems_of(lesson),
             text,
             tiers: tiers(lesson),
             conflicts: lesson

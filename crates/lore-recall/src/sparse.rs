@@ -176,6 +176,28 @@ impl Cursor<'_> {
 }
 
 impl SparseIndex {
+    /// Bytes held, for the memory a lesson costs: the postings and their blocks, the
+    /// vocabulary, and each document's length, terms and text (hash tables counted at their
+    /// capacity, with a byte of control per entry).
+    pub fn heap_bytes(&self) -> usize {
+        let postings: usize = self
+            .postings
+            .iter()
+            .map(|p| 4 * (p.docs.capacity() + p.tfs.capacity()) + 12 * p.blocks.capacity())
+            .sum();
+        let terms: usize = self.terms.keys().map(String::capacity).sum::<usize>()
+            + self.terms.capacity() * (size_of::<(String, u32)>() + 1);
+        let doc_terms: usize = self.doc_terms.iter().map(|t| 4 * t.capacity()).sum();
+        postings
+            + size_of::<Postings>() * self.postings.capacity()
+            + terms
+            + doc_terms
+            + size_of::<Vec<u32>>() * self.doc_terms.capacity()
+            + 4 * (self.lens.capacity() + self.doc_text.capacity() + self.text_docs.capacity())
+            + self.live.capacity()
+            + self.texts.capacity() * (size_of::<(u64, (u32, u32))>() + 1)
+    }
+
     /// An empty index.
     pub fn new() -> Self {
         Self::default()

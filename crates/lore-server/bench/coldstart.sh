@@ -49,9 +49,14 @@ start() {
   local ready
   ready=$(since "$t0")
   rss=$(awk '/^VmRSS/{print $2}' "/proc/$server/status")
-  printf '%s: first recall %s (%s) at %.2f s; index ready at %.2f s; RSS %d MB, %.0f bytes a lesson; %s\n' \
+  # Anonymous memory is the process's own; file pages are what it maps (the saved index's
+  # vectors, read in place), which the kernel shares and can drop.
+  anon=$(awk '/^RssAnon/{print $2}' "/proc/$server/status")
+  file=$(awk '/^RssFile/{print $2}' "/proc/$server/status")
+  printf '%s: first recall %s (%s) at %.2f s; index ready at %.2f s; RSS %d MB, %.0f bytes a lesson (anonymous %.0f, file %.0f); %s\n' \
     "$label" "$status" "${index:-no header}" "$first" "$ready" $((rss / 1024)) \
-    "$(echo "$rss * 1024 / $n" | bc -l)" "$(uptime | sed 's/.*load/load/')"
+    "$(echo "$rss * 1024 / $n" | bc -l)" "$(echo "$anon * 1024 / $n" | bc -l)" \
+    "$(echo "$file * 1024 / $n" | bc -l)" "$(uptime | sed 's/.*load/load/')"
   kill "$server"
   wait "$server" 2>/dev/null || true
   server=

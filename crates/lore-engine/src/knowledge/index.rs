@@ -242,6 +242,7 @@ impl Prior {
             slots,
             graph,
             vectors,
+            ..
         }) = saved::read::<ItemHeader>(path).map_err(|why| format!("the file {why}"))?
         else {
             return Ok(None);
