@@ -26,6 +26,8 @@ pub async fn status(caller: Caller) -> Result<Json<Status>, ApiError> {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SearchQuery {
+    // `query` is what every other door calls the search words; `q` was this route's first name.
+    #[serde(alias = "query")]
     q: String,
     skill: Option<SkillPath>,
     #[serde(default = "five")]

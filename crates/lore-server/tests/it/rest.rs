@@ -163,6 +163,16 @@ async fn a_correction_becomes_a_lesson_that_reaches_the_prompt_and_search() {
             .any(|h| h["id"] == lesson_id),
         "{found}"
     );
+    // The search words are `query` on every door; `q` stays for callers written before.
+    let (status, by_query) = send(
+        &app,
+        Method::GET,
+        "/v1/search?query=urgent%20priority",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{by_query}");
+    assert_eq!(by_query["hits"], found["hits"]);
 
     let (status, shown) = send(&app, Method::GET, &format!("/v1/lessons/{lesson_id}"), None).await;
     assert_eq!(status, StatusCode::OK);
