@@ -201,3 +201,40 @@ fn help_speaks_to_a_user_and_keeps_the_global_options_apart() {
     let home = record.find("--home").expect(&record);
     assert!(own < global && global < home, "{record}");
 }
+
+/// The README's first command, `scripts/demo`, run with this build's binary: a person's
+/// correction of a rejected run reaches the next prompt for the skill, quoted, and nothing is
+/// left behind in the folder it ran from.
+#[test]
+fn the_readme_demo_carries_the_correction_into_the_next_prompt() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tmp = tempfile::tempdir().unwrap();
+    // The demo is a script: the same clean environment every other test gives `lore`.
+    let clean = crate::common::lore_command();
+    let mut demo = std::process::Command::new("bash");
+    for (var, value) in clean.get_envs() {
+        match value {
+            Some(v) => demo.env(var, v),
+            None => demo.env_remove(var),
+        };
+    }
+    demo.arg(root.join("scripts/demo"))
+        .current_dir(tmp.path())
+        .env("TMPDIR", tmp.path())
+        .env("LORE_DEMO_BIN", env!("CARGO_BIN_EXE_lore"));
+    let out = demo.output().expect("bash runs scripts/demo");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let prompt = stdout
+        .split("$ lore memory prompt")
+        .nth(1)
+        .unwrap_or_else(|| panic!("the demo printed no prompt:\n{stdout}"));
+    assert!(
+        prompt.contains("priority must be urgent"),
+        "the correction is not in the next prompt:\n{prompt}"
+    );
+    // The demo's project lived in a temporary folder that it removed.
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "the demo left {left:?}");
+}
