@@ -352,6 +352,13 @@ const scenarios = {
     await page.locator("#digest-sources a").first().click();
     await page.locator("#decision").waitFor();
     out.source_opened = (await page.locator("#decision").textContent()).includes("Store credit only");
+    // The decision superseded above leaves the digest's sources: a rebuild makes a new version
+    // without it, shown as the current one.
+    await page.goto(url + "/#/digest/" + encodeURIComponent(process.env.LORE_SKILL) + "/" + olderId);
+    await page.locator("#digest-build").click();
+    await page.waitForFunction(() => document.querySelectorAll("#digest-history li").length === 3);
+    out.rebuilt_facts = await page.locator("#digest-facts").textContent();
+    out.rebuilt_current = await page.locator("#digest-history li").first().locator("strong").count();
 
     await page.goto(url + "/#/evals");
     await page.locator("#trends .trend").first().waitFor();
@@ -372,6 +379,9 @@ const scenarios = {
     out.markup.eval = await markup(page);
     out.unlabelled.push(...await unlabelled(page));
     await shot(page, "18-evaluation-set");
+    await page.getByRole("button", { name: "Run this set now" }).click();
+    await page.waitForFunction(() => document.querySelectorAll("#eval-grid thead th").length === 4);
+    out.set_points_after = (await page.locator('#eval-charts path[data-series="score"]').getAttribute("d")).split("L").length;
   },
 
   // An agent reads every layer, sees no review action, is refused when it sends one anyway, and
@@ -383,6 +393,12 @@ const scenarios = {
     out.rows = await page.locator("#decisions tbody tr").count();
     out.moves = await page.locator("[data-move]").count();
     out.reason_fields = await page.locator("#decision-reason").count();
+    // A filter the API refuses is named, with the form left to correct it.
+    await page.getByLabel("Skill").fill("not a skill");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.locator("#main .error").waitFor();
+    out.bad_filter = await page.locator("#main .error").textContent();
+    out.bad_filter_kept = await page.getByLabel("Skill").inputValue();
     await page.goto(url + "/#/decision/" + process.env.LORE_DECISION);
     await page.locator("#decision").waitFor();
     out.notice = await page.locator("#no-review").count();
@@ -406,6 +422,7 @@ const scenarios = {
       await page.locator(ready).waitFor();
       out.overflow[name] = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       out.markup[name] = await markup(page);
+      out.writes = (out.writes || 0) + await page.locator("#digest-build, #eval-run, [data-move]").count();
       out.unlabelled.push(...await unlabelled(page));
       await shot(page, "19-narrow-" + name);
     }

@@ -985,6 +985,23 @@ fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
         "{seen}"
     );
     assert_eq!(seen["source_opened"], true, "{seen}");
+    // Rebuilt after the first decision was superseded: the new current version lost it.
+    let rebuilt = seen["rebuilt_facts"].as_str().unwrap();
+    assert!(
+        rebuilt.contains(&format!("lost {}", layers.first)),
+        "{seen}"
+    );
+    assert_eq!(seen["rebuilt_current"], 1, "{seen}");
+    let history = console.get(
+        &console.admin,
+        &format!("/v1/digests/history?skill={SKILL}&limit=50"),
+    );
+    let current = &history["digests"][0];
+    assert_eq!(history["digests"].as_array().unwrap().len(), 3, "{history}");
+    assert!(
+        !current["sources"].to_string().contains(&layers.first),
+        "{current}"
+    );
 
     // Evaluations: a point per run, and each question's grade per run exactly as the API
     // graded it; the second run passed a question the first failed.
@@ -1026,6 +1043,10 @@ fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
         .collect();
     assert_eq!(seen["grid"], json!(expected), "{seen}");
     assert_eq!(seen["latest_answers"], 3, "{seen}");
+    // Run from the page: the store holds a third run and the chart a third point.
+    let after = console.get(&console.admin, "/v1/evals/runs");
+    assert_eq!(after["runs"].as_array().unwrap().len(), 3, "{after}");
+    assert_eq!(seen["set_points_after"], 3, "{seen}");
     for name in [
         "13-decisions",
         "14-knowledge",
@@ -1051,7 +1072,17 @@ fn a_reader_sees_every_layer_without_review_actions_even_at_narrow_width() {
     no_page_errors(&seen);
     assert_eq!(seen["rows"], 5, "an agent's view lists every state: {seen}");
     assert_eq!(seen["moves"], 0, "{seen}");
+    assert_eq!(
+        seen["writes"], 0,
+        "no rebuild, run or move at any width: {seen}"
+    );
     assert_eq!(seen["reason_fields"], 0, "{seen}");
+    let refused = seen["bad_filter"].as_str().unwrap();
+    assert!(
+        refused.starts_with("422 ") && refused.contains("expected `domain/skill`"),
+        "{seen}"
+    );
+    assert_eq!(seen["bad_filter_kept"], "not a skill", "{seen}");
     assert_eq!(seen["notice"], 1, "{seen}");
     assert_eq!(seen["forced"], 403, "{seen}");
     assert_eq!(decision_status(&console, &layers.hostile), "needs_review");

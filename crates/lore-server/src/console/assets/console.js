@@ -1043,7 +1043,8 @@ async function episodePage(id) {
 
 // ---------- the other layers: decisions, knowledge, digests, evaluations ----------
 
-// A paged list endpoint, read to its end (each page names the next one's offset).
+// A paged list endpoint, read to its end (each page names the next one's offset), or to its
+// first 10,000 items: then the list is marked `cut`, for the page to say it shows only those.
 async function all(path, key) {
   const items = [];
   let offset = 0;
@@ -1051,11 +1052,14 @@ async function all(path, key) {
     const sep = path.includes("?") ? "&" : "?";
     const page = await get(`${path}${sep}limit=500&offset=${offset}`);
     items.push(...(page[key] || []));
-    if (page.next_offset === undefined || page.next_offset === null) break;
+    if (page.next_offset === undefined || page.next_offset === null) return items;
     offset = page.next_offset;
   }
+  items.cut = true;
   return items;
 }
+
+const cutNotice = (items, what) => (items.cut ? h("p", { class: "notice" }, `Only the first ${items.length} ${what} are shown; narrow the list to see the others.`) : null);
 
 const enc = encodeURIComponent;
 // The wide tables scroll inside their own box, so a narrow window never scrolls sideways.
@@ -1115,7 +1119,11 @@ async function decisionsPage(status, skillArg) {
   const params = new URLSearchParams();
   if (wanted) params.set("status", wanted);
   if (skillWanted) params.set("skill", skillWanted);
-  const rows = await all("/v1/decisions" + (params.toString() ? "?" + params : ""), "decisions");
+  // A filter the API refuses (a skill that is not `domain/skill`) leaves the form to correct it.
+  let rows = [], refused = null;
+  try {
+    rows = await all("/v1/decisions" + (params.toString() ? "?" + params : ""), "decisions");
+  } catch (err) { refused = err; }
   const filter = h("select", { id: "decision-status" },
     h("option", { value: "" }, "any state"), STATUSES.map((st) => h("option", { value: st, selected: st === wanted }, st.replace(/_/g, " "))));
   const skill = h("input", { id: "decision-skill", placeholder: "domain/skill", value: skillWanted });
@@ -1133,7 +1141,8 @@ async function decisionsPage(status, skillArg) {
       h("button", { type: "submit" }, "Show"),
       review ? h("div", {}, h("label", { for: "decision-reason" }, "Reason for a move"), review.reason) : null)),
     review ? review.error : null,
-    rows.length ? scroll(h("table", { id: "decisions" },
+    refused ? failure(refused) : cutNotice(rows, "decisions"),
+    refused ? null : rows.length ? scroll(h("table", { id: "decisions" },
       h("thead", {}, h("tr", {}, h("th", {}, "Situation"), h("th", {}, "Decided"), h("th", {}, "Why"), h("th", {}, "Skill"), h("th", {}, "State"), h("th", {}, "By"), h("th", {}, "When"),
         review ? h("th", {}, "Review") : null)),
       h("tbody", {}, rows.map((d) => h("tr", { "data-id": d.id },
@@ -1203,12 +1212,31 @@ async function knowledgePage() {
       h("div", {}, h("label", { for: "kskill" }, "Skill"), skill),
       h("button", { class: "primary", type: "submit" }, "Search knowledge"))),
     out,
-    h("h2", {}, `${docs.length} document${docs.length === 1 ? "" : "s"}`),
+    h("h2", {}, `${docs.length} document${docs.length === 1 ? "" : "s"}`), cutNotice(docs, "documents"),
     docs.length ? scroll(h("table", { id: "documents" },
       h("thead", {}, h("tr", {}, h("th", {}, "Source"), h("th", {}, "Skill"), h("th", { class: "num" }, "Chunks"), h("th", {}, "Content hash"), h("th", {}, "Ingested"), h("th", {}, "By"))),
       h("tbody", {}, docs.map((d) => h("tr", {}, h("td", { class: "mono" }, d.source), h("td", {}, d.skill),
         h("td", { class: "num" }, d.chunks), h("td", { class: "mono", title: d.hash }, d.hash.slice(0, 12)), h("td", {}, when(d.ingested_at)), h("td", { class: "mono" }, d.ingested_by || ""))))))
       : h("p", { class: "empty" }, "No document was ingested yet: `lore ingest --skill domain/skill docs/`."));
+}
+
+// A reviewer's one-click write (rebuild a digest, run a set): readers are not offered it, and
+// the API refuses it from them anyway. `done` turns the answer into the toast's words; the page
+// then shows `href` (or itself again) with what changed.
+function reviewerAction(id, label, path, body, done, href) {
+  if (!isReviewer()) return null;
+  const error = h("div", { "aria-live": "assertive" });
+  const button = h("button", { type: "button", id, onclick: async () => {
+    button.disabled = true;
+    try {
+      toast(done(await post(path, body)));
+      if (href && location.hash !== href) location.hash = href; else route();
+    } catch (err) {
+      error.replaceChildren(failure(err));
+      button.disabled = false;
+    }
+  } }, label);
+  return h("div", { class: "actions" }, button, error);
 }
 
 const sourceLink = (src) => h("a", { class: "chip", href: (src.kind === "decision" ? "#/decision/" : "#/lesson/") + enc(src.id) }, src.id);
@@ -1251,6 +1279,8 @@ async function digestPage(skill, version) {
     h("p", {}, h("a", { href: "#/digests" }, "← Digests")),
     h("h1", {}, "Digest of ", skill),
     h("div", { class: "meta" }, h("span", { class: "mono" }, shown.id), at ? h("span", { class: "pill trial" }, "an older version") : h("span", { class: "pill approved" }, "current")),
+    reviewerAction("digest-build", "Rebuild from the approved records", "/v1/digests/build", { skill },
+      (r) => (r.built.length ? `A new digest of ${skill}: ${r.built[0].id}.` : "Nothing changed since the current digest: it stays."), "#/digest/" + enc(skill)),
     facts("digest-facts", [
       ["Made", [shown.generated_at, " (", when(shown.generated_at), ")"]], ["By", h("span", { class: "mono" }, shown.generated_by)],
       ["How", methodOf(shown)], ["Model failed", shown.model_error], ["Made from", sourceCounts(shown.sources)],
@@ -1312,6 +1342,8 @@ async function evalPage(skill, rawSet) {
     h("p", {}, h("a", { href: "#/evals" }, "← Evaluations")),
     h("h1", {}, set),
     h("div", { class: "meta" }, skill, " · ", `${runs.length} run(s)`, def ? [" · ", `${def.questions.length} question(s), defined by `, h("span", { class: "mono" }, def.defined_by), " ", when(def.updated_at)] : ""),
+    def ? reviewerAction("eval-run", "Run this set now", "/v1/evals/runs", { skill, set },
+      (r) => `${set}: ${r.runs[0].passed} of ${r.runs[0].total} passed.`) : null,
     runs.length ? h("div", { class: "grid2", id: "eval-charts", style: "margin-top:16px" },
       h("section", { class: "panel" }, h("h2", {}, "Score"),
         lines(`Score of ${set} per run`, labels, [{ name: "score", values: runs.map((r) => r.score), color: "#1d4ed8" }], 200, [0, 1])),
