@@ -417,6 +417,9 @@ const scenarios = {
       ["digest", "#/digest/" + encodeURIComponent(process.env.LORE_SKILL), "#digest-text"],
       ["evals", "#/evals", "#trends"],
       ["eval", `#/eval/${encodeURIComponent(process.env.LORE_SKILL)}/refunds`, "#eval-grid"],
+      ["memory", "#/memory", "#lessons, #results .empty"],
+      ["health", "#/health", "#plot-states"],
+      ["episodes", "#/episodes", "#episodes, #main .empty"],
     ]) {
       await page.goto(url + "/" + hash);
       await page.locator(ready).waitFor();

@@ -1087,7 +1087,7 @@ fn a_reader_sees_every_layer_without_review_actions_even_at_narrow_width() {
     assert_eq!(seen["forced"], 403, "{seen}");
     assert_eq!(decision_status(&console, &layers.hostile), "needs_review");
     let pages = seen["overflow"].as_object().unwrap();
-    assert_eq!(pages.len(), 7, "{seen}");
+    assert_eq!(pages.len(), 10, "{seen}");
     for (page, overflow) in pages {
         assert!(
             overflow.as_i64().unwrap() <= 0,
