@@ -1105,7 +1105,8 @@ function decisionReview(onMoved) {
       onMoved();
     } catch (err) { error.replaceChildren(failure(err)); }
   };
-  const buttons = (d) => (DECISION_NEXT[d.status] || []).map((to) => h("button", {
+  // `only` narrows the moves offered (the list keeps to approve and reject; the page has all).
+  const buttons = (d, only) => (DECISION_NEXT[d.status] || []).filter((to) => !only || only.includes(to)).map((to) => h("button", {
     type: "button", class: to === "approved" ? "approve" : to === "rejected" ? "reject" : null, "data-move": to,
     "aria-label": `${DECISION_MOVES[to]} ${d.id}`, onclick: move(d, to),
   }, DECISION_MOVES[to]));
@@ -1139,7 +1140,7 @@ async function decisionsPage(status, skillArg) {
       h("div", {}, h("label", { for: "decision-status" }, "State"), filter),
       h("div", {}, h("label", { for: "decision-skill" }, "Skill"), skill),
       h("button", { type: "submit" }, "Show"),
-      review ? h("div", {}, h("label", { for: "decision-reason" }, "Reason for a move"), review.reason) : null)),
+      review ? h("div", { class: "grow" }, h("label", { for: "decision-reason" }, "Reason for a move"), review.reason) : null)),
     review ? review.error : null,
     refused ? failure(refused) : cutNotice(rows, "decisions"),
     refused ? null : rows.length ? scroll(h("table", { id: "decisions" },
@@ -1148,7 +1149,8 @@ async function decisionsPage(status, skillArg) {
       h("tbody", {}, rows.map((d) => h("tr", { "data-id": d.id },
         h("td", {}, h("a", { href: "#/decision/" + enc(d.id) }, d.situation), h("div", { class: "mono muted" }, d.id)), h("td", {}, d.action), h("td", {}, d.rationale),
         h("td", {}, d.skill), h("td", {}, pill(d.status)), h("td", { class: "mono" }, d.decided_by || ""), h("td", {}, when(d.created_at)),
-        review ? h("td", { class: "actions" }, review.buttons(d)) : null)))))
+        review ? h("td", { class: "actions" }, review.buttons(d, ["approved", "rejected"]),
+          h("a", { href: "#/decision/" + enc(d.id), "aria-label": `Every move for ${d.id}` }, "More…")) : null)))))
       : h("p", { class: "empty" }, wanted ? `No decision is ${wanted.replace(/_/g, " ")}.` : "No decision was recorded yet."));
 }
 
