@@ -39,6 +39,25 @@ async function unlabelled(page) {
     .map((el) => el.outerHTML.slice(0, 80)));
 }
 
+// Elements stored text could have become had it been read as markup (the page itself draws
+// only the header's icon): none may exist in the page's main part.
+async function markup(page) {
+  return page.locator("#main img, #main script, #main iframe, #main [onerror]").count();
+}
+
+// A request the page offers no control for, sent from inside it with the agent's token anyway;
+// returns the status the API answered.
+async function forced(page, route, body) {
+  return page.evaluate(async ({ token, route, body }) => {
+    const res = await fetch(route, {
+      method: "POST",
+      headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return res.status;
+  }, { token: process.env.LORE_AGENT, route, body });
+}
+
 async function signIn(page, token) {
   await page.goto(url + "/");
   await page.getByLabel("API token").fill(token);
@@ -133,14 +152,7 @@ const scenarios = {
     out.role = await page.locator("#role").textContent();
     out.decision_buttons = await page.locator("[data-decision]").count();
     await shot(page, "05-agent-queue");
-    out.forced = await page.evaluate(async ({ token, id }) => {
-      const res = await fetch("/v1/review/approve", {
-        method: "POST",
-        headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
-        body: JSON.stringify({ ids: [id], reason: "let me in" }),
-      });
-      return res.status;
-    }, { token: process.env.LORE_AGENT, id: process.env.LORE_LESSON });
+    out.forced = await forced(page, "/v1/review/approve", { ids: [process.env.LORE_LESSON], reason: "let me in" });
     await page.goto(url + "/#/lesson/" + process.env.LORE_LESSON);
     await page.locator("#history").waitFor();
     out.edit_forms = await page.locator("#edit").count();
@@ -265,7 +277,8 @@ const scenarios = {
     await page.goto(url + "/#/decisions");
     await page.locator("#decisions").waitFor();
     out.waiting_decisions = await page.locator("#decisions tbody tr").count();
-    out.markup = await page.locator("#decisions img").count();
+    out.markup = { decisions: await markup(page) };
+    out.decisions_text = await page.locator("#decisions").textContent();
     out.unlabelled = await unlabelled(page);
     await shot(page, "13-decisions");
     const approve = () => page.locator(`#decisions tr[data-id="${process.env.LORE_DECISION}"]`).getByRole("button", { name: /^Approve / });
@@ -282,16 +295,42 @@ const scenarios = {
     await page.locator(`#decisions tr[data-id="${process.env.LORE_DECISION}"]`).waitFor();
     out.approved_decisions = await page.locator("#decisions tbody tr").count();
 
+    // A decision's own page, opened from the list, reviewed by keyboard: supersede it.
+    await page.locator(`#decisions tr[data-id="${process.env.LORE_SUPERSEDE}"] a`).first().click();
+    await page.locator("#decision").waitFor();
+    out.decision_facts = await page.locator("#decision").textContent();
+    out.moves_offered = await page.locator("#decision-review [data-move]").evaluateAll((b) => b.map((x) => x.dataset.move));
+    out.unlabelled.push(...await unlabelled(page));
+    await shot(page, "17-decision");
+    await page.getByLabel("Reason", { exact: true }).fill("Replaced by the new refund policy");
+    await page.getByLabel("Reason", { exact: true }).press("Tab");
+    let focused = "";
+    for (let i = 0; i < 8 && focused !== "superseded"; i++) {
+      await page.keyboard.press("Tab");
+      focused = await page.evaluate(() => document.activeElement && document.activeElement.dataset.move || "");
+    }
+    expect(focused === "superseded", "Tab reaches the Supersede button");
+    await page.keyboard.press("Enter");
+    await page.locator("#decision .pill.superseded").waitFor();
+    out.moves_after = await page.locator("#decision-review [data-move]").evaluateAll((b) => b.map((x) => x.dataset.move));
+
     await page.goto(url + "/#/knowledge");
     await page.locator("#documents").waitFor();
     out.documents = await page.locator("#documents tbody tr").count();
-    await page.getByLabel("Search (knowledge recall)").fill(process.env.LORE_KNOWLEDGE_QUERY);
-    await page.getByRole("button", { name: "Search knowledge" }).click();
-    await page.locator("#knowledge-recall pre, #knowledge-recall .notice, #knowledge-recall .error").first().waitFor();
+    out.documents_text = await page.locator("#documents").textContent();
+    const search = async (query) => {
+      await page.getByLabel("Search (knowledge recall)").fill(query);
+      await page.getByRole("button", { name: "Search knowledge" }).click();
+      await page.locator("#knowledge-recall pre, #knowledge-recall .notice, #knowledge-recall .error").first().waitFor();
+    };
+    await search(process.env.LORE_KNOWLEDGE_QUERY);
     out.chunks = await page.locator("#knowledge-recall ol.chunks li").count();
     out.knowledge_text = (await page.locator("#knowledge-recall").textContent()) || "";
     out.unlabelled.push(...await unlabelled(page));
     await shot(page, "14-knowledge");
+    await search(process.env.LORE_HOSTILE_QUERY);
+    out.hostile_knowledge = (await page.locator("#knowledge-recall").textContent()) || "";
+    out.markup.knowledge = await markup(page);
 
     await page.goto(url + "/#/digests");
     await page.locator("#digests").waitFor();
@@ -300,12 +339,26 @@ const scenarios = {
     await page.locator("#digest-history li").first().waitFor();
     out.digest_versions = await page.locator("#digest-history li").count();
     out.digest_text = await page.locator("#digest-text pre").textContent();
+    out.digest_facts = await page.locator("#digest-facts").textContent();
+    out.digest_sources = await page.locator("#digest-sources a").evaluateAll((a) => a.map((x) => x.textContent));
+    out.markup.digest = await markup(page);
     await shot(page, "15-digest");
     const older = page.locator("#digest-history a").first();
     const olderId = await older.textContent();
     await older.click();
     await page.locator("#digest-history strong", { hasText: olderId }).waitFor();
     out.older_text = await page.locator("#digest-text pre").textContent();
+    // A digest's source opens the decision it cites.
+    await page.locator("#digest-sources a").first().click();
+    await page.locator("#decision").waitFor();
+    out.source_opened = (await page.locator("#decision").textContent()).includes("Store credit only");
+    // The decision superseded above leaves the digest's sources: a rebuild makes a new version
+    // without it, shown as the current one.
+    await page.goto(url + "/#/digest/" + encodeURIComponent(process.env.LORE_SKILL) + "/" + olderId);
+    await page.locator("#digest-build").click();
+    await page.waitForFunction(() => document.querySelectorAll("#digest-history li").length === 3);
+    out.rebuilt_facts = await page.locator("#digest-facts").textContent();
+    out.rebuilt_current = await page.locator("#digest-history li").first().locator("strong").count();
 
     await page.goto(url + "/#/evals");
     await page.locator("#trends .trend").first().waitFor();
@@ -314,6 +367,75 @@ const scenarios = {
     out.eval_runs = await page.locator("#eval-runs tbody tr").count();
     out.unlabelled.push(...await unlabelled(page));
     await shot(page, "16-evaluations");
+    await page.locator("#trends .trend h2 a").first().click();
+    await page.locator("#eval-grid").waitFor();
+    out.set_points = (await page.locator('#eval-charts path[data-series="score"]').getAttribute("d")).split("L").length;
+    out.passed_bars = await page.locator('#eval-charts rect[data-series="passed"]').count();
+    out.failed_bars = await page.locator('#eval-charts rect[data-series="failed"]').count();
+    // The grid as drawn: per question, its grade in each run, oldest first.
+    out.grid = await page.locator("#eval-grid tbody tr").evaluateAll((rows) => rows.map((r) =>
+      [r.cells[0].textContent, [...r.cells].slice(1).map((c) => c.dataset.grade || "")]));
+    out.latest_answers = await page.locator("#eval-grades li").count();
+    out.markup.eval = await markup(page);
+    out.unlabelled.push(...await unlabelled(page));
+    await shot(page, "18-evaluation-set");
+    await page.getByRole("button", { name: "Run this set now" }).click();
+    await page.waitForFunction(() => document.querySelectorAll("#eval-grid thead th").length === 4);
+    out.set_points_after = (await page.locator('#eval-charts path[data-series="score"]').getAttribute("d")).split("L").length;
+  },
+
+  // An agent reads every layer, sees no review action, is refused when it sends one anyway, and
+  // every page fits a phone's width.
+  async reader(page) {
+    await signIn(page, process.env.LORE_AGENT);
+    await page.goto(url + "/#/decisions");
+    await page.locator("#decisions").waitFor();
+    out.rows = await page.locator("#decisions tbody tr").count();
+    out.moves = await page.locator("[data-move]").count();
+    out.reason_fields = await page.locator("#decision-reason").count();
+    // A filter the API refuses is named, with the form left to correct it.
+    await page.getByLabel("Skill").fill("not a skill");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.locator("#main .error").waitFor();
+    out.bad_filter = await page.locator("#main .error").textContent();
+    out.bad_filter_kept = await page.getByLabel("Skill").inputValue();
+    await page.goto(url + "/#/decision/" + process.env.LORE_DECISION);
+    await page.locator("#decision").waitFor();
+    out.notice = await page.locator("#no-review").count();
+    out.moves += await page.locator("[data-move]").count();
+    out.forced = await forced(page, "/v1/decisions/review", { ids: [process.env.LORE_DECISION], status: "approved", reason: "let me in" });
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    out.overflow = {};
+    out.markup = {};
+    out.unlabelled = [];
+    for (const [name, hash, ready] of [
+      ["decisions", "#/decisions", "#decisions"],
+      ["decision", "#/decision/" + process.env.LORE_DECISION, "#decision"],
+      ["knowledge", "#/knowledge", "#documents"],
+      ["digests", "#/digests", "#digests"],
+      ["digest", "#/digest/" + encodeURIComponent(process.env.LORE_SKILL), "#digest-text"],
+      ["evals", "#/evals", "#trends"],
+      ["eval", `#/eval/${encodeURIComponent(process.env.LORE_SKILL)}/refunds`, "#eval-grid"],
+      ["memory", "#/memory", "#lessons, #results .empty"],
+      ["health", "#/health", "#plot-states"],
+      ["episodes", "#/episodes", "#episodes, #main .empty"],
+    ]) {
+      await page.goto(url + "/" + hash);
+      await page.locator(ready).waitFor();
+      out.overflow[name] = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      out.markup[name] = await markup(page);
+      out.writes = (out.writes || 0) + await page.locator("#digest-build, #eval-run, [data-move]").count();
+      out.unlabelled.push(...await unlabelled(page));
+      await shot(page, "19-narrow-" + name);
+    }
+    // The navigation stays reachable by keyboard at that width.
+    await page.locator(".top nav a:not([hidden])").first().focus();
+    out.nav_tab = [];
+    for (let i = 0; i < 8; i++) {
+      out.nav_tab.push(await page.evaluate(() => document.activeElement.dataset.page || ""));
+      await page.keyboard.press("Tab");
+    }
   },
 };
 

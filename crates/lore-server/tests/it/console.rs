@@ -781,76 +781,173 @@ fn review_decision(console: &Console, id: &str) {
     );
 }
 
-/// The pages of the layers beside lessons, over data written through the API: a reviewer
-/// approves a waiting decision with a reason (refused without one), reads and searches the
-/// knowledge documents, reads a skill's digest and goes back to its older version, and sees an
-/// evaluation set's score over its runs. Stored text is shown as text, never as markup.
-#[test]
-fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
-    let console = start(false);
-    let first = decide(
-        &console,
-        "A refund asked after 40 days",
-        "Store credit only",
-    );
-    review_decision(&console, &first);
+fn decision_status(console: &Console, id: &str) -> String {
+    let listed = console.get(&console.admin, "/v1/decisions");
+    listed["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["id"] == id)
+        .map(|d| d["status"].as_str().unwrap().to_owned())
+        .unwrap_or_else(|| panic!("{id} is listed: {listed}"))
+}
+
+/// Text an agent could store to attack whoever reads it in a browser.
+const HOSTILE: &str = "<img src=x onerror=alert(1)>";
+
+/// The layers beside lessons, written through the API: two approved decisions with a digest
+/// built after each (the second holding hostile text), an evaluation set run before and after
+/// the second, decisions still waiting (one hostile), and two documents (one hostile). Returns
+/// the waiting decisions' IDs and the approved ones', oldest first.
+struct Layers {
+    first: String,
+    later: String,
+    waiting: String,
+    hostile: String,
+}
+
+fn seed_layers(console: &Console) -> Layers {
+    let first = decide(console, "A refund asked after 40 days", "Store credit only");
+    review_decision(console, &first);
     console.post(&console.admin, "/v1/digests/build", &json!({}));
-    let later = decide(
-        &console,
-        "A refund asked twice",
-        "Refund once, escalate the second",
-    );
-    review_decision(&console, &later);
-    console.post(&console.admin, "/v1/digests/build", &json!({}));
-    let waiting = decide(
-        &console,
-        "A customer asks for a fix date",
-        "Link the status page",
-    );
-    decide(
-        &console,
-        "<img src=x onerror=alert(1)> in a ticket",
-        "Quote it as text",
-    );
-    console.post(
-        &console.admin,
-        "/v1/knowledge/documents",
-        &json!({"skill": SKILL, "documents": [{"source": "docs/refunds.md",
-            "text": "# Refunds\n\nWithin 30 days refunds are paid in cash.\n\n## Late refunds\n\nAfter 30 days, store credit only.\n"}]}),
-    );
     console.post(
         &console.admin,
         "/v1/evals/sets",
         &json!({"skill": SKILL, "name": "refunds", "questions": [
-            {"question": "A refund asked after 40 days: what do we give?", "expected": "store credit"}]}),
+            {"question": "A refund asked after 40 days: what do we give?", "expected": "store credit"},
+            {"question": "A refund asked twice: what do we do?", "expected": "escalate the second"},
+            {"question": format!("A ticket quotes {HOSTILE}: what then?"), "expected": "quote it as text"}]}),
     );
-    for _ in 0..2 {
-        console.post(&console.admin, "/v1/evals/runs", &json!({"skill": SKILL}));
+    console.post(&console.admin, "/v1/evals/runs", &json!({"skill": SKILL}));
+    let later = decide(
+        console,
+        "A refund asked twice",
+        "Refund once, escalate the second",
+    );
+    review_decision(console, &later);
+    let quoted = decide(
+        console,
+        &format!("A ticket quotes {HOSTILE}"),
+        "Quote it as text",
+    );
+    review_decision(console, &quoted);
+    console.post(&console.admin, "/v1/digests/build", &json!({}));
+    console.post(&console.admin, "/v1/evals/runs", &json!({"skill": SKILL}));
+    let waiting = decide(
+        console,
+        "A customer asks for a fix date",
+        "Link the status page",
+    );
+    let hostile = decide(
+        console,
+        &format!("{HOSTILE} in a ticket"),
+        "<script>alert(2)</script>",
+    );
+    console.post(
+        &console.admin,
+        "/v1/knowledge/documents",
+        &json!({"skill": SKILL, "documents": [
+            {"source": "docs/refunds.md",
+             "text": "# Refunds\n\nWithin 30 days refunds are paid in cash.\n\n## Late refunds\n\nAfter 30 days, store credit only.\n"},
+            {"source": "docs/pasted.md",
+             "text": format!("# Pasted {HOSTILE}\n\nA customer pasted <script>alert(2)</script> into the chargeback form.\n")}]}),
+    );
+    Layers {
+        first,
+        later,
+        waiting,
+        hostile,
     }
+}
+
+/// The pages of the layers beside lessons, over data written through the API: a reviewer
+/// approves a waiting decision with a reason (refused without one) and supersedes another from
+/// its own page by keyboard, reads and searches the knowledge documents, reads a skill's digest,
+/// what changed since the version before and the older version, and follows an evaluation set's
+/// score and each question's grade over its runs. Stored text is shown as text, never markup.
+#[test]
+fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
+    let console = start(false);
+    let layers = seed_layers(&console);
+    let runs = console.get(&console.admin, "/v1/evals/runs");
+    let runs = runs["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 2);
 
     let Some(seen) = console.drive(
         "layers",
         &[
-            ("LORE_DECISION", waiting.clone()),
+            ("LORE_DECISION", layers.waiting.clone()),
+            ("LORE_SUPERSEDE", layers.first.clone()),
             ("LORE_KNOWLEDGE_QUERY", "late refund after 30 days".into()),
+            (
+                "LORE_HOSTILE_QUERY",
+                "customer pasted chargeback form".into(),
+            ),
         ],
     ) else {
         return;
     };
     no_page_errors(&seen);
     assert_eq!(seen["unlabelled"], json!([]), "{seen}");
+    for (page, count) in seen["markup"].as_object().unwrap() {
+        assert_eq!(count, 0, "stored text became markup on {page}: {seen}");
+    }
+    assert_eq!(seen["markup"].as_object().unwrap().len(), 4, "{seen}");
+
+    // Decisions: the reviewer's default view is what waits; text stays text.
     assert_eq!(
         seen["waiting_decisions"], 2,
         "the reviewer's default view: {seen}"
     );
-    assert_eq!(seen["markup"], 0, "a decision's text became markup: {seen}");
+    let listed = seen["decisions_text"].as_str().unwrap();
+    assert!(
+        listed.contains(&format!("{HOSTILE} in a ticket")) && listed.contains("<script>"),
+        "{seen}"
+    );
     assert_eq!(seen["reason_refused"], 1, "a move without a reason: {seen}");
     assert_eq!(seen["left_waiting"], 1, "{seen}");
-    let listed = console.get(&console.admin, "/v1/decisions?status=approved");
-    let approved = crate::common::ids(&listed["decisions"]);
-    assert!(approved.contains(&waiting), "{listed}");
-    assert_eq!(seen["approved_decisions"], 3, "{seen}");
-    assert_eq!(seen["documents"], 1, "{seen}");
+    assert_eq!(decision_status(&console, &layers.waiting), "approved");
+    assert_eq!(decision_status(&console, &layers.hostile), "needs_review");
+    assert_eq!(seen["approved_decisions"], 4, "{seen}");
+    // Its own page: every fact with who decided, and only the moves its state allows.
+    let decision = seen["decision_facts"].as_str().unwrap();
+    assert!(
+        decision.contains("Store credit only") && decision.contains("The refund policy says so"),
+        "{seen}"
+    );
+    let decider = console.get(&console.admin, "/v1/whoami")["token_id"].clone();
+    assert!(
+        decision.contains(decider.as_str().unwrap()),
+        "the credential that decided: {seen}"
+    );
+    assert_eq!(
+        seen["moves_offered"],
+        json!([
+            "rejected",
+            "one_time_exception",
+            "superseded",
+            "archived",
+            "sensitive"
+        ]),
+        "an approved decision cannot be approved again: {seen}"
+    );
+    assert_eq!(decision_status(&console, &layers.first), "superseded");
+    assert_eq!(
+        seen["moves_after"],
+        json!(["archived", "sensitive"]),
+        "{seen}"
+    );
+
+    // Knowledge: both documents with who ingested them, the late-refund chunk found, and the
+    // hostile document's heading and text shown as typed.
+    assert_eq!(seen["documents"], 2, "{seen}");
+    assert!(
+        seen["documents_text"]
+            .as_str()
+            .unwrap()
+            .contains("docs/pasted.md"),
+        "{seen}"
+    );
     assert!(seen["chunks"].as_u64().unwrap() >= 1, "{seen}");
     assert!(
         seen["knowledge_text"]
@@ -859,24 +956,160 @@ fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
             .contains("store credit only"),
         "{seen}"
     );
+    let hostile = seen["hostile_knowledge"].as_str().unwrap();
+    assert!(
+        hostile.contains(HOSTILE) && hostile.contains("<script>alert(2)</script>"),
+        "{seen}"
+    );
+
+    // Digests: the newest holds the later decisions (the hostile one as text), says which
+    // sources it gained, and the older version lacks them.
     assert_eq!(seen["digests"], 1, "one skill's digest: {seen}");
     assert_eq!(seen["digest_versions"], 2, "{seen}");
     let newest = seen["digest_text"].as_str().unwrap();
     let older = seen["older_text"].as_str().unwrap();
     assert!(newest.contains("escalate the second"), "{seen}");
+    assert!(newest.contains(HOSTILE), "{seen}");
     assert!(
         !older.contains("escalate the second") && older.contains("Store credit only"),
         "{seen}"
     );
+    let facts = seen["digest_facts"].as_str().unwrap();
+    assert!(
+        facts.contains(&layers.later) && !facts.contains(&layers.first),
+        "gained the later decision, not the first: {seen}"
+    );
+    assert_eq!(
+        seen["digest_sources"].as_array().unwrap().len(),
+        3,
+        "{seen}"
+    );
+    assert_eq!(seen["source_opened"], true, "{seen}");
+    // Rebuilt after the first decision was superseded: the new current version lost it.
+    let rebuilt = seen["rebuilt_facts"].as_str().unwrap();
+    assert!(
+        rebuilt.contains(&format!("lost {}", layers.first)),
+        "{seen}"
+    );
+    assert_eq!(seen["rebuilt_current"], 1, "{seen}");
+    let history = console.get(
+        &console.admin,
+        &format!("/v1/digests/history?skill={SKILL}&limit=50"),
+    );
+    let current = &history["digests"][0];
+    assert_eq!(history["digests"].as_array().unwrap().len(), 3, "{history}");
+    assert!(
+        !current["sources"].to_string().contains(&layers.first),
+        "{current}"
+    );
+
+    // Evaluations: a point per run, and each question's grade per run exactly as the API
+    // graded it; the second run passed a question the first failed.
     assert_eq!(seen["trends"], 1, "{seen}");
     assert_eq!(seen["trend_points"], 2, "one point per run: {seen}");
     assert_eq!(seen["eval_runs"], 2, "{seen}");
+    assert_eq!(seen["set_points"], 2, "{seen}");
+    let passed: Vec<u64> = runs.iter().map(|r| r["passed"].as_u64().unwrap()).collect();
+    assert!(
+        passed[1] > passed[0],
+        "the later decisions helped: {runs:?}"
+    );
+    let bars = |n: &dyn Fn(&Value) -> u64| runs.iter().filter(|r| n(r) > 0).count();
+    assert_eq!(
+        seen["passed_bars"],
+        bars(&|r| r["passed"].as_u64().unwrap()),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["failed_bars"],
+        bars(&|r| r["total"].as_u64().unwrap() - r["passed"].as_u64().unwrap()),
+        "{seen}"
+    );
+    let expected: Vec<Value> = runs[0]["grades"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let grade = |run: &Value| {
+                if run["grades"][i]["passed"] == true {
+                    "passed"
+                } else {
+                    "failed"
+                }
+            };
+            json!([g["question"], [grade(&runs[0]), grade(&runs[1])]])
+        })
+        .collect();
+    assert_eq!(seen["grid"], json!(expected), "{seen}");
+    assert_eq!(seen["latest_answers"], 3, "{seen}");
+    // Run from the page: the store holds a third run and the chart a third point.
+    let after = console.get(&console.admin, "/v1/evals/runs");
+    assert_eq!(after["runs"].as_array().unwrap().len(), 3, "{after}");
+    assert_eq!(seen["set_points_after"], 3, "{seen}");
     for name in [
         "13-decisions",
         "14-knowledge",
         "15-digest",
         "16-evaluations",
+        "17-decision",
+        "18-evaluation-set",
     ] {
         assert!(shots().join(format!("{name}.png")).exists(), "{name}");
     }
+}
+
+/// An agent token reads every layer's pages but is offered no review action, and a move sent
+/// from the page anyway is refused with 403 and changes nothing. At a phone's width every page
+/// fits without scrolling sideways, and stored text stays text there too.
+#[test]
+fn a_reader_sees_every_layer_without_review_actions_even_at_narrow_width() {
+    let console = start(false);
+    let layers = seed_layers(&console);
+    let Some(seen) = console.drive("reader", &[("LORE_DECISION", layers.hostile.clone())]) else {
+        return;
+    };
+    no_page_errors(&seen);
+    assert_eq!(seen["rows"], 5, "an agent's view lists every state: {seen}");
+    assert_eq!(seen["moves"], 0, "{seen}");
+    assert_eq!(
+        seen["writes"], 0,
+        "no rebuild, run or move at any width: {seen}"
+    );
+    assert_eq!(seen["reason_fields"], 0, "{seen}");
+    let refused = seen["bad_filter"].as_str().unwrap();
+    assert!(
+        refused.starts_with("422 ") && refused.contains("expected `domain/skill`"),
+        "{seen}"
+    );
+    assert_eq!(seen["bad_filter_kept"], "not a skill", "{seen}");
+    assert_eq!(seen["notice"], 1, "{seen}");
+    assert_eq!(seen["forced"], 403, "{seen}");
+    assert_eq!(decision_status(&console, &layers.hostile), "needs_review");
+    let pages = seen["overflow"].as_object().unwrap();
+    assert_eq!(pages.len(), 10, "{seen}");
+    for (page, overflow) in pages {
+        assert!(
+            overflow.as_i64().unwrap() <= 0,
+            "{page} scrolls sideways at 390 px: {seen}"
+        );
+    }
+    for (page, count) in seen["markup"].as_object().unwrap() {
+        assert_eq!(count, 0, "stored text became markup on {page}: {seen}");
+    }
+    assert_eq!(seen["unlabelled"], json!([]), "{seen}");
+    assert_eq!(
+        seen["nav_tab"],
+        json!([
+            "memory",
+            "health",
+            "episodes",
+            "decisions",
+            "knowledge",
+            "digests",
+            "evals",
+            ""
+        ]),
+        "the navigation in order by keyboard, without the agent's hidden queue: {seen}"
+    );
 }

@@ -195,7 +195,9 @@ const pages = {
   knowledge: knowledgePage,
   digests: digestsPage,
   digest: digestPage,
+  decision: decisionPage,
   evals: evalsPage,
+  eval: evalPage,
 };
 
 function route() {
@@ -205,7 +207,8 @@ function route() {
   state.page = page;
   for (const a of document.querySelectorAll(".top nav a")) {
     const here = a.dataset.page === page || (page === "lesson" && a.dataset.page === "memory") ||
-      (page === "episode" && a.dataset.page === "episodes") || (page === "digest" && a.dataset.page === "digests");
+      (page === "episode" && a.dataset.page === "episodes") || (page === "digest" && a.dataset.page === "digests") ||
+      (page === "decision" && a.dataset.page === "decisions") || (page === "eval" && a.dataset.page === "evals");
     if (here) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   show(h("p", { class: "muted" }, "Loading…"));
@@ -1040,7 +1043,8 @@ async function episodePage(id) {
 
 // ---------- the other layers: decisions, knowledge, digests, evaluations ----------
 
-// A paged list endpoint, read to its end (each page names the next one's offset).
+// A paged list endpoint, read to its end (each page names the next one's offset), or to its
+// first 10,000 items: then the list is marked `cut`, for the page to say it shows only those.
 async function all(path, key) {
   const items = [];
   let offset = 0;
@@ -1048,126 +1052,322 @@ async function all(path, key) {
     const sep = path.includes("?") ? "&" : "?";
     const page = await get(`${path}${sep}limit=500&offset=${offset}`);
     items.push(...(page[key] || []));
-    if (page.next_offset === undefined || page.next_offset === null) break;
+    if (page.next_offset === undefined || page.next_offset === null) return items;
     offset = page.next_offset;
   }
+  items.cut = true;
   return items;
 }
 
-const DECISION_MOVES = [["approved", "Approve"], ["rejected", "Reject"], ["sensitive", "Mark sensitive"], ["archived", "Archive"]];
+const cutNotice = (items, what) => (items.cut ? h("p", { class: "notice" }, `Only the first ${items.length} ${what} are shown; narrow the list to see the others.`) : null);
 
-async function decisionsPage(status) {
-  document.title = "Decisions · Lore";
-  const wanted = STATUSES.includes(status) ? status : status === "all" ? "" : isReviewer() ? "needs_review" : "";
-  const rows = await all("/v1/decisions" + (wanted ? `?status=${wanted}` : ""), "decisions");
-  const filter = h("select", { id: "decision-status", onchange: () => { location.hash = "#/decisions/" + (filter.value || "all"); } },
-    h("option", { value: "" }, "any state"), STATUSES.map((st) => h("option", { value: st, selected: st === wanted }, st.replace(/_/g, " "))));
-  const reason = h("input", { id: "decision-reason", placeholder: "Why (the audit log keeps it)", style: "width:320px" });
+const enc = encodeURIComponent;
+// The wide tables scroll inside their own box, so a narrow window never scrolls sideways.
+const scroll = (...children) => h("div", { class: "scroll" }, children);
+// Facts as a definition list, skipping the empty ones; values are text or elements, never markup.
+const facts = (id, rows) => h("dl", { class: "facts", id },
+  rows.filter(([, v]) => v !== null && v !== undefined && v !== "").map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+
+const DECISION_MOVES = {
+  approved: "Approve", rejected: "Reject", one_time_exception: "One-time exception",
+  superseded: "Supersede", sensitive: "Mark sensitive", archived: "Archive",
+};
+// The moves a person may make from each state, as the server's lifecycle allows them; the
+// states only upkeep reaches (trial, suppressed, expired) are not offered. The server checks
+// every move again and refuses any other.
+const AFTER_DECIDED = ["archived", "sensitive"];
+const DECISION_NEXT = {
+  needs_review: ["approved", "rejected", "one_time_exception", "superseded", "archived", "sensitive"],
+  trial: ["approved", "rejected", "one_time_exception", "superseded", "archived", "sensitive"],
+  approved: ["rejected", "one_time_exception", "superseded", "archived", "sensitive"],
+  suppressed: ["approved", "archived", "sensitive"],
+  expired: ["approved", "rejected", "archived", "sensitive"],
+  rejected: AFTER_DECIDED, one_time_exception: AFTER_DECIDED, superseded: AFTER_DECIDED,
+  archived: ["sensitive"],
+  sensitive: [],
+};
+
+// A reviewer's controls over decisions: one reason field and, per decision, a button for each
+// move its state allows. Readers get none of it (the API would refuse them with 403 anyway).
+function decisionReview(onMoved) {
+  const reason = h("input", { id: "decision-reason", class: "wide", placeholder: "Why (the audit log keeps it)" });
   const error = h("div", { "aria-live": "assertive" });
   const move = (d, to) => async () => {
-    if (!reason.value.trim()) { error.replaceChildren(h("p", { class: "error", role: "alert" }, "Say why first: a reason is required.")); reason.focus(); return; }
+    const why = reason.value.trim();
+    if (!why) {
+      error.replaceChildren(h("p", { class: "error", role: "alert" }, "Say why first: a reason is required."));
+      reason.focus();
+      return;
+    }
     try {
-      await post("/v1/decisions/review", { ids: [d.id], status: to, reason: reason.value.trim() });
+      await post("/v1/decisions/review", { ids: [d.id], status: to, reason: why });
       toast(`${d.id}: ${to.replace(/_/g, " ")}.`);
-      route();
+      onMoved();
     } catch (err) { error.replaceChildren(failure(err)); }
   };
+  // `only` narrows the moves offered (the list keeps to approve and reject; the page has all).
+  const buttons = (d, only) => (DECISION_NEXT[d.status] || []).filter((to) => !only || only.includes(to)).map((to) => h("button", {
+    type: "button", class: to === "approved" ? "approve" : to === "rejected" ? "reject" : null, "data-move": to,
+    "aria-label": `${DECISION_MOVES[to]} ${d.id}`, onclick: move(d, to),
+  }, DECISION_MOVES[to]));
+  return { reason, error, buttons };
+}
+
+async function decisionsPage(status, skillArg) {
+  document.title = "Decisions · Lore";
+  const wanted = STATUSES.includes(status) ? status : status === "all" ? "" : isReviewer() ? "needs_review" : "";
+  const skillWanted = skillArg ? decodeURIComponent(skillArg) : "";
+  const params = new URLSearchParams();
+  if (wanted) params.set("status", wanted);
+  if (skillWanted) params.set("skill", skillWanted);
+  // A filter the API refuses (a skill that is not `domain/skill`) leaves the form to correct it.
+  let rows = [], refused = null;
+  try {
+    rows = await all("/v1/decisions" + (params.toString() ? "?" + params : ""), "decisions");
+  } catch (err) { refused = err; }
+  const filter = h("select", { id: "decision-status" },
+    h("option", { value: "" }, "any state"), STATUSES.map((st) => h("option", { value: st, selected: st === wanted }, st.replace(/_/g, " "))));
+  const skill = h("input", { id: "decision-skill", placeholder: "domain/skill", value: skillWanted });
+  const review = isReviewer() ? decisionReview(route) : null;
   show(
     h("h1", {}, "Decisions"),
     h("p", { class: "lede" }, "What people decided when agents asked. Only approved decisions are recalled; each move is audited with its reason."),
-    h("div", { class: "filters row" },
+    h("form", { class: "filters", onsubmit: (e) => {
+      e.preventDefault();
+      const s = skill.value.trim();
+      location.hash = "#/decisions/" + (filter.value || "all") + (s ? "/" + enc(s) : "");
+    } }, h("div", { class: "row" },
       h("div", {}, h("label", { for: "decision-status" }, "State"), filter),
-      isReviewer() ? h("div", {}, h("label", { for: "decision-reason" }, "Reason for a move"), reason) : null),
-    error,
-    rows.length ? h("table", { id: "decisions" },
+      h("div", {}, h("label", { for: "decision-skill" }, "Skill"), skill),
+      h("button", { type: "submit" }, "Show"),
+      review ? h("div", { class: "grow" }, h("label", { for: "decision-reason" }, "Reason for a move"), review.reason) : null)),
+    review ? review.error : null,
+    refused ? failure(refused) : cutNotice(rows, "decisions"),
+    refused ? null : rows.length ? scroll(h("table", { id: "decisions" },
       h("thead", {}, h("tr", {}, h("th", {}, "Situation"), h("th", {}, "Decided"), h("th", {}, "Why"), h("th", {}, "Skill"), h("th", {}, "State"), h("th", {}, "By"), h("th", {}, "When"),
-        isReviewer() ? h("th", {}, "Review") : null)),
+        review ? h("th", {}, "Review") : null)),
       h("tbody", {}, rows.map((d) => h("tr", { "data-id": d.id },
-        h("td", {}, d.situation, h("div", { class: "mono muted" }, d.id)), h("td", {}, d.action), h("td", {}, d.rationale),
-        h("td", {}, d.skill), h("td", {}, pill(d.status)), h("td", {}, d.decided_by || ""), h("td", {}, when(d.created_at)),
-        isReviewer() ? h("td", { class: "actions" }, DECISION_MOVES.filter(([to]) => to !== d.status).map(([to, label]) =>
-          h("button", { type: "button", class: to === "approved" ? "approve" : to === "rejected" ? "reject" : null, "aria-label": `${label} ${d.id}`, onclick: move(d, to) }, label))) : null))))
+        h("td", {}, h("a", { href: "#/decision/" + enc(d.id) }, d.situation), h("div", { class: "mono muted" }, d.id)), h("td", {}, d.action), h("td", {}, d.rationale),
+        h("td", {}, d.skill), h("td", {}, pill(d.status)), h("td", { class: "mono" }, d.decided_by || ""), h("td", {}, when(d.created_at)),
+        review ? h("td", { class: "actions" }, review.buttons(d, ["approved", "rejected"]),
+          h("a", { href: "#/decision/" + enc(d.id), "aria-label": `Every move for ${d.id}` }, "More…")) : null)))))
       : h("p", { class: "empty" }, wanted ? `No decision is ${wanted.replace(/_/g, " ")}.` : "No decision was recorded yet."));
+}
+
+async function decisionPage(id) {
+  // The API lists decisions but reads none alone: the list, in the token's scope, is searched.
+  const [decisions, digests] = await Promise.all([all("/v1/decisions", "decisions"), all("/v1/digests", "digests")]);
+  const d = decisions.find((x) => x.id === id);
+  if (!d) throw new ApiError(404, "not_found", `no decision ${id} in this token's scope`);
+  document.title = `${d.id} · Lore`;
+  const citing = digests.filter((g) => (g.sources || []).some((src) => src.id === d.id));
+  const review = isReviewer() ? decisionReview(route) : null;
+  const moves = review ? review.buttons(d) : [];
+  show(
+    h("p", {}, h("a", { href: "#/decisions/all" }, "← Decisions")),
+    h("h1", {}, d.situation),
+    h("div", { class: "meta" }, h("span", { class: "mono" }, d.id), " ", pill(d.status), " ", d.skill),
+    facts("decision", [
+      ["Situation", d.situation], ["Decided", d.action], ["Why", d.rationale], ["Outcome", d.outcome],
+      ["Resolves", d.resolves], ["Skill", d.skill], ["State", pill(d.status)],
+      ["Decided by", h("span", { class: "mono" }, d.decided_by)], ["Recorded", [d.created_at, " (", when(d.created_at), ")"]],
+      ["Last changed", [d.updated_at, " (", when(d.updated_at), ")"]],
+      ["In digests", citing.length ? citing.map((g) => h("a", { href: `#/digest/${enc(g.skill)}/${enc(g.id)}`, class: "chip" }, g.skill)) : null],
+    ]),
+    review ? h("section", { class: "panel", id: "decision-review", "aria-labelledby": "t-review" },
+      h("h2", { id: "t-review" }, "Review"),
+      moves.length ? [
+        h("div", { class: "field" }, h("label", { for: "decision-reason" }, "Reason"), review.reason),
+        review.error,
+        h("div", { class: "actions" }, moves),
+        h("p", { class: "muted" }, "Only approved decisions are recalled as precedent; the move and its reason go to the audit with this token's ID.")]
+        : h("p", { class: "muted" }, `A ${d.status.replace(/_/g, " ")} decision can move no further.`))
+      : h("p", { class: "notice", id: "no-review" }, "Reviewing decisions needs a reviewer or admin token; the API refuses moves from this one (403)."));
 }
 
 async function knowledgePage() {
   document.title = "Knowledge · Lore";
   const docs = await all("/v1/knowledge/documents", "documents");
-  const q = h("input", { id: "kq", type: "search", placeholder: "What does the agent need to know?", style: "width:340px" });
+  const skills = [...new Set(docs.map((d) => d.skill))].sort();
+  const q = h("input", { id: "kq", type: "search", class: "wide", placeholder: "What does the agent need to know?" });
+  const skill = h("select", { id: "kskill" }, h("option", { value: "" }, "every skill"), skills.map((k) => h("option", { value: k }, k)));
   const out = h("div", { id: "knowledge-recall" });
   show(
     h("h1", {}, "Knowledge"),
     h("p", { class: "lede" }, "The team's documents, cut into chunks by heading and recalled with their source and lines."),
-    h("form", { class: "filters", onsubmit: async (e) => {
+    h("form", { class: "filters", role: "search", onsubmit: async (e) => {
       e.preventDefault();
+      out.replaceChildren(h("p", { class: "muted" }, "Searching…"));
       try {
-        const r = await post("/v1/knowledge/recall", { query: q.value });
+        const body = { query: q.value };
+        if (skill.value) body.skill = skill.value;
+        const r = await post("/v1/knowledge/recall", body);
         out.replaceChildren(r.chunks.length
-          ? h("section", { class: "panel" }, h("h2", {}, `${r.chunks.length} chunk(s), ${r.tokens} of ${r.budget} tokens`),
-            h("ol", { class: "chunks" }, r.chunks.map((c) => h("li", {}, h("strong", {}, c.heading || c.source), " ",
-              h("span", { class: "muted" }, `${c.source}, lines ${c.line_start}–${c.line_end} · ${c.skill} · score ${c.score.toFixed(2)}`)))),
+          ? h("section", { class: "panel", "aria-labelledby": "t-chunks" }, h("h2", { id: "t-chunks" }, `${r.chunks.length} chunk(s), ${r.tokens} of ${r.budget} tokens`),
+            h("ol", { class: "chunks" }, r.chunks.map((c) => h("li", { "data-chunk": c.id }, h("strong", {}, c.heading || c.source), " ",
+              h("span", { class: "muted" }, `${c.source}${c.page ? `, page ${c.page}` : ""}, lines ${c.line_start}–${c.line_end} · ${c.skill} · ${c.tokens} tokens · score ${c.score.toFixed(2)}`)))),
+            h("h3", {}, "As an agent reads it"),
             h("pre", { class: "quoted" }, r.text))
           : h("p", { class: "notice" }, "No chunk is about that."));
       } catch (err) { out.replaceChildren(failure(err)); }
     } }, h("div", { class: "row" }, h("div", {}, h("label", { for: "kq" }, "Search (knowledge recall)"), q),
+      h("div", {}, h("label", { for: "kskill" }, "Skill"), skill),
       h("button", { class: "primary", type: "submit" }, "Search knowledge"))),
     out,
-    docs.length ? h("table", { id: "documents" },
-      h("thead", {}, h("tr", {}, h("th", {}, "Source"), h("th", {}, "Skill"), h("th", { class: "num" }, "Chunks"), h("th", {}, "Ingested"), h("th", {}, "By"))),
+    h("h2", {}, `${docs.length} document${docs.length === 1 ? "" : "s"}`), cutNotice(docs, "documents"),
+    docs.length ? scroll(h("table", { id: "documents" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Source"), h("th", {}, "Skill"), h("th", { class: "num" }, "Chunks"), h("th", {}, "Content hash"), h("th", {}, "Ingested"), h("th", {}, "By"))),
       h("tbody", {}, docs.map((d) => h("tr", {}, h("td", { class: "mono" }, d.source), h("td", {}, d.skill),
-        h("td", { class: "num" }, d.chunks), h("td", {}, when(d.ingested_at)), h("td", {}, d.ingested_by || "")))))
+        h("td", { class: "num" }, d.chunks), h("td", { class: "mono", title: d.hash }, d.hash.slice(0, 12)), h("td", {}, when(d.ingested_at)), h("td", { class: "mono" }, d.ingested_by || ""))))))
       : h("p", { class: "empty" }, "No document was ingested yet: `lore ingest --skill domain/skill docs/`."));
 }
+
+// A reviewer's one-click write (rebuild a digest, run a set): readers are not offered it, and
+// the API refuses it from them anyway. `done` turns the answer into the toast's words; the page
+// then shows `href` (or itself again) with what changed.
+function reviewerAction(id, label, path, body, done, href) {
+  if (!isReviewer()) return null;
+  const error = h("div", { "aria-live": "assertive" });
+  const button = h("button", { type: "button", id, onclick: async () => {
+    button.disabled = true;
+    try {
+      toast(done(await post(path, body)));
+      if (href && location.hash !== href) location.hash = href; else route();
+    } catch (err) {
+      error.replaceChildren(failure(err));
+      button.disabled = false;
+    }
+  } }, label);
+  return h("div", { class: "actions" }, button, error);
+}
+
+const sourceLink = (src) => h("a", { class: "chip", href: (src.kind === "decision" ? "#/decision/" : "#/lesson/") + enc(src.id) }, src.id);
+const sourceCounts = (sources) => {
+  const n = (kind) => (sources || []).filter((src) => src.kind === kind).length;
+  return `${n("lesson")} lesson(s), ${n("decision")} decision(s)`;
+};
+const methodOf = (d) => (d.method && d.method.kind === "model" ? `model ${d.method.model}` : d.method ? d.method.kind : "");
 
 async function digestsPage() {
   document.title = "Digests · Lore";
   const digests = await all("/v1/digests", "digests");
   show(
     h("h1", {}, "Digests"),
-    h("p", { class: "lede" }, "Each skill's one-page summary of its approved lessons and decisions, rebuilt when they change."),
-    digests.length ? h("table", { id: "digests" },
-      h("thead", {}, h("tr", {}, h("th", {}, "Skill"), h("th", { class: "num" }, "Sources"), h("th", {}, "Made"), h("th", {}, "When"))),
+    h("p", { class: "lede" }, "Each skill's one-page summary of its approved lessons and decisions, rebuilt when they change. Open one for its sources and its past versions."),
+    digests.length ? scroll(h("table", { id: "digests" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Skill"), h("th", {}, "Made from"), h("th", {}, "How"), h("th", {}, "By"), h("th", {}, "When"))),
       h("tbody", {}, digests.map((d) => h("tr", {},
-        h("td", {}, h("a", { href: "#/digest/" + encodeURIComponent(d.skill) }, d.skill)), h("td", { class: "num" }, (d.sources || []).length),
-        h("td", {}, d.method && d.method.kind ? d.method.kind : ""), h("td", {}, when(d.generated_at))))))
+        h("td", {}, h("a", { href: "#/digest/" + enc(d.skill) }, d.skill)), h("td", {}, sourceCounts(d.sources)),
+        h("td", {}, methodOf(d)), h("td", { class: "mono" }, d.generated_by), h("td", {}, when(d.generated_at)))))))
       : h("p", { class: "empty" }, "No digest was built yet: `lore digest build` (or `lore maintain`)."));
 }
 
 async function digestPage(skill, version) {
   document.title = `Digest of ${skill} · Lore`;
-  const history = (await get(`/v1/digests/history?skill=${encodeURIComponent(skill)}&limit=50`)).digests;
-  const shown = history.find((d) => d.id === version) || history[0];
+  const history = (await get(`/v1/digests/history?skill=${enc(skill)}&limit=50`)).digests;
+  const at = Math.max(0, history.findIndex((d) => d.id === version));
+  const shown = history[at];
+  if (!shown) {
+    show(h("p", {}, h("a", { href: "#/digests" }, "← Digests")), h("h1", {}, "Digest of ", skill), h("p", { class: "empty" }, "No digest of this skill yet."));
+    return;
+  }
+  // What changed from the version before: the sources it gained and lost.
+  const before = history[at + 1];
+  const had = new Set(before ? before.sources.map((src) => src.id) : []);
+  const has = new Set(shown.sources.map((src) => src.id));
+  const gained = before ? shown.sources.filter((src) => !had.has(src.id)) : [];
+  const lost = before ? before.sources.filter((src) => !has.has(src.id)) : [];
   show(
     h("p", {}, h("a", { href: "#/digests" }, "← Digests")),
     h("h1", {}, "Digest of ", skill),
-    shown ? [
-      h("div", { class: "meta" }, h("span", { class: "mono" }, shown.id), " · ", shown.method && shown.method.kind ? shown.method.kind : "", " · ", when(shown.generated_at),
-        " · ", (shown.sources || []).length, " source(s)"),
-      // Shown as text: a digest is stored text, never markup.
-      h("section", { class: "panel", id: "digest-text", style: "margin-top:16px" }, h("pre", { class: "quoted" }, shown.markdown)),
-      h("h2", {}, "History"),
-      h("ol", { id: "digest-history" }, history.map((d) => h("li", {},
-        d.id === shown.id ? h("strong", { class: "mono" }, d.id) : h("a", { class: "mono", href: `#/digest/${encodeURIComponent(skill)}/${encodeURIComponent(d.id)}` }, d.id),
-        " · ", (d.sources || []).length, " source(s) · ", when(d.generated_at))))]
-      : h("p", { class: "empty" }, "No digest of this skill yet."));
+    h("div", { class: "meta" }, h("span", { class: "mono" }, shown.id), at ? h("span", { class: "pill trial" }, "an older version") : h("span", { class: "pill approved" }, "current")),
+    reviewerAction("digest-build", "Rebuild from the approved records", "/v1/digests/build", { skill },
+      (r) => (r.built.length ? `A new digest of ${skill}: ${r.built[0].id}.` : "Nothing changed since the current digest: it stays."), "#/digest/" + enc(skill)),
+    facts("digest-facts", [
+      ["Made", [shown.generated_at, " (", when(shown.generated_at), ")"]], ["By", h("span", { class: "mono" }, shown.generated_by)],
+      ["How", methodOf(shown)], ["Model failed", shown.model_error], ["Made from", sourceCounts(shown.sources)],
+      ["Sources hash", h("span", { class: "mono", title: shown.source_hash }, shown.source_hash.slice(0, 16))],
+      ["Since the version before", before ? [gained.length ? ["gained ", gained.map(sourceLink)] : "gained nothing", "; ", lost.length ? ["lost ", lost.map(sourceLink)] : "lost nothing"] : null],
+    ]),
+    // Shown as text: a digest is stored text, never markup.
+    h("section", { class: "panel", id: "digest-text", "aria-label": "The digest's text" }, h("pre", { class: "quoted" }, shown.markdown)),
+    h("h2", {}, "Sources"),
+    h("p", { id: "digest-sources" }, shown.sources.map((src) => [h("span", { class: "muted" }, src.kind, " "), sourceLink(src), " "])),
+    h("h2", {}, "History"),
+    h("ol", { id: "digest-history" }, history.map((d, i) => h("li", {},
+      d.id === shown.id ? h("strong", { class: "mono" }, d.id) : h("a", { class: "mono", href: `#/digest/${enc(skill)}/${enc(d.id)}` }, d.id),
+      i === 0 ? " (current)" : "", " · ", sourceCounts(d.sources), " · ", methodOf(d), " · by ", h("span", { class: "mono" }, d.generated_by), " · ", when(d.generated_at)))));
 }
+
+// A memory item an answer was made from, linked to its page when it has one.
+const itemChip = (id) => id.startsWith("DEC-") ? h("a", { class: "chip", href: "#/decision/" + enc(id) }, id)
+  : id.startsWith("REFL-") ? h("a", { class: "chip", href: "#/lesson/" + enc(id) }, id) : h("span", { class: "chip" }, id);
+const evalHref = (skill, set) => `#/eval/${enc(skill)}/${enc(set)}`;
+const runLabel = (iso) => iso.slice(5, 16).replace("T", " ");
 
 async function evalsPage() {
   document.title = "Evaluations · Lore";
-  const [trends, runs] = await Promise.all([get("/v1/evals/trends"), all("/v1/evals/runs", "runs")]);
+  const [trends, runs] = await Promise.all([get("/v1/evals/trends?recent=50"), all("/v1/evals/runs", "runs")]);
   const latest = runs.slice(-20).reverse();
   show(
     h("h1", {}, "Evaluations"),
     h("p", { class: "lede" }, "Question sets with expected answers, graded over time against what memory gives for each question: is memory making the answers better?"),
     trends.trends.length ? h("div", { class: "grid2", id: "trends" }, trends.trends.map((t) =>
       h("section", { class: "panel trend", "data-set": `${t.skill}/${t.set}` },
-        h("h2", {}, t.skill, " · ", t.set),
-        lines(`Score of ${t.set} per run`, t.points.map((p) => p.at.slice(5, 10)), [
+        h("h2", {}, h("a", { href: evalHref(t.skill, t.set) }, t.skill, " · ", t.set)),
+        lines(`Score of ${t.set} per run`, t.points.map((p) => runLabel(p.at)), [
           { name: "score", values: t.points.map((p) => p.score), color: "#1d4ed8" }], 200, [0, 1]),
-        h("p", { class: "muted" }, `${t.runs} run(s); best ${pct(t.best)}; change over these runs ${t.change >= 0 ? "+" : ""}${Math.round(t.change * 100)} points.`))))
+        h("p", { class: "muted" }, `${t.runs} run(s)${t.runs > t.points.length ? `, the latest ${t.points.length} drawn` : ""}; best ${pct(t.best)}; change over these runs ${t.change >= 0 ? "+" : ""}${Math.round(t.change * 100)} points.`))))
       : h("p", { class: "empty" }, "No set was run yet: `lore eval define` then `lore eval run`."),
-    latest.length ? [h("h2", {}, "Latest runs"), h("table", { id: "eval-runs" },
-      h("thead", {}, h("tr", {}, h("th", {}, "Run"), h("th", {}, "Set"), h("th", { class: "num" }, "Passed"), h("th", { class: "num" }, "Score"), h("th", {}, "Trigger"), h("th", {}, "When"))),
-      h("tbody", {}, latest.map((r) => h("tr", {}, h("td", { class: "mono" }, r.id), h("td", {}, `${r.skill} · ${r.set}`),
-        h("td", { class: "num" }, `${r.passed} of ${r.total}`), h("td", { class: "num" }, pct(r.score)), h("td", {}, r.trigger), h("td", {}, when(r.run_at))))))] : null);
+    latest.length ? [h("h2", {}, "Latest runs"), scroll(h("table", { id: "eval-runs" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Run"), h("th", {}, "Set"), h("th", { class: "num" }, "Passed"), h("th", { class: "num" }, "Score"), h("th", {}, "Answerer"), h("th", {}, "Trigger"), h("th", {}, "By"), h("th", {}, "When"))),
+      h("tbody", {}, latest.map((r) => h("tr", {}, h("td", { class: "mono" }, r.id), h("td", {}, h("a", { href: evalHref(r.skill, r.set) }, `${r.skill} · ${r.set}`)),
+        h("td", { class: "num" }, `${r.passed} of ${r.total}`), h("td", { class: "num" }, pct(r.score)), h("td", {}, r.answerer), h("td", {}, r.trigger),
+        h("td", { class: "mono" }, r.run_by), h("td", {}, when(r.run_at)))))))] : null);
+}
+
+// One set over time: its score and questions passed per run, each question's grade run by run,
+// and the latest run's answers beside what was expected.
+async function evalPage(skill, rawSet) {
+  const set = decodeURIComponent(rawSet || "");
+  document.title = `${set} · Evaluations · Lore`;
+  const [runs, sets] = await Promise.all([
+    all(`/v1/evals/runs?skill=${enc(skill)}&set=${enc(set)}`, "runs"),
+    all(`/v1/evals/sets?skill=${enc(skill)}`, "sets")]);
+  const def = sets.find((x) => x.name === set);
+  if (!runs.length && !def) throw new ApiError(404, "not_found", `no evaluation set ${set} of ${skill} in this token's scope`);
+  const labels = runs.map((r) => runLabel(r.run_at));
+  const recent = runs.slice(-12);
+  const questions = def ? def.questions.map((q) => q.question) : [...new Set(runs.flatMap((r) => r.grades.map((g) => g.question)))];
+  const last = runs[runs.length - 1];
+  show(
+    h("p", {}, h("a", { href: "#/evals" }, "← Evaluations")),
+    h("h1", {}, set),
+    h("div", { class: "meta" }, skill, " · ", `${runs.length} run(s)`, def ? [" · ", `${def.questions.length} question(s), defined by `, h("span", { class: "mono" }, def.defined_by), " ", when(def.updated_at)] : ""),
+    def ? reviewerAction("eval-run", "Run this set now", "/v1/evals/runs", { skill, set },
+      (r) => `${set}: ${r.runs[0].passed} of ${r.runs[0].total} passed.`) : null,
+    runs.length ? h("div", { class: "grid2", id: "eval-charts", style: "margin-top:16px" },
+      h("section", { class: "panel" }, h("h2", {}, "Score"),
+        lines(`Score of ${set} per run`, labels, [{ name: "score", values: runs.map((r) => r.score), color: "#1d4ed8" }], 200, [0, 1])),
+      h("section", { class: "panel" }, h("h2", {}, "Questions per run"),
+        bars(`Questions of ${set} passed and failed per run`, labels, [
+          { name: "passed", values: runs.map((r) => r.passed), color: "#116329" },
+          { name: "failed", values: runs.map((r) => r.total - r.passed), color: "#a40e26" }], 200)))
+      : h("p", { class: "empty" }, "This set was not run yet: `lore eval run`."),
+    recent.length ? [h("h2", {}, "Each question, run by run"), scroll(h("table", { id: "eval-grid" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Question"), recent.map((r) => h("th", { class: "num", title: r.id }, runLabel(r.run_at))))),
+      h("tbody", {}, questions.map((q) => h("tr", {}, h("td", {}, q), recent.map((r) => {
+        const g = r.grades.find((x) => x.question === q);
+        const mark = !g ? "–" : g.passed ? "✓" : "✗";
+        const said = !g ? "not asked" : g.passed ? "passed" : "failed";
+        return h("td", { class: "num mark " + (g ? (g.passed ? "kept" : "dropped") : "muted"), "data-grade": g ? said : null, "aria-label": `${said} on ${runLabel(r.run_at)}` }, mark);
+      }))))))] : null,
+    last ? [h("h2", {}, "The latest run's answers"),
+      h("p", { class: "muted" }, h("span", { class: "mono" }, last.id), ` · ${last.passed} of ${last.total} · answered by ${last.answerer} · ${last.trigger} · by `, h("span", { class: "mono" }, last.run_by), " · ", when(last.run_at)),
+      h("ol", { class: "order", id: "eval-grades" }, last.grades.map((g) => h("li", {},
+        h("div", {}, pill(g.passed ? "success" : "failure"), " ", h("strong", {}, g.question)),
+        h("div", { class: "muted" }, `Expected (${g.grader}): `, g.expected),
+        g.error ? h("p", { class: "error" }, g.error) : null,
+        h("pre", {}, g.answer),
+        g.items.length ? h("div", {}, "From ", g.items.map(itemChip)) : null)))] : null);
 }
