@@ -24,7 +24,9 @@ use crate::recall::RecallQuery;
 use lore_core::error::{Error, Result};
 use lore_core::limits;
 use lore_core::scope::SkillPath;
-use lore_recall::{Explanation, Layer, LayerBudgets, Tokenizer, stack, truncate_tail};
+use lore_recall::{
+    Decision, DropReason, Explanation, Layer, LayerBudgets, Tokenizer, stack, truncate_tail,
+};
 
 /// What separates two layers in the context.
 pub const LAYER_SEPARATOR: &str = "\n\n";
@@ -119,10 +121,14 @@ pub struct LayerReport {
     pub budget: usize,
     /// Its tokens in the context (heading included).
     pub tokens: usize,
-    /// Whether the total cut into it.
+    /// Whether anything of it was left out: items its read found but its budget had no room
+    /// for, or what the total cut.
     pub truncated: bool,
-    /// The items its read packed, before the total's cuts.
+    /// The items the context holds (as many as `items`): none for a layer the total emptied.
     pub packed: usize,
+    /// The items its read packed into the layer's own budget, before the total's cuts: more
+    /// than `packed` when the total cut some.
+    pub offered: usize,
     /// The IDs of the items the context holds, in order.
     pub items: Vec<String>,
     /// Why it is empty, when its read failed.
@@ -205,7 +211,8 @@ impl Engine {
                         budget: budgets.per_layer,
                         tokens: 0,
                         truncated: read.cut,
-                        packed: read.ids.len(),
+                        packed: 0,
+                        offered: read.ids.len(),
                         items: read.ids,
                         warning: None,
                         explain: query.explain.then_some(read.explain),
@@ -238,7 +245,7 @@ impl Engine {
             report
                 .items
                 .retain(|id| kept.contains(&format!("**{id}**")));
-            report.truncated |= part.is_some_and(|p| p.2) || report.items.len() < report.packed;
+            report.truncated |= part.is_some_and(|p| p.2) || report.items.len() < report.offered;
         }
         // A layer cut down to its heading, or to part of an item, holds nothing worth its tokens.
         parts.retain(|p| {
@@ -254,6 +261,7 @@ impl Engine {
             report
                 .items
                 .retain(|id| kept.contains(&format!("**{id}**")));
+            report.packed = report.items.len();
             if !report.items.is_empty() {
                 report.status = LayerStatus::Filled;
             }
@@ -323,7 +331,7 @@ impl Engine {
                     text: query.text.clone(),
                     skill: query.skill.clone(),
                     budget: Some(room),
-                    explain: query.explain,
+                    explain: true,
                     ..RecallQuery::default()
                 })?;
                 let ids = r.lessons.iter().map(|l| l.id.to_string()).collect();
@@ -334,7 +342,7 @@ impl Engine {
                     text: query.text.clone(),
                     skill: query.skill.clone(),
                     budget: Some(room),
-                    explain: query.explain,
+                    explain: true,
                     limit: None,
                 })?;
                 let ids = r.decisions.iter().map(|d| d.id.to_string()).collect();
@@ -351,7 +359,7 @@ impl Engine {
                     text: query.text.clone(),
                     skill: query.skill.clone(),
                     budget: Some(room),
-                    explain: query.explain,
+                    explain: true,
                     limit: None,
                 })?;
                 let ids = r.chunks.iter().map(|c| c.id.clone()).collect();
@@ -363,6 +371,17 @@ impl Engine {
         } else {
             format!("{heading}\n{}", text.trim_end())
         };
+        // A candidate that did not fit the layer's budget is an item the layer left out, as much
+        // as one the total cut later: the layer says so.
+        cut |= explain.iter().any(|e| {
+            matches!(
+                e.decision,
+                Decision::Dropped {
+                    why: DropReason::OverBudget
+                }
+            )
+        });
+        let explain = if query.explain { explain } else { Vec::new() };
         Ok(LayerRead {
             text,
             ids,
@@ -420,6 +439,7 @@ fn failed(layer: ContextLayer, budget: usize, warning: String, explain: bool) ->
         tokens: 0,
         truncated: false,
         packed: 0,
+        offered: 0,
         items: Vec::new(),
         warning: Some(warning),
         explain: explain.then(Vec::new),

@@ -43,12 +43,16 @@ pub struct LayerInfo {
     /// Whether anything of it was left out: cut tail first to fit its budget or the total,
     /// or items its read offered left out whole.
     pub truncated: bool,
-    /// For a memory layer, how many items (rules, lessons, decisions, digests, chunks) its
-    /// read packed into the layer's budget, before the prompt's total cut any.
+    /// For a memory layer, how many items (rules, lessons, decisions, digests, chunks) the
+    /// prompt holds: as many as `items`, none when the total emptied the layer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packed: Option<usize>,
+    /// For a memory layer, how many items its read packed into the layer's own budget, before
+    /// the prompt's total cut any: more than `packed` when the total cut some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offered: Option<usize>,
     /// For a memory layer, the IDs of the items the prompt holds, in order: fewer than
-    /// `packed` when the total cut some, none when it emptied the layer (which is then listed
+    /// `offered` when the total cut some, none when it emptied the layer (which is then listed
     /// with no text).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Vec<String>>,
@@ -63,6 +67,9 @@ pub struct AssembledPrompt {
     pub layers: Vec<LayerInfo>,
     /// The lessons rendered into it, in order.
     pub lessons: Vec<LessonId>,
+    /// Why a memory layer is empty when its read failed, as `lore context` says it; the
+    /// prompt is still whole without it.
+    pub warnings: Vec<String>,
 }
 
 impl AssembledPrompt {
@@ -78,6 +85,7 @@ impl AssembledPrompt {
                 tokens: tokenizer.count(text.trim_end()),
                 truncated: false,
                 packed: None,
+                offered: None,
                 items: None,
             },
         );
@@ -205,7 +213,7 @@ pub fn assemble_layered(
                 .iter()
                 .map(|l| l.id.to_string())
                 .collect(),
-            packed: fitting,
+            offered: fitting,
             cut: fitting < lessons.len(),
         })
         .into_iter()
@@ -214,12 +222,12 @@ pub fn assemble_layered(
 }
 
 /// A memory layer of the prompt: its text, the IDs of the items in it, how many items its
-/// read packed, and whether something already left items out.
+/// read offered within the layer's budget, and whether something already left items out.
 struct MemoryLayer {
     name: &'static str,
     text: String,
     ids: Vec<String>,
-    packed: usize,
+    offered: usize,
     cut: bool,
 }
 
@@ -297,6 +305,7 @@ fn stack_prompt(
         text: text + "\n",
         layers: info,
         lessons,
+        warnings: Vec::new(),
     }
 }
 
@@ -315,7 +324,7 @@ fn layer_info(
     kept: Option<&lore_recall::Stacked>,
 ) -> Option<LayerInfo> {
     let memory = origin.memory;
-    if kept.is_none() && memory.as_ref().is_none_or(|m| m.packed == 0) {
+    if kept.is_none() && memory.as_ref().is_none_or(|m| m.offered == 0) {
         return None;
     }
     let text = kept.map_or("", |s| s.text.as_str());
@@ -327,7 +336,7 @@ fn layer_info(
             .collect()
     });
     let lost = match (&memory, &held) {
-        (Some(m), Some(held)) => m.cut || held.len() < m.packed,
+        (Some(m), Some(held)) => m.cut || held.len() < m.offered,
         _ => false,
     };
     Some(LayerInfo {
@@ -336,7 +345,8 @@ fn layer_info(
         chars: text.chars().count(),
         tokens: kept.map_or(0, |s| s.tokens),
         truncated: kept.is_none_or(|s| s.truncated) || lost,
-        packed: memory.as_ref().map(|m| m.packed),
+        packed: held.as_ref().map(Vec::len),
+        offered: memory.as_ref().map(|m| m.offered),
         items: held,
     })
 }
@@ -368,7 +378,7 @@ fn memory_layers(context: &ContextResult) -> Vec<MemoryLayer> {
     context
         .layers
         .iter()
-        .filter(|r| r.packed > 0)
+        .filter(|r| r.offered > 0)
         .map(|r| MemoryLayer {
             name: r.layer.name(),
             text: context
@@ -378,7 +388,7 @@ fn memory_layers(context: &ContextResult) -> Vec<MemoryLayer> {
                 .map(|(_, text)| text.clone())
                 .unwrap_or_default(),
             ids: r.items.clone(),
-            packed: r.packed,
+            offered: r.offered,
             cut: r.truncated,
         })
         .collect()
@@ -402,8 +412,8 @@ impl Engine {
     /// best first, as [`Engine::prompt`] shows it.
     ///
     /// # Errors
-    /// As [`Engine::prompt`]. A memory layer that fails to read is left out with a warning in
-    /// the log, as in [`Engine::context`].
+    /// As [`Engine::prompt`]. A memory layer that fails to read is left out and the prompt's
+    /// `warnings` say which, as [`Engine::context`] does.
     pub fn prompt_for(&self, skill: &SkillPath, task: Option<&str>) -> Result<AssembledPrompt> {
         let task = task.map(str::trim).filter(|t| !t.is_empty());
         let Some(task) = task else {
@@ -440,6 +450,7 @@ impl Engine {
         }
         let memory = context.as_ref().map(memory_layers).unwrap_or_default();
         let mut prompt = stack_prompt(&files, memory, &core.blocks, budgets, tokenizer);
+        prompt.warnings = context.map(|c| c.warnings).unwrap_or_default();
         if let Some(note) = crate::memory::memory_instruction(self.config.injection) {
             prompt.lead_with("memory_tools", &note, tokenizer);
         }
