@@ -180,13 +180,29 @@ impl Engine {
     /// not an error: the layer is empty and the result carries a warning.
     #[instrument(skip_all)]
     pub fn context(&self, query: &ContextQuery) -> Result<ContextResult> {
+        self.context_of(query, &ContextLayer::ORDER, &[])
+    }
+
+    /// The layered context of `layers` only (in stacking order), for a caller that places the
+    /// lessons itself: the digest then leaves out the lines that only repeat the `shown` lessons,
+    /// as it does for the lessons layer's.
+    pub(crate) fn context_of(
+        &self,
+        query: &ContextQuery,
+        layers: &[ContextLayer],
+        shown: &[String],
+    ) -> Result<ContextResult> {
         let budgets = self.context_budgets(query)?;
         if let Some(skill) = &query.skill {
             self.scope.check_write(skill)?;
         }
         let tokenizer = self.tokenizer();
+        let order: Vec<ContextLayer> = ContextLayer::ORDER
+            .into_iter()
+            .filter(|l| layers.contains(l))
+            .collect();
         let reads: Vec<Result<LayerRead>> = std::thread::scope(|s| {
-            let handles: Vec<_> = ContextLayer::ORDER
+            let handles: Vec<_> = order
                 .iter()
                 .map(|layer| s.spawn(move || self.read_layer(*layer, query, budgets.per_layer)))
                 .collect();
@@ -198,11 +214,11 @@ impl Engine {
                 })
                 .collect()
         });
-        let reads = without_repeated_rules(reads);
+        let reads = without_repeated_rules(&order, reads, shown);
         let mut reports = Vec::new();
         let mut layers = Vec::new();
         let mut warnings = Vec::new();
-        for (layer, read) in ContextLayer::ORDER.into_iter().zip(reads) {
+        for (layer, read) in order.iter().copied().zip(reads) {
             let (report, text) = match read {
                 Ok(read) => (
                     LayerReport {
@@ -391,20 +407,24 @@ impl Engine {
     }
 }
 
-/// The reads with the digest's lines that only repeat lessons the lessons layer shows left
-/// out. A digest summarises the skill's approved lessons, so the lessons recall placed above
-/// it are usually in it too; said twice, a rule costs its tokens twice and tells the model
-/// nothing more. A line that also cites something the lessons layer does not show is kept.
-fn without_repeated_rules(mut reads: Vec<Result<LayerRead>>) -> Vec<Result<LayerRead>> {
-    let at = |layer| ContextLayer::ORDER.iter().position(|l| *l == layer);
-    let (Some(lessons), Some(digest)) = (at(ContextLayer::Lessons), at(ContextLayer::Digest))
-    else {
+/// The reads (of the layers in `order`) with the digest's lines that only repeat lessons shown
+/// above it left out: those of the lessons layer, and the `shown` lessons a caller placed
+/// itself. A digest summarises the skill's approved lessons, so the lessons placed above it
+/// are usually in it too; said twice, a rule costs its tokens twice and tells the model
+/// nothing more. A line that also cites something not shown above is kept.
+fn without_repeated_rules(
+    order: &[ContextLayer],
+    mut reads: Vec<Result<LayerRead>>,
+    shown: &[String],
+) -> Vec<Result<LayerRead>> {
+    let at = |layer| order.iter().position(|l| *l == layer);
+    let Some(digest) = at(ContextLayer::Digest) else {
         return reads;
     };
-    let shown: Vec<String> = match &reads[lessons] {
-        Ok(read) => read.ids.clone(),
-        Err(_) => return reads,
-    };
+    let mut shown = shown.to_vec();
+    if let Some(Ok(read)) = at(ContextLayer::Lessons).map(|i| &reads[i]) {
+        shown.extend(read.ids.iter().cloned());
+    }
     if let Ok(read) = &mut reads[digest]
         && !shown.is_empty()
     {

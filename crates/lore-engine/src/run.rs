@@ -201,7 +201,7 @@ impl Engine {
     /// An input alone often names only the case at hand ("Jane Smith, Senior Backend Engineer,
     /// 5 years Python"), while the skill's lessons name the situation it is a case of
     /// ("screening senior backend candidates"): the skill's own words say which situation it is.
-    fn run_task(&self, skill: &SkillPath, input: &Value) -> String {
+    pub(crate) fn run_task(&self, skill: &SkillPath, input: &Value) -> String {
         let mut parts = vec![skill.as_str().replace(['/', '-', '_'], " ")];
         // A SKILL.md that cannot be read is the prompt's to report, by name.
         if let Some(text) = self.skills.as_ref().and_then(|s| s.skill_md(skill).ok())

@@ -373,3 +373,45 @@ fn a_prompt_for_a_task_holds_the_contexts_layers_and_its_warnings() {
     assert!(degraded.text.contains("## Decisions people made"));
     assert!(degraded.layers.iter().all(|l| l.name != "knowledge"));
 }
+
+#[test]
+fn a_prompt_without_a_task_stacks_every_layer_for_the_skills_own_words() {
+    let p = seeded();
+    p.skill_folder(SKILL);
+    std::fs::write(
+        p.dir.path().join("skills").join(SKILL).join("SKILL.md"),
+        "---\ndescription: Handle checkout errors after a deploy and roll back the release\n\
+         ---\n# Checkout incidents\n",
+    )
+    .unwrap();
+    let prompt = p.engine.prompt(&SkillPath::parse(SKILL).unwrap()).unwrap();
+    let names: Vec<&str> = prompt.layers.iter().map(|l| l.name).collect();
+    assert_eq!(
+        names,
+        ["learned_rules", "decisions", "digest", "knowledge", "skill"],
+        "{:?}",
+        prompt.layers
+    );
+    let rules = &prompt.layers[0];
+    assert!(
+        rules.truncated,
+        "40 rules do not fit 2,000 tokens: {rules:?}"
+    );
+    let shown = rules.items.clone().unwrap();
+    assert_eq!(rules.packed, Some(shown.len()));
+    let start = prompt.text.find("## Digest of approved memory").unwrap();
+    let end = prompt.text.find("## Team knowledge").unwrap();
+    let digest = &prompt.text[start..end];
+    for id in &shown {
+        assert!(
+            !digest.contains(&format!("[{id}]")),
+            "{id} twice:\n{digest}"
+        );
+    }
+    assert!(
+        digest.contains("[REFL-"),
+        "rules not shown above stay: {digest}"
+    );
+    assert!(ApproxTokenizer.count(&prompt.text) <= 12_000 + 20);
+    assert!(prompt.warnings.is_empty());
+}

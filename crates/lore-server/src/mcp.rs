@@ -178,8 +178,8 @@ pub struct PromptParams {
     /// The skill whose system prompt to assemble, `domain/skill`.
     pub skill: String,
     /// The task the prompt is for, in plain words: its memory is then the layered context for
-    /// it (lessons, decisions, digest, knowledge), as a run of the skill gets. Without it, every
-    /// learned rule of the skill.
+    /// it (lessons, decisions, digest, knowledge), as a run of the skill gets. Without it, the
+    /// skill's learned rules, then the other layers for what the skill is about.
     #[serde(default)]
     pub task: Option<String>,
 }
@@ -518,7 +518,8 @@ impl LoreMcp {
 
     /// The system prompt for a skill: workspace and domain context, its memory (quoted, with
     /// provenance), then the skill's instructions. With a task, the memory is the layered
-    /// context for it, as a run gets; without, the rules learned from corrections. Needs a
+    /// context for it, as a run gets; without, the rules learned from corrections and the
+    /// other layers for what the skill is about. Needs a
     /// `skills/DOMAIN/SKILL/SKILL.md` on the server.
     #[tool(annotations(
         title = "Assemble a skill's prompt",

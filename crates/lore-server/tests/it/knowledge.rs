@@ -439,10 +439,18 @@ async fn a_prompt_for_a_task_carries_the_layered_context_over_rest_and_mcp() {
         names(&rest["layers"], "items")
     );
     assert_eq!(mcp["warnings"], json!([]));
-    // Without a task, the skill's learned rules, as before: no decisions layer.
+    // Without a task, both doors answer the same prompt of the skill's own words.
     let view = server
         .mcp(&agent, "memory_prompt", json!({"skill": SKILL}))
         .await;
-    let plain = &view["result"]["structuredContent"];
-    assert!(!names(&plain["layers"], "name").contains(&json!("decisions")));
+    let (status, plain) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            &format!("/v1/skills/{SKILL}/prompt"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{plain}");
+    assert_eq!(view["result"]["structuredContent"]["prompt"], plain["text"]);
 }
