@@ -19,3 +19,11 @@ pub fn line(text: impl AsRef<str>) -> Result<()> {
     writeln!(out, "{}", text.as_ref())?;
     Ok(())
 }
+
+/// Prints each warning to stderr, where it reaches a person without changing what a script
+/// reads from stdout (the JSON carries them too).
+pub fn warnings(warnings: &[String]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+}

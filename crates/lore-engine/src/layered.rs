@@ -24,7 +24,9 @@ use crate::recall::RecallQuery;
 use lore_core::error::{Error, Result};
 use lore_core::limits;
 use lore_core::scope::SkillPath;
-use lore_recall::{Explanation, Layer, LayerBudgets, Tokenizer, stack, truncate_tail};
+use lore_recall::{
+    Decision, DropReason, Explanation, Layer, LayerBudgets, Tokenizer, stack, truncate_tail,
+};
 
 /// What separates two layers in the context.
 pub const LAYER_SEPARATOR: &str = "\n\n";
@@ -119,10 +121,14 @@ pub struct LayerReport {
     pub budget: usize,
     /// Its tokens in the context (heading included).
     pub tokens: usize,
-    /// Whether the total cut into it.
+    /// Whether anything of it was left out: items its read found but its budget had no room
+    /// for, or what the total cut.
     pub truncated: bool,
-    /// The items its read packed, before the total's cuts.
+    /// The items the context holds (as many as `items`): none for a layer the total emptied.
     pub packed: usize,
+    /// The items its read packed into the layer's own budget, before the total's cuts: more
+    /// than `packed` when the total cut some.
+    pub offered: usize,
     /// The IDs of the items the context holds, in order.
     pub items: Vec<String>,
     /// Why it is empty, when its read failed.
@@ -174,13 +180,29 @@ impl Engine {
     /// not an error: the layer is empty and the result carries a warning.
     #[instrument(skip_all)]
     pub fn context(&self, query: &ContextQuery) -> Result<ContextResult> {
+        self.context_of(query, &ContextLayer::ORDER, &[])
+    }
+
+    /// The layered context of `layers` only (in stacking order), for a caller that places the
+    /// lessons itself: the digest then leaves out the lines that only repeat the `shown` lessons,
+    /// as it does for the lessons layer's.
+    pub(crate) fn context_of(
+        &self,
+        query: &ContextQuery,
+        layers: &[ContextLayer],
+        shown: &[String],
+    ) -> Result<ContextResult> {
         let budgets = self.context_budgets(query)?;
         if let Some(skill) = &query.skill {
             self.scope.check_write(skill)?;
         }
         let tokenizer = self.tokenizer();
+        let order: Vec<ContextLayer> = ContextLayer::ORDER
+            .into_iter()
+            .filter(|l| layers.contains(l))
+            .collect();
         let reads: Vec<Result<LayerRead>> = std::thread::scope(|s| {
-            let handles: Vec<_> = ContextLayer::ORDER
+            let handles: Vec<_> = order
                 .iter()
                 .map(|layer| s.spawn(move || self.read_layer(*layer, query, budgets.per_layer)))
                 .collect();
@@ -192,11 +214,11 @@ impl Engine {
                 })
                 .collect()
         });
-        let reads = without_repeated_rules(reads);
+        let reads = without_repeated_rules(&order, reads, shown);
         let mut reports = Vec::new();
         let mut layers = Vec::new();
         let mut warnings = Vec::new();
-        for (layer, read) in ContextLayer::ORDER.into_iter().zip(reads) {
+        for (layer, read) in order.iter().copied().zip(reads) {
             let (report, text) = match read {
                 Ok(read) => (
                     LayerReport {
@@ -205,7 +227,8 @@ impl Engine {
                         budget: budgets.per_layer,
                         tokens: 0,
                         truncated: read.cut,
-                        packed: read.ids.len(),
+                        packed: 0,
+                        offered: read.ids.len(),
                         items: read.ids,
                         warning: None,
                         explain: query.explain.then_some(read.explain),
@@ -238,7 +261,7 @@ impl Engine {
             report
                 .items
                 .retain(|id| kept.contains(&format!("**{id}**")));
-            report.truncated |= part.is_some_and(|p| p.2) || report.items.len() < report.packed;
+            report.truncated |= part.is_some_and(|p| p.2) || report.items.len() < report.offered;
         }
         // A layer cut down to its heading, or to part of an item, holds nothing worth its tokens.
         parts.retain(|p| {
@@ -254,6 +277,7 @@ impl Engine {
             report
                 .items
                 .retain(|id| kept.contains(&format!("**{id}**")));
+            report.packed = report.items.len();
             if !report.items.is_empty() {
                 report.status = LayerStatus::Filled;
             }
@@ -323,7 +347,7 @@ impl Engine {
                     text: query.text.clone(),
                     skill: query.skill.clone(),
                     budget: Some(room),
-                    explain: query.explain,
+                    explain: true,
                     ..RecallQuery::default()
                 })?;
                 let ids = r.lessons.iter().map(|l| l.id.to_string()).collect();
@@ -334,7 +358,7 @@ impl Engine {
                     text: query.text.clone(),
                     skill: query.skill.clone(),
                     budget: Some(room),
-                    explain: query.explain,
+                    explain: true,
                     limit: None,
                 })?;
                 let ids = r.decisions.iter().map(|d| d.id.to_string()).collect();
@@ -351,7 +375,7 @@ impl Engine {
                     text: query.text.clone(),
                     skill: query.skill.clone(),
                     budget: Some(room),
-                    explain: query.explain,
+                    explain: true,
                     limit: None,
                 })?;
                 let ids = r.chunks.iter().map(|c| c.id.clone()).collect();
@@ -363,6 +387,17 @@ impl Engine {
         } else {
             format!("{heading}\n{}", text.trim_end())
         };
+        // A candidate that did not fit the layer's budget is an item the layer left out, as much
+        // as one the total cut later: the layer says so.
+        cut |= explain.iter().any(|e| {
+            matches!(
+                e.decision,
+                Decision::Dropped {
+                    why: DropReason::OverBudget
+                }
+            )
+        });
+        let explain = if query.explain { explain } else { Vec::new() };
         Ok(LayerRead {
             text,
             ids,
@@ -372,20 +407,24 @@ impl Engine {
     }
 }
 
-/// The reads with the digest's lines that only repeat lessons the lessons layer shows left
-/// out. A digest summarises the skill's approved lessons, so the lessons recall placed above
-/// it are usually in it too; said twice, a rule costs its tokens twice and tells the model
-/// nothing more. A line that also cites something the lessons layer does not show is kept.
-fn without_repeated_rules(mut reads: Vec<Result<LayerRead>>) -> Vec<Result<LayerRead>> {
-    let at = |layer| ContextLayer::ORDER.iter().position(|l| *l == layer);
-    let (Some(lessons), Some(digest)) = (at(ContextLayer::Lessons), at(ContextLayer::Digest))
-    else {
+/// The reads (of the layers in `order`) with the digest's lines that only repeat lessons shown
+/// above it left out: those of the lessons layer, and the `shown` lessons a caller placed
+/// itself. A digest summarises the skill's approved lessons, so the lessons placed above it
+/// are usually in it too; said twice, a rule costs its tokens twice and tells the model
+/// nothing more. A line that also cites something not shown above is kept.
+fn without_repeated_rules(
+    order: &[ContextLayer],
+    mut reads: Vec<Result<LayerRead>>,
+    shown: &[String],
+) -> Vec<Result<LayerRead>> {
+    let at = |layer| order.iter().position(|l| *l == layer);
+    let Some(digest) = at(ContextLayer::Digest) else {
         return reads;
     };
-    let shown: Vec<String> = match &reads[lessons] {
-        Ok(read) => read.ids.clone(),
-        Err(_) => return reads,
-    };
+    let mut shown = shown.to_vec();
+    if let Some(Ok(read)) = at(ContextLayer::Lessons).map(|i| &reads[i]) {
+        shown.extend(read.ids.iter().cloned());
+    }
     if let Ok(read) = &mut reads[digest]
         && !shown.is_empty()
     {
@@ -420,6 +459,7 @@ fn failed(layer: ContextLayer, budget: usize, warning: String, explain: bool) ->
         tokens: 0,
         truncated: false,
         packed: 0,
+        offered: 0,
         items: Vec::new(),
         warning: Some(warning),
         explain: explain.then(Vec::new),

@@ -1,5 +1,6 @@
-//! The layered system prompt of seed 000: WORKSPACE, DOMAIN, learned rules (and the skill's core
-//! memory), SKILL, each layer held to a token budget (seed 004, see `assemble_layered`).
+//! The layered system prompt of seed 000: WORKSPACE, DOMAIN, the memory (seed 004's layers in
+//! their order: lessons or learned rules, decisions, digest, knowledge), the skill's core
+//! memory, SKILL, each layer held to a token budget and all to the total (`stack_prompt`).
 //!
 //! Learned rules are memory, and memory is data, not instructions: each rule is rendered as a
 //! quoted block with its provenance (lesson ID, confidence, source correction, status), so a rule
@@ -10,7 +11,7 @@ use crate::CoreBlock;
 use crate::InjectionStrategy;
 use crate::curate;
 use crate::engine::Engine;
-use crate::layered::{ContextQuery, ContextResult};
+use crate::layered::{ContextLayer, ContextQuery, ContextResult};
 use lore_core::error::Error;
 use lore_core::error::Result;
 use lore_core::id::LessonId;
@@ -43,12 +44,16 @@ pub struct LayerInfo {
     /// Whether anything of it was left out: cut tail first to fit its budget or the total,
     /// or items its read offered left out whole.
     pub truncated: bool,
-    /// For a memory layer, how many items (rules, lessons, decisions, digests, chunks) its
-    /// read packed into the layer's budget, before the prompt's total cut any.
+    /// For a memory layer, how many items (rules, lessons, decisions, digests, chunks) the
+    /// prompt holds: as many as `items`, none when the total emptied the layer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packed: Option<usize>,
+    /// For a memory layer, how many items its read packed into the layer's own budget, before
+    /// the prompt's total cut any: more than `packed` when the total cut some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offered: Option<usize>,
     /// For a memory layer, the IDs of the items the prompt holds, in order: fewer than
-    /// `packed` when the total cut some, none when it emptied the layer (which is then listed
+    /// `offered` when the total cut some, none when it emptied the layer (which is then listed
     /// with no text).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Vec<String>>,
@@ -63,6 +68,9 @@ pub struct AssembledPrompt {
     pub layers: Vec<LayerInfo>,
     /// The lessons rendered into it, in order.
     pub lessons: Vec<LessonId>,
+    /// Why a memory layer is empty when its read failed, as `lore context` says it; the
+    /// prompt is still whole without it.
+    pub warnings: Vec<String>,
 }
 
 impl AssembledPrompt {
@@ -78,6 +86,7 @@ impl AssembledPrompt {
                 tokens: tokenizer.count(text.trim_end()),
                 truncated: false,
                 packed: None,
+                offered: None,
                 items: None,
             },
         );
@@ -196,30 +205,54 @@ pub fn assemble_layered(
     budgets: LayerBudgets,
     tokenizer: &dyn Tokenizer,
 ) -> AssembledPrompt {
-    let fitting = rules_that_fit(lessons, budgets.per_layer, tokenizer);
-    let memory = render_learned_rules(&lessons[..fitting])
-        .map(|rules| MemoryLayer {
-            name: "learned_rules",
-            text: rules.trim_end().to_owned(),
-            ids: lessons[..fitting]
-                .iter()
-                .map(|l| l.id.to_string())
-                .collect(),
-            packed: fitting,
-            cut: fitting < lessons.len(),
-        })
+    let memory = learned_rules(lessons, budgets.per_layer, tokenizer)
         .into_iter()
         .collect();
     stack_prompt(files, memory, core, budgets, tokenizer)
 }
 
+/// The learned-rules layer: the best-first `lessons` that fit `budget` whole; `None` when
+/// there are none.
+fn learned_rules(
+    lessons: &[Lesson],
+    budget: usize,
+    tokenizer: &dyn Tokenizer,
+) -> Option<MemoryLayer> {
+    let fitting = rules_that_fit(lessons, budget, tokenizer);
+    render_learned_rules(&lessons[..fitting]).map(|rules| MemoryLayer {
+        name: "learned_rules",
+        text: rules.trim_end().to_owned(),
+        ids: lessons[..fitting]
+            .iter()
+            .map(|l| l.id.to_string())
+            .collect(),
+        offered: fitting,
+        cut: fitting < lessons.len(),
+    })
+}
+
+/// The tokens a prompt spends before its memory: the skill's files and its core memory, each
+/// with its separator.
+fn fixed_tokens(files: &SkillFiles, core: &[CoreBlock], tokenizer: &dyn Tokenizer) -> usize {
+    [
+        files.workspace.as_ref(),
+        files.domain.as_ref(),
+        Some(&files.skill),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|f| tokenizer.count(f.text.trim()) + 2)
+    .sum::<usize>()
+        + render_core_memory(core).map_or(0, |c| tokenizer.count(&c) + 2)
+}
+
 /// A memory layer of the prompt: its text, the IDs of the items in it, how many items its
-/// read packed, and whether something already left items out.
+/// read offered within the layer's budget, and whether something already left items out.
 struct MemoryLayer {
     name: &'static str,
     text: String,
     ids: Vec<String>,
-    packed: usize,
+    offered: usize,
     cut: bool,
 }
 
@@ -297,6 +330,7 @@ fn stack_prompt(
         text: text + "\n",
         layers: info,
         lessons,
+        warnings: Vec::new(),
     }
 }
 
@@ -315,7 +349,7 @@ fn layer_info(
     kept: Option<&lore_recall::Stacked>,
 ) -> Option<LayerInfo> {
     let memory = origin.memory;
-    if kept.is_none() && memory.as_ref().is_none_or(|m| m.packed == 0) {
+    if kept.is_none() && memory.as_ref().is_none_or(|m| m.offered == 0) {
         return None;
     }
     let text = kept.map_or("", |s| s.text.as_str());
@@ -327,7 +361,7 @@ fn layer_info(
             .collect()
     });
     let lost = match (&memory, &held) {
-        (Some(m), Some(held)) => m.cut || held.len() < m.packed,
+        (Some(m), Some(held)) => m.cut || held.len() < m.offered,
         _ => false,
     };
     Some(LayerInfo {
@@ -336,7 +370,8 @@ fn layer_info(
         chars: text.chars().count(),
         tokens: kept.map_or(0, |s| s.tokens),
         truncated: kept.is_none_or(|s| s.truncated) || lost,
-        packed: memory.as_ref().map(|m| m.packed),
+        packed: held.as_ref().map(Vec::len),
+        offered: memory.as_ref().map(|m| m.offered),
         items: held,
     })
 }
@@ -368,7 +403,7 @@ fn memory_layers(context: &ContextResult) -> Vec<MemoryLayer> {
     context
         .layers
         .iter()
-        .filter(|r| r.packed > 0)
+        .filter(|r| r.offered > 0)
         .map(|r| MemoryLayer {
             name: r.layer.name(),
             text: context
@@ -378,14 +413,15 @@ fn memory_layers(context: &ContextResult) -> Vec<MemoryLayer> {
                 .map(|(_, text)| text.clone())
                 .unwrap_or_default(),
             ids: r.items.clone(),
-            packed: r.packed,
+            offered: r.offered,
             cut: r.truncated,
         })
         .collect()
 }
 
 impl Engine {
-    /// The 4-layer system prompt for `skill`, with its retrievable lessons.
+    /// The system prompt for `skill` with no task: its retrievable lessons as learned rules,
+    /// then the other memory layers for what the skill is about.
     ///
     /// # Errors
     /// [`Error::Unsupported`] without a skills folder, [`Error::NotFound`] when the skill has no
@@ -398,12 +434,14 @@ impl Engine {
     /// SKILL is the layered context for it (lessons by the recall pipeline, which holds
     /// lessons out to measure them like any recall, then decisions, the digest and knowledge,
     /// in that order, each within the layer budget and together within what the total leaves
-    /// after the files and core memory); without one, every retrievable lesson of the skill,
-    /// best first, as [`Engine::prompt`] shows it.
+    /// after the files and core memory); without one, every retrievable lesson of the skill
+    /// that fits the layer budget, best first, in the lessons' place, then decisions, the
+    /// digest (less the lines that only repeat those lessons) and knowledge read for the
+    /// skill's own words, as [`Engine::prompt`] shows it.
     ///
     /// # Errors
-    /// As [`Engine::prompt`]. A memory layer that fails to read is left out with a warning in
-    /// the log, as in [`Engine::context`].
+    /// As [`Engine::prompt`]. A memory layer that fails to read is left out and the prompt's
+    /// `warnings` say which, as [`Engine::context`] does.
     pub fn prompt_for(&self, skill: &SkillPath, task: Option<&str>) -> Result<AssembledPrompt> {
         let task = task.map(str::trim).filter(|t| !t.is_empty());
         let Some(task) = task else {
@@ -417,16 +455,7 @@ impl Engine {
         // With tools, the agent reads its memory when it decides to; the prompt leaves it out
         // so that it is not paid for twice.
         if self.config.injection == InjectionStrategy::Context {
-            let fixed: usize = [
-                files.workspace.as_ref(),
-                files.domain.as_ref(),
-                Some(&files.skill),
-            ]
-            .into_iter()
-            .flatten()
-            .map(|f| tokenizer.count(f.text.trim()) + 2)
-            .sum::<usize>()
-                + render_core_memory(&core.blocks).map_or(0, |c| tokenizer.count(&c) + 2);
+            let fixed = fixed_tokens(&files, &core.blocks, tokenizer);
             let room = budgets.total.saturating_sub(fixed);
             if room > 0 {
                 context = Some(self.context(&ContextQuery {
@@ -440,6 +469,7 @@ impl Engine {
         }
         let memory = context.as_ref().map(memory_layers).unwrap_or_default();
         let mut prompt = stack_prompt(&files, memory, &core.blocks, budgets, tokenizer);
+        prompt.warnings = context.map(|c| c.warnings).unwrap_or_default();
         if let Some(note) = crate::memory::memory_instruction(self.config.injection) {
             prompt.lead_with("memory_tools", &note, tokenizer);
         }
@@ -477,21 +507,47 @@ impl Engine {
                 .total_cmp(&a.confidence)
                 .then(b.created_at.cmp(&a.created_at))
         });
-        // With tools, the agent recalls lessons when it decides to; the prompt leaves them out
-        // so that they are not paid for twice.
-        if self.config.injection != InjectionStrategy::Context {
-            lessons.clear();
-        }
         let core = self.core_memory(skill)?;
-        let mut prompt = assemble_layered(
-            &files,
-            &curate::prompt_guard(lessons),
-            &core.blocks,
-            self.config.prompt_budgets,
-            self.tokenizer(),
-        );
+        let budgets = self.config.prompt_budgets;
+        let tokenizer = self.tokenizer();
+        let mut memory = Vec::new();
+        let mut warnings = Vec::new();
+        // With tools, the agent reads its memory when it decides to; the prompt leaves it out
+        // so that it is not paid for twice.
+        if self.config.injection == InjectionStrategy::Context {
+            let rules = learned_rules(&curate::prompt_guard(lessons), budgets.per_layer, tokenizer);
+            let spent = rules.as_ref().map_or(0, |r| tokenizer.count(&r.text) + 2);
+            let shown = rules.as_ref().map(|r| r.ids.clone()).unwrap_or_default();
+            memory.extend(rules);
+            // The other layers are read for what the skill is about, as a run with no input
+            // would read them: its name and its SKILL.md description.
+            let room = budgets
+                .total
+                .saturating_sub(fixed_tokens(&files, &core.blocks, tokenizer) + spent);
+            if room > 0 {
+                let context = self.context_of(
+                    &ContextQuery {
+                        text: task_words(&self.run_task(skill, &serde_json::Value::Null)),
+                        skill: Some(skill.clone()),
+                        layer_budget: Some(budgets.per_layer),
+                        total_budget: Some(room),
+                        explain: false,
+                    },
+                    &[
+                        ContextLayer::Decisions,
+                        ContextLayer::Digest,
+                        ContextLayer::Knowledge,
+                    ],
+                    &shown,
+                )?;
+                memory.extend(memory_layers(&context));
+                warnings = context.warnings;
+            }
+        }
+        let mut prompt = stack_prompt(&files, memory, &core.blocks, budgets, tokenizer);
+        prompt.warnings = warnings;
         if let Some(note) = crate::memory::memory_instruction(self.config.injection) {
-            prompt.lead_with("memory_tools", &note, self.tokenizer());
+            prompt.lead_with("memory_tools", &note, tokenizer);
         }
         Ok(prompt)
     }

@@ -48,6 +48,9 @@ pub struct SkillAnswer {
     pub latency_ms: f64,
     /// The lessons that were in the prompt.
     pub lessons: Vec<LessonId>,
+    /// The prompt's warnings: the memory layers whose read failed and were left empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// What a recorded run produced.
@@ -58,6 +61,10 @@ pub struct RunOutcome {
     /// The model's error, when the call failed; the execution holds it too.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The prompt's warnings, as [`SkillAnswer::warnings`]; the execution's `extra` holds them
+    /// too, as `prompt_warnings`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Engine {
@@ -81,6 +88,7 @@ impl Engine {
             model: response.model,
             latency_ms,
             lessons: prompt.lessons,
+            warnings: prompt.warnings,
         })
     }
 
@@ -111,6 +119,7 @@ impl Engine {
             .cost(&answer.model, answer.usage)
             .or_else(|| prices.cost(llm.model(), answer.usage));
         let extra = run_details(llm, &answer, error.as_ref());
+        let warnings = answer.warnings.clone();
         let execution = self.record_execution_with(
             NewExecution {
                 skill: request.skill,
@@ -132,6 +141,7 @@ impl Engine {
         Ok(RunOutcome {
             execution,
             error: error.map(|e| e.to_string()),
+            warnings,
         })
     }
 
@@ -191,7 +201,7 @@ impl Engine {
     /// An input alone often names only the case at hand ("Jane Smith, Senior Backend Engineer,
     /// 5 years Python"), while the skill's lessons name the situation it is a case of
     /// ("screening senior backend candidates"): the skill's own words say which situation it is.
-    fn run_task(&self, skill: &SkillPath, input: &Value) -> String {
+    pub(crate) fn run_task(&self, skill: &SkillPath, input: &Value) -> String {
         let mut parts = vec![skill.as_str().replace(['/', '-', '_'], " ")];
         // A SKILL.md that cannot be read is the prompt's to report, by name.
         if let Some(text) = self.skills.as_ref().and_then(|s| s.skill_md(skill).ok())
@@ -252,6 +262,7 @@ fn failed_answer(err: &LlmError, llm: &dyn Llm, started: Instant) -> SkillAnswer
         model,
         latency_ms: started.elapsed().as_secs_f64() * 1000.0,
         lessons: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 
@@ -265,6 +276,11 @@ fn run_details(
     extra.insert("usage".into(), json!(answer.usage));
     if let Some(err) = error {
         extra.insert("error".into(), json!(err.to_string()));
+    }
+    // A run whose prompt lacked a layer is kept with why, so its outcome is not read as the
+    // whole memory's.
+    if !answer.warnings.is_empty() {
+        extra.insert("prompt_warnings".into(), json!(answer.warnings));
     }
     extra
 }

@@ -150,7 +150,10 @@ fn both_layers_stack_in_order_with_their_figures() {
         "{:?}",
         tight.layers
     );
-    assert!(tight.layers[3].items.len() < tight.layers[3].packed);
+    assert!(tight.layers[3].items.len() < tight.layers[3].offered);
+    for layer in &tight.layers {
+        assert_eq!(layer.packed, layer.items.len(), "{layer:?}");
+    }
 }
 
 #[test]
@@ -244,6 +247,10 @@ proptest! {
         let mut rebuilt = Vec::new();
         for report in &result.layers {
             prop_assert!(report.tokens <= layer, "{report:?} over {layer}");
+            prop_assert_eq!(report.packed, report.items.len(), "{:?}", report);
+            if report.items.len() < report.offered {
+                prop_assert!(report.truncated, "{:?}", report);
+            }
             for id in &report.items {
                 prop_assert!(result.text.contains(&format!("**{id}**")), "{id} listed, not shown");
             }
@@ -287,4 +294,124 @@ fn the_digest_does_not_repeat_the_lessons_shown_above_it() {
     // The digest's other rules are still there.
     let cited = digest.matches("[REFL-").count();
     assert!(cited > 0, "{digest}");
+}
+
+#[test]
+fn a_layer_that_left_items_out_for_its_budget_says_so() {
+    let p = seeded();
+    // Room for two or three of the ten lessons recall ranks for the query, not all of them.
+    let tight = p.engine.context(&query(150, 12_000)).unwrap();
+    let lessons = &tight.layers[0];
+    assert!(!lessons.items.is_empty(), "{lessons:?}");
+    assert!(lessons.items.len() < 10, "{lessons:?}");
+    assert!(
+        lessons.truncated,
+        "lessons dropped for the budget: {lessons:?}"
+    );
+    assert_eq!(lessons.packed, lessons.items.len(), "{lessons:?}");
+    assert_eq!(lessons.offered, lessons.items.len(), "{lessons:?}");
+    // With room for all, nothing is left out and none says it was.
+    let roomy = p.engine.context(&query(2_000, 12_000)).unwrap();
+    assert!(!roomy.layers[0].truncated, "{:?}", roomy.layers[0]);
+}
+
+#[test]
+fn a_layer_the_total_empties_holds_and_reports_nothing() {
+    let p = seeded();
+    let full = p.engine.context(&query(400, 12_000)).unwrap();
+    let first = full.layers[0].tokens;
+    // The total leaves the lessons layer alone: every later layer is emptied.
+    let result = p.engine.context(&query(400, first)).unwrap();
+    for layer in &result.layers[1..] {
+        assert!(layer.items.is_empty(), "{layer:?}");
+        assert_eq!(layer.packed, 0, "an emptied layer holds nothing: {layer:?}");
+        assert!(layer.offered > 0, "{layer:?}");
+        assert!(layer.truncated, "{layer:?}");
+        assert_eq!(layer.status, LayerStatus::Empty, "{layer:?}");
+        assert_eq!(layer.tokens, 0, "{layer:?}");
+    }
+}
+
+#[test]
+fn a_prompt_for_a_task_holds_the_contexts_layers_and_its_warnings() {
+    let p = seeded();
+    p.skill_folder(SKILL);
+    let skill = SkillPath::parse(SKILL).unwrap();
+    let task = "checkout errors after a deploy: roll back the release";
+    let prompt = p.engine.prompt_for(&skill, Some(task)).unwrap();
+    let context = p
+        .engine
+        .context(&ContextQuery {
+            skill: Some(skill.clone()),
+            ..query(2_000, 12_000)
+        })
+        .unwrap();
+    let memory: Vec<&str> = prompt
+        .layers
+        .iter()
+        .map(|l| l.name)
+        .filter(|n| *n != "skill")
+        .collect();
+    assert_eq!(memory, ["lessons", "decisions", "digest", "knowledge"]);
+    for report in &context.layers {
+        let layer = prompt
+            .layers
+            .iter()
+            .find(|l| l.name == report.layer.name())
+            .unwrap();
+        assert_eq!(layer.items.as_ref(), Some(&report.items), "{layer:?}");
+    }
+    assert!(prompt.warnings.is_empty());
+
+    let conn = rusqlite::Connection::open(p.dir.path().join("lore.db")).unwrap();
+    conn.execute("DROP TABLE knowledge_revision", []).unwrap();
+    drop(conn);
+    let degraded = p.engine.prompt_for(&skill, Some(task)).unwrap();
+    assert_eq!(degraded.warnings.len(), 1, "{:?}", degraded.warnings);
+    assert!(degraded.warnings[0].contains("knowledge layer is empty"));
+    assert!(!degraded.text.contains("## Team knowledge"));
+    assert!(degraded.text.contains("## Decisions people made"));
+    assert!(degraded.layers.iter().all(|l| l.name != "knowledge"));
+}
+
+#[test]
+fn a_prompt_without_a_task_stacks_every_layer_for_the_skills_own_words() {
+    let p = seeded();
+    p.skill_folder(SKILL);
+    std::fs::write(
+        p.dir.path().join("skills").join(SKILL).join("SKILL.md"),
+        "---\ndescription: Handle checkout errors after a deploy and roll back the release\n\
+         ---\n# Checkout incidents\n",
+    )
+    .unwrap();
+    let prompt = p.engine.prompt(&SkillPath::parse(SKILL).unwrap()).unwrap();
+    let names: Vec<&str> = prompt.layers.iter().map(|l| l.name).collect();
+    assert_eq!(
+        names,
+        ["learned_rules", "decisions", "digest", "knowledge", "skill"],
+        "{:?}",
+        prompt.layers
+    );
+    let rules = &prompt.layers[0];
+    assert!(
+        rules.truncated,
+        "40 rules do not fit 2,000 tokens: {rules:?}"
+    );
+    let shown = rules.items.clone().unwrap();
+    assert_eq!(rules.packed, Some(shown.len()));
+    let start = prompt.text.find("## Digest of approved memory").unwrap();
+    let end = prompt.text.find("## Team knowledge").unwrap();
+    let digest = &prompt.text[start..end];
+    for id in &shown {
+        assert!(
+            !digest.contains(&format!("[{id}]")),
+            "{id} twice:\n{digest}"
+        );
+    }
+    assert!(
+        digest.contains("[REFL-"),
+        "rules not shown above stay: {digest}"
+    );
+    assert!(ApproxTokenizer.count(&prompt.text) <= 12_000 + 20);
+    assert!(prompt.warnings.is_empty());
 }

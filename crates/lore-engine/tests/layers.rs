@@ -217,7 +217,8 @@ fn a_memory_layer_the_total_empties_is_listed_with_what_it_lost() {
         .iter()
         .find(|l| l.name == "lessons")
         .unwrap_or_else(|| panic!("{:?}", prompt.layers));
-    assert!(lessons.packed.is_some_and(|n| n > 0), "{lessons:?}");
+    assert!(lessons.offered.is_some_and(|n| n > 0), "{lessons:?}");
+    assert_eq!(lessons.packed, Some(0), "{lessons:?}");
     assert_eq!(lessons.items.as_deref(), Some(&[][..]), "{lessons:?}");
     assert!(lessons.truncated && lessons.tokens == 0, "{lessons:?}");
     assert!(prompt.lessons.is_empty());
@@ -230,6 +231,7 @@ fn a_memory_layer_the_total_empties_is_listed_with_what_it_lost() {
     let lessons = prompt.layers.iter().find(|l| l.name == "lessons").unwrap();
     let items = lessons.items.clone().unwrap();
     assert_eq!(Some(items.len()), lessons.packed, "{lessons:?}");
+    assert_eq!(lessons.offered, lessons.packed, "{lessons:?}");
     assert!(!lessons.truncated, "{lessons:?}");
     let shown: Vec<String> = prompt.lessons.iter().map(|l| l.to_string()).collect();
     assert_eq!(items, shown);

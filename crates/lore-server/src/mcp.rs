@@ -177,6 +177,11 @@ pub struct GetLessonParams {
 pub struct PromptParams {
     /// The skill whose system prompt to assemble, `domain/skill`.
     pub skill: String,
+    /// The task the prompt is for, in plain words: its memory is then the layered context for
+    /// it (lessons, decisions, digest, knowledge), as a run of the skill gets. Without it, the
+    /// skill's learned rules, then the other layers for what the skill is about.
+    #[serde(default)]
+    pub task: Option<String>,
 }
 
 /// Parameters of `recall_memory`.
@@ -511,9 +516,11 @@ impl LoreMcp {
         Ok(Json(LessonView::from(&lesson)))
     }
 
-    /// The system prompt for a skill with its learned rules: workspace and domain context, the
-    /// rules learned from corrections (quoted, with provenance), then the skill's instructions.
-    /// Needs a `skills/DOMAIN/SKILL/SKILL.md` on the server.
+    /// The system prompt for a skill: workspace and domain context, its memory (quoted, with
+    /// provenance), then the skill's instructions. With a task, the memory is the layered
+    /// context for it, as a run gets; without, the rules learned from corrections and the
+    /// other layers for what the skill is about. Needs a
+    /// `skills/DOMAIN/SKILL/SKILL.md` on the server.
     #[tool(annotations(
         title = "Assemble a skill's prompt",
         read_only_hint = true,
@@ -525,7 +532,9 @@ impl LoreMcp {
         Parameters(p): Parameters<PromptParams>,
     ) -> Result<Json<PromptView>, ToolError> {
         let prompt = self
-            .call(&ctx, move |e| e.prompt(&SkillPath::parse(&p.skill)?))
+            .call(&ctx, move |e| {
+                e.prompt_for(&SkillPath::parse(&p.skill)?, p.task.as_deref())
+            })
             .await?;
         Ok(Json(PromptView::from(&prompt)))
     }

@@ -211,6 +211,15 @@ pub fn search_reads_words_by_their_stem(store: &dyn Store) {
     let only_hr = f.of(&f.hr);
     let found = hit_ids(&search(store, "system design", &only_hr, 10));
     assert!(found.contains(lesson.id.as_str()), "{found:?}");
+    // A rule in the singular is found by the plural and by the verb's other forms.
+    let mut scored = f.lesson(&f.hr, LessonStatus::Approved, 3);
+    scored.rule = "Score system design separately.".to_owned();
+    scored.tiers.summary = scored.rule.clone();
+    write(store, vec![Record::Lesson(scored.clone())]);
+    for query in ["system design", "designs", "designing", "scoring systems"] {
+        let found = hit_ids(&search(store, query, &only_hr, 10));
+        assert!(found.contains(scored.id.as_str()), "{query:?}: {found:?}");
+    }
     let found = hit_ids(&search(store, "deployment fails", &only_hr, 10));
     assert_eq!(found, [execution.id.to_string()].into());
     let hits = store

@@ -268,11 +268,9 @@ pub fn context(paths: &Paths, args: ContextArgs, json: bool) -> Result<()> {
         total_budget: args.total_budget,
         explain: args.explain,
     })?;
+    output::warnings(&result.warnings);
     if json {
         return output::json(&result);
-    }
-    for warning in &result.warnings {
-        eprintln!("warning: {warning}");
     }
     output::line(format!(
         "{}/{} tokens ({}); layers of {} tokens each:",

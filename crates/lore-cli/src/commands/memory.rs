@@ -75,6 +75,7 @@ pub fn run(paths: &Paths, cmd: MemoryCommand, json: bool) -> Result<()> {
         }
         MemoryCommand::Prompt { skill, task } => {
             let prompt = engine.prompt_for(&skill, task.as_deref())?;
+            output::warnings(&prompt.warnings);
             if json {
                 output::json(&prompt)
             } else {

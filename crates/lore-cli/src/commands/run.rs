@@ -28,6 +28,7 @@ pub fn run(paths: &Paths, args: RunArgs, json: bool) -> Result<()> {
         llm.as_ref(),
         &prices,
     )?;
+    output::warnings(&outcome.warnings);
     if json {
         output::json(&outcome)?;
     } else {

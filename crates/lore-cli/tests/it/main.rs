@@ -14,6 +14,7 @@ mod failures;
 mod hostile;
 mod integrity;
 mod knowledge;
+mod layers;
 mod learn;
 mod llm;
 mod mcp_surface;

@@ -250,6 +250,25 @@ pub struct PromptView {
     pub prompt: String,
     /// The lessons quoted in it, in order.
     pub lesson_ids: Vec<String>,
+    /// Its layers in order, with their tokens and, for a memory layer, the items it holds.
+    pub layers: Vec<PromptLayerView>,
+    /// The memory layers whose read failed and were left empty.
+    pub warnings: Vec<String>,
+}
+
+/// One layer of an assembled prompt.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PromptLayerView {
+    /// `memory_tools`, `workspace`, `domain`, `learned_rules`, `lessons`, `decisions`,
+    /// `digest`, `knowledge`, `core_memory` or `skill`.
+    pub name: String,
+    /// Its tokens in the prompt.
+    pub tokens: usize,
+    /// Whether anything of it was left out to fit a budget.
+    pub truncated: bool,
+    /// For a memory layer, the IDs of the items the prompt holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<Vec<String>>,
 }
 
 impl From<&AssembledPrompt> for PromptView {
@@ -257,6 +276,17 @@ impl From<&AssembledPrompt> for PromptView {
         Self {
             prompt: p.text.clone(),
             lesson_ids: p.lessons.iter().map(ToString::to_string).collect(),
+            layers: p
+                .layers
+                .iter()
+                .map(|l| PromptLayerView {
+                    name: l.name.to_owned(),
+                    tokens: l.tokens,
+                    truncated: l.truncated,
+                    items: l.items.clone(),
+                })
+                .collect(),
+            warnings: p.warnings.clone(),
         }
     }
 }

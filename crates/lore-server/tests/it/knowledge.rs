@@ -4,7 +4,7 @@
 use axum::http::{Method, StatusCode};
 use lore_engine::EngineConfig;
 use lore_server::auth::Role;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::common::SKILL;
 use crate::common::server::Server;
@@ -368,4 +368,89 @@ async fn decisions_are_recorded_by_the_credential_reviewed_and_recalled_over_res
         .await;
     assert_eq!(context["layers"][1]["layer"], "decisions");
     assert_eq!(context["layers"][1]["status"], "filled", "{context}");
+}
+
+#[tokio::test]
+async fn a_prompt_for_a_task_carries_the_layered_context_over_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (reviewer, _) = server.token(Role::Reviewer);
+    let (agent, _) = server.token(Role::Agent);
+    let body = json!({"skill": SKILL, "situation": "A customer wants a refund for a late order",
+        "action": "Refund in full", "rationale": "Late by a week"});
+    let (_, d) = server
+        .send(Some(&reviewer), Method::POST, "/v1/decisions", Some(body))
+        .await;
+    let review = json!({"ids": [d["id"]], "status": "approved", "reason": "fair"});
+    let (status, _) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/decisions/review",
+            Some(review),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let task = "a refund for a late order";
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            &format!("/v1/skills/{SKILL}/prompt?task=a%20refund%20for%20a%20late%20order"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let decisions = rest["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "decisions")
+        .unwrap_or_else(|| panic!("{rest}"));
+    assert_eq!(decisions["items"], json!([d["id"]]), "{decisions}");
+    assert!(
+        rest["text"]
+            .as_str()
+            .unwrap()
+            .contains("> Action: Refund in full")
+    );
+    let view = server
+        .mcp(
+            &agent,
+            "memory_prompt",
+            json!({"skill": SKILL, "task": task}),
+        )
+        .await;
+    let mcp = &view["result"]["structuredContent"];
+    assert_eq!(mcp["prompt"], rest["text"], "{view}");
+    let names = |layers: &Value, key: &str| -> Vec<Value> {
+        layers
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l[key].clone())
+            .collect()
+    };
+    assert_eq!(
+        names(&mcp["layers"], "name"),
+        names(&rest["layers"], "name")
+    );
+    assert_eq!(
+        names(&mcp["layers"], "items"),
+        names(&rest["layers"], "items")
+    );
+    assert_eq!(mcp["warnings"], json!([]));
+    // Without a task, both doors answer the same prompt of the skill's own words.
+    let view = server
+        .mcp(&agent, "memory_prompt", json!({"skill": SKILL}))
+        .await;
+    let (status, plain) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            &format!("/v1/skills/{SKILL}/prompt"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{plain}");
+    assert_eq!(view["result"]["structuredContent"]["prompt"], plain["text"]);
 }

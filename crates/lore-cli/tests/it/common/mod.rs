@@ -84,15 +84,26 @@ impl Project {
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
+        self.run_with(args, &[])
+    }
+
+    /// Runs with `extra` beside the project's variables, for this run only.
+    pub fn run_with(&self, args: &[&str], extra: &[(&str, String)]) -> Output {
         let mut cmd = lore_command();
         cmd.args(args).current_dir(self.path());
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd.envs(extra.iter().map(|(k, v)| (k, v)));
         cmd.output().unwrap()
     }
 
     /// Runs and expects success; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
+        self.ok_with(args, &[])
+    }
+
+    /// As [`Project::ok`], with `extra` variables for this run only.
+    pub fn ok_with(&self, args: &[&str], extra: &[(&str, String)]) -> String {
+        let out = self.run_with(args, extra);
         assert!(
             out.status.success(),
             "lore {args:?} failed: {}",
