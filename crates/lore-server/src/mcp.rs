@@ -15,7 +15,6 @@
 //! name for either.
 
 mod compact;
-mod learn;
 pub mod refusal;
 pub mod select;
 mod stdio;
@@ -26,15 +25,14 @@ use std::sync::Arc;
 
 use lore_core::SkillPath;
 use lore_core::id::{ExecutionId, LessonId};
-use lore_core::model::{AuthorKind, Outcome, RecordKind, SignalChannel};
+use lore_core::model::{AuthorKind, Outcome, SignalChannel};
 use lore_core::sensitive;
 use lore_engine::Engine;
-use lore_engine::{NewCorrection, NewExecution, NewSignal, PageRequest, RecallQuery};
+use lore_engine::{NewCorrection, NewExecution, NewSignal, RecallQuery};
 
-use crate::auth::{Grant, Role};
+use crate::auth::Grant;
 use crate::catalogue::{self, Door, Effect, Entry, Principal};
 use crate::metrics::Metrics;
-use crate::review::statuses;
 use futures_util::future::BoxFuture;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
@@ -48,8 +46,8 @@ pub use refusal::{Parameters, ToolError};
 pub use select::ToolSelection;
 pub use stdio::{serve_lines, serve_lines_with};
 pub use views::{
-    CorrectionResult, LessonList, LessonSummary, LessonView, PromptView, RecallView,
-    RecordedExecution, SearchResults, SignalView, StatusView,
+    CorrectionResult, LessonView, PromptView, RecallView, RecordedExecution, SearchResults,
+    SignalView, StatusView,
 };
 
 /// Parameters of `record_execution`.
@@ -138,37 +136,6 @@ pub struct SearchParams {
     /// 1 to 50; 5 by default.
     #[serde(default)]
     pub limit: Option<usize>,
-}
-
-/// Parameters of `list_lessons`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListLessonsParams {
-    /// Only this skill, `domain/skill`; omit for every skill you may read.
-    #[serde(default)]
-    pub skill: Option<String>,
-    /// Only these statuses, for example `["approved", "trial"]`. The statuses are needs_review,
-    /// trial, approved, rejected, suppressed, expired, one_time_exception, sensitive, superseded
-    /// and archived. Omit for all.
-    #[serde(default)]
-    pub statuses: Option<Vec<String>>,
-    /// How many lessons, 1 to 100; 20 when omitted.
-    #[serde(default)]
-    pub limit: Option<usize>,
-    /// Skip this many (use `next_offset` from the previous call to read the next page).
-    #[serde(default)]
-    pub offset: Option<usize>,
-}
-
-/// Parameters of `get_lesson`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GetLessonParams {
-    /// The lesson's ID.
-    pub id: String,
-    /// Reviewers only: the text unmasked (audited).
-    #[serde(default)]
-    pub raw: bool,
 }
 
 /// Parameters of `memory_prompt`.
@@ -282,22 +249,6 @@ impl LoreMcp {
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
         self.metrics = metrics;
         self
-    }
-
-    /// Refuses the call unless the request's token has at least `needed`. Over stdio or
-    /// without tokens there is no token: the machine's user owns the store, as with REST.
-    fn require(ctx: &RequestContext<RoleServer>, needed: Role) -> Result<(), ToolError> {
-        let role = grant(ctx).map_or(Role::Admin, |g| g.role);
-        if role >= needed {
-            return Ok(());
-        }
-        Err(ToolError::forbidden(
-            role.refusal(needed),
-            format!(
-                "Do not retry; ask a person with a {} token to decide.",
-                needed.name()
-            ),
-        ))
     }
 
     /// Runs a synchronous Engine call on the blocking pool, scoped to the request's token when
@@ -454,63 +405,6 @@ impl LoreMcp {
         Ok(Json(SearchResults::from(&hits)))
     }
 
-    /// List learned lessons, oldest first, with their status and one-line summary. Use
-    /// `get_lesson` for a lesson's full rule.
-    #[tool(annotations(title = "List lessons", read_only_hint = true, open_world_hint = false))]
-    async fn list_lessons(
-        &self,
-        ctx: RequestContext<RoleServer>,
-        Parameters(p): Parameters<ListLessonsParams>,
-    ) -> Result<Json<LessonList>, ToolError> {
-        let page = self
-            .call(&ctx, move |e| {
-                let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
-                let statuses = p
-                    .statuses
-                    .as_deref()
-                    .map(|s| statuses(s.iter().map(String::as_str)))
-                    .transpose()?;
-                let limit = p.limit.unwrap_or(20);
-                if limit > 100 {
-                    return Err(lore_core::Error::invalid("limit", "at most 100"));
-                }
-                let request = PageRequest {
-                    limit,
-                    offset: p.offset.unwrap_or(0),
-                };
-                let mut page = e.lessons_page(skill.as_ref(), statuses, request)?;
-                for lesson in &mut page.items {
-                    *lesson = sensitive::redact_lesson(lesson);
-                }
-                Ok(page)
-            })
-            .await?;
-        Ok(Json(LessonList::from(&page)))
-    }
-
-    /// One lesson in full: rule, when it applies, the mistake, status, confidence.
-    #[tool(annotations(title = "Get a lesson", read_only_hint = true, open_world_hint = false))]
-    async fn get_lesson(
-        &self,
-        ctx: RequestContext<RoleServer>,
-        Parameters(p): Parameters<GetLessonParams>,
-    ) -> Result<Json<LessonView>, ToolError> {
-        if p.raw {
-            Self::require(&ctx, Role::Reviewer)?;
-        }
-        let lesson = self
-            .call(&ctx, move |e| {
-                let lesson = e.lesson(&LessonId::parse(&p.id)?)?;
-                if !p.raw {
-                    return Ok(sensitive::redact_lesson(&lesson));
-                }
-                e.record_disclosure(RecordKind::Lesson, lesson.id.as_str(), "read raw over MCP")?;
-                Ok(lesson)
-            })
-            .await?;
-        Ok(Json(LessonView::from(&lesson)))
-    }
-
     /// The system prompt for a skill with its learned rules: workspace and domain context, the
     /// rules learned from corrections (quoted, with provenance), then the skill's instructions.
     /// Needs a `skills/DOMAIN/SKILL/SKILL.md` on the server.
@@ -586,7 +480,7 @@ impl LoreMcp {
     /// The tools of every module (the loop, agents' memory, episodes, learning) and of the
     /// catalogue.
     fn every_tool() -> ToolRouter<Self> {
-        let mut router = Self::generated_tools();
+        let mut router = Self::tool_router();
         for entry in catalogue::entries() {
             if let Some(tool) = entry.tool {
                 router.add_route(ToolRoute::new_dyn(described(entry, tool), dispatch));
@@ -596,11 +490,6 @@ impl LoreMcp {
             route.attr = compact::tool(route.attr.clone());
         }
         router
-    }
-
-    /// The tools as the macros generate them.
-    fn generated_tools() -> ToolRouter<Self> {
-        Self::tool_router() + Self::learn_tool_router()
     }
 }
 

@@ -28,6 +28,7 @@ mod digests;
 mod embedder;
 mod episodes;
 mod knowledge;
+mod lessons;
 mod memory;
 mod org;
 mod review;
@@ -120,6 +121,8 @@ pub enum Verb {
     Post,
     /// Reads its input from a JSON body.
     Put,
+    /// Reads its input from a JSON body: the fields given change, the others stay.
+    Patch,
 }
 
 impl Verb {
@@ -129,6 +132,7 @@ impl Verb {
             Self::Get => Method::GET,
             Self::Post => Method::POST,
             Self::Put => Method::PUT,
+            Self::Patch => Method::PATCH,
         }
     }
 }
@@ -184,6 +188,18 @@ pub trait Operation: Send + Sync + 'static {
     /// The media types REST answers in when [`Operation::document`] gives the answer as a
     /// document of its own (a graph in DOT) rather than the output as JSON.
     const DOCUMENTS: &'static [&'static str] = &[];
+    /// Whether REST hands the body to [`Operation::BODY`]'s field as text, for the operation
+    /// to read in a format of its own (JSON lines) besides JSON.
+    const TEXT_BODY: bool = false;
+
+    /// Refuses an input that asks for more than `role` may have (stored text unredacted),
+    /// beyond [`Operation::ROLE`].
+    ///
+    /// # Errors
+    /// [`lore_core::Error::Forbidden`] naming the role needed.
+    fn allow(_role: Role, _input: &Self::Input) -> lore_core::Result<()> {
+        Ok(())
+    }
 
     /// The one call into the Engine, on the caller's handle.
     ///
@@ -302,6 +318,7 @@ impl Principal {
         if self.role < O::ROLE {
             return Err(Failure::Engine(self.role.refusal(O::ROLE)));
         }
+        O::allow(self.role, &input).map_err(Failure::Engine)?;
         self.run(move |e| O::run(e, input)).await
     }
 }
@@ -350,6 +367,8 @@ pub struct Entry {
     pub body: Option<&'static str>,
     /// [`Operation::DOCUMENTS`].
     pub documents: &'static [&'static str],
+    /// [`Operation::TEXT_BODY`].
+    pub text_body: bool,
     /// The input's JSON schema, every subschema inlined.
     pub input_schema: fn() -> Value,
     /// The output's JSON schema (what serialising writes), every subschema inlined.
@@ -378,6 +397,7 @@ impl Entry {
             query: O::QUERY,
             body: O::BODY,
             documents: O::DOCUMENTS,
+            text_body: O::TEXT_BODY,
             input_schema: schema::input::<O::Input>,
             output_schema: schema::output::<O::Output>,
             call: call_json::<O>,
@@ -445,6 +465,7 @@ pub(crate) trait Each {
 
 /// Calls `each` once for every operation, in the catalogue's order.
 pub(crate) fn for_each(each: &mut impl Each) {
+    lessons::each(each);
     decisions::each(each);
     knowledge::each(each);
     digests::each(each);

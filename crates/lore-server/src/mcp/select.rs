@@ -30,21 +30,12 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         &[
             "recall_memory",
             "search_memory",
-            "get_lesson",
             "record_execution",
             "report_signal",
             "correct",
         ],
     ),
-    (
-        "lessons",
-        &[
-            "memory_prompt",
-            "list_lessons",
-            "memory_status",
-            "learn_lessons",
-        ],
-    ),
+    ("lessons", &["memory_prompt", "memory_status"]),
     ("review", &[]),
     ("org", &[]),
     ("episodes", &[]),

@@ -2,7 +2,7 @@
 
 use lore_core::model::{ErrorEvent, Execution, Lesson};
 use lore_engine::prompt::AssembledPrompt;
-use lore_engine::{CorrectionOutcome, MemorySearch, Page, RecallResult, Status};
+use lore_engine::{CorrectionOutcome, MemorySearch, RecallResult, Status};
 use lore_recall::{Decision, Explanation};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -128,51 +128,6 @@ impl From<&CorrectionOutcome> for CorrectionResult {
             lesson_skipped: o.lesson_skipped.clone(),
             guardrail: o.guardrail.clone(),
             regression_test: None,
-        }
-    }
-}
-
-/// One line about a lesson.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct LessonSummary {
-    /// The lesson's ID, for `get_lesson`.
-    pub id: String,
-    /// Its skill.
-    pub skill: String,
-    /// Its state.
-    pub status: String,
-    /// How sure Lore is, 0 to 1.
-    pub confidence: f64,
-    /// The rule in one line.
-    pub summary: String,
-}
-
-impl From<&Lesson> for LessonSummary {
-    fn from(l: &Lesson) -> Self {
-        Self {
-            id: l.id.to_string(),
-            skill: l.skill.to_string(),
-            status: l.status.as_str().to_owned(),
-            confidence: l.confidence,
-            summary: l.tiers.summary.clone(),
-        }
-    }
-}
-
-/// A page of lessons.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct LessonList {
-    /// The lessons, oldest first.
-    pub lessons: Vec<LessonSummary>,
-    /// Pass as `offset` to read the next page; absent on the last page.
-    pub next_offset: Option<usize>,
-}
-
-impl From<&Page<Lesson>> for LessonList {
-    fn from(page: &Page<Lesson>) -> Self {
-        Self {
-            lessons: page.items.iter().map(LessonSummary::from).collect(),
-            next_offset: page.next_offset,
         }
     }
 }

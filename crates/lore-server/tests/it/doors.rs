@@ -965,3 +965,64 @@ async fn the_review_queue_and_decisions_agree_on_rest_and_mcp() {
     assert_eq!(done["lessons"][0]["status"], "approved", "{mcp}");
     assert_eq!(rest["lessons"][0]["status"], "approved", "{rest}");
 }
+
+/// The lesson listing is one operation on both doors: the same filter names (`status` as a
+/// list or separated by commas), the same page, and the same refusal of `raw` to an agent.
+#[tokio::test]
+async fn lessons_are_listed_alike_on_every_door() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    let (reviewer, _) = server.token(Role::Reviewer);
+    for ticket in ["EU checkout 500s", "US login fails"] {
+        let id = server.record(&reviewer, json!({"ticket": ticket})).await;
+        let correction = json!({"skill": SKILL, "execution_id": id,
+            "correction": format!("When a ticket says {ticket}, priority must be urgent.")});
+        let (status, body) = server
+            .send(
+                Some(&reviewer),
+                Method::POST,
+                "/v1/corrections",
+                Some(correction),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/lessons?status=approved,trial&limit=1",
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    assert_eq!(rest["items"].as_array().map(Vec::len), Some(1), "{rest}");
+    assert_eq!(rest["next_offset"], 1, "{rest}");
+    for status in [json!("approved,trial"), json!(["approved", "trial"])] {
+        let mcp = server
+            .mcp(
+                &agent,
+                "list_lessons",
+                json!({"status": status, "limit": 1}),
+            )
+            .await;
+        assert_eq!(mcp["result"]["structuredContent"], rest, "{mcp}");
+    }
+    // A page as large as REST's is a page over MCP too.
+    let mcp = server
+        .mcp(&agent, "list_lessons", json!({"limit": 200}))
+        .await;
+    let items = &mcp["result"]["structuredContent"]["items"];
+    assert_eq!(items.as_array().map(Vec::len), Some(2), "{mcp}");
+
+    let (status, refused) = server
+        .send(Some(&agent), Method::GET, "/v1/lessons?raw=true", None)
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    let mcp = server
+        .mcp(&agent, "list_lessons", json!({"raw": true}))
+        .await;
+    assert_eq!(mcp["result"]["isError"], true, "{mcp}");
+    let error = &mcp["result"]["structuredContent"]["error"];
+    assert_eq!(error["code"], refused["error"]["code"], "{mcp}");
+}
