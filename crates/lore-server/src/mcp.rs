@@ -46,8 +46,7 @@ pub use refusal::{Parameters, ToolError};
 pub use select::ToolSelection;
 pub use stdio::{serve_lines, serve_lines_with};
 pub use views::{
-    CorrectionResult, LessonView, PromptView, RecallView, RecordedExecution, SearchResults,
-    SignalView, StatusView,
+    CorrectionResult, LessonView, PromptView, RecallView, RecordedExecution, SignalView,
 };
 
 /// Parameters of `record_execution`.
@@ -124,20 +123,6 @@ pub struct CorrectParams {
     pub correction: String,
 }
 
-/// Parameters of `search_memory`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchParams {
-    /// Keywords.
-    pub query: String,
-    /// Only this `domain/skill`.
-    #[serde(default)]
-    pub skill: Option<String>,
-    /// 1 to 50; 5 by default.
-    #[serde(default)]
-    pub limit: Option<usize>,
-}
-
 /// Parameters of `memory_prompt`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -175,12 +160,6 @@ pub struct RecallParams {
     #[serde(default)]
     pub run: Option<String>,
 }
-
-/// Parameters of `memory_status`: none, and an argument sent anyway is refused rather than
-/// ignored, so a model learns it asked for something the tool does not do.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StatusParams {}
 
 /// Lore's MCP server: the tools, over one Engine.
 #[derive(Clone, Debug)]
@@ -380,31 +359,6 @@ impl LoreMcp {
         Ok(Json(result))
     }
 
-    /// Look up lessons and past executions by keywords, as a list. For the rules that apply to a
-    /// task, call `recall_memory`.
-    #[tool(annotations(
-        title = "Search memory",
-        read_only_hint = true,
-        open_world_hint = false
-    ))]
-    async fn search_memory(
-        &self,
-        ctx: RequestContext<RoleServer>,
-        Parameters(p): Parameters<SearchParams>,
-    ) -> Result<Json<SearchResults>, ToolError> {
-        let hits = self
-            .call(&ctx, move |e| {
-                let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
-                let limit = p.limit.unwrap_or(5);
-                if limit > 50 {
-                    return Err(lore_core::Error::invalid("limit", "at most 50"));
-                }
-                e.search_memory(&p.query, skill.as_ref(), limit)
-            })
-            .await?;
-        Ok(Json(SearchResults::from(&hits)))
-    }
-
     /// The system prompt for a skill with its learned rules: workspace and domain context, the
     /// rules learned from corrections (quoted, with provenance), then the skill's instructions.
     /// Needs a `skills/DOMAIN/SKILL/SKILL.md` on the server.
@@ -422,22 +376,6 @@ impl LoreMcp {
             .call(&ctx, move |e| e.prompt(&SkillPath::parse(&p.skill)?))
             .await?;
         Ok(Json(PromptView::from(&prompt)))
-    }
-
-    /// How much Lore holds: executions, corrections and lessons you may read, and the curation
-    /// mode.
-    #[tool(annotations(
-        title = "Memory status",
-        read_only_hint = true,
-        open_world_hint = false
-    ))]
-    async fn memory_status(
-        &self,
-        ctx: RequestContext<RoleServer>,
-        Parameters(StatusParams {}): Parameters<StatusParams>,
-    ) -> Result<Json<StatusView>, ToolError> {
-        let status = self.call(&ctx, |e| e.status()).await?;
-        Ok(Json(StatusView::from(&status)))
     }
 
     /// Before a task, or after an error: the learned rules that apply, quoted with their IDs in

@@ -389,7 +389,7 @@ async def exercise(session, reviewer):
     await layers(session, reviewer)
     await embedder(session, reviewer)
     status = await call(session, "memory_status", {})
-    check(status["executions"] >= 1 and status["lessons"] >= 1, f"memory_status: {status}")
+    check(status["counts"]["executions"] >= 1 and status["counts"]["lessons"] >= 1, f"memory_status: {status}")
 
     bad = await session.call_tool("record_execution", {
         "skill": "../etc", "input": {}, "output": {},

@@ -31,6 +31,7 @@ mod knowledge;
 mod lessons;
 mod memory;
 mod org;
+mod read;
 mod review;
 pub mod schema;
 
@@ -201,6 +202,11 @@ pub trait Operation: Send + Sync + 'static {
         Ok(())
     }
 
+    /// The output as `role` may have it, on every door (a store's location only for admins).
+    fn for_role(_role: Role, output: Self::Output) -> Self::Output {
+        output
+    }
+
     /// The one call into the Engine, on the caller's handle.
     ///
     /// # Errors
@@ -319,7 +325,9 @@ impl Principal {
             return Err(Failure::Engine(self.role.refusal(O::ROLE)));
         }
         O::allow(self.role, &input).map_err(Failure::Engine)?;
-        self.run(move |e| O::run(e, input)).await
+        let role = self.role;
+        let output = self.run(move |e| O::run(e, input)).await?;
+        Ok(O::for_role(role, output))
     }
 }
 
@@ -471,6 +479,7 @@ pub(crate) fn for_each(each: &mut impl Each) {
     digests::each(each);
     episodes::each(each);
     memory::each(each);
+    read::each(each);
     embedder::each(each);
     org::each(each);
     review::each(each);

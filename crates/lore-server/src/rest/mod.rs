@@ -251,11 +251,9 @@ pub fn routes() -> Routes {
         .0
         .unwrap_or_else(Routes::new)
         .on(M::GET, "/v1/openapi.json", openapi::document)
-        .on(M::GET, "/v1/status", memory::status)
         .on(M::GET, "/v1/whoami", insights::whoami)
         .on(M::GET, "/v1/stats", insights::stats)
         .on(M::GET, "/v1/reports/{name}", insights::report)
-        .on(M::GET, "/v1/search", memory::search)
         .on(M::GET, "/v1/skills/{domain}/{skill}/prompt", memory::prompt)
         .on(M::POST, "/v1/executions", executions::record)
         .on(M::GET, "/v1/executions", executions::list)

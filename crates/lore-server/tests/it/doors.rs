@@ -1026,3 +1026,59 @@ async fn lessons_are_listed_alike_on_every_door() {
     let error = &mcp["result"]["structuredContent"]["error"];
     assert_eq!(error["code"], refused["error"]["code"], "{mcp}");
 }
+
+/// Search and status are one operation each: the same answer on both doors for the same
+/// token, the store's location kept from a non-admin on both, a blank search refused alike.
+#[tokio::test]
+async fn search_and_status_answer_alike_on_every_door() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    let id = server
+        .record(&agent, json!({"ticket": "ledger totals are off"}))
+        .await;
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/search?query=ledger%20totals&limit=3",
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    assert!(
+        rest["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["id"] == id.as_str()),
+        "{rest}"
+    );
+    assert_eq!(rest["stopped"], "single", "{rest}");
+    let mcp = server
+        .mcp(
+            &agent,
+            "search_memory",
+            json!({"query": "ledger totals", "limit": 3}),
+        )
+        .await;
+    assert_eq!(mcp["result"]["structuredContent"], rest, "{mcp}");
+
+    let (status, refused) = server
+        .send(Some(&agent), Method::GET, "/v1/search?query=%20", None)
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    let mcp = server
+        .mcp(&agent, "search_memory", json!({"query": " "}))
+        .await;
+    let error = &mcp["result"]["structuredContent"]["error"];
+    assert_eq!(error, &refused["error"], "{mcp}");
+
+    let (status, rest) = server
+        .send(Some(&agent), Method::GET, "/v1/status", None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    assert_eq!(rest["store"]["location"], "", "{rest}");
+    assert_eq!(rest["counts"]["executions"], 1, "{rest}");
+    let mcp = server.mcp(&agent, "memory_status", json!({})).await;
+    assert_eq!(mcp["result"]["structuredContent"], rest, "{mcp}");
+}

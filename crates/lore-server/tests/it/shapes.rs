@@ -195,9 +195,9 @@ async fn bad_query_values_and_path_segments_are_named_with_the_value_given() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(message, "`limit` must be a whole number, not \"ten\"");
     let (status, body) = raw(&server, Method::GET, "/v1/search?limit=3", None, "").await;
-    let message = assert_refusal("no q", status, &body);
+    let message = assert_refusal("no query", status, &body);
     assert!(
-        message.contains("query parameter `q` is missing"),
+        message.contains("query parameter `query` is missing"),
         "{message}"
     );
     // Percent-encoded bytes that are not UTF-8, where a lesson ID goes.
