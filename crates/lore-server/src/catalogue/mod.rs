@@ -86,6 +86,12 @@ pub struct LayerQuery {
     explain: bool,
 }
 
+/// No input: an argument sent anyway is refused rather than ignored, so a caller learns it
+/// asked for something the operation does not do.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Nothing {}
+
 /// A page of a listing with no other parameter.
 #[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

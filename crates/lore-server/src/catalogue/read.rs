@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::schema::{Component, Described, Documented};
-use super::{Each, Effect, Operation, Rest, Tool, Verb};
+use super::{Each, Effect, Nothing, Operation, Rest, Tool, Verb};
 use crate::auth::Role;
 
 /// The reading operations.
@@ -97,12 +97,6 @@ impl Operation for Search {
             .into())
     }
 }
-
-/// No input: an argument sent anyway is refused rather than ignored, so a caller learns it
-/// asked for something the operation does not do.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Nothing {}
 
 /// `memory_status`, `GET /v1/status`.
 pub struct State;
