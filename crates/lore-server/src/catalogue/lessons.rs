@@ -120,11 +120,7 @@ impl Operation for List {
         page at a time, each with its status, rule and confidence; redacted unless raw.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = Some(Rest {
-        verb: Verb::Get,
-        path: "/v1/lessons",
-        status: StatusCode::OK,
-    });
+    const REST: Option<Rest> = Rest::get("/v1/lessons");
     const TOOL: Option<Tool> = Some(Tool {
         name: "list_lessons",
         group: "lessons",
@@ -186,11 +182,7 @@ impl Operation for Get {
         status, confidence) with its audit trail.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = Some(Rest {
-        verb: Verb::Get,
-        path: "/v1/lessons/{id}",
-        status: StatusCode::OK,
-    });
+    const REST: Option<Rest> = Rest::get("/v1/lessons/{id}");
     const TOOL: Option<Tool> = Some(Tool {
         name: "get_lesson",
         group: "loop",
@@ -295,11 +287,7 @@ impl Operation for Retire {
         prompt again. Needs the reviewer or admin role.";
     const ROLE: Role = Role::Reviewer;
     const EFFECT: Effect = Effect::Replace;
-    const REST: Option<Rest> = Some(Rest {
-        verb: Verb::Post,
-        path: "/v1/lessons/{id}/retire",
-        status: StatusCode::OK,
-    });
+    const REST: Option<Rest> = Rest::post("/v1/lessons/{id}/retire", StatusCode::OK);
     const TOOL: Option<Tool> = None;
     const ANSWER: &'static str = "The archived lesson, redacted.";
 
@@ -323,11 +311,7 @@ impl Operation for Purge {
         ID. A reason is required. Needs the admin role.";
     const ROLE: Role = Role::Admin;
     const EFFECT: Effect = Effect::Destroy;
-    const REST: Option<Rest> = Some(Rest {
-        verb: Verb::Post,
-        path: "/v1/lessons/{id}/purge",
-        status: StatusCode::OK,
-    });
+    const REST: Option<Rest> = Rest::post("/v1/lessons/{id}/purge", StatusCode::OK);
     const TOOL: Option<Tool> = None;
     const ANSWER: &'static str = "What was erased.";
 
@@ -373,11 +357,7 @@ impl Operation for Learn {
         field and nothing is stored; sending the same lessons again stores nothing new.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Replace;
-    const REST: Option<Rest> = Some(Rest {
-        verb: Verb::Post,
-        path: "/v1/lessons/import",
-        status: StatusCode::CREATED,
-    });
+    const REST: Option<Rest> = Rest::post("/v1/lessons/import", StatusCode::CREATED);
     const TOOL: Option<Tool> = Some(Tool {
         name: "learn_lessons",
         group: "lessons",

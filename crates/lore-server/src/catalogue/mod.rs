@@ -155,6 +155,26 @@ pub struct Rest {
     pub status: StatusCode,
 }
 
+impl Rest {
+    /// A `GET` of `path`, answered 200.
+    pub const fn get(path: &'static str) -> Option<Self> {
+        Some(Self {
+            verb: Verb::Get,
+            path,
+            status: StatusCode::OK,
+        })
+    }
+
+    /// A `POST` of `path`, answered `status`.
+    pub const fn post(path: &'static str, status: StatusCode) -> Option<Self> {
+        Some(Self {
+            verb: Verb::Post,
+            path,
+            status,
+        })
+    }
+}
+
 /// An operation's MCP door.
 #[derive(Clone, Copy, Debug)]
 pub struct Tool {

@@ -1,6 +1,5 @@
 //! Reading memory back: keyword search over what the caller may read, and the store's status.
 
-use axum::http::StatusCode;
 use lore_core::SkillPath;
 use lore_core::ports::store::SearchHit;
 use lore_engine::{Engine, MemorySearch, Status};
@@ -9,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::schema::{Component, Described, Documented};
-use super::{Each, Effect, Nothing, Operation, Rest, Tool, Verb};
+use super::{Each, Effect, Nothing, Operation, Rest, Tool};
 use crate::auth::Role;
 
 /// The reading operations.
@@ -74,11 +73,7 @@ impl Operation for Search {
         For the rules that apply to a task, call `recall_memory`.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = Some(Rest {
-        verb: Verb::Get,
-        path: "/v1/search",
-        status: StatusCode::OK,
-    });
+    const REST: Option<Rest> = Rest::get("/v1/search");
     const TOOL: Option<Tool> = Some(Tool {
         name: "search_memory",
         group: "loop",
@@ -109,11 +104,7 @@ impl Operation for State {
         and lessons the caller may read, and the curation mode.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = Some(Rest {
-        verb: Verb::Get,
-        path: "/v1/status",
-        status: StatusCode::OK,
-    });
+    const REST: Option<Rest> = Rest::get("/v1/status");
     const TOOL: Option<Tool> = Some(Tool {
         name: "memory_status",
         group: "lessons",
