@@ -138,7 +138,7 @@ export class Lore {
   }
 
   async search(query, options = {}) {
-    return (await this.request("GET", "/v1/search", { query: { q: query, ...options } })).hits;
+    return (await this.request("GET", "/v1/search", { query: { query, ...options } })).hits;
   }
 
   lessons(options = {}) {

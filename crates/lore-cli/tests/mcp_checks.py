@@ -82,7 +82,7 @@ async def org_calls(session, lesson):
         "forged_refused": refusal(forged),
         "pool_refused": refusal(pool),
         "approve_refused": refusal(approve),
-        "status": (status.structured_content or {}).get("status"),
+        "status": ((status.structured_content or {}).get("lesson") or {}).get("status"),
     }
 
 

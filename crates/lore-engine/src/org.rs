@@ -122,9 +122,16 @@ impl Engine {
 
     /// Whether this handle acts for a person.
     pub(crate) fn is_person(&self) -> bool {
+        self.author_kind() == AuthorKind::Human
+    }
+
+    /// Who this handle writes as (see [`Engine::as_author`]): what a server's doors pass on
+    /// when a call stores something a person or an agent wrote.
+    pub fn author_kind(&self) -> AuthorKind {
         match self.author {
-            Some(kind) => kind == AuthorKind::Human,
-            None => self.scope.agent.is_none(),
+            Some(kind) => kind,
+            None if self.scope.agent.is_none() => AuthorKind::Human,
+            None => AuthorKind::Agent,
         }
     }
 

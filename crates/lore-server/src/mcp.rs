@@ -15,7 +15,6 @@
 //! name for either.
 
 mod compact;
-mod learn;
 pub mod refusal;
 pub mod select;
 mod stdio;
@@ -26,15 +25,14 @@ use std::sync::Arc;
 
 use lore_core::SkillPath;
 use lore_core::id::{ExecutionId, LessonId};
-use lore_core::model::{AuthorKind, Outcome, RecordKind, SignalChannel};
+use lore_core::model::{AuthorKind, Outcome, SignalChannel};
 use lore_core::sensitive;
 use lore_engine::Engine;
-use lore_engine::{NewCorrection, NewExecution, NewSignal, PageRequest, RecallQuery};
+use lore_engine::{NewCorrection, NewExecution, NewSignal, RecallQuery};
 
-use crate::auth::{Grant, Role};
+use crate::auth::Grant;
 use crate::catalogue::{self, Door, Effect, Entry, Principal};
 use crate::metrics::Metrics;
-use crate::review::statuses;
 use futures_util::future::BoxFuture;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
@@ -48,8 +46,7 @@ pub use refusal::{Parameters, ToolError};
 pub use select::ToolSelection;
 pub use stdio::{serve_lines, serve_lines_with};
 pub use views::{
-    CorrectionResult, LessonList, LessonSummary, LessonView, PromptView, RecallView,
-    RecordedExecution, SearchResults, SignalView, StatusView,
+    CorrectionResult, LessonView, PromptView, RecallView, RecordedExecution, SignalView,
 };
 
 /// Parameters of `record_execution`.
@@ -126,51 +123,6 @@ pub struct CorrectParams {
     pub correction: String,
 }
 
-/// Parameters of `search_memory`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchParams {
-    /// Keywords.
-    pub query: String,
-    /// Only this `domain/skill`.
-    #[serde(default)]
-    pub skill: Option<String>,
-    /// 1 to 50; 5 by default.
-    #[serde(default)]
-    pub limit: Option<usize>,
-}
-
-/// Parameters of `list_lessons`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListLessonsParams {
-    /// Only this skill, `domain/skill`; omit for every skill you may read.
-    #[serde(default)]
-    pub skill: Option<String>,
-    /// Only these statuses, for example `["approved", "trial"]`. The statuses are needs_review,
-    /// trial, approved, rejected, suppressed, expired, one_time_exception, sensitive, superseded
-    /// and archived. Omit for all.
-    #[serde(default)]
-    pub statuses: Option<Vec<String>>,
-    /// How many lessons, 1 to 100; 20 when omitted.
-    #[serde(default)]
-    pub limit: Option<usize>,
-    /// Skip this many (use `next_offset` from the previous call to read the next page).
-    #[serde(default)]
-    pub offset: Option<usize>,
-}
-
-/// Parameters of `get_lesson`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GetLessonParams {
-    /// The lesson's ID.
-    pub id: String,
-    /// Reviewers only: the text unmasked (audited).
-    #[serde(default)]
-    pub raw: bool,
-}
-
 /// Parameters of `memory_prompt`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -213,12 +165,6 @@ pub struct RecallParams {
     #[serde(default)]
     pub run: Option<String>,
 }
-
-/// Parameters of `memory_status`: none, and an argument sent anyway is refused rather than
-/// ignored, so a model learns it asked for something the tool does not do.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StatusParams {}
 
 /// Lore's MCP server: the tools, over one Engine.
 #[derive(Clone, Debug)]
@@ -287,22 +233,6 @@ impl LoreMcp {
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
         self.metrics = metrics;
         self
-    }
-
-    /// Refuses the call unless the request's token has at least `needed`. Over stdio or
-    /// without tokens there is no token: the machine's user owns the store, as with REST.
-    fn require(ctx: &RequestContext<RoleServer>, needed: Role) -> Result<(), ToolError> {
-        let role = grant(ctx).map_or(Role::Admin, |g| g.role);
-        if role >= needed {
-            return Ok(());
-        }
-        Err(ToolError::forbidden(
-            role.refusal(needed),
-            format!(
-                "Do not retry; ask a person with a {} token to decide.",
-                needed.name()
-            ),
-        ))
     }
 
     /// Runs a synchronous Engine call on the blocking pool, scoped to the request's token when
@@ -434,88 +364,6 @@ impl LoreMcp {
         Ok(Json(result))
     }
 
-    /// Look up lessons and past executions by keywords, as a list. For the rules that apply to a
-    /// task, call `recall_memory`.
-    #[tool(annotations(
-        title = "Search memory",
-        read_only_hint = true,
-        open_world_hint = false
-    ))]
-    async fn search_memory(
-        &self,
-        ctx: RequestContext<RoleServer>,
-        Parameters(p): Parameters<SearchParams>,
-    ) -> Result<Json<SearchResults>, ToolError> {
-        let hits = self
-            .call(&ctx, move |e| {
-                let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
-                let limit = p.limit.unwrap_or(5);
-                if limit > 50 {
-                    return Err(lore_core::Error::invalid("limit", "at most 50"));
-                }
-                e.search_memory(&p.query, skill.as_ref(), limit)
-            })
-            .await?;
-        Ok(Json(SearchResults::from(&hits)))
-    }
-
-    /// List learned lessons, oldest first, with their status and one-line summary. Use
-    /// `get_lesson` for a lesson's full rule.
-    #[tool(annotations(title = "List lessons", read_only_hint = true, open_world_hint = false))]
-    async fn list_lessons(
-        &self,
-        ctx: RequestContext<RoleServer>,
-        Parameters(p): Parameters<ListLessonsParams>,
-    ) -> Result<Json<LessonList>, ToolError> {
-        let page = self
-            .call(&ctx, move |e| {
-                let skill = p.skill.as_deref().map(SkillPath::parse).transpose()?;
-                let statuses = p
-                    .statuses
-                    .as_deref()
-                    .map(|s| statuses(s.iter().map(String::as_str)))
-                    .transpose()?;
-                let limit = p.limit.unwrap_or(20);
-                if limit > 100 {
-                    return Err(lore_core::Error::invalid("limit", "at most 100"));
-                }
-                let request = PageRequest {
-                    limit,
-                    offset: p.offset.unwrap_or(0),
-                };
-                let mut page = e.lessons_page(skill.as_ref(), statuses, request)?;
-                for lesson in &mut page.items {
-                    *lesson = sensitive::redact_lesson(lesson);
-                }
-                Ok(page)
-            })
-            .await?;
-        Ok(Json(LessonList::from(&page)))
-    }
-
-    /// One lesson in full: rule, when it applies, the mistake, status, confidence.
-    #[tool(annotations(title = "Get a lesson", read_only_hint = true, open_world_hint = false))]
-    async fn get_lesson(
-        &self,
-        ctx: RequestContext<RoleServer>,
-        Parameters(p): Parameters<GetLessonParams>,
-    ) -> Result<Json<LessonView>, ToolError> {
-        if p.raw {
-            Self::require(&ctx, Role::Reviewer)?;
-        }
-        let lesson = self
-            .call(&ctx, move |e| {
-                let lesson = e.lesson(&LessonId::parse(&p.id)?)?;
-                if !p.raw {
-                    return Ok(sensitive::redact_lesson(&lesson));
-                }
-                e.record_disclosure(RecordKind::Lesson, lesson.id.as_str(), "read raw over MCP")?;
-                Ok(lesson)
-            })
-            .await?;
-        Ok(Json(LessonView::from(&lesson)))
-    }
-
     /// The system prompt for a skill: workspace and domain context, its memory (quoted, with
     /// provenance), then the skill's instructions. With a task, the memory is the layered
     /// context for it, as a run gets; without, the rules learned from corrections and the
@@ -537,22 +385,6 @@ impl LoreMcp {
             })
             .await?;
         Ok(Json(PromptView::from(&prompt)))
-    }
-
-    /// How much Lore holds: executions, corrections and lessons you may read, and the curation
-    /// mode.
-    #[tool(annotations(
-        title = "Memory status",
-        read_only_hint = true,
-        open_world_hint = false
-    ))]
-    async fn memory_status(
-        &self,
-        ctx: RequestContext<RoleServer>,
-        Parameters(StatusParams {}): Parameters<StatusParams>,
-    ) -> Result<Json<StatusView>, ToolError> {
-        let status = self.call(&ctx, |e| e.status()).await?;
-        Ok(Json(StatusView::from(&status)))
     }
 
     /// Before a task, or after an error: the learned rules that apply, quoted with their IDs in
@@ -595,7 +427,7 @@ impl LoreMcp {
     /// The tools of every module (the loop, agents' memory, episodes, learning) and of the
     /// catalogue.
     fn every_tool() -> ToolRouter<Self> {
-        let mut router = Self::generated_tools();
+        let mut router = Self::tool_router();
         for entry in catalogue::entries() {
             if let Some(tool) = entry.tool {
                 router.add_route(ToolRoute::new_dyn(described(entry, tool), dispatch));
@@ -605,11 +437,6 @@ impl LoreMcp {
             route.attr = compact::tool(route.attr.clone());
         }
         router
-    }
-
-    /// The tools as the macros generate them.
-    fn generated_tools() -> ToolRouter<Self> {
-        Self::tool_router() + Self::learn_tool_router()
     }
 }
 

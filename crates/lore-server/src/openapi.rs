@@ -95,9 +95,20 @@ fn operation(entry: &Entry, verb: Verb) -> Value {
                 input
             }
         };
+        let mut content = json!({"application/json": {}});
+        if entry.text_body {
+            content["application/x-ndjson"] =
+                json!({"schema": {"type": "string", "description": "One JSON object a line."}});
+        }
+        // A call on one record named in the path may send no body when nothing in it is
+        // required (a retirement's reason).
+        let required =
+            !rest.path.contains('{') || body["required"].as_array().is_some_and(|r| !r.is_empty());
+        let mut content = content;
+        content["application/json"]["schema"] = body;
         op.insert(
             "requestBody".into(),
-            json!({"required": true, "content": {"application/json": {"schema": body}}}),
+            json!({"required": required, "content": content}),
         );
     }
     if !parameters.is_empty() {

@@ -83,7 +83,7 @@ async def call(session, name, arguments):
 async def isolation(session):
     """Run with a token for domain `support` over a store that also holds `finance` records."""
     listed = await call(session, "list_lessons", {"limit": 100})
-    check(all(l["skill"].startswith("support/") for l in listed["lessons"]), f"leak: {listed}")
+    check(all(l["skill"].startswith("support/") for l in listed["items"]), f"leak: {listed}")
     hits = (await call(session, "search_memory", {"query": "ledger totals", "limit": 50}))["hits"]
     check(all(h["skill"].startswith("support/") for h in hits), f"search leaked: {hits}")
     refused = await session.call_tool("record_execution", {
@@ -366,10 +366,10 @@ async def exercise(session, reviewer):
 
     hits = (await call(session, "search_memory", {"query": "urgent priority customers"}))["hits"]
     check(any(h["id"] == lesson["id"] for h in hits), f"search did not find the lesson: {hits}")
-    listed = await call(session, "list_lessons", {"skill": SKILL, "statuses": [status]})
-    check([l["id"] for l in listed["lessons"]] == [lesson["id"]], f"list_lessons: {listed}")
+    listed = await call(session, "list_lessons", {"skill": SKILL, "status": [status]})
+    check([l["id"] for l in listed["items"]] == [lesson["id"]], f"list_lessons: {listed}")
     got = await call(session, "get_lesson", {"id": lesson["id"]})
-    check("urgent" in got["rule"], f"get_lesson: {got}")
+    check("urgent" in got["lesson"]["rule"], f"get_lesson: {got}")
     prompt = await call(session, "memory_prompt", {"skill": SKILL})
     check(prompt["lesson_ids"] == [lesson["id"]], f"memory_prompt: {prompt['lesson_ids']}")
     check("urgent" in prompt["prompt"], "the prompt does not carry the rule")
@@ -379,17 +379,17 @@ async def exercise(session, reviewer):
     runbook = {"lessons": [{"skill": SKILL.split("/")[0] + "/runbook", "task": "Page the on-call",
                             "lesson": "Always page the on-call engineer for a checkout outage."}]}
     learned = await call(session, "learn_lessons", runbook)
-    check(learned["learned"] == 1 and learned["items"][0]["status"] == "trial", f"learn_lessons: {learned}")
+    check(learned["learned"] == 1 and learned["results"][0]["status"] == "trial", f"learn_lessons: {learned}")
     again = await call(session, "learn_lessons", runbook)
     check(again["already"] == 1 and again["learned"] == 0, f"learn_lessons twice: {again}")
     if reviewer:
-        await review(session, learned["items"][0]["lesson_id"])
+        await review(session, learned["results"][0]["lesson"])
     await self_editing(session)
     await episodes(session)
     await layers(session, reviewer)
     await embedder(session, reviewer)
     status = await call(session, "memory_status", {})
-    check(status["executions"] >= 1 and status["lessons"] >= 1, f"memory_status: {status}")
+    check(status["counts"]["executions"] >= 1 and status["counts"]["lessons"] >= 1, f"memory_status: {status}")
 
     bad = await session.call_tool("record_execution", {
         "skill": "../etc", "input": {}, "output": {},

@@ -137,7 +137,7 @@ def prompt(skill: str) -> Call:
 
 
 def search(query: str, skill: Optional[str], limit: int) -> Call:
-    return Call("GET", "/v1/search", params=_drop_none({"q": query, "skill": skill, "limit": limit}))
+    return Call("GET", "/v1/search", params=_drop_none({"query": query, "skill": skill, "limit": limit}))
 
 
 def lessons(skill: Optional[str], status: Optional[Sequence[str]], limit: Optional[int], offset: Optional[int]) -> Call:

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::schema::{Component, Described, Documented};
-use super::{Each, Effect, Operation, PageInput, Rest, Tool, Verb};
+use super::{Each, Effect, Nothing, Operation, PageInput, Rest, Tool, Verb};
 use crate::auth::Role;
 
 /// The embedder operations.
@@ -78,11 +78,6 @@ const fn rest(verb: Verb, path: &'static str) -> Option<Rest> {
         status: StatusCode::OK,
     })
 }
-
-/// No input.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Nothing {}
 
 /// `active_embedder`, `GET /v1/embedder`.
 pub struct Active;

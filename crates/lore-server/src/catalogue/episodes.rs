@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::schema::{Component, Described, Documented};
-use super::{Each, Effect, Operation, Rest, Tool, Verb};
+use super::{Each, Effect, Operation, Rest, Tool};
 use crate::auth::Role;
 
 /// The episode listing and the causal-graph operations.
@@ -92,22 +92,6 @@ const fn tool(name: &'static str, title: &'static str) -> Option<Tool> {
     })
 }
 
-const fn get(path: &'static str) -> Option<Rest> {
-    Some(Rest {
-        verb: Verb::Get,
-        path,
-        status: StatusCode::OK,
-    })
-}
-
-const fn post(path: &'static str) -> Option<Rest> {
-    Some(Rest {
-        verb: Verb::Post,
-        path,
-        status: StatusCode::CREATED,
-    })
-}
-
 /// An episode to record, as JSON or as a session log.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -153,7 +137,7 @@ impl Operation for Record {
         taken ID is refused unless `replace` is true.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Write;
-    const REST: Option<Rest> = post("/v1/episodes");
+    const REST: Option<Rest> = Rest::post("/v1/episodes", StatusCode::CREATED);
     const TOOL: Option<Tool> = tool("record_episode", "Record an episode");
     const ANSWER: &'static str = "The episode as stored (201; 200 when it replaced one).";
     const QUERY: &'static [&'static str] = &["replace"];
@@ -213,7 +197,7 @@ impl Operation for Extract {
         recordEpisode.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Write;
-    const REST: Option<Rest> = post("/v1/episodes/extract");
+    const REST: Option<Rest> = Rest::post("/v1/episodes/extract", StatusCode::CREATED);
     const TOOL: Option<Tool> = None;
     const ANSWER: &'static str = Record::ANSWER;
     const QUERY: &'static [&'static str] = &["replace"];
@@ -283,7 +267,7 @@ impl Operation for Get {
         decisions and events, quoted, within a token budget (500 when omitted).";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = get("/v1/episodes/{id}");
+    const REST: Option<Rest> = Rest::get("/v1/episodes/{id}");
     const TOOL: Option<Tool> = tool("get_episode", "Get an episode");
     const ANSWER: &'static str = "The episode and its text.";
 
@@ -328,7 +312,7 @@ impl Operation for Session {
         as text within a token budget (500 when omitted); not found when there are none.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = get("/v1/sessions/{session}/episodes");
+    const REST: Option<Rest> = Rest::get("/v1/sessions/{session}/episodes");
     const TOOL: Option<Tool> = tool("session_episodes", "A session's episodes");
     const ANSWER: &'static str = "The session's episodes.";
 
@@ -395,7 +379,7 @@ impl Operation for Export {
         causal_path answers in far fewer tokens.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = get("/v1/graph/export");
+    const REST: Option<Rest> = Rest::get("/v1/graph/export");
     const TOOL: Option<Tool> = tool("export_causal_graph", "Export the causal graph");
     const ANSWER: &'static str = "The graph.";
     const DOCUMENTS: &'static [&'static str] = &["application/json", DOT];
@@ -472,7 +456,7 @@ impl Operation for List {
         sessions worth replaying.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = get("/v1/episodes");
+    const REST: Option<Rest> = Rest::get("/v1/episodes");
     const TOOL: Option<Tool> = tool("list_episodes", "List episodes");
     const ANSWER: &'static str = "A page of episodes.";
 
@@ -513,7 +497,7 @@ impl Operation for Sequence {
         each with its context, the option chosen over the others, and why.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = get("/v1/episodes/{id}/decisions");
+    const REST: Option<Rest> = Rest::get("/v1/episodes/{id}/decisions");
     const TOOL: Option<Tool> = tool("decision_sequence", "Decision sequence");
     const ANSWER: &'static str = "The decisions, in order, and their text.";
 
@@ -546,11 +530,7 @@ impl Operation for Purge {
         of the causal graph, with an audit entry.";
     const ROLE: Role = Role::Reviewer;
     const EFFECT: Effect = Effect::Write;
-    const REST: Option<Rest> = Some(Rest {
-        verb: Verb::Post,
-        path: "/v1/episodes/{id}/purge",
-        status: StatusCode::OK,
-    });
+    const REST: Option<Rest> = Rest::post("/v1/episodes/{id}/purge", StatusCode::OK);
     const TOOL: Option<Tool> = None;
     const ANSWER: &'static str = "What was erased.";
 
@@ -603,7 +583,7 @@ impl Operation for Path {
         failure before repeating a choice.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = get("/v1/graph/path");
+    const REST: Option<Rest> = Rest::get("/v1/graph/path");
     const TOOL: Option<Tool> = tool("causal_path", "Causal path");
     const ANSWER: &'static str = "The path, each step with its evidence.";
 
@@ -648,7 +628,7 @@ impl Operation for Alternative {
         those that made the same choice; evidence is false when none did.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = get("/v1/graph/what-if");
+    const REST: Option<Rest> = Rest::get("/v1/graph/what-if");
     const TOOL: Option<Tool> = tool("what_if", "What if");
     const ANSWER: &'static str = "The cases either way and their outcomes.";
 
@@ -693,7 +673,7 @@ impl Operation for Similar {
         important choice.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = get("/v1/graph/similar");
+    const REST: Option<Rest> = Rest::get("/v1/graph/similar");
     const TOOL: Option<Tool> = tool("similar_decisions", "Similar decisions");
     const ANSWER: &'static str = "The decisions, best match first.";
 
@@ -732,7 +712,7 @@ impl Operation for Worked {
         recorded episodes, best first.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = get("/v1/graph/patterns");
+    const REST: Option<Rest> = Rest::get("/v1/graph/patterns");
     const TOOL: Option<Tool> = tool("find_patterns", "Find patterns");
     const ANSWER: &'static str = "The patterns, best first.";
 
@@ -774,7 +754,7 @@ impl Operation for Failed {
         recorded episodes, worst first: what to avoid.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
-    const REST: Option<Rest> = get("/v1/graph/anti-patterns");
+    const REST: Option<Rest> = Rest::get("/v1/graph/anti-patterns");
     const TOOL: Option<Tool> = tool("find_anti_patterns", "Find anti-patterns");
     const ANSWER: &'static str = "The patterns, worst first.";
 

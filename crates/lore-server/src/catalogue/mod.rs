@@ -28,8 +28,10 @@ mod digests;
 mod embedder;
 mod episodes;
 mod knowledge;
+mod lessons;
 mod memory;
 mod org;
+mod read;
 mod review;
 pub mod schema;
 
@@ -84,6 +86,12 @@ pub struct LayerQuery {
     explain: bool,
 }
 
+/// No input: an argument sent anyway is refused rather than ignored, so a caller learns it
+/// asked for something the operation does not do.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Nothing {}
+
 /// A page of a listing with no other parameter.
 #[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -120,6 +128,8 @@ pub enum Verb {
     Post,
     /// Reads its input from a JSON body.
     Put,
+    /// Reads its input from a JSON body: the fields given change, the others stay.
+    Patch,
 }
 
 impl Verb {
@@ -129,6 +139,7 @@ impl Verb {
             Self::Get => Method::GET,
             Self::Post => Method::POST,
             Self::Put => Method::PUT,
+            Self::Patch => Method::PATCH,
         }
     }
 }
@@ -142,6 +153,26 @@ pub struct Rest {
     pub path: &'static str,
     /// The status of a success.
     pub status: StatusCode,
+}
+
+impl Rest {
+    /// A `GET` of `path`, answered 200.
+    pub const fn get(path: &'static str) -> Option<Self> {
+        Some(Self {
+            verb: Verb::Get,
+            path,
+            status: StatusCode::OK,
+        })
+    }
+
+    /// A `POST` of `path`, answered `status`.
+    pub const fn post(path: &'static str, status: StatusCode) -> Option<Self> {
+        Some(Self {
+            verb: Verb::Post,
+            path,
+            status,
+        })
+    }
 }
 
 /// An operation's MCP door.
@@ -184,6 +215,23 @@ pub trait Operation: Send + Sync + 'static {
     /// The media types REST answers in when [`Operation::document`] gives the answer as a
     /// document of its own (a graph in DOT) rather than the output as JSON.
     const DOCUMENTS: &'static [&'static str] = &[];
+    /// Whether REST hands the body to [`Operation::BODY`]'s field as text, for the operation
+    /// to read in a format of its own (JSON lines) besides JSON.
+    const TEXT_BODY: bool = false;
+
+    /// Refuses an input that asks for more than `role` may have (stored text unredacted),
+    /// beyond [`Operation::ROLE`].
+    ///
+    /// # Errors
+    /// [`lore_core::Error::Forbidden`] naming the role needed.
+    fn allow(_role: Role, _input: &Self::Input) -> lore_core::Result<()> {
+        Ok(())
+    }
+
+    /// The output as `role` may have it, on every door (a store's location only for admins).
+    fn for_role(_role: Role, output: Self::Output) -> Self::Output {
+        output
+    }
 
     /// The one call into the Engine, on the caller's handle.
     ///
@@ -302,7 +350,10 @@ impl Principal {
         if self.role < O::ROLE {
             return Err(Failure::Engine(self.role.refusal(O::ROLE)));
         }
-        self.run(move |e| O::run(e, input)).await
+        O::allow(self.role, &input).map_err(Failure::Engine)?;
+        let role = self.role;
+        let output = self.run(move |e| O::run(e, input)).await?;
+        Ok(O::for_role(role, output))
     }
 }
 
@@ -350,6 +401,8 @@ pub struct Entry {
     pub body: Option<&'static str>,
     /// [`Operation::DOCUMENTS`].
     pub documents: &'static [&'static str],
+    /// [`Operation::TEXT_BODY`].
+    pub text_body: bool,
     /// The input's JSON schema, every subschema inlined.
     pub input_schema: fn() -> Value,
     /// The output's JSON schema (what serialising writes), every subschema inlined.
@@ -378,6 +431,7 @@ impl Entry {
             query: O::QUERY,
             body: O::BODY,
             documents: O::DOCUMENTS,
+            text_body: O::TEXT_BODY,
             input_schema: schema::input::<O::Input>,
             output_schema: schema::output::<O::Output>,
             call: call_json::<O>,
@@ -445,11 +499,13 @@ pub(crate) trait Each {
 
 /// Calls `each` once for every operation, in the catalogue's order.
 pub(crate) fn for_each(each: &mut impl Each) {
+    lessons::each(each);
     decisions::each(each);
     knowledge::each(each);
     digests::each(each);
     episodes::each(each);
     memory::each(each);
+    read::each(each);
     embedder::each(each);
     org::each(each);
     review::each(each);

@@ -29,22 +29,12 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         "loop",
         &[
             "recall_memory",
-            "search_memory",
-            "get_lesson",
             "record_execution",
             "report_signal",
             "correct",
         ],
     ),
-    (
-        "lessons",
-        &[
-            "memory_prompt",
-            "list_lessons",
-            "memory_status",
-            "learn_lessons",
-        ],
-    ),
+    ("lessons", &["memory_prompt"]),
     ("review", &[]),
     ("org", &[]),
     ("episodes", &[]),

@@ -2,18 +2,10 @@
 
 use lore_core::model::{ErrorEvent, Execution, Lesson};
 use lore_engine::prompt::AssembledPrompt;
-use lore_engine::{CorrectionOutcome, MemorySearch, Page, RecallResult, Status};
+use lore_engine::{CorrectionOutcome, RecallResult};
 use lore_recall::{Decision, Explanation};
 use schemars::JsonSchema;
 use serde::Serialize;
-
-/// A serde enum's wire name (`pending_review`, `lesson`, …).
-fn wire<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        other => format!("{other:?}"),
-    }
-}
 
 /// The execution just recorded; its fields are named as REST's `POST /v1/executions` names them.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -132,117 +124,6 @@ impl From<&CorrectionOutcome> for CorrectionResult {
     }
 }
 
-/// One line about a lesson.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct LessonSummary {
-    /// The lesson's ID, for `get_lesson`.
-    pub id: String,
-    /// Its skill.
-    pub skill: String,
-    /// Its state.
-    pub status: String,
-    /// How sure Lore is, 0 to 1.
-    pub confidence: f64,
-    /// The rule in one line.
-    pub summary: String,
-}
-
-impl From<&Lesson> for LessonSummary {
-    fn from(l: &Lesson) -> Self {
-        Self {
-            id: l.id.to_string(),
-            skill: l.skill.to_string(),
-            status: l.status.as_str().to_owned(),
-            confidence: l.confidence,
-            summary: l.tiers.summary.clone(),
-        }
-    }
-}
-
-/// A page of lessons.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct LessonList {
-    /// The lessons, oldest first.
-    pub lessons: Vec<LessonSummary>,
-    /// Pass as `offset` to read the next page; absent on the last page.
-    pub next_offset: Option<usize>,
-}
-
-impl From<&Page<Lesson>> for LessonList {
-    fn from(page: &Page<Lesson>) -> Self {
-        Self {
-            lessons: page.items.iter().map(LessonSummary::from).collect(),
-            next_offset: page.next_offset,
-        }
-    }
-}
-
-/// One search result.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Hit {
-    /// `lesson` or `execution`.
-    pub kind: String,
-    /// Its ID.
-    pub id: String,
-    /// Its skill.
-    pub skill: String,
-    /// Relevance; higher is better, comparable only within one search.
-    pub score: f64,
-    /// The matching text, shortened.
-    pub snippet: String,
-}
-
-/// Search results, best first.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SearchResults {
-    /// The hits; empty when nothing matched.
-    pub hits: Vec<Hit>,
-    /// The queries run, in order: the first is yours; later ones come from the server's
-    /// reformulation loop when it is on, each merged into the hits by ID.
-    pub queries: Vec<QueryRound>,
-    /// Why the search stopped: single, sufficient, exhausted, max_rounds or failed.
-    pub stopped: String,
-}
-
-/// One query of a search.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct QueryRound {
-    /// The query.
-    pub query: String,
-    /// Results it found.
-    pub found: usize,
-    /// Of those, results earlier queries had not found.
-    pub new: usize,
-}
-
-impl From<&MemorySearch> for SearchResults {
-    fn from(search: &MemorySearch) -> Self {
-        Self {
-            hits: search
-                .hits
-                .iter()
-                .map(|h| Hit {
-                    kind: wire(&h.kind),
-                    id: h.id.clone(),
-                    skill: h.skill.to_string(),
-                    score: h.score,
-                    snippet: h.snippet.clone(),
-                })
-                .collect(),
-            queries: search
-                .rounds
-                .iter()
-                .map(|r| QueryRound {
-                    query: r.query.clone(),
-                    found: r.found,
-                    new: r.new,
-                })
-                .collect(),
-            stopped: search.stopped.to_owned(),
-        }
-    }
-}
-
 /// An assembled system prompt.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PromptView {
@@ -287,33 +168,6 @@ impl From<&AssembledPrompt> for PromptView {
                 })
                 .collect(),
             warnings: p.warnings.clone(),
-        }
-    }
-}
-
-/// How much memory there is.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct StatusView {
-    /// The store's kind, e.g. `sqlite`.
-    pub backend: String,
-    /// Executions you may read.
-    pub executions: u64,
-    /// Corrections you may read.
-    pub corrections: u64,
-    /// Lessons you may read, in any state.
-    pub lessons: u64,
-    /// `auto` (machine-made lessons go on trial) or `review` (they wait for a person).
-    pub curation: String,
-}
-
-impl From<&Status> for StatusView {
-    fn from(s: &Status) -> Self {
-        Self {
-            backend: s.store.backend.to_owned(),
-            executions: s.counts.executions,
-            corrections: s.counts.corrections,
-            lessons: s.counts.lessons,
-            curation: wire(&s.curation),
         }
     }
 }

@@ -14,7 +14,6 @@
 mod events;
 mod executions;
 mod insights;
-mod lessons;
 mod memory;
 mod metrics;
 mod recall;
@@ -252,11 +251,9 @@ pub fn routes() -> Routes {
         .0
         .unwrap_or_else(Routes::new)
         .on(M::GET, "/v1/openapi.json", openapi::document)
-        .on(M::GET, "/v1/status", memory::status)
         .on(M::GET, "/v1/whoami", insights::whoami)
         .on(M::GET, "/v1/stats", insights::stats)
         .on(M::GET, "/v1/reports/{name}", insights::report)
-        .on(M::GET, "/v1/search", memory::search)
         .on(M::GET, "/v1/skills/{domain}/{skill}/prompt", memory::prompt)
         .on(M::POST, "/v1/executions", executions::record)
         .on(M::GET, "/v1/executions", executions::list)
@@ -264,27 +261,14 @@ pub fn routes() -> Routes {
         .on(M::POST, "/v1/executions/{id}/signals", executions::signal)
         .on(M::GET, "/v1/executions/{id}/signals", executions::signals)
         .on(M::POST, "/v1/corrections", executions::correct)
-        .on(M::GET, "/v1/lessons", lessons::list)
-        .on(M::POST, "/v1/lessons/import", lessons::import)
-        .on(M::GET, "/v1/lessons/{id}", lessons::get)
         .on(
             M::GET,
             "/v1/lessons/{id}/activations",
             insights::activations,
         )
-        .on(M::PATCH, "/v1/lessons/{id}", lessons::edit)
-        .on(M::POST, "/v1/lessons/{id}/retire", lessons::retire)
-        .on(M::POST, "/v1/lessons/{id}/purge", lessons::purge)
         .on(M::POST, "/v1/recall", recall::recall)
         .on(M::GET, "/v1/events", events::events)
         .on(M::GET, "/metrics", metrics::metrics)
-}
-
-/// A purge's body: why, which the audit keeps (a purge without a reason is refused).
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PurgeBody {
-    reason: String,
 }
 
 /// Mounts `O`'s REST door: its input from the query string of a `GET`, else from the body,
@@ -366,16 +350,20 @@ fn body_input<O: Operation>(
     headers: &HeaderMap,
     bytes: &Bytes,
 ) -> Result<O::Input, ApiError> {
-    let mut fields = if optional && bytes.iter().all(u8::is_ascii_whitespace) {
-        Map::new()
-    } else if is_json(headers) {
-        input::parse_object(bytes, Place::Body)?
-    } else {
-        return Err(ApiError::not_json());
+    let mut fields = match O::BODY {
+        Some(field) if O::TEXT_BODY => {
+            let text = std::str::from_utf8(bytes)
+                .map_err(|_| lore_core::Error::invalid("body", "is not UTF-8"))?;
+            Map::from_iter([(field.to_owned(), Value::String(text.to_owned()))])
+        }
+        _ if optional && bytes.iter().all(u8::is_ascii_whitespace) => Map::new(),
+        _ if !is_json(headers) => return Err(ApiError::not_json()),
+        Some(field) => {
+            let record = input::parse_object(bytes, Place::Body)?;
+            Map::from_iter([(field.to_owned(), Value::Object(record))])
+        }
+        None => input::parse_object(bytes, Place::Body)?,
     };
-    if let Some(field) = O::BODY {
-        fields = Map::from_iter([(field.to_owned(), Value::Object(fields))]);
-    }
     let mut add = |name: String, value: Value, place: &str| {
         if fields.contains_key(&name) {
             let why = format!("`{name}` is given in the {place}; leave it out of the body");

@@ -965,3 +965,120 @@ async fn the_review_queue_and_decisions_agree_on_rest_and_mcp() {
     assert_eq!(done["lessons"][0]["status"], "approved", "{mcp}");
     assert_eq!(rest["lessons"][0]["status"], "approved", "{rest}");
 }
+
+/// The lesson listing is one operation on both doors: the same filter names (`status` as a
+/// list or separated by commas), the same page, and the same refusal of `raw` to an agent.
+#[tokio::test]
+async fn lessons_are_listed_alike_on_every_door() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    let (reviewer, _) = server.token(Role::Reviewer);
+    for ticket in ["EU checkout 500s", "US login fails"] {
+        let id = server.record(&reviewer, json!({"ticket": ticket})).await;
+        let correction = json!({"skill": SKILL, "execution_id": id,
+            "correction": format!("When a ticket says {ticket}, priority must be urgent.")});
+        let (status, body) = server
+            .send(
+                Some(&reviewer),
+                Method::POST,
+                "/v1/corrections",
+                Some(correction),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/lessons?status=approved,trial&limit=1",
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    assert_eq!(rest["items"].as_array().map(Vec::len), Some(1), "{rest}");
+    assert_eq!(rest["next_offset"], 1, "{rest}");
+    for status in [json!("approved,trial"), json!(["approved", "trial"])] {
+        let mcp = server
+            .mcp(
+                &agent,
+                "list_lessons",
+                json!({"status": status, "limit": 1}),
+            )
+            .await;
+        assert_eq!(mcp["result"]["structuredContent"], rest, "{mcp}");
+    }
+    // A page as large as REST's is a page over MCP too.
+    let mcp = server
+        .mcp(&agent, "list_lessons", json!({"limit": 200}))
+        .await;
+    let items = &mcp["result"]["structuredContent"]["items"];
+    assert_eq!(items.as_array().map(Vec::len), Some(2), "{mcp}");
+
+    let (status, refused) = server
+        .send(Some(&agent), Method::GET, "/v1/lessons?raw=true", None)
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    let mcp = server
+        .mcp(&agent, "list_lessons", json!({"raw": true}))
+        .await;
+    assert_eq!(mcp["result"]["isError"], true, "{mcp}");
+    let error = &mcp["result"]["structuredContent"]["error"];
+    assert_eq!(error["code"], refused["error"]["code"], "{mcp}");
+}
+
+/// Search and status are one operation each: the same answer on both doors for the same
+/// token, the store's location kept from a non-admin on both, a blank search refused alike.
+#[tokio::test]
+async fn search_and_status_answer_alike_on_every_door() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (agent, _) = server.token(Role::Agent);
+    let id = server
+        .record(&agent, json!({"ticket": "ledger totals are off"}))
+        .await;
+    let (status, rest) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/search?query=ledger%20totals&limit=3",
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    assert!(
+        rest["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["id"] == id.as_str()),
+        "{rest}"
+    );
+    assert_eq!(rest["stopped"], "single", "{rest}");
+    let mcp = server
+        .mcp(
+            &agent,
+            "search_memory",
+            json!({"query": "ledger totals", "limit": 3}),
+        )
+        .await;
+    assert_eq!(mcp["result"]["structuredContent"], rest, "{mcp}");
+
+    let (status, refused) = server
+        .send(Some(&agent), Method::GET, "/v1/search?query=%20", None)
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    let mcp = server
+        .mcp(&agent, "search_memory", json!({"query": " "}))
+        .await;
+    let error = &mcp["result"]["structuredContent"]["error"];
+    assert_eq!(error, &refused["error"], "{mcp}");
+
+    let (status, rest) = server
+        .send(Some(&agent), Method::GET, "/v1/status", None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    assert_eq!(rest["store"]["location"], "", "{rest}");
+    assert_eq!(rest["counts"]["executions"], 1, "{rest}");
+    let mcp = server.mcp(&agent, "memory_status", json!({})).await;
+    assert_eq!(mcp["result"]["structuredContent"], rest, "{mcp}");
+}
