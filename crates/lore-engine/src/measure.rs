@@ -43,8 +43,8 @@
 //! over all its runs dilutes the harm, and mixes task types whose runs fail at different rates.
 //! So runs are grouped into task types by the content words of their input (see [`evidence`]),
 //! and a lesson shown in at least [`STRATUM_SHARE`] of the judged runs of two or more types is
-//! judged in each of them, against that type's runs without it, with the same bounds and
-//! windows (a lesson about an error only in the types where that error happened on either
+//! judged in each of them, against that type's runs without it, with the same windows and
+//! each type's bounds set for as many tests as types (a lesson about an error only in the types where that error happened on either
 //! side: elsewhere it had nothing to prevent, and its runs there say only which lesson it took
 //! the place of): it **hurts** when it hurts in any type, and **helps** when it helps in one and hurts
 //! in none. Within a type, a run that left out a lesson known to help that type (its matched

@@ -228,16 +228,23 @@ impl<'a> Evidence<'a> {
             // lesson known to help there is compared only when that lesson's error did not
             // happen in it (one without triggers: never). A run where a rival took the helper's
             // place in the helper's own task and failed in its own way is the rival's evidence.
+            //
+            // A helper with triggers explains its own error in any task type of its skill, not
+            // only in those it was shown in: a type first met while it sat out (a new pairing
+            // of steps) fails of that error for want of it just the same, and the lesson that
+            // stood beside it there did not cause that.
             let missing_helper = |claimed: &[String]| {
-                helpers.get(&run.task_type).is_some_and(|known| {
-                    known.iter().any(|(id, triggers)| {
-                        *id != lesson.id
-                            && !run.execution.lessons_shown.contains(id)
-                            && (triggers.is_empty()
-                                || triggers
-                                    .iter()
-                                    .any(|t| run.fingerprints.contains(t) && !claimed.contains(t)))
-                    })
+                helpers.iter().any(|(&t, known)| {
+                    let own_type = t == run.task_type;
+                    (own_type || self.types[t].skill == &run.execution.skill)
+                        && known.iter().any(|(id, triggers)| {
+                            *id != lesson.id
+                                && !run.execution.lessons_shown.contains(id)
+                                && ((own_type && triggers.is_empty())
+                                    || triggers.iter().any(|t| {
+                                        run.fingerprints.contains(t) && !claimed.contains(t)
+                                    }))
+                        })
                 })
             };
             let without_a_helper = missing_helper(&[]);
@@ -290,9 +297,17 @@ impl<'a> Evidence<'a> {
         if judged_in.len() >= 2 {
             let pairs: Vec<&(Pair, Pair)> = judged_in.iter().map(|(_, p)| *p).collect();
             measurement.across_types = across_types(lesson, &pairs).map(Box::new);
+            // "Hurts in any type" and "helps in one" are as many tests as types: each type's
+            // bounds are at the level that keeps the chance of a verdict by chance in any of
+            // them at what one comparison promises (Bonferroni).
+            let tests = judged_in.len() as f64;
+            let z = [
+                normal_quantile(1.0 - (1.0 - normal_cdf(Z)) / tests),
+                normal_quantile(1.0 - (1.0 - normal_cdf(Z_OVERALL)) / tests),
+            ];
             for (t, (own, overall)) in judged_in {
                 let task_type = self.types[t].name();
-                let m = self::measurement(lesson, own, overall);
+                let m = self::measurement_at(lesson, own, overall, z);
                 stats.stratum_bounds.push(StratumBounds {
                     task_type: task_type.clone(),
                     runs: own.shown.runs as u64,
@@ -664,6 +679,12 @@ pub(super) fn wilson(failures: usize, runs: usize, z: f64) -> (f64, f64) {
 /// Seed 003's utility from the lesson's own failures and costs, with the bounds of both
 /// comparisons.
 pub(super) fn measurement(lesson: &Lesson, own: &Pair, overall: &Pair) -> Measurement {
+    measurement_at(lesson, own, overall, [Z, Z_OVERALL])
+}
+
+/// [`measurement`] with the bounds of the lesson's own error and of any failure at the normal
+/// quantiles `z`.
+fn measurement_at(lesson: &Lesson, own: &Pair, overall: &Pair, z: [f64; 2]) -> Measurement {
     let (shown, baseline) = (&own.shown, &own.baseline);
     let (a, b) = (shown.failure_rate(), baseline.failure_rate());
     let error_reduction = if shown.runs == 0 || baseline.runs == 0 {
@@ -688,8 +709,8 @@ pub(super) fn measurement(lesson: &Lesson, own: &Pair, overall: &Pair) -> Measur
         }
         None => ERROR_WEIGHT * error_reduction + (1.0 - ERROR_WEIGHT) * efficiency_gain,
     };
-    let (difference, lower, upper) = own.difference(Z);
-    let (overall_difference, overall_lower, overall_upper) = overall.difference(Z_OVERALL);
+    let (difference, lower, upper) = own.difference(z[0]);
+    let (overall_difference, overall_lower, overall_upper) = overall.difference(z[1]);
     Measurement {
         lesson: lesson.id.clone(),
         runs: shown.runs,
@@ -707,6 +728,42 @@ pub(super) fn measurement(lesson: &Lesson, own: &Pair, overall: &Pair) -> Measur
         strata: Vec::new(),
         across_types: None,
     }
+}
+
+/// The standard normal distribution function, by the complementary error function (Numerical
+/// Recipes' `erfcc`, absolute error below 1.2e-7).
+fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let erfc = t * poly.exp();
+    if x >= 0.0 {
+        1.0 - 0.5 * erfc
+    } else {
+        0.5 * erfc
+    }
+}
+
+/// The quantile of the standard normal distribution at `p` in `(0, 1)`, by bisection on
+/// [`normal_cdf`]: called a few times per lesson, so plain and exact enough beats fast.
+fn normal_quantile(p: f64) -> f64 {
+    let (mut low, mut high) = (-10.0, 10.0);
+    for _ in 0..80 {
+        let mid = (low + high) / 2.0;
+        if normal_cdf(mid) < p {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    (low + high) / 2.0
 }
 
 /// Whether an event reports a failure: a hard or constraint failure, or no progress.
@@ -814,6 +871,15 @@ mod tests {
         let m = m(side(5, 0, &[1.0]), Side::default());
         assert_eq!((m.error_reduction, m.utility), (0.0, 0.0));
         assert_eq!(m.bounds, [-1.0, 1.0]);
+    }
+
+    #[test]
+    fn the_normal_quantile_inverts_the_distribution_function() {
+        assert!((normal_quantile(0.95) - 1.645).abs() < 1e-3);
+        assert!((normal_quantile(0.975) - 1.960).abs() < 1e-3);
+        // Two tests at 97.5 % together: each at 98.75 %.
+        assert!((normal_quantile(1.0 - 0.025 / 2.0) - 2.241).abs() < 1e-3);
+        assert!((normal_cdf(-Z) - 0.05).abs() < 1e-4);
     }
 
     #[test]
