@@ -1,5 +1,5 @@
 //! Following the store: what was recorded or changed after a cursor (executions, lessons,
-//! episodes), narrowed to this handle's scope. The server's event stream is built on it; because
+//! episodes, decisions), narrowed to this handle's scope. The server's event stream is built on it; because
 //! it reads the store, it sees writes from every process that shares the store, not only this
 //! one.
 
@@ -8,11 +8,14 @@ use std::time::Duration;
 
 use super::{Engine, PURGED};
 use lore_core::error::Result;
-use lore_core::id::{EpisodeId, LessonId};
-use lore_core::model::{AuditAction, AuditEntry, Episode, Execution, Lesson, RecordKind};
+use lore_core::id::{DecisionId, EpisodeId, LessonId};
+use lore_core::model::{
+    AuditAction, AuditEntry, DecisionRecord, Episode, Execution, Lesson, RecordKind,
+};
 use lore_core::ports::bell::ChangeBell;
 use lore_core::ports::store::ChangeCursor;
 use lore_core::scope::SkillPath;
+use lore_core::sensitive;
 
 /// One thing a follower is told about.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +40,13 @@ pub enum Change {
         skill: SkillPath,
         /// The episode as it is now; `None` once it has been purged.
         episode: Option<Box<Episode>>,
+    },
+    /// A decision was recorded or moved (`entry.action` says which).
+    Decision {
+        /// The audit entry of the change, its reason redacted.
+        entry: AuditEntry,
+        /// The decision as it is now, redacted.
+        decision: Box<DecisionRecord>,
     },
 }
 
@@ -138,6 +148,9 @@ impl Engine {
         if entry.subject_kind == RecordKind::Episode {
             return self.episode_change(entry, wanted);
         }
+        if entry.subject_kind == RecordKind::Decision {
+            return self.decision_change(entry, wanted);
+        }
         if entry.subject_kind != RecordKind::Lesson {
             return Ok(None);
         }
@@ -156,6 +169,28 @@ impl Engine {
             skill: lesson.skill.clone(),
             lesson: (!purged).then(|| Box::new(lesson)),
             entry,
+        }))
+    }
+
+    /// A decision's change, told only inside the scope, with the decision as it is now (a
+    /// replayed entry shows today's state beside the move it names).
+    fn decision_change(
+        &self,
+        entry: AuditEntry,
+        wanted: &impl Fn(&SkillPath) -> bool,
+    ) -> Result<Option<Change>> {
+        let Ok(id) = DecisionId::parse(&entry.subject) else {
+            return Ok(None);
+        };
+        let Some(decision) = self.store.decisions()?.decision(&id)? else {
+            return Ok(None);
+        };
+        if !wanted(&decision.skill) {
+            return Ok(None);
+        }
+        Ok(Some(Change::Decision {
+            entry: sensitive::redact_audit(&entry),
+            decision: Box::new(sensitive::redact_decision(&decision)),
         }))
     }
 

@@ -14,7 +14,7 @@ use crate::engine::{Engine, audit};
 use crate::knowledge::index::Item;
 use lore_core::error::{Error, Result};
 use lore_core::id::DecisionId;
-use lore_core::model::{AuditAction, DecisionRecord, LessonStatus, RecordKind};
+use lore_core::model::{AuditAction, AuditEntry, DecisionRecord, LessonStatus, RecordKind};
 use lore_core::scope::SkillPath;
 use lore_core::{lifecycle, limits, sensitive};
 use lore_recall::{EmbedderId, Explanation};
@@ -208,6 +208,37 @@ impl Engine {
         let mut all = self.store.decisions()?.decisions(&self.scope, skill)?;
         all.retain(|d| status.is_none_or(|s| d.status == s));
         Ok(all.iter().map(sensitive::redact_decision).collect())
+    }
+
+    /// One decision inside this handle's scope, its text redacted. A decision outside the
+    /// scope is answered as unknown: saying it exists would tell a reader more than its scope.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an ID not stored or outside the scope; [`Error::Unsupported`]
+    /// from a store without decisions; store failures.
+    pub fn decision(&self, id: &DecisionId) -> Result<DecisionRecord> {
+        self.store
+            .decisions()?
+            .decision(id)?
+            .filter(|d| self.scope.allows(&d.skill))
+            .map(|d| sensitive::redact_decision(&d))
+            .ok_or_else(|| Error::not_found("decision", id))
+    }
+
+    /// One decision's audit trail inside this handle's scope, oldest first, reasons redacted
+    /// like the decision's text.
+    ///
+    /// # Errors
+    /// As [`Engine::decision`].
+    pub fn decision_audit(&self, id: &DecisionId) -> Result<Vec<AuditEntry>> {
+        self.decision(id)?;
+        Ok(self
+            .store
+            .audit(Some(id.as_str()))?
+            .iter()
+            .filter(|e| e.subject_kind == RecordKind::Decision)
+            .map(sensitive::redact_audit)
+            .collect())
     }
 
     /// What the approved decisions' index holds; `None` before this Engine's first decision

@@ -64,7 +64,7 @@ pub fn run(paths: &Paths, args: WatchArgs, json: bool) -> Result<()> {
                     let (name, data) = change_event(change);
                     print_episode(name, &data, json)?;
                 }
-                Change::Lesson { .. } => {}
+                Change::Lesson { .. } | Change::Decision { .. } => {}
             }
         }
     }

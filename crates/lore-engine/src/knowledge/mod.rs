@@ -242,6 +242,37 @@ impl Engine {
         self.store.knowledge()?.documents(&self.scope, skill)
     }
 
+    /// One stored document of `skill` inside this handle's scope and its chunks in order. A
+    /// document outside the scope is answered as unknown, like one never ingested.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for a document not stored under `skill` or outside the scope;
+    /// [`Error::Unsupported`] from a store without knowledge; store failures.
+    pub fn knowledge_document(
+        &self,
+        skill: &SkillPath,
+        source: &str,
+    ) -> Result<(KnowledgeDocument, Vec<KnowledgeChunk>)> {
+        let store = self.store.knowledge()?;
+        let document = store
+            .documents(&self.scope, Some(skill))?
+            .into_iter()
+            .find(|d| d.source == source)
+            // The source is not repeated: a caller probing another scope learns nothing
+            // from the answer, not even its own guess back.
+            .ok_or_else(|| {
+                Error::not_found("knowledge document", format!("{skill} with that source"))
+            })?;
+        let mut chunks: Vec<KnowledgeChunk> = store
+            .knowledge_chunks(&self.scope, Some(skill))?
+            .into_iter()
+            .filter(|c| c.source == source)
+            .map(|c| KnowledgeChunk { vector: None, ..c })
+            .collect();
+        chunks.sort_by_key(|c| c.ordinal);
+        Ok((document, chunks))
+    }
+
     /// A document cut, redacted and made into chunks (vectors come later, per batch).
     fn prepare(
         &self,

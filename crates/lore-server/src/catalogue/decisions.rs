@@ -6,7 +6,7 @@
 use axum::http::StatusCode;
 use lore_core::SkillPath;
 use lore_core::id::DecisionId;
-use lore_core::model::{DecisionRecord, LessonStatus};
+use lore_core::model::{AuditEntry, DecisionRecord, LessonStatus};
 use lore_engine::{DecisionQuery, DecisionResult, Engine, NewDecision};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -19,6 +19,7 @@ use crate::auth::Role;
 pub(crate) fn each(each: &mut impl Each) {
     each.one::<Record>();
     each.one::<List>();
+    each.one::<Get>();
     each.one::<Review>();
     each.one::<Recall>();
 }
@@ -142,6 +143,82 @@ impl Operation for List {
         Ok(Decisions {
             decisions,
             next_offset,
+        })
+    }
+}
+
+/// The decision to read.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionInput {
+    /// The decision's ID (`DEC-…`), as recording or listing returned it.
+    #[schemars(with = "String")]
+    id: DecisionId,
+}
+
+/// One decision with every change made to it, as a lesson is read with its history.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DecisionWithAudit {
+    /// The decision as stored, redacted.
+    #[schemars(with = "Documented<DecisionRecord>")]
+    decision: DecisionRecord,
+    /// Its audit trail, oldest first: recorded, then each move with who made it and why.
+    #[schemars(with = "Vec<AuditShape>")]
+    audit: Vec<AuditEntry>,
+}
+
+/// What an [`AuditEntry`] serialises to.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct AuditShape {
+    id: String,
+    subject_kind: String,
+    subject: String,
+    /// `created`, `transition`, …
+    action: String,
+    /// The state before a move.
+    #[schemars(with = "Option<Documented<LessonStatus>>")]
+    from: Option<LessonStatus>,
+    /// The state after it.
+    #[schemars(with = "Option<Documented<LessonStatus>>")]
+    to: Option<LessonStatus>,
+    /// The credential that made the change.
+    actor: String,
+    /// When, RFC 3339.
+    at: String,
+    /// Why, redacted.
+    reason: String,
+    /// What supports the change, when anything does.
+    evidence: Option<serde_json::Value>,
+}
+
+/// `get_decision`, `GET /v1/decisions/{id}`.
+pub struct Get;
+
+impl Operation for Get {
+    type Input = DecisionInput;
+    type Output = DecisionWithAudit;
+    const NAME: &'static str = "get_decision";
+    const SUMMARY: &'static str = "One decision in the caller's scope with its audit trail: \
+        who recorded it, each move since, who made it and why.";
+    const ROLE: Role = Role::Agent;
+    const EFFECT: Effect = Effect::Read;
+    const REST: Option<Rest> = Some(Rest {
+        verb: Verb::Get,
+        path: "/v1/decisions/{id}",
+        status: StatusCode::OK,
+    });
+    const TOOL: Option<Tool> = Some(Tool {
+        name: "get_decision",
+        group: "knowledge",
+        title: "Get a decision",
+    });
+    const ANSWER: &'static str = "The decision and its audit trail.";
+
+    fn run(engine: &Engine, q: DecisionInput) -> lore_core::Result<DecisionWithAudit> {
+        Ok(DecisionWithAudit {
+            decision: engine.decision(&q.id)?,
+            audit: engine.decision_audit(&q.id)?,
         })
     }
 }

@@ -7,7 +7,7 @@
 
 use axum::http::StatusCode;
 use lore_core::SkillPath;
-use lore_core::model::KnowledgeDocument;
+use lore_core::model::{KnowledgeChunk, KnowledgeDocument};
 use lore_engine::knowledge::{
     Chunking, IngestDocument, IngestReport, IngestRequest, KnowledgeQuery, KnowledgeResult,
 };
@@ -24,6 +24,7 @@ pub(crate) fn each(each: &mut impl Each) {
     each.one::<Context>();
     each.one::<Recall>();
     each.one::<List>();
+    each.one::<DocumentRead>();
     each.one::<Ingest>();
 }
 
@@ -191,6 +192,104 @@ impl Operation for List {
             documents,
             next_offset,
         })
+    }
+}
+
+/// The document whose chunks to read, a page of them.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentInput {
+    /// The document's skill, `domain/skill`.
+    #[schemars(with = "Documented<SkillPath>")]
+    skill: SkillPath,
+    /// Its source as listed (`docs/runbook.md`).
+    #[schemars(length(min = 1, max = 1024))]
+    source: String,
+    /// At most this many chunks, 1 to 500; all of them up to 500 when omitted, with
+    /// `next_offset` when more follow.
+    #[schemars(range(min = 1, max = 500))]
+    limit: Option<usize>,
+    /// Skip this many (the previous page's `next_offset`).
+    offset: Option<usize>,
+}
+
+/// One document and its chunks in order, a page of them.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DocumentChunks {
+    /// The document, as listed.
+    #[schemars(with = "Documented<KnowledgeDocument>")]
+    document: KnowledgeDocument,
+    /// Its chunks by position, their text redacted at ingest.
+    #[schemars(with = "Vec<ChunkShape>")]
+    chunks: Vec<KnowledgeChunk>,
+    /// The offset of the next page, absent on the last one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<usize>,
+}
+
+/// What a [`KnowledgeChunk`] serialises to.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct ChunkShape {
+    id: String,
+    skill: String,
+    source: String,
+    /// The headings above it, joined by ` › `.
+    heading: String,
+    /// Its page in a paged document, from 1.
+    page: Option<u32>,
+    line_start: u32,
+    line_end: u32,
+    /// Its position in the document, from 0.
+    ordinal: u32,
+    /// Its text (quoted as `> ` lines for a model).
+    text: String,
+    /// Whether personal or secret data was redacted from it.
+    redacted: Option<bool>,
+}
+
+/// `knowledge_chunks`, `GET /v1/knowledge/chunks`.
+pub struct DocumentRead;
+
+impl Operation for DocumentRead {
+    type Input = DocumentInput;
+    type Output = DocumentChunks;
+    const NAME: &'static str = "knowledge_chunks";
+    const SUMMARY: &'static str = "One ingested document's chunks in order, each with its \
+        heading and lines, for reading a document whole rather than searching it.";
+    const ROLE: Role = Role::Agent;
+    const EFFECT: Effect = Effect::Read;
+    const REST: Option<Rest> = Some(Rest {
+        verb: Verb::Get,
+        path: "/v1/knowledge/chunks",
+        status: StatusCode::OK,
+    });
+    const TOOL: Option<Tool> = Some(Tool {
+        name: "knowledge_chunks",
+        group: "knowledge",
+        title: "Read a document's chunks",
+    });
+    const ANSWER: &'static str = "The document and its chunks.";
+
+    fn run(engine: &Engine, q: DocumentInput) -> lore_core::Result<DocumentChunks> {
+        let (document, all) = engine.knowledge_document(&q.skill, &q.source)?;
+        let (chunks, next_offset) = super::window(all, q.limit, q.offset)?;
+        Ok(DocumentChunks {
+            document,
+            chunks,
+            next_offset,
+        })
+    }
+
+    /// A document's text is reference material, never instructions: a model gets it quoted.
+    fn for_model(mut output: DocumentChunks) -> DocumentChunks {
+        for chunk in &mut output.chunks {
+            chunk.text = lore_core::quote::lines(&chunk.text)
+                .map(|l| format!("> {l}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        output
     }
 }
 

@@ -1,5 +1,6 @@
-//! `GET /v1/events`: a server-sent-event stream of executions recorded, lessons changed and
-//! episodes recorded, replaced or purged, narrowed to the caller's scope.
+//! `GET /v1/events`: a server-sent-event stream of executions recorded, lessons changed,
+//! episodes recorded, replaced or purged and decisions recorded or moved, narrowed to the
+//! caller's scope.
 //!
 //! Each subscriber follows the store itself, from a cursor ([`lore_core::ports::store::ChangeCursor`]),
 //! rather than listening to this process's writes: that is what makes writes by other processes
@@ -229,6 +230,26 @@ pub fn change_event(change: Change) -> (&'static str, Value) {
             if let (Some(episode), Value::Object(fields)) = (episode, &mut data) {
                 fields.insert("actor".into(), json!(entry.actor));
                 fields.insert("episode".into(), json!(episode));
+            }
+            (name, data)
+        }
+        Change::Decision { entry, decision } => {
+            let name = match entry.action {
+                AuditAction::Transition => "decision.status_changed",
+                _ => "decision.recorded",
+            };
+            let mut data = json!({
+                "type": name, "decision_id": entry.subject, "skill": decision.skill,
+                "at": entry.at, "actor": entry.actor, "reason": entry.reason,
+                "decision": decision,
+            });
+            if let Value::Object(fields) = &mut data {
+                if let Some(from) = entry.from {
+                    fields.insert("from".into(), json!(from));
+                }
+                if let Some(to) = entry.to {
+                    fields.insert("to".into(), json!(to));
+                }
             }
             (name, data)
         }

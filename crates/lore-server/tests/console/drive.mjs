@@ -295,9 +295,15 @@ const scenarios = {
     await page.locator(`#decisions tr[data-id="${process.env.LORE_DECISION}"]`).waitFor();
     out.approved_decisions = await page.locator("#decisions tbody tr").count();
 
-    // A decision's own page, opened from the list, reviewed by keyboard: supersede it.
+    // A decision's own page, opened from the list, reviewed by keyboard: supersede it. The page
+    // reads that one decision, not the whole list.
+    const requests = [];
+    const log = (r) => { const u = new URL(r.url()); if (u.pathname.startsWith("/v1/decisions")) requests.push(u.pathname + u.search); };
+    page.on("request", log);
     await page.locator(`#decisions tr[data-id="${process.env.LORE_SUPERSEDE}"] a`).first().click();
     await page.locator("#decision").waitFor();
+    page.off("request", log);
+    out.decision_requests = requests;
     out.decision_facts = await page.locator("#decision").textContent();
     out.moves_offered = await page.locator("#decision-review [data-move]").evaluateAll((b) => b.map((x) => x.dataset.move));
     out.unlabelled.push(...await unlabelled(page));
@@ -313,6 +319,7 @@ const scenarios = {
     await page.keyboard.press("Enter");
     await page.locator("#decision .pill.superseded").waitFor();
     out.moves_after = await page.locator("#decision-review [data-move]").evaluateAll((b) => b.map((x) => x.dataset.move));
+    out.decision_history = await page.locator("#decision-history li").evaluateAll((li) => li.map((x) => x.textContent));
 
     await page.goto(url + "/#/knowledge");
     await page.locator("#documents").waitFor();
@@ -331,6 +338,19 @@ const scenarios = {
     await search(process.env.LORE_HOSTILE_QUERY);
     out.hostile_knowledge = (await page.locator("#knowledge-recall").textContent()) || "";
     out.markup.knowledge = await markup(page);
+    // A document's own page: its chunks in order, the hostile one's text as typed.
+    await page.locator("#documents a", { hasText: "docs/refunds.md" }).click();
+    await page.locator("#document-chunks li").first().waitFor();
+    out.document_chunks = await page.locator("#document-chunks li strong").evaluateAll((s) => s.map((x) => x.textContent));
+    out.document_text = await page.locator("#document-chunks").textContent();
+    out.document_facts = await page.locator("#document").textContent();
+    out.unlabelled.push(...await unlabelled(page));
+    await shot(page, "19-document");
+    await page.goto(url + "/#/knowledge");
+    await page.locator("#documents a", { hasText: "docs/pasted.md" }).click();
+    await page.locator("#document-chunks li").first().waitFor();
+    out.hostile_document = await page.locator("#document-chunks").textContent();
+    out.markup.document = await markup(page);
 
     await page.goto(url + "/#/digests");
     await page.locator("#digests").waitFor();
@@ -382,6 +402,28 @@ const scenarios = {
     await page.getByRole("button", { name: "Run this set now" }).click();
     await page.waitForFunction(() => document.querySelectorAll("#eval-grid thead th").length === 4);
     out.set_points_after = (await page.locator('#eval-charts path[data-series="score"]').getAttribute("d")).split("L").length;
+
+    // Live: another reviewer's move shows on the open decision page, in its history and in the
+    // feed; a decision recorded elsewhere joins the open list. No reload.
+    const id = process.env.LORE_DECISION;
+    await page.goto(url + "/#/decision/" + id);
+    await page.locator("#decision .pill.approved").waitFor();
+    const before = await page.locator("#decision-history li").count();
+    const moved = await rest(process.env.LORE_ADMIN, "POST", "/v1/decisions/review", { ids: [id], status: "archived", reason: "Policy retired upstream" });
+    expect(moved.status === 200, "the admin's move: " + JSON.stringify(moved.body));
+    await page.locator("#decision .pill.archived").waitFor();
+    await page.waitForFunction((n) => document.querySelectorAll("#decision-history li").length === n + 1, before);
+    out.live_history = await page.locator("#decision-history li").last().textContent();
+    out.live_feed = await page.locator("#feed-list").textContent();
+    await page.goto(url + "/#/decisions");
+    await page.locator("#decisions").waitFor();
+    const rows = await page.locator("#decisions tbody tr").count();
+    const made = await rest(process.env.LORE_ADMIN, "POST", "/v1/decisions", {
+      skill: process.env.LORE_SKILL, situation: "A refund asked in a chat", action: "Ask for the order number", rationale: "Chats carry no order",
+    });
+    expect(made.status === 201, "the admin's decision: " + JSON.stringify(made.body));
+    await page.locator(`#decisions tr[data-id="${made.body.id}"]`).waitFor();
+    out.live_rows = [rows, await page.locator("#decisions tbody tr").count()];
   },
 
   // An agent reads every layer, sees no review action, is refused when it sends one anyway, and
@@ -413,6 +455,7 @@ const scenarios = {
       ["decisions", "#/decisions", "#decisions"],
       ["decision", "#/decision/" + process.env.LORE_DECISION, "#decision"],
       ["knowledge", "#/knowledge", "#documents"],
+      ["document", `#/document/${encodeURIComponent(process.env.LORE_SKILL)}/${encodeURIComponent("docs/refunds.md")}`, "#document-chunks"],
       ["digests", "#/digests", "#digests"],
       ["digest", "#/digest/" + encodeURIComponent(process.env.LORE_SKILL), "#digest-text"],
       ["evals", "#/evals", "#trends"],

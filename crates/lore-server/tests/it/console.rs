@@ -792,6 +792,13 @@ fn decision_status(console: &Console, id: &str) -> String {
         .unwrap_or_else(|| panic!("{id} is listed: {listed}"))
 }
 
+/// The text the page showed under `key`.
+fn shown<'a>(seen: &'a Value, key: &str) -> &'a str {
+    seen[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("no {key}: {seen}"))
+}
+
 /// Text an agent could store to attack whoever reads it in a browser.
 const HOSTILE: &str = "<img src=x onerror=alert(1)>";
 
@@ -892,7 +899,7 @@ fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
     for (page, count) in seen["markup"].as_object().unwrap() {
         assert_eq!(count, 0, "stored text became markup on {page}: {seen}");
     }
-    assert_eq!(seen["markup"].as_object().unwrap().len(), 4, "{seen}");
+    assert_eq!(seen["markup"].as_object().unwrap().len(), 5, "{seen}");
 
     // Decisions: the reviewer's default view is what waits; text stays text.
     assert_eq!(
@@ -906,7 +913,8 @@ fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
     );
     assert_eq!(seen["reason_refused"], 1, "a move without a reason: {seen}");
     assert_eq!(seen["left_waiting"], 1, "{seen}");
-    assert_eq!(decision_status(&console, &layers.waiting), "approved");
+    // Approved in the list, then archived by the admin while its page was open (below).
+    assert_eq!(decision_status(&console, &layers.waiting), "archived");
     assert_eq!(decision_status(&console, &layers.hostile), "needs_review");
     assert_eq!(seen["approved_decisions"], 4, "{seen}");
     // Its own page: every fact with who decided, and only the moves its state allows.
@@ -937,6 +945,30 @@ fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
         json!(["archived", "sensitive"]),
         "{seen}"
     );
+    // The page asked for that one decision, never for the list of all of them.
+    assert_eq!(
+        seen["decision_requests"],
+        json!([format!("/v1/decisions/{}", layers.first)]),
+        "{seen}"
+    );
+    // Its history: recorded, approved, superseded, each with who and why.
+    let history: Vec<&str> = seen["decision_history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(history.len(), 3, "{seen}");
+    assert!(
+        history[0].starts_with("created") && history[0].contains(decider.as_str().unwrap()),
+        "{seen}"
+    );
+    assert!(history[1].contains("approved"), "{seen}");
+    assert!(
+        history[2].contains("superseded")
+            && history[2].contains("Replaced by the new refund policy"),
+        "{seen}"
+    );
 
     // Knowledge: both documents with who ingested them, the late-refund chunk found, and the
     // hostile document's heading and text shown as typed.
@@ -959,6 +991,25 @@ fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
     let hostile = seen["hostile_knowledge"].as_str().unwrap();
     assert!(
         hostile.contains(HOSTILE) && hostile.contains("<script>alert(2)</script>"),
+        "{seen}"
+    );
+    // A document's page: its chunks in the document's order, with their text.
+    assert_eq!(
+        seen["document_chunks"],
+        json!(["Refunds", "Refunds › Late refunds"]),
+        "{seen}"
+    );
+    let text = seen["document_text"].as_str().unwrap();
+    assert!(
+        text.contains("paid in cash") && text.contains("store credit only"),
+        "{seen}"
+    );
+    assert!(
+        shown(&seen, "document_facts").contains(decider.as_str().unwrap()),
+        "who ingested it: {seen}"
+    );
+    assert!(
+        shown(&seen, "hostile_document").contains("<script>alert(2)</script>"),
         "{seen}"
     );
 
@@ -1047,6 +1098,20 @@ fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
     let after = console.get(&console.admin, "/v1/evals/runs");
     assert_eq!(after["runs"].as_array().unwrap().len(), 3, "{after}");
     assert_eq!(seen["set_points_after"], 3, "{seen}");
+
+    // Live: the admin's move reached the open decision page's history and the feed, and the
+    // admin's new decision the open list.
+    let moved = seen["live_history"].as_str().unwrap();
+    assert!(
+        moved.contains("archived") && moved.contains("Policy retired upstream"),
+        "{seen}"
+    );
+    assert!(
+        shown(&seen, "live_feed").contains(&layers.waiting),
+        "{seen}"
+    );
+    let rows = seen["live_rows"].as_array().unwrap();
+    assert_eq!(rows[1].as_u64(), rows[0].as_u64().map(|n| n + 1), "{seen}");
     for name in [
         "13-decisions",
         "14-knowledge",
@@ -1054,6 +1119,7 @@ fn a_reviewer_reviews_decisions_and_reads_knowledge_digests_and_evaluations() {
         "16-evaluations",
         "17-decision",
         "18-evaluation-set",
+        "19-document",
     ] {
         assert!(shots().join(format!("{name}.png")).exists(), "{name}");
     }
@@ -1087,7 +1153,7 @@ fn a_reader_sees_every_layer_without_review_actions_even_at_narrow_width() {
     assert_eq!(seen["forced"], 403, "{seen}");
     assert_eq!(decision_status(&console, &layers.hostile), "needs_review");
     let pages = seen["overflow"].as_object().unwrap();
-    assert_eq!(pages.len(), 10, "{seen}");
+    assert_eq!(pages.len(), 11, "{seen}");
     for (page, overflow) in pages {
         assert!(
             overflow.as_i64().unwrap() <= 0,

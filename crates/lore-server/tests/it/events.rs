@@ -479,3 +479,47 @@ fn an_episode_purge_needs_a_reviewer_in_scope_and_a_reason() {
     let report: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(report["episode"]["task"], "[purged]");
 }
+
+#[test]
+fn decisions_recorded_and_moved_are_events_in_their_scope_only() {
+    let s = start();
+    let hr = s.token(Role::Reviewer, "domain:hr");
+    let hr_events = s.subscribe(&hr, "", None);
+    let decision = |skill: &str, situation: &str| {
+        json!({"skill": skill, "situation": situation, "action": "Refund in full",
+               "rationale": "Late by a week"})
+    };
+    s.post(&s.admin, "/v1/decisions", decision(FIN, "Ledger refund"));
+    let made = s.post(
+        &hr,
+        "/v1/decisions",
+        decision(HR, "Candidate travel refund"),
+    );
+    let id = made["id"].as_str().unwrap();
+    s.post(
+        &hr,
+        "/v1/decisions/review",
+        json!({"ids": [id], "status": "approved", "reason": "fair, ask jane.doe@example.com"}),
+    );
+    let recorded = hr_events.next();
+    assert_eq!(recorded.name, "decision.recorded");
+    assert_eq!(recorded.data["type"], "decision.recorded");
+    assert_eq!(recorded.data["decision_id"], id, "{recorded:?}");
+    assert_eq!(recorded.data["skill"], HR);
+    assert_eq!(recorded.data["to"], "needs_review");
+    let moved = hr_events.next();
+    assert_eq!(moved.name, "decision.status_changed", "{moved:?}");
+    assert_eq!(
+        (&moved.data["from"], &moved.data["to"]),
+        (&json!("needs_review"), &json!("approved"))
+    );
+    assert_eq!(moved.data["decision"]["status"], "approved");
+    assert_eq!(moved.data["actor"], made["decided_by"]);
+    let reason = moved.data["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("fair") && !reason.contains("jane.doe"),
+        "{reason}"
+    );
+    // The finance decision never reaches the hr subscriber.
+    hr_events.quiet(Duration::from_millis(800));
+}

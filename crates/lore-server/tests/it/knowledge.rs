@@ -454,3 +454,194 @@ async fn a_prompt_for_a_task_carries_the_layered_context_over_rest_and_mcp() {
     assert_eq!(status, StatusCode::OK, "{plain}");
     assert_eq!(view["result"]["structuredContent"]["prompt"], plain["text"]);
 }
+
+#[tokio::test]
+async fn one_decision_is_read_with_its_audit_trail_in_scope_only() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (reviewer, reviewer_id) = server.token(Role::Reviewer);
+    let (reader, _) = server.scoped_token(Role::Agent, "domain:support");
+    let (outsider, _) = server.scoped_token(Role::Agent, "domain:finance");
+    let body = json!({"skill": SKILL, "situation": "A customer wants a refund for a late order",
+        "action": "Refund in full", "rationale": "Late by a week"});
+    let (_, d) = server
+        .send(Some(&reviewer), Method::POST, "/v1/decisions", Some(body))
+        .await;
+    let id = d["id"].as_str().unwrap();
+    let (status, _) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/decisions/review",
+            Some(json!({"ids": [id], "status": "approved",
+                        "reason": "fair; confirmed with jane.doe@example.com"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    let uri = format!("/v1/decisions/{id}");
+    let (status, read) = server.send(Some(&reader), Method::GET, &uri, None).await;
+    assert_eq!(status, StatusCode::OK, "{read}");
+    assert_eq!(read["decision"]["id"], id);
+    assert_eq!(read["decision"]["status"], "approved");
+    assert_eq!(read["decision"]["action"], "Refund in full");
+    let audit = read["audit"].as_array().unwrap();
+    let moves: Vec<_> = audit
+        .iter()
+        .map(|e| (e["action"].as_str(), e["to"].as_str(), e["actor"].as_str()))
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            (
+                Some("created"),
+                Some("needs_review"),
+                Some(reviewer_id.as_str())
+            ),
+            (
+                Some("transition"),
+                Some("approved"),
+                Some(reviewer_id.as_str())
+            ),
+        ],
+        "{read}"
+    );
+    let reason = audit[1]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("fair") && !reason.contains("jane.doe"),
+        "{reason}"
+    );
+
+    // Outside the token's scope it is unknown, exactly like an ID never stored.
+    let (status, hidden) = server.send(Some(&outsider), Method::GET, &uri, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{hidden}");
+    assert!(!hidden.to_string().contains("Refund"), "{hidden}");
+    let unknown = "/v1/decisions/DEC-20260101-000000-0000000000000000";
+    let (status, missing) = server.send(Some(&reader), Method::GET, unknown, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{missing}");
+    assert_eq!(hidden["error"]["code"], missing["error"]["code"]);
+    let (status, bad) = server
+        .send(
+            Some(&reader),
+            Method::GET,
+            "/v1/decisions/DEC%20x%3Cscript%3E",
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+    assert!(bad.to_string().contains("id"), "{bad}");
+    let (status, bad) = server
+        .send(Some(&reader), Method::GET, &format!("{uri}?id={id}"), None)
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+
+    let answer = server.mcp(&reader, "get_decision", json!({"id": id})).await;
+    let structured = &answer["result"]["structuredContent"];
+    assert_eq!(structured["decision"]["id"], id, "{answer}");
+    assert_eq!(structured["audit"].as_array().map(Vec::len), Some(2));
+    let answer = server
+        .mcp(&outsider, "get_decision", json!({"id": id}))
+        .await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(!answer.to_string().contains("Refund"), "{answer}");
+}
+
+#[tokio::test]
+async fn one_documents_chunks_are_read_in_order_in_scope_only() {
+    let server = Server::with_tokens(EngineConfig::default());
+    let (reviewer, _) = server.token(Role::Reviewer);
+    let (reader, _) = server.scoped_token(Role::Agent, "domain:support");
+    let (outsider, _) = server.scoped_token(Role::Agent, "domain:finance");
+    let other = "# Other\n\nNothing about exports.\n";
+    let body = json!({"skill": SKILL, "documents": [
+        {"source": "docs/export.md", "text": RUNBOOK},
+        {"source": "docs/other.md", "text": other},
+    ]});
+    let (status, _) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/knowledge/documents",
+            Some(body),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    let uri = format!("/v1/knowledge/chunks?skill={SKILL}&source=docs/export.md");
+    let (status, read) = server.send(Some(&reader), Method::GET, &uri, None).await;
+    assert_eq!(status, StatusCode::OK, "{read}");
+    assert_eq!(read["document"]["source"], "docs/export.md");
+    assert_eq!(read["document"]["chunks"], 2);
+    let chunks = read["chunks"].as_array().unwrap();
+    let headings: Vec<_> = chunks.iter().map(|c| c["heading"].as_str()).collect();
+    assert_eq!(
+        headings,
+        [
+            Some("Export worker › Restart"),
+            Some("Export worker › Contacts")
+        ],
+        "{read}"
+    );
+    assert_eq!(
+        chunks
+            .iter()
+            .map(|c| c["ordinal"].as_u64())
+            .collect::<Vec<_>>(),
+        [Some(0), Some(1)]
+    );
+    assert!(chunks.iter().all(|c| c["source"] == "docs/export.md"));
+    assert!(
+        chunks[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("svc restart export")
+    );
+    assert!(!read.to_string().contains("ops-team@example.com"), "{read}");
+    assert!(read.get("next_offset").is_none());
+    let (_, page) = server
+        .send(Some(&reader), Method::GET, &format!("{uri}&limit=1"), None)
+        .await;
+    assert_eq!(page["chunks"].as_array().map(Vec::len), Some(1));
+    assert_eq!(page["next_offset"], 1, "{page}");
+    let (_, rest) = server
+        .send(
+            Some(&reader),
+            Method::GET,
+            &format!("{uri}&limit=1&offset=1"),
+            None,
+        )
+        .await;
+    assert_eq!(rest["chunks"][0]["heading"], "Export worker › Contacts");
+
+    let (status, hidden) = server.send(Some(&outsider), Method::GET, &uri, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{hidden}");
+    assert!(!hidden.to_string().contains("restart"), "{hidden}");
+    let unknown = format!("/v1/knowledge/chunks?skill={SKILL}&source=docs/none.md");
+    let (status, missing) = server
+        .send(Some(&reader), Method::GET, &unknown, None)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{missing}");
+    for bad in [
+        "/v1/knowledge/chunks?skill=nodomain&source=docs/export.md".to_owned(),
+        format!("/v1/knowledge/chunks?skill={SKILL}"),
+        format!("/v1/knowledge/chunks?skill={SKILL}&source=docs/export.md&limit=0"),
+        format!("/v1/knowledge/chunks?skill={SKILL}&source=docs/export.md&page=2"),
+    ] {
+        let (status, answer) = server.send(Some(&reader), Method::GET, &bad, None).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {answer}");
+    }
+
+    let answer = server
+        .mcp(
+            &reader,
+            "knowledge_chunks",
+            json!({"skill": SKILL, "source": "docs/export.md"}),
+        )
+        .await;
+    let text = answer["result"]["structuredContent"]["chunks"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert!(
+        text.lines().all(|l| l.starts_with('>')) && text.contains("svc restart export"),
+        "{text}"
+    );
+}

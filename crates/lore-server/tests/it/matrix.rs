@@ -44,6 +44,8 @@ struct Seed {
     conflicting_lesson: String,
     /// A decision waiting for review.
     decision: String,
+    /// An approved decision whose situation holds the marker.
+    marked_decision: String,
     /// A lesson an organization member learned: its own until propagated.
     member_lesson: String,
 }
@@ -135,7 +137,7 @@ async fn seeded() -> (Server, Seed) {
         .home
         .engine
         .review_decisions(
-            &[decision.id],
+            std::slice::from_ref(&decision.id),
             lore_core::model::LessonStatus::Approved,
             "ok",
         )
@@ -197,6 +199,7 @@ async fn seeded() -> (Server, Seed) {
         other_lesson: lessons[1].clone(),
         conflicting_lesson: lessons[2].clone(),
         decision: waiting.id.to_string(),
+        marked_decision: decision.id.to_string(),
     };
     (server, seed)
 }
@@ -437,6 +440,11 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
             )
         }),
         ("GET", "/v1/knowledge/documents") => row(Agent, true, |_| get("/v1/knowledge/documents")),
+        ("GET", "/v1/knowledge/chunks") => row(Agent, true, |_| {
+            get(format!(
+                "/v1/knowledge/chunks?skill={SKILL}&source=docs/{MARKER}.md"
+            ))
+        }),
         ("POST", "/v1/knowledge/recall") => row(Agent, true, |_| {
             with(
                 "/v1/knowledge/recall",
@@ -493,6 +501,9 @@ fn rest_row(method: &str, path: &str) -> Option<Row> {
             )
         }),
         ("GET", "/v1/decisions") => row(Agent, true, |_| get("/v1/decisions")),
+        ("GET", "/v1/decisions/{id}") => row(Agent, true, |s| {
+            get(format!("/v1/decisions/{}", s.marked_decision))
+        }),
         ("POST", "/v1/decisions/review") => row(Reviewer, false, |s| {
             with(
                 "/v1/decisions/review",
@@ -645,6 +656,13 @@ fn tool_row(name: &str) -> Option<Row> {
             with("", json!({"query": format!("{WORD} export worker")}))
         }),
         "list_knowledge" => row(Agent, true, |_| with("", json!({}))),
+        "knowledge_chunks" => row(Agent, true, |_| {
+            with(
+                "",
+                json!({"skill": SKILL, "source": format!("docs/{MARKER}.md")}),
+            )
+        }),
+        "get_decision" => row(Agent, true, |s| with("", json!({"id": s.marked_decision}))),
         "embedder_status" | "embedder_runs" | "embedder_checkpoints" | "embedder_preflight" => {
             tuning(Reviewer, |_| with("", json!({})))
         }

@@ -3,7 +3,7 @@
 "use strict";
 
 const TOKEN_KEY = "lore.console.token";
-const state = { token: null, who: null, queue: [], skills: {}, skill: "", selected: new Set(), current: 0, page: null, live: null };
+const state = { token: null, who: null, queue: [], skills: {}, skill: "", selected: new Set(), current: 0, page: null, live: null, decisionsShown: null };
 
 // ---------- small helpers ----------
 
@@ -196,6 +196,7 @@ const pages = {
   digests: digestsPage,
   digest: digestPage,
   decision: decisionPage,
+  document: documentPage,
   evals: evalsPage,
   eval: evalPage,
 };
@@ -208,7 +209,8 @@ function route() {
   for (const a of document.querySelectorAll(".top nav a")) {
     const here = a.dataset.page === page || (page === "lesson" && a.dataset.page === "memory") ||
       (page === "episode" && a.dataset.page === "episodes") || (page === "digest" && a.dataset.page === "digests") ||
-      (page === "decision" && a.dataset.page === "decisions") || (page === "eval" && a.dataset.page === "evals");
+      (page === "decision" && a.dataset.page === "decisions") || (page === "eval" && a.dataset.page === "evals") ||
+      (page === "document" && a.dataset.page === "knowledge");
     if (here) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   show(h("p", { class: "muted" }, "Loading…"));
@@ -525,12 +527,18 @@ function changed(name, data) {
     const link = h("a", { href: "#/lesson/" + encodeURIComponent(data.lesson_id), class: "mono" }, data.lesson_id);
     if (name === "lesson.status_changed") text = [link, " ", data.from ? pill(data.from) : "", " → ", data.to ? pill(data.to) : "", data.actor ? ` by ${data.actor}` : "", data.reason ? `: ${data.reason}` : ""];
     else text = [link, " ", name.slice(7).replace("_", " "), data.to ? [" as ", pill(data.to)] : ""];
+  } else if (name && name.startsWith("decision.")) {
+    const link = h("a", { href: "#/decision/" + encodeURIComponent(data.decision_id), class: "mono" }, data.decision_id);
+    text = name === "decision.status_changed"
+      ? [link, " ", data.from ? pill(data.from) : "", " → ", data.to ? pill(data.to) : "", data.actor ? ` by ${data.actor}` : "", data.reason ? `: ${data.reason}` : ""]
+      : [link, " recorded", data.to ? [" as ", pill(data.to)] : ""];
   } else {
     text = [name || "change"];
   }
   const at = data.at || (data.execution && data.execution.timestamp);
   list.prepend(h("li", { class: "fresh" }, when(at), text));
   while (list.children.length > 60) list.lastChild.remove();
+  if (name && name.startsWith("decision.")) followDecision(data.decision);
   if (name && name.startsWith("lesson.") && isReviewer()) {
     clearTimeout(changed.timer);
     changed.timer = setTimeout(async () => {
@@ -542,6 +550,27 @@ function changed(name, data) {
       if (state.page === "queue") { const at = state.current; renderQueue(); if (document.activeElement === document.body || !document.activeElement) return; focusCard(at); }
     }, 300);
   }
+}
+
+// A decision recorded or moved by someone else shows on the decisions list, and on its own page,
+// without a reload. The page is drawn again only when the change alters what it shows (this
+// tab's own move has redrawn it already), and never under a reason being typed.
+function followDecision(d) {
+  if (!d) return;
+  clearTimeout(followDecision.timer);
+  followDecision.timer = setTimeout(() => {
+    const shown = state.decisionsShown;
+    if (!shown || shown.page !== state.page) return;
+    if (state.page === "decision" && (shown.id !== d.id || shown.rows.get(d.id) === d.updated_at)) return;
+    if (state.page === "decisions") {
+      const known = shown.rows.get(d.id);
+      if (known === d.updated_at) return;
+      if (known === undefined && ((shown.status && d.status !== shown.status) || (shown.skill && d.skill !== shown.skill))) return;
+    }
+    const reason = document.getElementById("decision-reason");
+    if (reason && reason.value.trim()) return;
+    route();
+  }, 300);
 }
 
 // ---------- plots (hand-drawn SVG) ----------
@@ -847,11 +876,7 @@ async function lessonPage(id, mode) {
           : h("p", { class: "muted" }, running.length ? "One activation so far." : "Not shown to an agent yet."))),
     h("div", { class: "grid2", style: "margin-top:18px" },
       h("section", { class: "panel", "aria-labelledby": "t-history" }, h("h2", { id: "t-history" }, "History"),
-        h("ol", { class: "timeline", id: "history" }, audit.map((a) => h("li", {},
-          h("div", {}, h("strong", {}, a.action), a.from || a.to ? [" ", a.from ? pill(a.from) : "", a.to ? [" → ", pill(a.to)] : ""] : "", " by ", h("span", { class: "mono" }, a.actor)),
-          a.reason ? h("div", {}, a.reason) : null,
-          a.evidence && typeof a.evidence.utility === "number" ? h("div", { class: "muted" }, measurement(a.evidence)) : null,
-          h("div", { class: "when" }, a.at.replace("T", " ").slice(0, 19), " UTC"))))),
+        timeline("history", audit, (a) => a.evidence && typeof a.evidence.utility === "number" ? h("div", { class: "muted" }, measurement(a.evidence)) : null)),
       h("section", { class: "panel", "aria-labelledby": "t-act" }, h("h2", { id: "t-act" }, `Activations (${activations.total})`),
         activations.total > 50 ? h("p", { class: "muted" }, "The newest 50.") : null,
         activations.items.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Execution"), h("th", {}, "Outcome"), h("th", {}, "When"))),
@@ -859,6 +884,14 @@ async function lessonPage(id, mode) {
           : h("p", { class: "muted" }, "No execution has listed this lesson yet."))),
     tools ? h("div", { style: "margin-top:18px" }, tools) : null);
 }
+
+// A record's audit trail, oldest first: each change, who made it (the credential) and why.
+// `more` adds a line of the entry's own (a lesson's utility measurement).
+const timeline = (id, audit, more = () => null) => h("ol", { class: "timeline", id }, audit.map((a) => h("li", {},
+  h("div", {}, h("strong", {}, a.action), a.from || a.to ? [" ", a.from ? pill(a.from) : "", a.to ? [" → ", pill(a.to)] : ""] : "", " by ", h("span", { class: "mono" }, a.actor)),
+  a.reason ? h("div", {}, a.reason) : null,
+  more(a),
+  h("div", { class: "when" }, a.at.replace("T", " ").slice(0, 19), " UTC"))));
 
 // A utility measurement as the audit keeps it: the lesson's runs against matched runs without it.
 function measurement(m) {
@@ -1045,12 +1078,14 @@ async function episodePage(id) {
 
 // A paged list endpoint, read to its end (each page names the next one's offset), or to its
 // first 10,000 items: then the list is marked `cut`, for the page to say it shows only those.
+// The first page stays as `head`, for what an answer carries beside its list.
 async function all(path, key) {
   const items = [];
   let offset = 0;
   for (let pages = 0; pages < 20; pages++) {
     const sep = path.includes("?") ? "&" : "?";
     const page = await get(`${path}${sep}limit=500&offset=${offset}`);
+    if (!pages) items.head = page;
     items.push(...(page[key] || []));
     if (page.next_offset === undefined || page.next_offset === null) return items;
     offset = page.next_offset;
@@ -1129,6 +1164,7 @@ async function decisionsPage(status, skillArg) {
     h("option", { value: "" }, "any state"), STATUSES.map((st) => h("option", { value: st, selected: st === wanted }, st.replace(/_/g, " "))));
   const skill = h("input", { id: "decision-skill", placeholder: "domain/skill", value: skillWanted });
   const review = isReviewer() ? decisionReview(route) : null;
+  state.decisionsShown = { page: "decisions", status: wanted, skill: skillWanted, rows: new Map(rows.map((d) => [d.id, d.updated_at])) };
   show(
     h("h1", {}, "Decisions"),
     h("p", { class: "lede" }, "What people decided when agents asked. Only approved decisions are recalled; each move is audited with its reason."),
@@ -1155,12 +1191,11 @@ async function decisionsPage(status, skillArg) {
 }
 
 async function decisionPage(id) {
-  // The API lists decisions but reads none alone: the list, in the token's scope, is searched.
-  const [decisions, digests] = await Promise.all([all("/v1/decisions", "decisions"), all("/v1/digests", "digests")]);
-  const d = decisions.find((x) => x.id === id);
-  if (!d) throw new ApiError(404, "not_found", `no decision ${id} in this token's scope`);
+  // Outside the token's scope the API answers 404, as for an unknown ID.
+  const [{ decision: d, audit }, digests] = await Promise.all([get("/v1/decisions/" + enc(id)), all("/v1/digests", "digests")]);
   document.title = `${d.id} · Lore`;
   const citing = digests.filter((g) => (g.sources || []).some((src) => src.id === d.id));
+  state.decisionsShown = { page: "decision", id: d.id, rows: new Map([[d.id, d.updated_at]]) };
   const review = isReviewer() ? decisionReview(route) : null;
   const moves = review ? review.buttons(d) : [];
   show(
@@ -1174,6 +1209,8 @@ async function decisionPage(id) {
       ["Last changed", [d.updated_at, " (", when(d.updated_at), ")"]],
       ["In digests", citing.length ? citing.map((g) => h("a", { href: `#/digest/${enc(g.skill)}/${enc(g.id)}`, class: "chip" }, g.skill)) : null],
     ]),
+    h("section", { class: "panel", "aria-labelledby": "t-decision-history" }, h("h2", { id: "t-decision-history" }, "History"),
+      timeline("decision-history", audit)),
     review ? h("section", { class: "panel", id: "decision-review", "aria-labelledby": "t-review" },
       h("h2", { id: "t-review" }, "Review"),
       moves.length ? [
@@ -1217,9 +1254,32 @@ async function knowledgePage() {
     h("h2", {}, `${docs.length} document${docs.length === 1 ? "" : "s"}`), cutNotice(docs, "documents"),
     docs.length ? scroll(h("table", { id: "documents" },
       h("thead", {}, h("tr", {}, h("th", {}, "Source"), h("th", {}, "Skill"), h("th", { class: "num" }, "Chunks"), h("th", {}, "Content hash"), h("th", {}, "Ingested"), h("th", {}, "By"))),
-      h("tbody", {}, docs.map((d) => h("tr", {}, h("td", { class: "mono" }, d.source), h("td", {}, d.skill),
+      h("tbody", {}, docs.map((d) => h("tr", {}, h("td", { class: "mono" }, h("a", { href: documentHref(d) }, d.source)), h("td", {}, d.skill),
         h("td", { class: "num" }, d.chunks), h("td", { class: "mono", title: d.hash }, d.hash.slice(0, 12)), h("td", {}, when(d.ingested_at)), h("td", { class: "mono" }, d.ingested_by || ""))))))
       : h("p", { class: "empty" }, "No document was ingested yet: `lore ingest --skill domain/skill docs/`."));
+}
+
+const documentHref = (d) => `#/document/${enc(d.skill)}/${enc(d.source)}`;
+
+// One document as the agents' recall cuts it: its chunks in order, each with its heading and
+// lines, the text as stored (redacted at ingest) and shown as text.
+async function documentPage(skill, sourceArg) {
+  const source = decodeURIComponent(sourceArg || "");
+  const chunks = await all(`/v1/knowledge/chunks?skill=${enc(skill)}&source=${enc(source)}`, "chunks");
+  const d = chunks.head.document;
+  document.title = `${d.source} · Lore`;
+  show(
+    h("p", {}, h("a", { href: "#/knowledge" }, "← Knowledge")),
+    h("h1", { class: "mono" }, d.source),
+    facts("document", [
+      ["Skill", d.skill], ["Chunks", String(d.chunks)], ["Content hash", h("span", { class: "mono" }, d.hash)],
+      ["Ingested", [d.ingested_at, " (", when(d.ingested_at), ")"]], ["By", h("span", { class: "mono" }, d.ingested_by)],
+    ]),
+    cutNotice(chunks, "chunks"),
+    h("ol", { class: "chunks", id: "document-chunks" }, chunks.map((c) => h("li", { "data-chunk": c.id },
+      h("strong", {}, c.heading || "(before the first heading)"), " ",
+      h("span", { class: "muted" }, `${c.page ? `page ${c.page}, ` : ""}lines ${c.line_start}–${c.line_end}`, c.redacted ? " · redacted" : ""),
+      h("pre", { class: "quoted" }, c.text)))));
 }
 
 // A reviewer's one-click write (rebuild a digest, run a set): readers are not offered it, and
