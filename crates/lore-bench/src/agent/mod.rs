@@ -455,9 +455,19 @@ fn stream(tools: &[Tool], phases: &[char], per_kind: usize, seed: u64) -> Vec<St
                 out.extend(d);
             }
             'S' => {
+                // Twice the tasks of a phase: a planted lesson is shown only in the tasks where
+                // recall ranks it first, and Lore judges it only once several runs showed it.
                 let mut s = Vec::new();
                 for t in 0..tools.len() {
-                    s.extend(pick(tools, t, false, per_kind, start + 1, 'S', &mut rng));
+                    s.extend(pick(
+                        tools,
+                        t,
+                        false,
+                        2 * per_kind,
+                        start + 1,
+                        'S',
+                        &mut rng,
+                    ));
                 }
                 rng.shuffle(&mut s);
                 out.extend(s);
@@ -603,7 +613,18 @@ impl Harness<'_> {
                     Arm::Lore => {
                         let lore = memory.lore.as_ref().expect("the Lore arm has a store");
                         let s = skill(tool);
-                        let ex = lore.record(&s, &p.task, &p.command, false, &[])?;
+                        let ex = match &p.corrects {
+                            Some(bad) => {
+                                let ex = lore.record(&s, &p.task, bad, false, &[])?;
+                                if let Some(task) = tool.tasks.iter().find(|t| t.text == p.task)
+                                    && let Outcome::ToolError(e) = tool.run(bad, task)
+                                {
+                                    lore.signal(&ex, "hard_failure", &e, bad)?;
+                                }
+                                ex
+                            }
+                            None => lore.record(&s, &p.task, &p.command, false, &[])?,
+                        };
                         let (id, _) = lore.correct(&s, &ex, &p.rule, false)?;
                         memory.planted.push((tool.name.clone(), p.harm.clone(), id));
                     }
@@ -1103,7 +1124,7 @@ mod tests {
         );
         let count = |p: char| a.iter().filter(|s| s.phase == p).count();
         assert_eq!((count('A'), count('B'), count('C')), (6, 6, 4));
-        assert_eq!((count('D'), count('S')), (4, 12));
+        assert_eq!((count('D'), count('S')), (4, 24));
         assert!(a.iter().filter(|s| s.phase == 'B').all(|s| s.tool == 1));
         assert!(a.iter().filter(|s| s.phase == 'D').all(|s| s.task.transfer));
     }

@@ -79,6 +79,12 @@ pub struct Planted {
     pub command: String,
     /// The task it is planted on.
     pub task: String,
+    /// The attempt its author was correcting: a command for `task` that the tool refuses. It is
+    /// recorded with the tool's message, so the lesson, like one an agent learned, is about that
+    /// failure and is measured wherever the failure meets it, not only on tasks worded like
+    /// `task`. Without it the lesson is planted on an attempt with no message.
+    #[serde(default)]
+    pub corrects: Option<String>,
 }
 
 /// What running a command did.
@@ -136,6 +142,22 @@ impl Tool {
             }
             if !tool.tasks.iter().any(|t| t.kind == p.kind) {
                 bail!("planted lesson kind {:?} has no task", p.kind);
+            }
+            if let Some(bad) = &p.corrects {
+                let task = tool
+                    .tasks
+                    .iter()
+                    .find(|t| t.text == p.task)
+                    .ok_or_else(|| {
+                        anyhow!("planted lesson task {:?} is not one of the tasks", p.task)
+                    })?;
+                if !matches!(tool.run(bad, task), Outcome::ToolError(_)) {
+                    bail!(
+                        "planted lesson on {:?}: the attempt it corrects, {bad:?}, must be one \
+                         the tool refuses",
+                        p.task
+                    );
+                }
             }
         }
         Ok(tool)
@@ -566,5 +588,16 @@ mod tests {
         assert!(err.contains("does not pass"), "{err}");
         let err = format!("{:#}", Tool::parse("name = 1").unwrap_err());
         assert!(err.contains("invalid type"), "{err}");
+        // A planted lesson's corrected attempt must be one the tool refuses: a command that
+        // passes would make the lesson about no failure.
+        let bad = SHIPPED[0].1.replace(
+            "corrects = \"gridtool sort sales.csv amount\"",
+            "corrects = \"gridtool sort sales.csv --key=amount/desc\"",
+        );
+        let err = format!("{:#}", Tool::parse(&bad).unwrap_err());
+        assert!(
+            err.contains("gridtool sort sales.csv --key=amount/desc") && err.contains("refuses"),
+            "{err}"
+        );
     }
 }

@@ -215,17 +215,21 @@ fn lores_proposer_writes_the_lessons_with_the_same_model() {
 fn planted_lessons_mislead_until_lore_measures_them() {
     let fake = fake_model();
     let url = format!("{}/v1", fake.url());
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
     let report = bench(&[
         "--model-url",
         &url,
         "--phases",
         "S",
         "--per-kind",
-        "3",
+        "2",
         "--arms",
         "rag,lore",
         "--lessons",
         "correction",
+        "--trace",
+        trace.to_str().unwrap(),
     ]);
     let planted = report["planted"].as_array().unwrap();
     let harms: BTreeMap<(&str, &str), &str> = planted
@@ -269,6 +273,38 @@ fn planted_lessons_mislead_until_lore_measures_them() {
         .find(|p| p["tool"] == "gridtool" && p["harm"] == "harmful")
         .unwrap();
     assert!(count(&sort["shown"]) >= 1, "{sort}");
+    // Each planted lesson is a person's correction of an attempt the tool refused, so Lore
+    // knows the failure it is about and measures it on every task where that failure meets
+    // it, as it does an agent's lesson; planted on an attempt without a message, it was
+    // measured only on tasks worded like the one it was planted on, and was never judged.
+    let lessons: BTreeMap<String, Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|e| e.get("lessons").cloned())
+        .flat_map(|l| l.as_array().unwrap().clone())
+        .map(|l| (l["id"].as_str().unwrap().to_string(), l))
+        .collect();
+    let tools = load_all(&[]).unwrap();
+    for p in planted {
+        let tool = tools.iter().find(|t| p["tool"] == t.name.as_str()).unwrap();
+        let kind = &tool
+            .planted
+            .iter()
+            .find(|q| p["harm"] == q.harm.as_str())
+            .unwrap()
+            .kind;
+        let lesson = &lessons[p["id"].as_str().unwrap()];
+        let about = format!("{} {kind} ", tool.name);
+        assert!(
+            lesson["triggers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t.as_str().unwrap().starts_with(&about)),
+            "the planted lesson is about its {kind} failure: {lesson:#}"
+        );
+    }
     assert_eq!(
         report["goals"]["planted_suppressed"]
             .as_str()
