@@ -135,8 +135,14 @@ pub fn owner(lesson: &Lesson) -> Option<String> {
 /// everything of its scope; a handle with a role or department but no agent sees what was
 /// propagated to that role or department. A broken mark: only the unrestricted person.
 pub fn visible(lesson: &Lesson, scope: &Scope) -> bool {
+    visible_marked(&mark(lesson), scope)
+}
+
+/// [`visible`] for a lesson whose mark was read already: what a filter asks of every
+/// candidate of a search, so the mark is read once per lesson rather than once per search.
+pub fn visible_marked(marked: &Marked, scope: &Scope) -> bool {
     let curator = sees_everything(scope);
-    let mark = match mark(lesson) {
+    let mark = match marked {
         Marked::Shared => return true,
         Marked::Broken => return curator,
         Marked::Mark(m) => m,

@@ -244,10 +244,7 @@ impl Engine {
         let curator = lore_core::org::sees_everything(&view);
         let admits = |slot: u32| {
             index.admits(&mask, slot)
-                && (curator
-                    || index
-                        .doc(slot)
-                        .is_some_and(|d| lore_core::org::visible(&d.lesson, &view)))
+                && (curator || index.doc(slot).is_some_and(|d| d.visible(&view)))
         };
         let sparse = index.sparse.search(&query.text, pool, admits);
         let vector = if query.text.trim().is_empty() {
@@ -295,9 +292,9 @@ impl Engine {
             .copied()
             .filter(|_| self.recall.measuring)
             .filter(|&slot| {
-                index
-                    .doc(slot)
-                    .is_some_and(|d| Engine::held_out_for(&d.lesson, &query.text, Some(run_key)))
+                index.doc(slot).is_some_and(|d| {
+                    Engine::held_out_for(&index.full(d), &query.text, Some(run_key))
+                })
             })
             .collect();
         let words = QueryWords::of(&query.text);
@@ -349,7 +346,7 @@ impl Engine {
                         .filter(|(slot, _)| !held.contains(slot))
                         .filter_map(|&(slot, score)| {
                             index.doc(slot).map(|d| Hit {
-                                id: d.lesson.id.as_str().to_owned(),
+                                id: d.id.as_str().to_owned(),
                                 score,
                             })
                         })
@@ -374,7 +371,7 @@ impl Engine {
             .iter()
             .filter_map(|item| index.lesson(&item.id))
             .filter(|(slot, _)| drawn.contains(slot))
-            .map(|(_, lesson)| lesson.id.clone())
+            .map(|(_, lesson)| lesson.id)
             .collect();
         if !held_out.is_empty() {
             // A held-out lesson's place goes only to a lesson about the same situation: its
@@ -606,13 +603,13 @@ impl Engine {
             .iter()
             .filter_map(|&slot| index.doc(slot).map(|doc| (slot, doc)))
             .map(|(slot, doc)| {
-                let lesson = &doc.lesson;
+                let lesson = &index.full(doc);
                 let shown = doc.shown.get_or_init(|| Box::new(Shown::of(lesson)));
                 let entry = Entry {
                     id: lesson.id.as_str().to_owned(),
                     text: Cow::Borrowed(&shown.text),
                     vector: Some(Cow::Borrowed(index.dense.vector(slot))),
-                    tags: cap_tags(&lesson.tags),
+                    tags: Cow::Owned(cap_tags(&lesson.tags).into_owned()),
                     session: lesson
                         .execution_id
                         .as_ref()
@@ -650,7 +647,7 @@ impl Engine {
         let mut out = std::collections::HashMap::new();
         for id in slots
             .iter()
-            .filter_map(|&slot| index.doc(slot)?.lesson.execution_id.clone())
+            .filter_map(|&slot| index.full(index.doc(slot)?).execution_id)
         {
             if !cache.contains_key(&id) {
                 match self.store.execution(&id) {
@@ -702,7 +699,7 @@ fn left_out(
     drawn: &HashSet<u32>,
     rivals: &[u32],
 ) -> HashSet<u32> {
-    let held: Vec<(&Lesson, f64)> = recalled
+    let held: Vec<(Lesson, f64)> = recalled
         .packed
         .items
         .iter()
@@ -740,7 +737,7 @@ fn over_limit<'r>(
     recalled: &'r Recalled,
     index: &'r RecallIndex,
     outside_pool: bool,
-) -> impl Iterator<Item = (u32, &'r Lesson, f64)> {
+) -> impl Iterator<Item = (u32, Lesson, f64)> + 'r {
     recalled
         .explain
         .iter()
@@ -769,7 +766,7 @@ fn rotated(
     drawn: &HashSet<u32>,
     query: &RecallQuery,
 ) -> Rotation {
-    let left_out: Vec<(u32, &Lesson, f64)> = over_limit(recalled, index, false)
+    let left_out: Vec<(u32, Lesson, f64)> = over_limit(recalled, index, false)
         .filter(|(slot, _, _)| !drawn.contains(slot))
         .collect();
     let mut rotation = Rotation {
@@ -785,7 +782,7 @@ fn rotated(
         let rival = left_out.iter().find(|(rival_slot, rival, s)| {
             !rotation.rivals.contains(rival_slot)
                 && (at - s).abs() < NEAR_TIE
-                && Engine::rotates(placed, rival, &query.text)
+                && Engine::rotates(&placed, rival, &query.text)
         });
         if let Some((rival_slot, _, _)) = rival {
             rotation.incumbents.push(slot);

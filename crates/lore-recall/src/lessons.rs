@@ -33,6 +33,7 @@
 //! A server does not wait for any of this: [`Warmup`] builds the index in the background and
 //! answers from the store's own search meanwhile.
 
+mod packed;
 mod warm;
 
 use std::collections::{HashMap, HashSet};
@@ -45,10 +46,11 @@ use crate::adapter::{AdaptedEmbedder, Adapter};
 use crate::applies::SkillWords;
 pub use crate::render::{Shown, lesson_text};
 use crate::saved::{self, EmbedderState, Header, Loaded, Slot};
-use crate::{Embedder, EmbedderId, HnswParams, SparseIndex, VectorIndex, text_hash};
+use crate::{Embedder, EmbedderId, FastMap, HnswParams, SparseIndex, VectorIndex, text_hash};
 use lore_core::error::{Error, Result};
 use lore_core::id::LessonId;
 use lore_core::model::{Lesson, LessonStatus};
+use lore_core::org::Marked;
 use lore_core::ports::store::{LessonVector, Store};
 use lore_core::scope::{Scope, SkillPath};
 pub use warm::{Held, IndexState, Warmup, fresh_or_start, state};
@@ -148,8 +150,7 @@ pub struct IndexInfo {
 /// goes (`lore bench stores` reports it beside the process's resident memory).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct IndexMemory {
-    /// The lessons as the store holds them: each record and its texts (strings counted at
-    /// their capacity; the rarely set fields, such as links and imported extras, left out).
+    /// The lessons: each one's entry (ID, skill, organization mark) and the rest of it packed.
     pub lessons: usize,
     /// Renderings made by queries that found their lesson, or that weighed a condition of its
     /// skill ([`Doc::shown`]): their texts and stems.
@@ -175,38 +176,39 @@ impl IndexMemory {
     }
 }
 
-/// Bytes a lesson's record holds besides its own size: its strings and lists.
-fn lesson_heap(l: &Lesson) -> usize {
-    let strings = |v: &Vec<String>| {
-        v.iter().map(String::capacity).sum::<usize>() + v.capacity() * size_of::<String>()
-    };
-    l.id.as_str().len()
-        + l.skill.as_str().len()
-        + l.agent.as_ref().map_or(0, String::capacity)
-        + l.mistake.capacity()
-        + l.root_cause.capacity()
-        + l.rule.capacity()
-        + l.applies_when.capacity()
-        + strings(&l.triggers)
-        + strings(&l.tags)
-        + strings(&l.generated_test_ids)
-        + l.tiers.summary.capacity()
-        + l.tiers.condition.capacity()
-        + l.tiers.action.capacity()
-        + l.tiers.rationale.capacity()
-        + strings(&l.tiers.steps)
-}
-
-/// One lesson in the index.
+/// One lesson in the index: what every search reads of it (its ID, skill and organization
+/// mark) and the rest packed ([`packed`]), which [`RecallIndex::full`] unpacks for the few
+/// candidates of a query that need it.
 #[derive(Debug)]
 pub struct Doc {
-    /// The lesson as the store holds it.
-    pub lesson: Lesson,
+    /// The lesson's ID.
+    pub id: LessonId,
     /// Its interned skill.
     pub skill: u32,
+    /// Its organization mark, read once here; `None` for an unmarked (shared) lesson.
+    mark: Option<Box<Marked>>,
+    /// The rest of the lesson as [`packed::pack`] wrote it.
+    packed: Box<[u8]>,
     /// Its rendering for recall, made by the first query that finds it; boxed, so that a
     /// lesson no query has found yet costs a pointer, not the rendering's fields.
     pub shown: OnceLock<Box<Shown>>,
+}
+
+impl Doc {
+    /// Whether a handle of `scope` may see this lesson ([`lore_core::org::visible`]).
+    pub fn visible(&self, scope: &Scope) -> bool {
+        match &self.mark {
+            None => true,
+            Some(mark) => lore_core::org::visible_marked(mark, scope),
+        }
+    }
+
+    /// Bytes held besides the entry itself: the ID, the mark and the packed lesson.
+    fn heap_bytes(&self) -> usize {
+        self.id.as_str().len()
+            + self.packed.len()
+            + self.mark.as_ref().map_or(0, |_| size_of::<Marked>())
+    }
 }
 
 /// The in-memory index. Slots are shared by the sparse and dense indexes.
@@ -224,7 +226,11 @@ pub struct RecallIndex {
     /// Per slot, the live lesson's interned skill or [`NO_SKILL`]: what every search's filter
     /// reads, kept apart from the lessons so that it stays in cache.
     slot_skills: Vec<u32>,
-    by_id: HashMap<String, u32>,
+    /// Per lesson ID's hash, its slot: the ID itself is the slot's own ([`Doc::id`]), so this
+    /// holds eight bytes of it rather than a copy. An ID whose hash another live lesson's
+    /// already has is kept whole in `by_id_rest` (a pair in some 10^7 at a million lessons).
+    by_id: FastMap<u64, u32>,
+    by_id_rest: HashMap<String, u32>,
     /// BM25 over the lessons' words.
     pub sparse: SparseIndex,
     /// The lessons' vectors, exact below a size and HNSW above it.
@@ -242,6 +248,13 @@ pub struct RecallIndex {
     /// Slots the file beside the store already has (slots are only ever appended).
     saved_slots: usize,
     phases: Phases,
+}
+
+/// The key of a lesson ID in [`RecallIndex::by_id`]: fixed, so that a collision found once
+/// is found the same way every time.
+fn id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x1e55_0115).hash_one(id)
 }
 
 /// [`RecallIndex::slot_skills`] of a removed slot.
@@ -499,6 +512,7 @@ impl RecallIndex {
         index.phases.vectors_ms = ms_since(started);
         index.adapter = checkpoint;
         index.insert_saving(store, lessons, &texts, &vectors, every, progress);
+        index.settle();
         Ok(index)
     }
 
@@ -517,7 +531,8 @@ impl RecallIndex {
             statuses: statuses.to_vec(),
             docs: Vec::new(),
             slot_skills: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: FastMap::default(),
+            by_id_rest: HashMap::new(),
             sparse: SparseIndex::with_idf_floor(crate::calibrate::IDF_FLOOR_DOCS),
             skills: Vec::new(),
             skill_ids: HashMap::new(),
@@ -694,6 +709,7 @@ impl RecallIndex {
             index.insert_saving(store, added, &texts, &vectors, every, progress);
         }
         index.origin = origin;
+        index.settle();
         Ok(Ok(index))
     }
 
@@ -717,8 +733,8 @@ impl RecallIndex {
             .iter()
             .map(|doc| match doc {
                 Some(d) => Slot {
-                    id: d.lesson.id.to_string(),
-                    hash: text_hash(&lesson_text(&d.lesson)),
+                    id: d.id.to_string(),
+                    hash: text_hash(&lesson_text(&self.full(d))),
                 },
                 None => Slot {
                     id: String::new(),
@@ -753,7 +769,7 @@ impl RecallIndex {
             .docs
             .iter()
             .flatten()
-            .map(|d| lesson_heap(&d.lesson))
+            .map(Doc::heap_bytes)
             .sum::<usize>()
             + self.docs.capacity() * size_of::<Option<Doc>>();
         let shown = self
@@ -769,8 +785,9 @@ impl RecallIndex {
                 .sum::<usize>()
                 + m.capacity() * (size_of::<(String, Vec<u32>)>() + 1)
         };
-        let lookup = self.by_id.keys().map(String::capacity).sum::<usize>()
-            + self.by_id.capacity() * (size_of::<(String, u32)>() + 1)
+        let lookup = self.by_id.capacity() * (size_of::<(u64, u32)>() + 1)
+            + self.by_id_rest.keys().map(String::capacity).sum::<usize>()
+            + self.by_id_rest.capacity() * (size_of::<(String, u32)>() + 1)
             + 4 * self.slot_skills.capacity()
             + slots(&self.triggers)
             + slots(&self.tags);
@@ -808,7 +825,7 @@ impl RecallIndex {
         let changes = store.lessons_changed(&Scope::unrestricted(), self.revision)?;
         let mut added: Vec<Lesson> = Vec::new();
         for lesson in changes.lessons {
-            if let Some(slot) = self.by_id.remove(lesson.id.as_str()) {
+            if let Some(slot) = self.take_slot(lesson.id.as_str()) {
                 self.remove(slot);
             }
             if self.statuses.contains(&lesson.status) {
@@ -902,10 +919,16 @@ impl RecallIndex {
         for t in tags {
             self.tags.entry(t.clone()).or_default().push(slot);
         }
-        self.by_id.insert(lesson.id.to_string(), slot);
+        self.put_slot(lesson.id.as_str(), slot);
+        let mark = match lore_core::org::mark(&lesson) {
+            Marked::Shared => None,
+            marked => Some(Box::new(marked)),
+        };
         self.docs.push(Some(Doc {
-            lesson,
+            packed: packed::pack(&lesson),
+            id: lesson.id,
             skill,
+            mark,
             shown: OnceLock::new(),
         }));
         self.slot_skills.push(skill);
@@ -927,9 +950,60 @@ impl RecallIndex {
     }
 
     /// The live lesson `id`, with its slot.
-    pub fn lesson(&self, id: &str) -> Option<(u32, &Lesson)> {
-        let slot = *self.by_id.get(id)?;
-        self.doc(slot).map(|d| (slot, &d.lesson))
+    pub fn lesson(&self, id: &str) -> Option<(u32, Lesson)> {
+        let slot = self.slot_of(id)?;
+        self.doc(slot).map(|d| (slot, self.full(d)))
+    }
+
+    /// The slot of the live lesson `id`.
+    fn slot_of(&self, id: &str) -> Option<u32> {
+        match self.by_id.get(&id_hash(id)) {
+            Some(&slot) if self.doc(slot).is_some_and(|d| d.id.as_str() == id) => Some(slot),
+            _ => self.by_id_rest.get(id).copied(),
+        }
+    }
+
+    /// Forgets the slot of the live lesson `id`, and returns it.
+    fn take_slot(&mut self, id: &str) -> Option<u32> {
+        let hash = id_hash(id);
+        match self.by_id.get(&hash) {
+            Some(&slot) if self.doc(slot).is_some_and(|d| d.id.as_str() == id) => {
+                self.by_id.remove(&hash);
+                Some(slot)
+            }
+            _ => self.by_id_rest.remove(id),
+        }
+    }
+
+    /// Records `slot` as the live lesson `id`'s, before its entry is pushed.
+    fn put_slot(&mut self, id: &str, slot: u32) {
+        let hash = id_hash(id);
+        match self.by_id.get(&hash) {
+            Some(&other) if self.doc(other).is_some() => {
+                self.by_id_rest.insert(id.to_owned(), slot);
+            }
+            _ => {
+                self.by_id.insert(hash, slot);
+            }
+        }
+    }
+
+    /// Frees what a bulk of insertions left the lists holding beyond their length (a list
+    /// doubles as it grows): for the end of a build or a load, not after every refresh.
+    fn settle(&mut self) {
+        self.sparse.shrink_to_fit();
+        self.docs.shrink_to_fit();
+        self.slot_skills.shrink_to_fit();
+        self.by_id.shrink_to_fit();
+        for slots in self.triggers.values_mut().chain(self.tags.values_mut()) {
+            slots.shrink_to_fit();
+        }
+    }
+
+    /// The whole lesson `doc` holds, unpacked.
+    pub fn full(&self, doc: &Doc) -> Lesson {
+        packed::unpack(&doc.packed, &doc.id, &self.skills[doc.skill as usize])
+            .expect("the index unpacks only what it packed")
     }
 
     /// Per interned skill, whether `allows` accepts it; and how many live lessons that admits.
@@ -959,7 +1033,7 @@ impl RecallIndex {
             let made: Vec<HashSet<String>> = docs
                 .clone()
                 .filter(|d| d.shown.get().is_none())
-                .map(|d| Shown::stems_of(&d.lesson))
+                .map(|d| Shown::stems_of(&self.full(d)))
                 .collect();
             SkillWords::of(
                 docs.filter_map(|d| d.shown.get())
@@ -1227,12 +1301,7 @@ mod tests {
                         .dense
                         .search(q, 10, index.dense.len(), |_| true)
                         .into_iter()
-                        .map(|(slot, sim)| {
-                            (
-                                index.doc(slot).unwrap().lesson.id.to_string(),
-                                sim.to_bits(),
-                            )
-                        })
+                        .map(|(slot, sim)| (index.doc(slot).unwrap().id.to_string(), sim.to_bits()))
                         .collect()
                 })
                 .collect()
@@ -1267,6 +1336,38 @@ mod tests {
         );
     }
 
+    /// Two live lessons whose IDs' hashes meet are both found, each as itself, and either
+    /// leaves without taking the other with it.
+    #[test]
+    fn lessons_whose_ids_hash_alike_are_told_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("lore.db"), OpenMode::Create).unwrap();
+        let records: Vec<Record> = (0..3).map(|n| Record::Lesson(lesson(n))).collect();
+        store.write(&records, OnDuplicate::Fail).unwrap();
+        let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::with_dim(16).unwrap());
+        let mut index = RecallIndex::build(&store, &embedder, &[LessonStatus::Approved]).unwrap();
+        let a = index.doc(0).unwrap().id.to_string();
+        let b = index.doc(1).unwrap().id.to_string();
+        // As if `b` hashed as `a` does: `b` is given its slot again beside `a`'s.
+        assert_eq!(index.take_slot(&b), Some(1));
+        index.by_id.insert(id_hash(&b), 0);
+        index.put_slot(&b, 1);
+        assert_eq!(index.by_id_rest.get(&b), Some(&1), "kept whole");
+        assert_eq!(
+            index.lesson(&a).map(|(s, l)| (s, l.id.to_string())),
+            Some((0, a.clone()))
+        );
+        assert_eq!(
+            index.lesson(&b).map(|(s, l)| (s, l.id.to_string())),
+            Some((1, b.clone()))
+        );
+        assert_eq!(index.take_slot(&b), Some(1));
+        assert_eq!(index.slot_of(&a), Some(0), "the other stays");
+        assert_eq!(index.slot_of(&b), None);
+        assert_eq!(index.take_slot(&a), Some(0));
+        assert_eq!(index.slot_of(&a), None);
+    }
+
     /// Weighing a skill's words renders none of its lessons: a rendering is kept only for a
     /// lesson a query showed, and the weights are those of every lesson's stems.
     #[test]
@@ -1280,7 +1381,7 @@ mod tests {
         let shown = index.doc(3).unwrap();
         shown
             .shown
-            .get_or_init(|| Box::new(Shown::of(&shown.lesson)));
+            .get_or_init(|| Box::new(Shown::of(&index.full(shown))));
         let words = index.skill_words(index.doc(0).unwrap());
         let skill = index.doc(0).unwrap().skill;
         let docs: Vec<&Doc> = (0..60)
@@ -1292,7 +1393,10 @@ mod tests {
             usize::from(shown.skill == skill),
             "only the lesson a query showed is rendered"
         );
-        let stems: Vec<HashSet<String>> = docs.iter().map(|d| Shown::of(&d.lesson).stems).collect();
+        let stems: Vec<HashSet<String>> = docs
+            .iter()
+            .map(|d| Shown::of(&index.full(d)).stems)
+            .collect();
         let expected = SkillWords::of(&stems);
         for stem in [
             "rule", "check", "field", "f3", "record", "r7", "mistak", "nowher",

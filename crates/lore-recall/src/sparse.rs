@@ -87,9 +87,13 @@ impl Postings {
 pub struct SparseIndex {
     terms: FastMap<String, u32>,
     postings: Vec<Postings>,
-    /// Per slot: its length in terms, and its distinct term IDs while it is live.
+    /// Per slot: its length in terms.
     lens: Vec<u32>,
-    doc_terms: Vec<Vec<u32>>,
+    /// Every slot's distinct term IDs, one after another (a list per document cost a
+    /// vector's header and an allocation each), and per slot where its IDs start; a slot's
+    /// end is the next one's start. A removed slot keeps its IDs, read by no one.
+    term_ids: Vec<u32>,
+    terms_at: Vec<u32>,
     live: Vec<bool>,
     live_docs: usize,
     live_len: u64,
@@ -187,15 +191,50 @@ impl SparseIndex {
             .sum();
         let terms: usize = self.terms.keys().map(String::capacity).sum::<usize>()
             + self.terms.capacity() * (size_of::<(String, u32)>() + 1);
-        let doc_terms: usize = self.doc_terms.iter().map(|t| 4 * t.capacity()).sum();
         postings
             + size_of::<Postings>() * self.postings.capacity()
             + terms
-            + doc_terms
-            + size_of::<Vec<u32>>() * self.doc_terms.capacity()
+            + 4 * (self.term_ids.capacity() + self.terms_at.capacity())
             + 4 * (self.lens.capacity() + self.doc_text.capacity() + self.text_docs.capacity())
             + self.live.capacity()
             + self.texts.capacity() * (size_of::<(u64, (u32, u32))>() + 1)
+    }
+
+    /// Frees what the lists grew beyond their documents: a list doubles as it grows, so an
+    /// index built at once holds about a third more than its postings until this. For after
+    /// a bulk of additions; a few more later grow a list again by doubling.
+    pub fn shrink_to_fit(&mut self) {
+        for p in &mut self.postings {
+            p.docs.shrink_to_fit();
+            p.tfs.shrink_to_fit();
+            p.blocks.shrink_to_fit();
+        }
+        self.postings.shrink_to_fit();
+        self.terms.shrink_to_fit();
+        self.term_ids.shrink_to_fit();
+        self.terms_at.shrink_to_fit();
+        self.lens.shrink_to_fit();
+        self.live.shrink_to_fit();
+        self.doc_text.shrink_to_fit();
+        self.texts.shrink_to_fit();
+        self.text_docs.shrink_to_fit();
+    }
+
+    /// Where the distinct term IDs of `slot`, live or removed, lie in `term_ids`.
+    fn terms_range(&self, slot: usize) -> std::ops::Range<usize> {
+        let Some(&start) = self.terms_at.get(slot) else {
+            return 0..0;
+        };
+        let end = self
+            .terms_at
+            .get(slot + 1)
+            .map_or(self.term_ids.len(), |&e| e as usize);
+        start as usize..end
+    }
+
+    /// The distinct term IDs of `slot`, live or removed.
+    fn doc_terms(&self, slot: usize) -> &[u32] {
+        &self.term_ids[self.terms_range(slot)]
     }
 
     /// An empty index.
@@ -270,7 +309,9 @@ impl SparseIndex {
                 len = len.saturating_add(units);
             }
         }
-        let mut ids = Vec::with_capacity(tf.len());
+        // Pushed first, so that the slot before this one ends where this one's IDs start.
+        let start = u32::try_from(self.term_ids.len()).expect("fewer than 2^32 postings");
+        self.terms_at.push(start);
         let mut counted = Vec::with_capacity(tf.len());
         for (term, n) in tf {
             let next = self.postings.len() as u32;
@@ -279,14 +320,13 @@ impl SparseIndex {
                 self.postings.push(Postings::default());
             }
             self.postings[id as usize].push(doc, n, len);
-            ids.push(id);
+            self.term_ids.push(id);
             counted.push((id, n));
         }
         counted.sort_unstable();
         let text = self.text_of(&counted, len, doc);
         self.doc_text.push(text);
         self.lens.push(len);
-        self.doc_terms.push(ids);
         self.live.push(true);
         self.live_docs += 1;
         self.live_len += u64::from(len);
@@ -319,7 +359,7 @@ impl SparseIndex {
     /// Whether live document `slot` has exactly the (term, count) pairs `counted` and `len`.
     fn holds(&self, slot: u32, counted: &[(u32, u32)], len: u32) -> bool {
         let s = slot as usize;
-        if !self.is_live(slot) || self.lens[s] != len || self.doc_terms[s].len() != counted.len() {
+        if !self.is_live(slot) || self.lens[s] != len || self.doc_terms(s).len() != counted.len() {
             return false;
         }
         counted.iter().all(|&(id, n)| {
@@ -338,7 +378,8 @@ impl SparseIndex {
         self.live[s] = false;
         self.live_docs -= 1;
         self.live_len -= u64::from(self.lens[s]);
-        for id in std::mem::take(&mut self.doc_terms[s]) {
+        for at in self.terms_range(s) {
+            let id = self.term_ids[at];
             self.postings[id as usize].df -= 1;
         }
     }
@@ -416,8 +457,9 @@ impl SparseIndex {
     pub fn feedback_terms(&self, query: &str, slots: &[u32], n: usize) -> Vec<String> {
         let asked: Vec<String> = text::index_terms(query);
         let mut count: FastMap<u32, u32> = FastMap::default();
-        for &slot in slots {
-            for &id in self.doc_terms.get(slot as usize).into_iter().flatten() {
+        // A removed slot's IDs are still held, but it has no terms to give.
+        for &slot in slots.iter().filter(|&&s| self.is_live(s)) {
+            for &id in self.doc_terms(slot as usize) {
                 *count.entry(id).or_default() += 1;
             }
         }
@@ -857,6 +899,62 @@ mod tests {
         let scores = index.search("invoice refund", 10, |_| true);
         let exact = index.search_exhaustive("invoice refund", 10, |_| true);
         assert_eq!(scores, exact);
+    }
+
+    /// The answers of a fixed corpus (a few thousand documents over a skewed vocabulary, with
+    /// removals, texts held by several documents and documents added after removals), folded
+    /// into one digest of every slot and every score's bits: any change to how postings or
+    /// per-document terms are held must leave it as the index gave it before they were packed.
+    #[test]
+    fn a_fixed_corpus_answers_exactly_as_before() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % n
+        };
+        let draw = |next: &mut dyn FnMut(u64) -> u64| {
+            let len = 3 + next(18);
+            (0..len)
+                .map(|_| word(next(400).min(next(400)).min(next(400)) as usize))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let mut index = SparseIndex::with_idf_floor(50);
+        let mut texts: Vec<String> = Vec::new();
+        for i in 0..3000 {
+            let text = if i % 7 == 3 {
+                texts[next(texts.len() as u64) as usize % texts.len()].clone()
+            } else {
+                draw(&mut next)
+            };
+            index.add(&text);
+            texts.push(text);
+            if i % 11 == 5 {
+                index.remove(next(index.slots() as u64) as u32);
+            }
+        }
+        let mut digest = 0xcbf2_9ce4_8422_2325u64;
+        let mut fold = |x: u64| {
+            for b in x.to_le_bytes() {
+                digest = (digest ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        for q in 0..200 {
+            let query = draw(&mut next);
+            let k = 1 + (q % 25) as usize;
+            for (slot, score) in index.search(&query, k, |s| s % 5 != 2) {
+                fold(u64::from(slot));
+                fold(score.to_bits());
+            }
+            for (slot, score) in index.search_with_feedback(&query, k, |_| true) {
+                fold(u64::from(slot));
+                fold(score.to_bits());
+            }
+            fold(index.query_weight(&query).to_bits());
+        }
+        assert_eq!(digest, 0x1e85_97ec_5c1b_1d42, "digest {digest:#x}");
     }
 
     /// Texts over a small vocabulary with skewed frequencies, like a memory with a few
