@@ -34,7 +34,8 @@ READ_ONLY = {
     "memory_status", "review_queue", "core_memory_read", "archival_memory_search",
     "conversation_log_read", "get_episode", "session_episodes", "decision_sequence", "list_episodes", "causal_path",
     "export_causal_graph", "what_if", "similar_decisions", "find_patterns", "find_anti_patterns",
-    "layered_context", "recall_knowledge", "list_knowledge", "recall_decisions",
+    "layered_context", "recall_knowledge", "list_knowledge", "knowledge_chunks", "recall_decisions",
+    "get_decision",
     "read_digest", "eval_trends",
     "embedder_status", "embedder_runs", "embedder_run", "embedder_checkpoints",
     "embedder_preflight",
@@ -246,6 +247,11 @@ async def layers(session, reviewer):
     check(moved["decisions"][0]["status"] == "approved", f"review_decisions: {moved}")
     some = await call(session, "recall_decisions", {"query": "refund for a late order"})
     check([d["id"] for d in some["decisions"]] == [made["id"]], f"recall_decisions: {some}")
+    one = await call(session, "get_decision", {"id": made["id"]})
+    check(one["decision"]["status"] == "approved" and len(one["audit"]) == 2, f"get_decision: {one}")
+    chunks = await call(session, "knowledge_chunks", {"skill": SKILL, "source": "docs/refunds.md"})
+    text = chunks["chunks"][0]["text"] if chunks["chunks"] else ""
+    check(text.startswith(">") and "Refund late orders in full" in text, f"knowledge_chunks: {chunks}")
     context = await call(session, "layered_context", {"query": "refund for a late order", "layer_budget": 400})
     names = [l["layer"] for l in context["layers"]]
     check(names == ["lessons", "decisions", "digest", "knowledge"], f"layered_context layers: {names}")
