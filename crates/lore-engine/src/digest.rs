@@ -19,6 +19,7 @@ use sha2::{Digest as _, Sha256};
 use tracing::instrument;
 
 use crate::engine::Engine;
+use crate::pages::{Page, PageRequest};
 use lore_core::error::{Error, Result};
 use lore_core::id::DigestId;
 use lore_core::model::{
@@ -178,17 +179,16 @@ impl Engine {
         Ok(true)
     }
 
-    /// A skill's digest versions, newest first (at most `limit`, 1 to 500).
+    /// One page of a skill's digest versions, newest first.
     ///
     /// # Errors
     /// As [`Engine::digests`]; [`Error::Invalid`] for a limit outside 1 to 500.
-    pub fn digest_history(&self, skill: &SkillPath, limit: usize) -> Result<Vec<Digest>> {
+    pub fn digest_history(&self, skill: &SkillPath, page: PageRequest) -> Result<Page<Digest>> {
         self.scope.check_write(skill)?;
-        if !(1..=lore_core::limits::MAX_PAGE).contains(&limit) {
-            return Err(Error::invalid("limit", "it must be 1 to 500"));
-        }
-        let history = self.store.digests()?.digest_history(skill, limit)?;
-        self.readable(history)
+        let page = page.check()?;
+        let history = (self.store.digests()?).digest_history(skill, page.limit + 1, page.offset)?;
+        // A version drawing on a lesson this handle cannot see leaves the page short.
+        Ok(page.cut(self.readable(history)?))
     }
 
     /// The digests for a task, quoted under their provenance and cut tail-first to `budget`:

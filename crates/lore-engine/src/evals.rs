@@ -194,7 +194,7 @@ impl Engine {
                 let history = self
                     .store
                     .digests()?
-                    .digest_history(skill, limits::MAX_PAGE)?;
+                    .digest_history(skill, limits::MAX_PAGE, 0)?;
                 match history.iter().find(|d| d.id.as_str() == item) {
                     Some(d) => self.sees_sources(&d.sources)?,
                     None => false,

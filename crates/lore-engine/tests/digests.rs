@@ -17,12 +17,16 @@ use lore_core::ports::llm::{Llm, LlmError, LlmRequest, LlmResponse, Usage};
 use lore_core::{Error, Scope, SkillPath};
 use lore_engine::{
     Attribution, ContextLayer, ContextQuery, Engine, EvalRunRequest, LayerStatus, NewDecision,
-    NewEvalSet,
+    NewEvalSet, PageRequest,
 };
 use support::{Project, SKILL};
 
 fn skill() -> SkillPath {
     SkillPath::parse(SKILL).unwrap()
+}
+
+fn page(limit: usize) -> PageRequest {
+    PageRequest { limit, offset: 0 }
 }
 
 fn decide(p: &Project, situation: &str, action: &str, approve: bool) -> String {
@@ -108,7 +112,7 @@ fn a_digest_holds_approved_sources_only_and_is_made_again_only_when_they_change(
     assert_eq!(third.built.len(), 1);
     assert!(third.built[0].markdown.contains(later.id.as_str()));
     assert_ne!(third.built[0].source_hash, digest.source_hash);
-    let history = p.engine.digest_history(&skill(), 10).unwrap();
+    let history = p.engine.digest_history(&skill(), page(10)).unwrap().items;
     assert_eq!(history.len(), 2);
     assert_eq!(history[0].id, third.built[0].id, "newest first");
     assert_eq!(p.engine.digests(None).unwrap()[0].id, third.built[0].id);
@@ -626,7 +630,13 @@ fn a_purged_lessons_text_leaves_digests_and_graded_answers() {
     p.engine
         .purge_lesson(&secret.id, &Attribution::new(None, "holds a client's name"))
         .unwrap();
-    assert!(p.engine.digest_history(&skill(), 50).unwrap().is_empty());
+    assert!(
+        p.engine
+            .digest_history(&skill(), page(50))
+            .unwrap()
+            .items
+            .is_empty()
+    );
     let runs = p.engine.eval_runs(None, None).unwrap();
     assert_eq!(runs[0].grades[0].answer, lore_engine::PURGED);
     let rebuilt = p.engine.maintain().unwrap();

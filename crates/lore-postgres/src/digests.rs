@@ -63,14 +63,19 @@ impl DigestStore for PostgresStore {
         })
     }
 
-    fn digest_history(&self, skill: &SkillPath, limit: usize) -> Result<Vec<Digest>> {
-        let (skill, limit) = (skill.as_str().to_owned(), to_i64(limit));
+    fn digest_history(
+        &self,
+        skill: &SkillPath,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<Digest>> {
+        let (skill, limit, offset) = (skill.as_str().to_owned(), to_i64(limit), to_i64(offset));
         self.run(move |pool| async move {
             let client = pool.get().await?;
             bodies(
                 &client,
-                "SELECT body FROM digests WHERE skill = $1 ORDER BY seq DESC LIMIT $2",
-                &[&skill, &limit],
+                "SELECT body FROM digests WHERE skill = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3",
+                &[&skill, &limit, &offset],
             )
             .await
         })

@@ -1,12 +1,17 @@
 //! MCP: Lore's tools for a model, over stdio (`lore mcp`) and streamable HTTP (`/mcp`).
 //!
-//! One `#[tool_router]` impl over the same Engine the REST API uses; each tool is a translation,
-//! like a REST handler. What differs is the reader. Parameter docs and error texts are written
-//! for a model deciding what to call next: a tool error is a normal result marked `is_error`
-//! whose text says what to change, because a JSON-RPC error is something a model rarely reads.
-//! Results are structured (`Json<T>`, with an output schema; the macro finds `Json` by its
-//! spelling in the signature, so results are spelled out rather than aliased) and deliberately smaller than the
-//! REST shapes: a model pays for every token, so views carry what it acts on and no more.
+//! Most tools are the catalogue's operations ([`crate::catalogue`]), added to the router from
+//! their one definition: they take REST's input and answer REST's shapes, field for field,
+//! with stored text a model could take for instructions quoted as data. The agent's loop
+//! (record an execution, report a signal, correct, recall, the memory prompt) is the one
+//! `#[tool_router]` impl here, over the same Engine; its results are views smaller than REST's
+//! (see `views`), as a model pays for every token on the calls it makes most. Results are
+//! structured (`Json<T>`, with an output schema; the macro finds `Json` by its spelling in the
+//! signature, so results are spelled out rather than aliased).
+//!
+//! What differs from REST is the reader. Parameter docs and error texts are written for a
+//! model deciding what to call next: a tool error is a normal result marked `is_error` whose
+//! text says what to change, because a JSON-RPC error is something a model rarely reads.
 //!
 //! Who wrote a correction comes from the credential, as over REST: an agent token's start on
 //! `trial` (auto curation) or `needs_review`, a reviewer's or admin's are a person's. Without a

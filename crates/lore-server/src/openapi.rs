@@ -180,6 +180,14 @@ mod tests {
                 );
             }
         }
+        // A body that is one record is described by that record's component, to its parts.
+        let episode = &parsed()["paths"]["/v1/episodes"]["post"];
+        let body = &episode["requestBody"]["content"]["application/json"]["schema"];
+        assert_eq!(body["additionalProperties"], false, "{body}");
+        let required = body["required"].as_array().unwrap();
+        assert!(required.contains(&json!("task")), "{body}");
+        let decision = &body["properties"]["decisions"]["items"]["properties"];
+        assert!(decision["chosen"].is_object(), "{body}");
         // What stays hand-kept is still there.
         assert!(parsed()["paths"]["/v1/executions"]["post"].is_object());
     }

@@ -49,13 +49,21 @@ impl DigestStore for SqliteStore {
         bodies(self, &sql, w.params())
     }
 
-    fn digest_history(&self, skill: &SkillPath, limit: usize) -> Result<Vec<Digest>> {
+    fn digest_history(
+        &self,
+        skill: &SkillPath,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<Digest>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
         let found: Vec<String> = self
             .conn()
-            .prepare_cached("SELECT body FROM digests WHERE skill = ? ORDER BY seq DESC LIMIT ?")
+            .prepare_cached(
+                "SELECT body FROM digests WHERE skill = ? ORDER BY seq DESC LIMIT ? OFFSET ?",
+            )
             .and_then(|mut s| {
-                s.query_map(params![skill.as_str(), limit], |r| r.get(0))?
+                s.query_map(params![skill.as_str(), limit, offset], |r| r.get(0))?
                     .collect()
             })
             .db()?;

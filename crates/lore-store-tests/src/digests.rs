@@ -81,6 +81,54 @@ impl Fixture {
     }
 }
 
+/// A skill's versions are read a page at a time, newest first: each page starts where the
+/// last ended, a page past the end is empty, and another skill's versions never show.
+pub fn digest_history_pages_newest_first(store: &dyn Store) {
+    let digests = store.digests().expect("the store keeps digests");
+    let f = Fixture::new();
+    let versions: Vec<Digest> = (0..5)
+        .map(|m| f.digest(&f.hr, m, &format!("v{m}"), &[]))
+        .collect();
+    for d in &versions {
+        digests.put_digest(d).unwrap();
+    }
+    digests
+        .put_digest(&f.digest(&f.hr_other, 9, "elsewhere", &[]))
+        .unwrap();
+    let text = |page: Vec<Digest>| -> Vec<String> {
+        page.into_iter()
+            .map(|d| d.markdown.lines().next().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let written: Vec<String> = text(versions);
+    let newest_first: Vec<String> = text(digests.digest_history(&f.hr, 10, 0).unwrap());
+    assert_eq!(newest_first.len(), 5, "{newest_first:?}");
+    assert_eq!(
+        newest_first,
+        written.iter().rev().cloned().collect::<Vec<_>>(),
+        "versions come newest written first"
+    );
+    let first = text(digests.digest_history(&f.hr, 2, 0).unwrap());
+    let second = text(digests.digest_history(&f.hr, 2, 2).unwrap());
+    let last = text(digests.digest_history(&f.hr, 2, 4).unwrap());
+    assert_eq!(first, newest_first[..2]);
+    assert_eq!(second, newest_first[2..4]);
+    assert_eq!(last, newest_first[4..], "the last page holds what is left");
+    assert!(digests.digest_history(&f.hr, 2, 5).unwrap().is_empty());
+    assert!(
+        digests
+            .digest_history(&f.hr, 10, usize::MAX)
+            .unwrap()
+            .is_empty(),
+        "an offset past any count reads nothing rather than failing"
+    );
+    assert_eq!(
+        text(digests.digest_history(&f.hr, usize::MAX, 3).unwrap()),
+        newest_first[3..],
+        "no limit to speak of reads the rest"
+    );
+}
+
 /// The newest digest of each skill is read, every version is kept newest first, a taken ID is
 /// refused, and purging a source deletes every version that quotes it.
 pub fn digests_keep_versions_and_forget_a_source(store: &dyn Store) {
@@ -112,13 +160,13 @@ pub fn digests_keep_versions_and_forget_a_source(store: &dyn Store) {
             .is_empty()
     );
     assert_eq!(
-        digests.digest_history(&f.hr, 10).unwrap(),
+        digests.digest_history(&f.hr, 10, 0).unwrap(),
         vec![second.clone(), first.clone()]
     );
-    assert_eq!(digests.digest_history(&f.hr, 1).unwrap(), vec![second]);
+    assert_eq!(digests.digest_history(&f.hr, 1, 0).unwrap(), vec![second]);
 
     assert_eq!(digests.forget_digest_source(&purged).unwrap(), 2);
-    assert!(digests.digest_history(&f.hr, 10).unwrap().is_empty());
+    assert!(digests.digest_history(&f.hr, 10, 0).unwrap().is_empty());
     assert_eq!(
         digests.digests(&f.both_scope(), None).unwrap(),
         vec![ledger, other],

@@ -117,6 +117,7 @@ macro_rules! conformance_tests {
             decisions_follow_their_lifecycle_atomically,
             knowledge_and_decision_writes_ring_the_change_bell,
             digests_keep_versions_and_forget_a_source,
+            digest_history_pages_newest_first,
             eval_sets_and_runs_follow_scope_and_forget_an_item,
             knowledge_and_decision_writes_pass_the_limits,
             digest_and_evaluation_writes_pass_the_limits,

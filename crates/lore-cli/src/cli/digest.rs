@@ -34,6 +34,9 @@ pub enum DigestCommand {
         /// At most this many.
         #[arg(short = 'n', long, default_value_t = 10)]
         limit: usize,
+        /// Skip this many newest first.
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
     },
 }
 

@@ -62,10 +62,14 @@ pub fn digest(paths: &Paths, cmd: DigestCommand, json: bool) -> Result<()> {
             }
             Ok(())
         }
-        DigestCommand::History { skill, limit } => {
-            let all = paths
-                .engine(OpenMode::Existing)?
-                .digest_history(&skill, limit)?;
+        DigestCommand::History {
+            skill,
+            limit,
+            offset,
+        } => {
+            let all = (paths.engine(OpenMode::Existing)?)
+                .digest_history(&skill, lore_engine::PageRequest { limit, offset })?
+                .items;
             if json {
                 return output::json(&all);
             }

@@ -5,7 +5,7 @@
 
 use std::fs;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::Project;
 
@@ -112,13 +112,12 @@ fn digests_and_evaluations_follow_what_memory_learned() {
     assert_eq!(count(&busy, "evals"), 1);
     assert_eq!(busy["evals"][0]["passed"], 2);
     assert_eq!(busy["evals"][0]["trigger"], "maintain");
-    assert_eq!(
-        p.json(&["digest", "history", SKILL])
-            .as_array()
-            .unwrap()
-            .len(),
-        2
-    );
+    let history = p.json(&["digest", "history", SKILL]);
+    assert_eq!(history.as_array().unwrap().len(), 2, "{history}");
+    let older = p.json(&["digest", "history", SKILL, "-n", "1", "--offset", "1"]);
+    assert_eq!(older, json!([history[1]]), "the second newest alone");
+    let past = p.json(&["digest", "history", SKILL, "--offset", "2"]);
+    assert_eq!(past, json!([]), "past the oldest");
 
     let trend = p.json(&["eval", "trend", "--skill", SKILL]);
     assert_eq!(trend[0]["runs"], 2);

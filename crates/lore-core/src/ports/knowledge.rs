@@ -136,11 +136,13 @@ pub trait DigestStore: Send + Sync {
     /// [`crate::Error::Store`] when the backend fails.
     fn digests(&self, scope: &Scope, skill: Option<&SkillPath>) -> Result<Vec<Digest>>;
 
-    /// A skill's digest versions, newest first, at most `limit`.
+    /// A skill's digest versions, newest first: at most `limit` after skipping the `offset`
+    /// newest.
     ///
     /// # Errors
     /// [`crate::Error::Store`] when the backend fails.
-    fn digest_history(&self, skill: &SkillPath, limit: usize) -> Result<Vec<Digest>>;
+    fn digest_history(&self, skill: &SkillPath, limit: usize, offset: usize)
+    -> Result<Vec<Digest>>;
 
     /// Deletes every digest version made from the record `source` (a purged lesson's text may
     /// be quoted in them); the next build makes the skill's digest again. Returns how many.

@@ -222,7 +222,7 @@ pub fn read_layers(store: &dyn Store, scope: &Scope) -> Result<Vec<LayerItem>> {
     }
     if let Some(digests) = supported(store.digests())? {
         for newest in digests.digests(scope, None)? {
-            let mut versions = digests.digest_history(&newest.skill, usize::MAX)?;
+            let mut versions = digests.digest_history(&newest.skill, usize::MAX, 0)?;
             versions.reverse();
             out.extend(versions.into_iter().map(LayerItem::Digest));
         }
@@ -387,7 +387,7 @@ fn stored(store: &dyn Store, item: &LayerItem, seen: &mut Seen) -> Result<Option
         }
         LayerItem::Decision(d) => store.decisions()?.decision(&d.id)?.map(LayerItem::Decision),
         LayerItem::Digest(d) => cached(&mut seen.digests, &d.skill, || {
-            store.digests()?.digest_history(&d.skill, usize::MAX)
+            store.digests()?.digest_history(&d.skill, usize::MAX, 0)
         })?
         .iter()
         .find(|s| s.id == d.id)

@@ -14,7 +14,7 @@
 use axum::http::StatusCode;
 use lore_core::SkillPath;
 use lore_core::model::{Digest, EvalQuestion, EvalRun, EvalSet};
-use lore_engine::{DigestReport, Engine, EvalRunRequest, EvalTrend, NewEvalSet};
+use lore_engine::{DigestReport, Engine, EvalRunRequest, EvalTrend, NewEvalSet, PageRequest};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -167,16 +167,18 @@ impl Operation for List {
     }
 }
 
-/// Whose digest versions, how many.
+/// Whose digest versions, a page of them.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryInput {
     /// The skill, `domain/skill`.
     #[schemars(with = "Documented<SkillPath>")]
     skill: SkillPath,
-    /// At most this many, 1 to 500 (10 when omitted).
+    /// At most this many, 1 to 500 (10 when omitted), with `next_offset` when more follow.
     #[schemars(range(min = 1, max = 500))]
     limit: Option<usize>,
+    /// Skip this many newest (the previous page's `next_offset`).
+    offset: Option<usize>,
 }
 
 /// `digest_history`, `GET /v1/digests/history`.
@@ -186,8 +188,8 @@ impl Operation for History {
     type Input = HistoryInput;
     type Output = Digests;
     const NAME: &'static str = "digest_history";
-    const SUMMARY: &'static str = "A skill's digest versions, newest first: how its summary \
-        changed as the memory learned.";
+    const SUMMARY: &'static str = "A skill's digest versions, newest first, a page at a time: \
+        how its summary changed as the memory learned.";
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Read;
     const REST: Option<Rest> = rest(Verb::Get, "/v1/digests/history", StatusCode::OK);
@@ -195,9 +197,14 @@ impl Operation for History {
     const ANSWER: &'static str = "The versions, newest first.";
 
     fn run(engine: &Engine, q: HistoryInput) -> lore_core::Result<Digests> {
+        let page = PageRequest {
+            limit: q.limit.unwrap_or(10),
+            offset: q.offset.unwrap_or(0),
+        };
+        let page = engine.digest_history(&q.skill, page)?;
         Ok(Digests {
-            digests: engine.digest_history(&q.skill, q.limit.unwrap_or(10))?,
-            next_offset: None,
+            digests: page.items,
+            next_offset: page.next_offset,
         })
     }
 
@@ -373,7 +380,7 @@ impl Operation for Runs {
     }
 }
 
-/// Whose trends, over how many runs.
+/// Whose trends, over how many runs, a page of sets.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrendInput {
@@ -383,14 +390,23 @@ pub struct TrendInput {
     /// How many recent runs per set, 1 to 500 (10 when omitted).
     #[schemars(range(min = 1, max = 500))]
     recent: Option<usize>,
+    /// At most this many sets, 1 to 500; all of them up to 500 when omitted, with
+    /// `next_offset` when more follow.
+    #[schemars(range(min = 1, max = 500))]
+    limit: Option<usize>,
+    /// Skip this many sets (the previous page's `next_offset`).
+    offset: Option<usize>,
 }
 
-/// Each set's trend.
+/// Each set's trend, a page of sets.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TrendList {
-    /// Each set's scores over its recent runs.
+    /// Each set's scores over its recent runs, by skill and set name.
     #[schemars(with = "Vec<Documented<EvalTrend>>")]
     trends: Vec<EvalTrend>,
+    /// The offset of the next page, absent on the last one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<usize>,
 }
 
 /// `eval_trends`, `GET /v1/evals/trends`.
@@ -407,11 +423,14 @@ impl Operation for Trends {
     const EFFECT: Effect = Effect::Read;
     const REST: Option<Rest> = rest(Verb::Get, "/v1/evals/trends", StatusCode::OK);
     const TOOL: Option<Tool> = tool("eval_trends", "Evaluation trends");
-    const ANSWER: &'static str = "Each set's trend.";
+    const ANSWER: &'static str = "A page of the sets' trends.";
 
     fn run(engine: &Engine, q: TrendInput) -> lore_core::Result<TrendList> {
+        let all = engine.eval_trends(q.skill.as_ref(), q.recent)?;
+        let (trends, next_offset) = super::window(all, q.limit, q.offset)?;
         Ok(TrendList {
-            trends: engine.eval_trends(q.skill.as_ref(), q.recent)?,
+            trends,
+            next_offset,
         })
     }
 }

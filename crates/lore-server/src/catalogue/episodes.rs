@@ -52,6 +52,14 @@ impl Component for Episode {
     const NAME: &'static str = "Episode";
 }
 
+/// An episode as a caller sends it: the stored [`Episode`] without what Lore fills in.
+#[derive(Debug)]
+pub struct NewEpisode;
+
+impl Component for NewEpisode {
+    const NAME: &'static str = "NewEpisode";
+}
+
 impl Component for Page<EpisodeSummary> {
     const NAME: &'static str = "EpisodePage";
 }
@@ -96,15 +104,9 @@ const fn tool(name: &'static str, title: &'static str) -> Option<Tool> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordInput {
-    /// The episode as a JSON object: `skill` (`domain/skill`), `timestamp` (RFC 3339),
-    /// `outcome` (`success`, `partial` or `failure`), `task`, and optionally `id` (drawn when
-    /// omitted), `session`, `decisions` (each `id`, `type` design|implementation|test|recovery,
-    /// `context`, `options`, `chosen` — one of the options —, `rationale`, `outcome`,
-    /// `effects`: IDs of what it caused), `events` (each `id`, `type`
-    /// tool_call|error|milestone|handoff, `content`, `caused_by`, `leads_to`), `links` (typed
-    /// extra relations `{from, to, type: causes|enables|prevents|correlates}`), `metrics`
-    /// (`duration_minutes`, `tool_calls`, `errors`, `recoveries`) and `lessons` (sentences).
-    /// Every ID a link names must be a decision or event of this episode. Give this or `log`.
+    /// The episode as a JSON object. Every ID a link names must be a decision or event of
+    /// this episode. Give this or `log`.
+    #[schemars(with = "Option<Documented<NewEpisode>>")]
     episode: Option<Value>,
     /// Instead of `episode`: the session log in Lore's markdown format (a `# Session ID`
     /// heading; `Skill:`, `Date:`, `Outcome:`, `Task:` lines; `## Decisions` with `### d001

@@ -246,3 +246,172 @@ async fn digests_and_evaluations_over_rest_and_mcp() {
     let mcp = server.mcp(&agent, "build_digests", json!({})).await;
     assert_eq!(mcp["result"]["isError"], true, "agents do not build: {mcp}");
 }
+
+/// The pages of one listing, each with the offset it was read at: `next_offset` leads from
+/// one to the next and is absent on the last.
+async fn pages(server: &Server, token: &str, uri: &str, key: &str, limit: usize) -> Vec<Value> {
+    let mut offset = 0;
+    let mut pages = Vec::new();
+    loop {
+        let (status, page) = server
+            .send(
+                Some(token),
+                Method::GET,
+                &format!("{uri}&limit={limit}&offset={offset}"),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{uri} at {offset}: {page}");
+        let n = page[key].as_array().unwrap().len();
+        assert!(n <= limit, "{page}");
+        pages.push(page.clone());
+        match page.get("next_offset") {
+            Some(next) => {
+                assert_eq!(next.as_u64(), Some((offset + limit) as u64), "{page}");
+                assert_eq!(n, limit, "only a full page has a next: {page}");
+                offset += limit;
+            }
+            None => return pages,
+        }
+        assert!(pages.len() < 20, "{uri} never ends");
+    }
+}
+
+#[tokio::test]
+async fn digest_history_and_eval_trends_page_alike_on_rest_and_mcp() {
+    let server = Server::with_tokens(EngineConfig {
+        curation: CurationMode::Review,
+        ..EngineConfig::default()
+    });
+    let (reviewer, _) = server.token(Role::Reviewer);
+    let (agent, _) = server.token(Role::Agent);
+    approved_decision(&server);
+    for _ in 0..5 {
+        let (status, report) = server
+            .send(
+                Some(&reviewer),
+                Method::POST,
+                "/v1/digests/build",
+                Some(json!({"force": true})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{report}");
+        assert_eq!(report["built"].as_array().unwrap().len(), 1, "{report}");
+    }
+    for name in ["a", "b", "c", "d", "e"] {
+        let set = json!({"skill": SKILL, "name": name,
+            "questions": [{"question": "Exports stalled?", "expected": "restart"}]});
+        let (status, answer) = server
+            .send(Some(&reviewer), Method::POST, "/v1/evals/sets", Some(set))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+    }
+    let (status, runs) = server
+        .send(
+            Some(&reviewer),
+            Method::POST,
+            "/v1/evals/runs",
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{runs}");
+
+    let history = format!("/v1/digests/history?skill={SKILL}");
+    for (uri, key) in [
+        (history.as_str(), "digests"),
+        ("/v1/evals/trends?recent=5", "trends"),
+    ] {
+        let (_, whole) = server
+            .send(Some(&agent), Method::GET, &format!("{uri}&limit=50"), None)
+            .await;
+        let whole = whole[key].as_array().unwrap().clone();
+        assert_eq!(whole.len(), 5, "{uri}: {whole:?}");
+        let read = pages(&server, &agent, uri, key, 2).await;
+        assert_eq!(read.len(), 3, "{uri}: 2 + 2 + 1: {read:?}");
+        let joined: Vec<Value> = read
+            .iter()
+            .flat_map(|p| p[key].as_array().unwrap().clone())
+            .collect();
+        assert_eq!(
+            joined, whole,
+            "{uri}: the pages are the whole list, in order"
+        );
+        assert_eq!(
+            read[1][key][0], whole[2],
+            "{uri}: the second page starts at 2"
+        );
+
+        for offset in ["5", "99"] {
+            let (status, past) = server
+                .send(
+                    Some(&agent),
+                    Method::GET,
+                    &format!("{uri}&offset={offset}"),
+                    None,
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{uri} past the end: {past}");
+            assert_eq!(past[key], json!([]), "{uri}: {past}");
+            assert!(past.get("next_offset").is_none(), "{uri}: {past}");
+        }
+        for (bad, field) in [
+            ("offset=-1", "offset"),
+            ("offset=two", "offset"),
+            ("limit=0", "limit"),
+            ("limit=501", "limit"),
+        ] {
+            let (status, answer) = server
+                .send(Some(&agent), Method::GET, &format!("{uri}&{bad}"), None)
+                .await;
+            assert_eq!(
+                status,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "{uri}&{bad}: {answer}"
+            );
+            let message = answer["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains(field), "{uri}&{bad}: {answer}");
+        }
+    }
+
+    // MCP reads the same pages of trends, and refuses the same bad offset.
+    let (_, rest) = server
+        .send(
+            Some(&agent),
+            Method::GET,
+            "/v1/evals/trends?recent=5&limit=2&offset=2",
+            None,
+        )
+        .await;
+    let mcp = server
+        .mcp(
+            &agent,
+            "eval_trends",
+            json!({"recent": 5, "limit": 2, "offset": 2}),
+        )
+        .await;
+    let page = &mcp["result"]["structuredContent"];
+    assert_eq!(page["next_offset"], 4, "{mcp}");
+    assert_eq!(
+        page["trends"], rest["trends"],
+        "one page on both doors: {mcp}"
+    );
+    let mcp = server
+        .mcp(&agent, "eval_trends", json!({"limit": 2, "offset": 4}))
+        .await;
+    let page = &mcp["result"]["structuredContent"];
+    assert_eq!(page["trends"].as_array().unwrap().len(), 1, "{mcp}");
+    assert!(page.get("next_offset").is_none(), "the last page: {mcp}");
+    let mcp = server
+        .mcp(&agent, "eval_trends", json!({"offset": 9}))
+        .await;
+    assert_eq!(
+        mcp["result"]["structuredContent"]["trends"],
+        json!([]),
+        "{mcp}"
+    );
+    let mcp = server
+        .mcp(&agent, "eval_trends", json!({"offset": -1}))
+        .await;
+    let refused = mcp["result"]["isError"] == true || mcp.get("error").is_some();
+    assert!(refused && mcp.to_string().contains("offset"), "{mcp}");
+}

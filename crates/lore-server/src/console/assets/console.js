@@ -1367,12 +1367,12 @@ const runLabel = (iso) => iso.slice(5, 16).replace("T", " ");
 
 async function evalsPage() {
   document.title = "Evaluations · Lore";
-  const [trends, runs] = await Promise.all([get("/v1/evals/trends?recent=50"), all("/v1/evals/runs", "runs")]);
+  const [trends, runs] = await Promise.all([all("/v1/evals/trends?recent=50", "trends"), all("/v1/evals/runs", "runs")]);
   const latest = runs.slice(-20).reverse();
   show(
     h("h1", {}, "Evaluations"),
     h("p", { class: "lede" }, "Question sets with expected answers, graded over time against what memory gives for each question: is memory making the answers better?"),
-    trends.trends.length ? h("div", { class: "grid2", id: "trends" }, trends.trends.map((t) =>
+    trends.length ? h("div", { class: "grid2", id: "trends" }, trends.map((t) =>
       h("section", { class: "panel trend", "data-set": `${t.skill}/${t.set}` },
         h("h2", {}, h("a", { href: evalHref(t.skill, t.set) }, t.skill, " · ", t.set)),
         lines(`Score of ${t.set} per run`, t.points.map((p) => runLabel(p.at)), [
