@@ -244,7 +244,7 @@ fn serve_releases_memory_after_the_index_is_in_and_still_answers() {
             &[("LORE_LOG", "lore_recall=info,lore::allocator=debug")],
             log.into(),
         );
-        let deadline = Instant::now() + Duration::from_secs(120);
+        let deadline = Instant::now() + Duration::from_secs(300);
         let text = loop {
             let text = std::fs::read_to_string(&log_path).unwrap();
             if text.contains("handed the allocator's free pages back") {
@@ -252,7 +252,7 @@ fn serve_releases_memory_after_the_index_is_in_and_still_answers() {
             }
             assert!(
                 Instant::now() < deadline,
-                "{start}: no release within 120 s: {text}"
+                "{start}: no release within 300 s: {text}"
             );
             std::thread::sleep(Duration::from_millis(50));
         };
