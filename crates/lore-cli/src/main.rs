@@ -2,6 +2,7 @@
 //!
 //! A thin binary: parse arguments once into typed values, build an Engine, call it, print.
 
+mod allocator;
 mod cli;
 mod commands;
 mod config;
@@ -12,11 +13,6 @@ mod settings;
 use std::process::ExitCode;
 
 use clap::Parser;
-
-/// A served recall makes a few hundred short-lived allocations; glibc's malloc spent about 15%
-/// of its CPU on them (consolidating freed chunks whenever a larger block was asked for).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();

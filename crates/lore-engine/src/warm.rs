@@ -31,6 +31,15 @@ impl Engine {
         self
     }
 
+    /// Has each background build of the recall index call `release` on its own thread once
+    /// the index is in and the build's working copies are freed: a server passes what makes
+    /// its allocator hand freed pages back to the system, since the load's copies are about as
+    /// large as the index and nothing else would return them.
+    pub fn with_memory_release(self, release: fn()) -> Self {
+        self.recall.warmup.release_memory_with(release);
+        self
+    }
+
     /// Starts building (or loading) the recall index in the background now, when
     /// [`Engine::with_background_index`] was asked for and no index is there yet; a server
     /// calls this at start so that the index is ready as early as it can be.

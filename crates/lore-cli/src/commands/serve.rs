@@ -70,7 +70,8 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 fn server_engine(paths: &Paths, reformulate: &ReformulateArgs) -> Result<(Arc<Engine>, String)> {
     let engine = reformulate
         .apply(paths.engine(OpenMode::Create)?)?
-        .with_background_index();
+        .with_background_index()
+        .with_memory_release(crate::allocator::release_free_memory);
     let (engine, model) = match configured_model()? {
         Some(llm) => {
             let line = format!(

@@ -48,12 +48,17 @@ impl Server {
     }
 
     pub(crate) fn start_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::start_logging_to(dir, args, env, Stdio::inherit())
+    }
+
+    /// As [`Server::start_with`], with the server's log (its standard error) sent to `log`.
+    fn start_logging_to(dir: &Path, args: &[&str], env: &[(&str, &str)], log: Stdio) -> Self {
         let mut child = lore(dir)
             .arg("serve")
             .args(args)
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(log)
             .spawn()
             .unwrap();
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
@@ -189,6 +194,92 @@ fn serve_says_it_is_unauthenticated_answers_rest_and_stops_on_sigterm() {
     let answer = server.get("/v1/openapi.json");
     assert!(answer.contains("\"openapi\":\"3.1.0\""), "{answer}");
     server.terminate();
+}
+
+/// A server hands its allocator's free pages back once its recall index is in, whether it
+/// built the index or loaded the saved one, and answers from the full index afterwards.
+#[test]
+fn serve_releases_memory_after_the_index_is_in_and_still_answers() {
+    let dir = project();
+    // Enough lessons for a vector graph, without which no index is saved to load.
+    let lessons: String = (0..4200)
+        .map(|n| {
+            let record = serde_json::json!({
+                "id": format!("REFL-20260101000000-{n:08}"),
+                "skill": "support/summarize",
+                "mistake": format!("The output for ticket {n} did not quote the order number."),
+                "root_cause": "The condition was not recognized.",
+                "rule": format!("When ticket {n} mentions a refund, quote the order number."),
+                "applies_when": "When a refund is mentioned.",
+                "tiers": {"summary": "Quote the order number.", "condition": "", "action": "",
+                          "rationale": ""},
+                "confidence": 0.8,
+                "source": "manual",
+                "status": "approved",
+                "created_at": "2026-01-01T00:00:00Z",
+                "updated_at": "2026-01-01T00:00:00Z",
+            });
+            format!(
+                "{}\n",
+                serde_json::json!({"type": "lesson", "record": record})
+            )
+        })
+        .collect();
+    let jsonl = dir.path().join("lessons.jsonl");
+    std::fs::write(&jsonl, lessons).unwrap();
+    ok(dir.path(), &["import", "--jsonl", jsonl.to_str().unwrap()]);
+    let saved = dir.path().join(".lore/index/lore.recall");
+
+    for (start, origin) in [("built", "Built"), ("loaded", "Loaded")] {
+        if start == "built" {
+            let _ = std::fs::remove_file(&saved);
+        } else {
+            assert!(saved.exists(), "the first server saved no index");
+        }
+        let log_path = dir.path().join(format!("serve-{start}.log"));
+        let log = std::fs::File::create(&log_path).unwrap();
+        let server = Server::start_logging_to(
+            dir.path(),
+            &["--addr", "127.0.0.1:0"],
+            &[("LORE_LOG", "lore_recall=info,lore::allocator=debug")],
+            log.into(),
+        );
+        let deadline = Instant::now() + Duration::from_secs(300);
+        let text = loop {
+            let text = std::fs::read_to_string(&log_path).unwrap();
+            if text.contains("handed the allocator's free pages back") {
+                break text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{start}: no release within 300 s: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let ready = text
+            .find("the recall index is ready")
+            .unwrap_or_else(|| panic!("{start}: the release came before the index was in: {text}"));
+        assert!(ready < text.find("handed the allocator").unwrap(), "{text}");
+        assert!(text[ready..].contains(origin), "{start}: {text}");
+        let answer = server.request(
+            "POST",
+            "/v1/recall",
+            None,
+            Some(r#"{"query": "ticket 17 mentions a refund"}"#),
+        );
+        assert!(answer.starts_with("HTTP/1.1 200"), "{start}: {answer}");
+        assert!(
+            answer
+                .to_ascii_lowercase()
+                .contains("lore-recall-index: ready"),
+            "{start}: {answer}"
+        );
+        assert!(
+            answer.contains("REFL-20260101000000-00000017"),
+            "{start}: {answer}"
+        );
+        server.terminate();
+    }
 }
 
 /// A server started before any token existed used to stay open after one was made.

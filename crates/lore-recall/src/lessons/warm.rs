@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLockReadGuard, TryLockError};
+use std::sync::{Arc, OnceLock, RwLockReadGuard, TryLockError};
 
 use super::{
     EmbedderState, IndexOrigin, RecallIndex, SharedIndex, active_adapter, active_checkpoint,
@@ -56,6 +56,7 @@ impl IndexState {
 pub struct Warmup {
     background: AtomicBool,
     building: AtomicBool,
+    release: OnceLock<fn()>,
 }
 
 impl Warmup {
@@ -68,6 +69,14 @@ impl Warmup {
     /// Whether queries answer while the index builds.
     pub fn is_background(&self) -> bool {
         self.background.load(Ordering::Acquire)
+    }
+
+    /// Has every background build, once its index is swapped in and its working copies are
+    /// freed, call `release` on the thread that built it: a process whose allocator keeps the
+    /// pages it freed (the load's copies are about as large as the index) asks it there to hand
+    /// them back. Set once; a later call is ignored.
+    pub fn release_memory_with(&self, release: fn()) {
+        let _ = self.release.set(release);
     }
 
     /// Whether a background build is running.
@@ -90,11 +99,17 @@ impl Warmup {
         let done = Building(Arc::clone(self));
         let (shared, store, configured) = (shared.clone(), store.clone(), configured.clone());
         let statuses = statuses.to_vec();
+        let release = self.release.get().copied();
         let spawned = std::thread::Builder::new()
             .name("lore-recall-index".into())
             .spawn(move || {
                 let _done = done;
                 build_and_swap(&shared, store.as_ref(), &configured, &statuses);
+                // Called here rather than by whoever waits for the index: an allocator hands
+                // back free pages a thread holds only on that thread.
+                if let Some(release) = release {
+                    release();
+                }
             });
         if let Err(err) = spawned {
             // The closure, and with it the flag's reset, was dropped with the error.
@@ -346,19 +361,30 @@ mod tests {
         .unwrap()
     }
 
+    /// A store of `n` approved lessons, the embedder and the statuses a build reads it with.
+    fn store_of(
+        n: usize,
+    ) -> (
+        tempfile::TempDir,
+        Arc<dyn Store>,
+        Arc<dyn Embedder>,
+        [LessonStatus; 1],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> =
+            Arc::new(SqliteStore::open(dir.path().join("lore.db"), OpenMode::Create).unwrap());
+        let records: Vec<Record> = (0..n).map(|n| Record::Lesson(lesson(n))).collect();
+        store.write(&records, OnDuplicate::Fail).unwrap();
+        let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::with_dim(16).unwrap());
+        (dir, store, embedder, [LessonStatus::Approved])
+    }
+
     /// The build cannot swap its index in while a query holds the lock; meanwhile the state is
     /// warming and a lesson is written. Once the build is in, the next query's index has it.
     #[test]
     fn a_lesson_written_while_the_index_builds_is_in_it_once_ready() {
-        let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn Store> =
-            Arc::new(SqliteStore::open(dir.path().join("lore.db"), OpenMode::Create).unwrap());
-        let records: Vec<Record> = (0..200).map(|n| Record::Lesson(lesson(n))).collect();
-        store.write(&records, OnDuplicate::Fail).unwrap();
-        let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::with_dim(16).unwrap());
-        let statuses = [LessonStatus::Approved];
-        let shared = SharedIndex::default();
-        let warmup = Arc::new(Warmup::default());
+        let (_dir, store, embedder, statuses) = store_of(200);
+        let (shared, warmup) = (SharedIndex::default(), Arc::new(Warmup::default()));
         warmup.background();
         assert_eq!(
             state(&shared, &warmup),
@@ -385,6 +411,38 @@ mod tests {
         let index = guard.as_ref().unwrap();
         assert!(index.lesson(late.id.as_str()).is_some());
         assert_eq!(index.info().lessons, 201);
+    }
+
+    /// The thread each call of [`released`] ran on, in order.
+    static RELEASED_ON: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+    fn released() {
+        let name = std::thread::current()
+            .name()
+            .unwrap_or("unnamed")
+            .to_owned();
+        RELEASED_ON.lock().unwrap().push(name);
+    }
+
+    /// The release runs once a build is in, on the thread that built it (where the allocator
+    /// holds the build's freed pages), and the index answers afterwards as before.
+    #[test]
+    fn a_background_build_releases_memory_on_its_own_thread_once_done() {
+        let (_dir, store, embedder, statuses) = store_of(50);
+        let (shared, warmup) = (SharedIndex::default(), Arc::new(Warmup::default()));
+        warmup.background();
+        warmup.release_memory_with(released);
+
+        warmup.start(&shared, &store, &embedder, &statuses);
+        while warmup.is_building() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(*RELEASED_ON.lock().unwrap(), ["lore-recall-index"]);
+        assert_eq!(state(&shared, &warmup), IndexState::Ready);
+        let guard = fresh_or_start(&shared, &warmup, &store, &embedder, &statuses)
+            .unwrap()
+            .expect("the built index is there");
+        assert_eq!(guard.as_ref().unwrap().info().lessons, 50);
     }
 
     /// A provisional index holds only the retrievable lessons it was given, with vectors, and
