@@ -130,13 +130,16 @@ fn operation(entry: &Entry, verb: Verb) -> Value {
             .map(|media| (media.to_owned(), json!({"schema": {"type": kind(media)}})))
             .collect()
     };
-    op.insert(
-        "responses".into(),
-        json!({
-            rest.status.as_str(): {"description": entry.answer, "content": content},
-            "default": {"$ref": "#/components/responses/Error"},
-        }),
+    let mut responses = Map::new();
+    for status in std::iter::once(&rest.status).chain(entry.also) {
+        let answer = json!({"description": entry.answer, "content": content});
+        responses.insert(status.as_str().to_owned(), answer);
+    }
+    responses.insert(
+        "default".into(),
+        json!({"$ref": "#/components/responses/Error"}),
     );
+    op.insert("responses".into(), Value::Object(responses));
     Value::Object(op)
 }
 
@@ -188,6 +191,14 @@ mod tests {
         assert!(required.contains(&json!("task")), "{body}");
         let decision = &body["properties"]["decisions"]["items"]["properties"];
         assert!(decision["chosen"].is_object(), "{body}");
+        // A replaced episode answers 200 where a new one answers 201: both are promised.
+        for status in ["200", "201"] {
+            let answer = &episode["responses"][status]["content"]["application/json"]["schema"];
+            assert!(
+                answer["properties"]["replaced"].is_object(),
+                "{status}: {episode}"
+            );
+        }
         // What stays hand-kept is still there.
         assert!(parsed()["paths"]["/v1/executions"]["post"].is_object());
     }

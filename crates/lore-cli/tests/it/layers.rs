@@ -14,8 +14,8 @@ const SKILL: &str = "support/summarize-ticket";
 const TICKET: &str = "Many customers report errors when paying by card at checkout";
 const MEMORY: [&str; 4] = ["lessons", "decisions", "digest", "knowledge"];
 
-/// A project in review curation (a person's correction is approved at once, so recall never
-/// holds its lesson out) with one memory item in each layer, all about card payment errors.
+/// A project in review curation (a person's correction is approved at once, and recall holds
+/// its lesson out only once a run has shown it) with one memory item in each layer, all about card payment errors.
 fn seeded() -> Project {
     let p = Project::with_env(vec![("LORE_CURATION", "review".to_owned())]).initialized();
     std::fs::write(
@@ -223,7 +223,20 @@ fn a_run_sends_the_model_the_prompt_memory_prompt_shows_for_its_task() {
     p.ok_with(&["run", SKILL, "--input", &input], &model_env);
     // A run recalls with the skill's name beside its input's text.
     let task = format!("support summarize ticket\n{TICKET}");
-    let shown = p.json(&["memory", "prompt", SKILL, "--task", &task]);
+    // The run showed the lesson, so it is now being measured: a later recall without a run
+    // key sits it out at random, and its place stays empty. The prompt that shows it is the
+    // one the run had (the run's own recall came before any activation, so it held none out).
+    let full = |prompt: &Value| {
+        MEMORY.iter().all(|layer| {
+            prompt["layers"]
+                .as_array()
+                .is_some_and(|ls| ls.iter().any(|l| l["name"] == *layer))
+        })
+    };
+    let shown = (0..40)
+        .map(|_| p.json(&["memory", "prompt", SKILL, "--task", &task]))
+        .find(full)
+        .expect("some prompt for the task shows every layer");
     for layer in MEMORY {
         assert!(
             items(&shown, layer)

@@ -140,6 +140,7 @@ impl Operation for Record {
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Write;
     const REST: Option<Rest> = Rest::post("/v1/episodes", StatusCode::CREATED);
+    const ALSO: &'static [StatusCode] = &[StatusCode::OK];
     const TOOL: Option<Tool> = tool("record_episode", "Record an episode");
     const ANSWER: &'static str = "The episode as stored (201; 200 when it replaced one).";
     const QUERY: &'static [&'static str] = &["replace"];
@@ -200,6 +201,7 @@ impl Operation for Extract {
     const ROLE: Role = Role::Agent;
     const EFFECT: Effect = Effect::Write;
     const REST: Option<Rest> = Rest::post("/v1/episodes/extract", StatusCode::CREATED);
+    const ALSO: &'static [StatusCode] = &[StatusCode::OK];
     const TOOL: Option<Tool> = None;
     const ANSWER: &'static str = Record::ANSWER;
     const QUERY: &'static [&'static str] = &["replace"];

@@ -218,6 +218,9 @@ pub trait Operation: Send + Sync + 'static {
     /// Whether REST hands the body to [`Operation::BODY`]'s field as text, for the operation
     /// to read in a format of its own (JSON lines) besides JSON.
     const TEXT_BODY: bool = false;
+    /// Other successes [`Operation::status`] may answer besides the REST door's own (a record
+    /// replaced rather than created), so the API document promises them too.
+    const ALSO: &'static [StatusCode] = &[];
 
     /// Refuses an input that asks for more than `role` may have (stored text unredacted),
     /// beyond [`Operation::ROLE`].
@@ -403,6 +406,8 @@ pub struct Entry {
     pub documents: &'static [&'static str],
     /// [`Operation::TEXT_BODY`].
     pub text_body: bool,
+    /// [`Operation::ALSO`].
+    pub also: &'static [StatusCode],
     /// The input's JSON schema, every subschema inlined.
     pub input_schema: fn() -> Value,
     /// The output's JSON schema (what serialising writes), every subschema inlined.
@@ -432,6 +437,7 @@ impl Entry {
             body: O::BODY,
             documents: O::DOCUMENTS,
             text_body: O::TEXT_BODY,
+            also: O::ALSO,
             input_schema: schema::input::<O::Input>,
             output_schema: schema::output::<O::Output>,
             call: call_json::<O>,
