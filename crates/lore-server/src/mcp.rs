@@ -787,9 +787,11 @@ mod budget {
         assert!(tokens <= 2_500, "the default tools/list is {tokens} tokens");
         // Every tool at once (20,070 tokens before the schemas were trimmed): a bound that
         // shows when descriptions grow back. The catalogue's tools answer the REST shapes whole
-        // (one shape per door); their output schemas name the result's own fields.
+        // (one shape per door); their output schemas name the result's own fields, and
+        // `record_episode` describes the whole episode it takes (16,417 with it and the two
+        // knowledge reads for one decision and one document's chunks).
         let all = cl100k.count(&listed(&ToolSelection::all()));
         eprintln!("tools/list: default {tokens} cl100k tokens, all {all}");
-        assert!(all < 16_000, "all tools: {all} tokens");
+        assert!(all < 17_000, "all tools: {all} tokens");
     }
 }
